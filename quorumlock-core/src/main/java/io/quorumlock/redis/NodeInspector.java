@@ -1,0 +1,109 @@
+package io.quorumlock.redis;
+
+import io.quorumlock.redis.NodeCheck.Verdict;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+
+/** Reads a node's INFO and CONFIG and judges it against Redlock's assumptions. */
+final class NodeInspector {
+
+    private static final String KEEP_OUT =
+            "or keep a restarted node out of the quorum for at least the longest TTL";
+
+    private NodeInspector() {}
+
+    static NodeCheck inspect(String name, RedisNode node) {
+        Map<String, String> info;
+        try {
+            info = parse(node.info("server") + "\n" + node.info("replication") + "\n" + node.info("cluster") + "\n"
+                    + node.info("persistence"));
+        } catch (RedisNode.NodeFailure e) {
+            return new NodeCheck(name, "unknown", Optional.empty(), "unknown", Verdict.ERROR,
+                    List.of(e.vote().description() + " (" + e.getMessage() + "): start the node or remove it from the list"));
+        }
+        List<String> errors = new ArrayList<>();
+        List<String> warnings = new ArrayList<>();
+        String role = info.getOrDefault("role", "unknown");
+        if (role.equals("slave")) {
+            role = "replica";
+            errors.add("is a replica of " + info.getOrDefault("master_host", "?") + ":" + info.getOrDefault("master_port", "?")
+                    + ": Redlock needs independent masters; list masters only");
+        }
+        if ("1".equals(info.get("cluster_enabled"))) {
+            errors.add("is a Redis Cluster member: Redlock needs standalone nodes, not one cluster's shards");
+        }
+        int replicas = parseInt(info.get("connected_slaves"));
+        if (replicas > 0) {
+            warnings.add("has " + replicas + " connected replica(s): replication is asynchronous and adds no safety to "
+                    + "Redlock; a failover can lose the lock. Use independent nodes without failover");
+        }
+        String persistence = persistence(node, info, warnings);
+        Verdict verdict = !errors.isEmpty() ? Verdict.ERROR : !warnings.isEmpty() ? Verdict.WARNING : Verdict.OK;
+        errors.addAll(warnings);
+        return new NodeCheck(name, role, Optional.ofNullable(info.get("run_id")), persistence, verdict, errors);
+    }
+
+    private static String persistence(RedisNode node, Map<String, String> info, List<String> warnings) {
+        Optional<String> appendonly = node.config("appendonly");
+        Optional<String> fsync = node.config("appendfsync");
+        if (appendonly.isEmpty()) {
+            String aof = "1".equals(info.get("aof_enabled")) ? "aof, fsync unknown" : "unknown";
+            warnings.add("persistence unknown (CONFIG is renamed or denied): make sure of appendonly yes and "
+                    + "appendfsync always, " + KEEP_OUT);
+            return aof;
+        }
+        if (!appendonly.get().equals("yes")) {
+            warnings.add("loses its keys on restart (appendonly no): set appendonly yes and appendfsync always, " + KEEP_OUT);
+            return "none";
+        }
+        String policy = fsync.orElse("unknown");
+        if (!policy.equals("always")) {
+            warnings.add("can lose recent keys on a crash (appendfsync " + policy + "): set appendfsync always, " + KEEP_OUT);
+        }
+        return "aof, fsync " + policy;
+    }
+
+    /** Marks every node whose run_id another entry shares: the same server listed under two names. */
+    static List<NodeCheck> flagSameServers(List<NodeCheck> checks) {
+        Map<String, List<String>> byRunId = new HashMap<>();
+        for (NodeCheck c : checks) {
+            c.runId().ifPresent(id -> byRunId.computeIfAbsent(id, k -> new ArrayList<>()).add(c.node()));
+        }
+        List<NodeCheck> result = new ArrayList<>(checks.size());
+        for (NodeCheck c : checks) {
+            List<String> same = c.runId().map(byRunId::get).orElse(List.of());
+            if (same.size() < 2) {
+                result.add(c);
+                continue;
+            }
+            List<String> findings = new ArrayList<>();
+            findings.add("is the same server as " + String.join(", ", same.stream().filter(n -> !n.equals(c.node())).toList())
+                    + " (same run_id): each server may vote only once; list independent servers");
+            findings.addAll(c.findings());
+            result.add(new NodeCheck(c.node(), c.role(), c.runId(), c.persistence(), Verdict.ERROR, findings));
+        }
+        return result;
+    }
+
+    static Map<String, String> parse(String info) {
+        Map<String, String> fields = new HashMap<>();
+        for (String line : info.split("\r?\n")) {
+            int colon = line.indexOf(':');
+            if (colon > 0 && !line.startsWith("#")) {
+                fields.put(line.substring(0, colon), line.substring(colon + 1).trim());
+            }
+        }
+        return fields;
+    }
+
+    private static int parseInt(String value) {
+        try {
+            return value == null ? 0 : Integer.parseInt(value);
+        } catch (NumberFormatException e) {
+            return 0;
+        }
+    }
+}

@@ -1,0 +1,83 @@
+package io.quorumlock.redis;
+
+import java.time.Duration;
+
+/**
+ * The arithmetic of the algorithm, free of I/O and of waiting: quorum size, the validity of a
+ * grant, when the outcome of a vote is certain, and when a watchdog extends. Every time is in
+ * nanoseconds.
+ */
+final class QuorumMath {
+
+    /** The fixed part of the drift allowance, as in the Redlock description: 2 ms. */
+    static final long DRIFT_CONSTANT_NANOS = 2_000_000L;
+
+    /** The smallest TTL, in node timeouts, that leaves room for an attempt and an extension. */
+    static final int MIN_TTL_IN_NODE_TIMEOUTS = 3;
+
+    /** The state of a vote that is being counted. */
+    enum Tally {
+        /** Not decided yet: enough nodes are still to answer to change the outcome. */
+        OPEN,
+        /** A majority voted yes. */
+        QUORUM,
+        /** Too few nodes are left to reach a majority. */
+        NO_QUORUM
+    }
+
+    private QuorumMath() {}
+
+    /** A majority of {@code nodes}: N/2 + 1. */
+    static int quorum(int nodes) {
+        return nodes / 2 + 1;
+    }
+
+    /** The clock drift allowance for a TTL: ttl x driftFactor + 2 ms. */
+    static long driftNanos(long ttlNanos, double driftFactor) {
+        return (long) (ttlNanos * driftFactor) + DRIFT_CONSTANT_NANOS;
+    }
+
+    /** validity = ttl - elapsed - drift; zero or negative means the grant is worthless. */
+    static long validityNanos(long ttlNanos, long elapsedNanos, double driftFactor) {
+        return ttlNanos - elapsedNanos - driftNanos(ttlNanos, driftFactor);
+    }
+
+    /** The lock is held iff a quorum voted yes and validity is left. */
+    static boolean isHeld(int yes, int nodes, long validityNanos) {
+        return yes >= quorum(nodes) && validityNanos > 0;
+    }
+
+    /** Whether the outcome is certain after {@code yes} and {@code no} answers out of {@code nodes}. */
+    static Tally tally(int yes, int no, int nodes) {
+        int quorum = quorum(nodes);
+        if (yes >= quorum) {
+            return Tally.QUORUM;
+        }
+        int open = nodes - yes - no;
+        return yes + open < quorum ? Tally.NO_QUORUM : Tally.OPEN;
+    }
+
+    /**
+     * How long after a grant (or extension) with the given validity a watchdog extends the lease:
+     * when about a third of the TTL is left, and never later than the validity allows.
+     */
+    static long extendAfterNanos(long validityNanos, long ttlNanos) {
+        return Math.max(0, validityNanos - ttlNanos / 3);
+    }
+
+    /** Null when the TTL is usable with this node timeout, else the message that says why not. */
+    static String ttlProblem(Duration ttl, Duration nodeTimeout) {
+        if (ttl == null) {
+            return "ttl must not be null";
+        }
+        if (ttl.isZero() || ttl.isNegative()) {
+            return "ttl must be positive, was " + ttl.toMillis() + " ms";
+        }
+        Duration min = nodeTimeout.multipliedBy(MIN_TTL_IN_NODE_TIMEOUTS);
+        if (ttl.compareTo(min) <= 0) {
+            return "ttl must be longer than " + MIN_TTL_IN_NODE_TIMEOUTS + " x nodeTimeout (" + min.toMillis()
+                    + " ms), was " + ttl.toMillis() + " ms: raise the ttl or lower nodeTimeout";
+        }
+        return null;
+    }
+}

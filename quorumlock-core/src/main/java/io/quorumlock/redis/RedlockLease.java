@@ -1,0 +1,106 @@
+package io.quorumlock.redis;
+
+import io.quorumlock.Lease;
+import io.quorumlock.LeaseLostException;
+import io.quorumlock.NodeOutcome;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.atomic.AtomicBoolean;
+
+/** A lease granted by {@link Redlock}: its token, and each node's answer to the grant. */
+final class RedlockLease implements Lease {
+
+    private final Redlock redlock;
+    private final String resource;
+    private final String token;
+    private final List<CompletableFuture<NodeOutcome>> grants;
+    private final AtomicBoolean released = new AtomicBoolean();
+    private volatile long validityNanos;
+    private volatile long validUntilNanos;
+    private volatile String lostReason;
+
+    RedlockLease(Redlock redlock, String resource, String token, List<CompletableFuture<NodeOutcome>> grants,
+            long validityNanos, long validUntilNanos) {
+        this.redlock = redlock;
+        this.resource = resource;
+        this.token = token;
+        this.grants = grants;
+        this.validityNanos = validityNanos;
+        this.validUntilNanos = validUntilNanos;
+    }
+
+    @Override
+    public String resource() {
+        return resource;
+    }
+
+    @Override
+    public Duration validity() {
+        return Duration.ofNanos(validityNanos);
+    }
+
+    @Override
+    public Duration remaining() {
+        if (released.get() || lostReason != null) {
+            return Duration.ZERO;
+        }
+        return Duration.ofNanos(Math.max(0, validUntilNanos - redlock.nowNanos()));
+    }
+
+    @Override
+    public boolean isValid() {
+        return !remaining().isZero();
+    }
+
+    @Override
+    public boolean extend(Duration ttl) {
+        return extendRound(ttl).held();
+    }
+
+    Redlock.Round extendRound(Duration ttl) {
+        redlock.check(ttl);
+        if (released.get()) {
+            throw new IllegalStateException("the lease on '" + resource + "' was released; acquire a new one");
+        }
+        return redlock.extend(this, ttl);
+    }
+
+    @Override
+    public void release() {
+        if (released.compareAndSet(false, true)) {
+            redlock.release(resource, token, grants);
+        }
+    }
+
+    void extended(long validity, long validUntil) {
+        this.validityNanos = validity;
+        this.validUntilNanos = validUntil;
+    }
+
+    long validityNanos() {
+        return validityNanos;
+    }
+
+    void markLost(String reason) {
+        lostReason = reason;
+    }
+
+    LeaseLostException lostException(Throwable cause) {
+        String reason = lostReason != null ? lostReason : "its validity ran out before the work ended";
+        return new LeaseLostException(resource, reason, cause);
+    }
+
+    String token() {
+        return token;
+    }
+
+    List<CompletableFuture<NodeOutcome>> grants() {
+        return grants;
+    }
+
+    @Override
+    public String toString() {
+        return "Lease[" + resource + ", token " + token.substring(0, 8) + "..., remaining " + remaining().toMillis() + " ms]";
+    }
+}

@@ -1,0 +1,96 @@
+package io.quorumlock.redis;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.quorumlock.redis.QuorumMath.Tally;
+import java.time.Duration;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
+import org.junit.jupiter.params.provider.ValueSource;
+
+class QuorumMathTest {
+
+    private static final long MS = 1_000_000L;
+
+    @ParameterizedTest
+    @CsvSource({"1,1", "2,2", "3,2", "4,3", "5,3", "6,4", "7,4"})
+    void quorumIsAMajority(int nodes, int quorum) {
+        assertThat(QuorumMath.quorum(nodes)).isEqualTo(quorum);
+    }
+
+    @Test
+    void validityIsTtlMinusElapsedMinusDrift() {
+        // ttl 10 s, 1% drift => 100 ms + 2 ms; 30 ms elapsed
+        assertThat(QuorumMath.validityNanos(10_000 * MS, 30 * MS, 0.01)).isEqualTo((10_000 - 30 - 102) * MS);
+        assertThat(QuorumMath.driftNanos(10_000 * MS, 0.0)).isEqualTo(2 * MS);
+    }
+
+    @Test
+    void validityIsAlwaysShorterThanTtl() {
+        assertThat(QuorumMath.validityNanos(5 * MS, 0, 0.0)).isLessThan(5 * MS);
+        assertThat(QuorumMath.isHeld(3, 5, QuorumMath.validityNanos(2 * MS, 0, 0.0))).isFalse();
+    }
+
+    /** Every vote pattern of every small cluster: held iff a majority said yes and validity is left. */
+    @ParameterizedTest
+    @ValueSource(ints = {1, 2, 3, 4, 5, 6, 7})
+    void everyVotePatternIsDecidedByMajority(int nodes) {
+        for (int pattern = 0; pattern < (1 << nodes); pattern++) {
+            int yes = Integer.bitCount(pattern);
+            boolean majority = yes * 2 > nodes;
+            assertThat(QuorumMath.isHeld(yes, nodes, 1)).as("%d nodes, votes %s", nodes, Integer.toBinaryString(pattern))
+                    .isEqualTo(majority);
+            assertThat(QuorumMath.isHeld(yes, nodes, 0)).isFalse();
+            assertThat(QuorumMath.tally(yes, nodes - yes, nodes)).isEqualTo(majority ? Tally.QUORUM : Tally.NO_QUORUM);
+        }
+    }
+
+    /** The early decision never contradicts the final one, whatever the order the answers arrive in. */
+    @ParameterizedTest
+    @ValueSource(ints = {1, 3, 5})
+    void earlyDecisionAgreesWithTheFinalCount(int nodes) {
+        for (int pattern = 0; pattern < (1 << nodes); pattern++) {
+            Tally finalTally = QuorumMath.tally(Integer.bitCount(pattern), nodes - Integer.bitCount(pattern), nodes);
+            int yes = 0;
+            int no = 0;
+            for (int i = 0; i < nodes; i++) {
+                if ((pattern & (1 << i)) != 0) {
+                    yes++;
+                } else {
+                    no++;
+                }
+                Tally now = QuorumMath.tally(yes, no, nodes);
+                if (now != Tally.OPEN) {
+                    assertThat(now).isEqualTo(finalTally);
+                }
+            }
+            assertThat(QuorumMath.tally(yes, no, nodes)).isNotEqualTo(Tally.OPEN);
+        }
+    }
+
+    @Test
+    void tallyDecidesAsSoonAsCertain() {
+        assertThat(QuorumMath.tally(3, 0, 5)).isEqualTo(Tally.QUORUM);
+        assertThat(QuorumMath.tally(2, 2, 5)).isEqualTo(Tally.OPEN);
+        assertThat(QuorumMath.tally(0, 3, 5)).isEqualTo(Tally.NO_QUORUM);
+        assertThat(QuorumMath.tally(2, 3, 5)).isEqualTo(Tally.NO_QUORUM);
+    }
+
+    @Test
+    void watchdogExtendsWhenAThirdOfTheTtlIsLeft() {
+        assertThat(QuorumMath.extendAfterNanos(2_900 * MS, 3_000 * MS)).isEqualTo(1_900 * MS);
+        assertThat(QuorumMath.extendAfterNanos(500 * MS, 3_000 * MS)).isZero();
+    }
+
+    @Test
+    void ttlMustBePositiveAndLongerThanThreeNodeTimeouts() {
+        Duration timeout = Duration.ofMillis(50);
+        assertThat(QuorumMath.ttlProblem(Duration.ofMillis(151), timeout)).isNull();
+        assertThat(QuorumMath.ttlProblem(Duration.ofMillis(150), timeout))
+                .isEqualTo("ttl must be longer than 3 x nodeTimeout (150 ms), was 150 ms: raise the ttl or lower nodeTimeout");
+        assertThat(QuorumMath.ttlProblem(Duration.ZERO, timeout)).isEqualTo("ttl must be positive, was 0 ms");
+        assertThat(QuorumMath.ttlProblem(Duration.ofSeconds(-1), timeout)).startsWith("ttl must be positive");
+        assertThat(QuorumMath.ttlProblem(null, timeout)).isEqualTo("ttl must not be null");
+    }
+}
