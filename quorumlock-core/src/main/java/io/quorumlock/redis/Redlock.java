@@ -299,9 +299,11 @@ public final class Redlock implements AutoCloseable {
         List<CompletableFuture<NodeOutcome>> replies = new ArrayList<>(channels.size());
         for (int i = 0; i < channels.size(); i++) {
             int node = i;
-            CompletableFuture<NodeOutcome> reply = request.apply(i);
-            reply.thenAccept(outcome -> ballot.record(node, outcome));
-            replies.add(reply);
+            // Later steps chain on the recorded reply, so the ballot has always counted a reply first.
+            replies.add(request.apply(i).thenApply(outcome -> {
+                ballot.record(node, outcome);
+                return outcome;
+            }));
         }
         return replies;
     }
