@@ -45,7 +45,10 @@ public interface Lease extends AutoCloseable {
 
     /**
      * Releases the lock on every node, deleting the key only where it still holds this lease's
-     * token. Idempotent: calling it again does nothing.
+     * token. Returns once a majority of the nodes is known to be free of this lease (so another
+     * client can acquire at once), or every node has answered, or the node timeout has passed; a
+     * slow or frozen node's delete finishes in the background. Idempotent: calling it again does
+     * nothing.
      */
     void release();
 

@@ -18,6 +18,7 @@ final class Ballot {
     private final NodeOutcome[] outcomes;
     private int yes;
     private int no;
+    private boolean deadlinePassed;
 
     /** {@code counts} says which votes count toward the quorum. */
     Ballot(List<String> nodes, Predicate<Vote> counts) {
@@ -47,6 +48,7 @@ final class Ballot {
         while (quorumOrAll ? tally() != QuorumMath.Tally.QUORUM && yes + no < outcomes.length : tally() == QuorumMath.Tally.OPEN) {
             long left = deadlineNanos - System.nanoTime();
             if (left <= 0) {
+                deadlinePassed = true;
                 break;
             }
             TimeUnit.NANOSECONDS.timedWait(this, left);
@@ -62,11 +64,16 @@ final class Ballot {
         return QuorumMath.tally(yes, no, outcomes.length);
     }
 
-    /** Every node's outcome so far, {@link Vote#PENDING} for those that have not answered. */
+    /**
+     * Every node's outcome so far. A node that has not answered is {@link Vote#TIMED_OUT} if the
+     * wait ran into its deadline, else {@link Vote#PENDING}: the outcome was certain without it.
+     */
     synchronized List<NodeOutcome> outcomes() {
         List<NodeOutcome> list = new ArrayList<>(outcomes.length);
         for (int i = 0; i < outcomes.length; i++) {
-            list.add(outcomes[i] != null ? outcomes[i] : new NodeOutcome(nodes.get(i), Vote.PENDING, ""));
+            list.add(outcomes[i] != null ? outcomes[i]
+                    : deadlinePassed ? new NodeOutcome(nodes.get(i), Vote.TIMED_OUT, "no reply within the node timeout")
+                    : new NodeOutcome(nodes.get(i), Vote.PENDING, ""));
         }
         return list;
     }

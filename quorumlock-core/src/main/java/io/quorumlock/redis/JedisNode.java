@@ -115,24 +115,35 @@ final class JedisNode implements RedisNode {
     }
 
     private static boolean hasCause(Throwable e, Class<? extends Throwable> type) {
-        for (Throwable t = e; t != null; t = t.getCause()) {
+        return findCause(e, type) != null;
+    }
+
+    /** The first throwable of {@code type} among the causes and suppressed exceptions of {@code e}. */
+    private static Throwable findCause(Throwable e, Class<? extends Throwable> type) {
+        for (Throwable t = e; t != null; t = t.getCause() == t ? null : t.getCause()) {
             if (type.isInstance(t)) {
-                return true;
+                return t;
+            }
+            for (Throwable suppressed : t.getSuppressed()) {
+                Throwable found = findCause(suppressed, type);
+                if (found != null) {
+                    return found;
+                }
             }
         }
-        return false;
+        return null;
     }
 
     private static String rootMessage(Throwable e) {
+        if (hasCause(e, ConnectException.class)) {
+            return "connection refused";
+        }
+        if (hasCause(e, SocketTimeoutException.class)) {
+            return "timed out";
+        }
         Throwable root = e;
         while (root.getCause() != null && root.getCause() != root) {
             root = root.getCause();
-        }
-        if (root instanceof ConnectException) {
-            return "connection refused";
-        }
-        if (root instanceof SocketTimeoutException) {
-            return "timed out";
         }
         return root.getMessage() == null ? root.getClass().getSimpleName() : root.getMessage();
     }

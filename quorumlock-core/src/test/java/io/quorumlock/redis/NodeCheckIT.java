@@ -1,0 +1,118 @@
+package io.quorumlock.redis;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.quorumlock.redis.NodeCheck.Verdict;
+import io.quorumlock.testkit.RedisServer;
+import io.quorumlock.testkit.RedisServersExtension;
+import io.quorumlock.testkit.TestTime;
+import java.time.Duration;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+import redis.clients.jedis.Jedis;
+
+/** checkNodes() against real servers set up the wrong ways the article lists. */
+class NodeCheckIT {
+
+    @RegisterExtension
+    static final RedisServersExtension volatileNodes = RedisServersExtension.nodes(3);
+
+    @RegisterExtension
+    static final RedisServersExtension durableNodes = RedisServersExtension.nodes(1).persistent();
+
+    private static NodeCheckReport check(String... uris) {
+        try (Redlock redlock = Redlock.builder().nodes(java.util.List.of(uris)).nodeTimeout(Duration.ofMillis(200)).build()) {
+            return redlock.checkNodes();
+        }
+    }
+
+    private static Jedis jedis(RedisServer server) {
+        return new Jedis(server.host(), server.port(), 2000);
+    }
+
+    @Test
+    void aPersistentIndependentMasterIsFine() {
+        NodeCheckReport report = check(durableNodes.get(0).uri());
+        NodeCheck node = report.nodes().get(0);
+        assertThat(node.verdict()).as(report.toString()).isEqualTo(Verdict.OK);
+        assertThat(node.role()).isEqualTo("master");
+        assertThat(node.persistence()).isEqualTo("aof, fsync always");
+        assertThat(node.runId()).get().asString().hasSize(40);
+        assertThat(report.hasErrors()).isFalse();
+        assertThat(report.hasWarnings()).isFalse();
+    }
+
+    @Test
+    void nodesWithoutPersistenceGetAWarningWithTheRemedy() {
+        NodeCheck node = check(volatileNodes.get(0).uri()).nodes().get(0);
+        assertThat(node.verdict()).isEqualTo(Verdict.WARNING);
+        assertThat(node.persistence()).isEqualTo("none");
+        assertThat(node.findings()).singleElement().asString()
+                .contains("appendonly no", "appendfsync always", "longest TTL");
+    }
+
+    @Test
+    void flagsAReplicaAndItsMaster() {
+        RedisServer master = volatileNodes.get(0);
+        RedisServer replica = volatileNodes.get(1);
+        try (Jedis j = jedis(replica)) {
+            j.replicaof(master.host(), master.port());
+            TestTime.await(Duration.ofSeconds(10), () -> {
+                try (Jedis m = jedis(master)) {
+                    return m.info("replication").contains("connected_slaves:1");
+                }
+            }, "the replica to connect");
+            NodeCheckReport report = check(master.uri(), replica.uri(), volatileNodes.get(2).uri());
+            assertThat(report.hasErrors()).isTrue();
+            NodeCheck replicaCheck = report.nodes().get(1);
+            assertThat(replicaCheck.verdict()).isEqualTo(Verdict.ERROR);
+            assertThat(replicaCheck.role()).isEqualTo("replica");
+            assertThat(replicaCheck.findings().get(0)).contains("is a replica of", "list masters only");
+            NodeCheck masterCheck = report.nodes().get(0);
+            assertThat(masterCheck.verdict()).isEqualTo(Verdict.WARNING);
+            assertThat(masterCheck.findings()).anyMatch(f -> f.contains("1 connected replica"));
+        } finally {
+            try (Jedis j = jedis(replica)) {
+                j.replicaofNoOne();
+            }
+        }
+    }
+
+    @Test
+    void flagsTheSameServerListedUnderTwoNames() {
+        RedisServer node = volatileNodes.get(2);
+        NodeCheckReport report = check(node.uri(), "redis://localhost:" + node.port(), volatileNodes.get(0).uri());
+        assertThat(report.nodes()).extracting(NodeCheck::verdict)
+                .containsExactly(Verdict.ERROR, Verdict.ERROR, Verdict.WARNING);
+        assertThat(report.nodes().get(0).findings().get(0))
+                .contains("same server as redis://localhost:" + node.port(), "same run_id");
+    }
+
+    @Test
+    void reportsUnknownPersistenceWhenConfigIsDenied() {
+        RedisServer node = volatileNodes.get(0);
+        try (Jedis j = jedis(node)) {
+            j.aclSetUser("limited", "on", ">s3cret", "~*", "+@all", "-config");
+        }
+        try {
+            NodeCheck check = check("redis://limited:s3cret@127.0.0.1:" + node.port()).nodes().get(0);
+            assertThat(check.persistence()).isEqualTo("unknown");
+            assertThat(check.verdict()).isEqualTo(Verdict.WARNING);
+            assertThat(check.findings().get(0)).contains("CONFIG is renamed or denied");
+            assertThat(check.node()).doesNotContain("s3cret");
+        } finally {
+            try (Jedis j = jedis(node)) {
+                j.aclDelUser("limited");
+            }
+        }
+    }
+
+    @Test
+    void anUnreachableNodeIsAnError() {
+        RedisServer node = volatileNodes.get(1);
+        node.stop();
+        NodeCheck check = check(node.uri()).nodes().get(0);
+        assertThat(check.verdict()).isEqualTo(Verdict.ERROR);
+        assertThat(check.findings().get(0)).contains("unreachable", "start the node or remove it");
+    }
+}
