@@ -1,0 +1,147 @@
+package io.quorumlock.testkit;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.Comparator;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Stream;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/** Signals, waits and the safety net that kills every node when the JVM exits. */
+final class Processes {
+
+    private static final Logger log = LoggerFactory.getLogger(Processes.class);
+
+    /** Live processes and the directory to delete once each is gone. */
+    private static final Map<Process, Path> live = new ConcurrentHashMap<>();
+
+    static {
+        Runtime.getRuntime().addShutdownHook(new Thread(Processes::killAll, "quorumlock-redis-killer"));
+    }
+
+    private Processes() {}
+
+    /** Registers a process to be killed (SIGKILL) when the JVM exits, and its directory to be deleted then. */
+    static void register(Process process, Path dir) {
+        live.put(process, dir);
+    }
+
+    private static void killAll() {
+        live.keySet().forEach(Process::destroyForcibly);
+        live.forEach((process, dir) -> {
+            try {
+                process.waitFor(1, TimeUnit.SECONDS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+            deleteTree(dir);
+        });
+    }
+
+    /** Deletes a file or a directory with everything in it; logs a failure rather than throwing it. */
+    static void deleteTree(Path root) {
+        if (!Files.exists(root)) {
+            return;
+        }
+        try (Stream<Path> paths = Files.walk(root)) {
+            for (Path path : paths.sorted(Comparator.reverseOrder()).toList()) {
+                Files.deleteIfExists(path);
+            }
+        } catch (IOException | UncheckedIOException e) {
+            log.warn("Cannot delete {}: {}", root, e.toString());
+        }
+    }
+
+    /** Sends SIGKILL, waits for the process to be gone and forgets it. */
+    static void kill(Process process, Duration timeout) {
+        process.destroyForcibly();
+        try {
+            if (!process.waitFor(timeout.toMillis(), TimeUnit.MILLISECONDS)) {
+                throw new IllegalStateException("Process " + process.pid() + " still runs "
+                        + timeout.toMillis() + " ms after SIGKILL");
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException("Interrupted while waiting for process " + process.pid() + " to exit", e);
+        }
+        live.remove(process);
+    }
+
+    /**
+     * Sends a signal such as {@code STOP} or {@code CONT} with the shell's {@code kill}, then waits
+     * (on Linux) until the process is in the expected state, stopped or not.
+     */
+    static void signal(long pid, String signal, boolean expectStopped, Duration timeout) {
+        try {
+            Process kill = new ProcessBuilder("/bin/sh", "-c", "kill -s " + signal + " " + pid)
+                    .redirectErrorStream(true)
+                    .start();
+            if (!kill.waitFor(timeout.toMillis(), TimeUnit.MILLISECONDS) || kill.exitValue() != 0) {
+                kill.destroyForcibly();
+                throw new IllegalStateException("kill -s " + signal + " " + pid + " failed: "
+                        + new String(kill.getInputStream().readAllBytes(), StandardCharsets.UTF_8).trim());
+            }
+            awaitState(pid, expectStopped, timeout);
+        } catch (IOException e) {
+            throw new UncheckedIOException("Cannot run kill -s " + signal + " " + pid, e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException("Interrupted while sending " + signal + " to " + pid, e);
+        }
+    }
+
+    private static void awaitState(long pid, boolean stopped, Duration timeout) throws InterruptedException {
+        Path stat = Path.of("/proc", Long.toString(pid), "stat");
+        if (!Files.exists(stat)) {
+            return; // not Linux: the signal was sent, trust it
+        }
+        long deadline = System.nanoTime() + timeout.toNanos();
+        while (isStopped(stat) != stopped) {
+            if (System.nanoTime() - deadline >= 0) {
+                throw new IllegalStateException("Process " + pid + " did not become "
+                        + (stopped ? "stopped" : "running") + " within " + timeout.toMillis() + " ms");
+            }
+            Thread.sleep(1);
+        }
+    }
+
+    /** Reads the state letter of {@code /proc/PID/stat}: "PID (name) STATE ...", T or t when stopped. */
+    private static boolean isStopped(Path stat) {
+        try {
+            String text = Files.readString(stat, StandardCharsets.US_ASCII);
+            char state = text.charAt(text.lastIndexOf(')') + 2);
+            return state == 'T' || state == 't';
+        } catch (IOException e) {
+            return false; // the process is gone
+        }
+    }
+
+    /** The size of a file, 0 if it does not exist yet. */
+    static long size(Path file) {
+        try {
+            return Files.exists(file) ? Files.size(file) : 0;
+        } catch (IOException e) {
+            return 0;
+        }
+    }
+
+    /** The last lines of what was appended to a text file after its first {@code from} bytes. */
+    static String tail(Path file, long from, int lines) {
+        try {
+            byte[] bytes = Files.exists(file) ? Files.readAllBytes(file) : new byte[0];
+            int start = (int) Math.min(from, bytes.length);
+            List<String> all = new String(bytes, start, bytes.length - start, StandardCharsets.UTF_8).lines().toList();
+            return String.join("\n", all.subList(Math.max(0, all.size() - lines), all.size()));
+        } catch (IOException e) {
+            return "(cannot read " + file + ": " + e + ")";
+        }
+    }
+}

@@ -1,0 +1,559 @@
+package io.quorumlock.testkit;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.net.InetAddress;
+import java.net.ServerSocket;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.function.Function;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import redis.clients.jedis.ClientSetInfoConfig;
+import redis.clients.jedis.DefaultJedisClientConfig;
+import redis.clients.jedis.Jedis;
+import redis.clients.jedis.exceptions.JedisException;
+
+/**
+ * One real {@code redis-server} process for tests, with faults: kill, freeze, restart with or
+ * without persistence, and a shifted wall clock.
+ *
+ * <p>The node listens on a free port on 127.0.0.1 and lives in its own temporary directory (named
+ * {@code quorumlock-redis-*}, also the process's working directory), which holds its log and, when
+ * persistent, its append-only file. It is an independent master: no replication, no cluster, no
+ * RDB snapshots. Every process is also killed by a JVM shutdown hook, so an interrupted run leaves
+ * none behind.
+ *
+ * <pre>{@code
+ * try (RedisServer node = RedisServer.start()) {
+ *     try (Jedis jedis = new Jedis(node.host(), node.port(), 1000)) {
+ *         jedis.set("k", "v");
+ *     }
+ *     node.pause();      // frozen: connects succeed, commands time out
+ *     node.resume();
+ *     node.stop();       // killed
+ *     node.startAgain(); // same port, keys lost unless persistent
+ * }
+ * }</pre>
+ *
+ * <p>The binary is chosen by {@link #binary()}. Clock jumps ({@link #jumpClock(Duration)}) need
+ * Linux and gcc; see {@link #clockControlAvailable()}. Every wait is bounded and scaled by {@link
+ * TestTime#scale()}. The methods are thread-safe.
+ */
+public final class RedisServer implements AutoCloseable {
+
+    private static final Logger log = LoggerFactory.getLogger(RedisServer.class);
+
+    private static final String HOST = "127.0.0.1";
+    private static final int PORT_ATTEMPTS = 5;
+    private static final int LOG_TAIL_LINES = 20;
+    private static final Duration READY_TIMEOUT = Duration.ofSeconds(10);
+    private static final Duration EXIT_TIMEOUT = Duration.ofSeconds(10);
+    private static final Duration SIGNAL_TIMEOUT = Duration.ofSeconds(5);
+    private static final Duration CLOCK_TIMEOUT = Duration.ofSeconds(5);
+    private static final Duration COMMAND_TIMEOUT = Duration.ofSeconds(5);
+    private static final Duration PROBE_TIMEOUT = Duration.ofMillis(500);
+
+    private final Path binary;
+    private final Path dir;
+    private final Path offsetFile;
+    private int port;
+    private boolean persistent;
+    private Process process;
+    private boolean paused;
+    private boolean closed;
+    private Duration clockOffset = Duration.ZERO;
+    private String version;
+    private long logMark; // sizes of the log files when the node was last launched
+    private long outMark;
+
+    private enum Launch {
+        READY,
+        PORT_IN_USE
+    }
+
+    private RedisServer(Path binary, boolean persistent) {
+        this.binary = binary;
+        this.persistent = persistent;
+        try {
+            this.dir = Files.createTempDirectory("quorumlock-redis-");
+        } catch (IOException e) {
+            throw new UncheckedIOException("Cannot create a temporary directory for a Redis node", e);
+        }
+        this.offsetFile = dir.resolve("clock-offset");
+        ClockShift.writeOffset(offsetFile, Duration.ZERO);
+    }
+
+    /**
+     * Starts a node without persistence: its keys are lost when it stops.
+     *
+     * @return the running node, answering PING
+     * @throws IllegalStateException if no binary is found or the node does not come up; the message
+     *     carries the end of its log
+     */
+    public static RedisServer start() {
+        return start(false);
+    }
+
+    /**
+     * Starts a node.
+     *
+     * @param persistent {@code true} for {@code --appendonly yes --appendfsync always}: every write
+     *     is on disk before it is acknowledged and keys survive a restart; {@code false} for no
+     *     persistence at all
+     * @return the running node, answering PING
+     * @throws IllegalStateException if no binary is found or the node does not come up; the message
+     *     carries the end of its log
+     */
+    public static RedisServer start(boolean persistent) {
+        return start(binary(), persistent);
+    }
+
+    /** Starts a node that runs this binary; for tests of the kit itself. */
+    static RedisServer start(Path binary, boolean persistent) {
+        RedisServer server = new RedisServer(binary, persistent);
+        try {
+            server.launchOnFreePort();
+            return server;
+        } catch (RuntimeException e) {
+            server.close();
+            throw e;
+        }
+    }
+
+    /**
+     * The {@code redis-server} binary that nodes run, resolved once per JVM: the file named by the
+     * environment variable {@code QUORUMLOCK_REDIS_SERVER} if it is set, else {@code redis-server}
+     * on the {@code PATH}, else (on Linux x86-64) the binary shipped in {@code
+     * com.github.codemonstur:embedded-redis}, extracted once to {@code $QUORUMLOCK_CACHE} or {@code
+     * ~/.cache/quorumlock}.
+     *
+     * @return the path of the binary
+     * @throws IllegalStateException if {@code QUORUMLOCK_REDIS_SERVER} names no executable file, or
+     *     no binary can be found for this machine
+     */
+    public static Path binary() {
+        return RedisBinary.path();
+    }
+
+    /**
+     * Whether {@link #jumpClock(Duration)} works here: on Linux with gcc on the {@code PATH}, the
+     * kit builds a small clock-shift library once (into the cache directory) and preloads it into
+     * every node. Tests of clock jumps should be skipped otherwise: {@code
+     * assumeTrue(RedisServer.clockControlAvailable(), ...)}.
+     *
+     * @return {@code true} if clock jumps are available
+     */
+    public static boolean clockControlAvailable() {
+        return ClockShift.library().isPresent();
+    }
+
+    /**
+     * Why clock jumps are not available, for a skipped test's message.
+     *
+     * @return the reason, such as {@code "gcc not found on PATH: ..."}, or empty if they are
+     *     available
+     */
+    public static Optional<String> clockControlUnavailableReason() {
+        return ClockShift.unavailableReason();
+    }
+
+    /** {@return the address the node listens on: always {@code "127.0.0.1"}} */
+    public String host() {
+        return HOST;
+    }
+
+    /** {@return the port the node listens on} It stays the same across {@link #stop()} and {@link #startAgain()}. */
+    public synchronized int port() {
+        return port;
+    }
+
+    /** {@return the node's address as {@code redis://127.0.0.1:PORT}} */
+    public String uri() {
+        return "redis://" + HOST + ":" + port();
+    }
+
+    /**
+     * {@return the process id of the running node} It changes on every start.
+     *
+     * @throws IllegalStateException if the node is not running
+     */
+    public synchronized long pid() {
+        requireRunning();
+        return process.pid();
+    }
+
+    /** {@return the node's own temporary directory: its working directory, log and append-only file} */
+    public Path dir() {
+        return dir;
+    }
+
+    /** {@return whether the process is alive} A paused node counts as running. */
+    public synchronized boolean isRunning() {
+        return process != null && process.isAlive();
+    }
+
+    /** {@return whether the node is frozen by {@link #pause()}} */
+    public synchronized boolean isPaused() {
+        return paused && isRunning();
+    }
+
+    /**
+     * Kills the node with SIGKILL, as a crash would, and waits until the process is gone. Keys not
+     * on disk are lost. Does nothing if the node is not running.
+     *
+     * @throws IllegalStateException if the process is still there after the (scaled) exit timeout
+     */
+    public synchronized void stop() {
+        if (process != null) {
+            long pid = process.pid();
+            Processes.kill(process, TestTime.scaled(EXIT_TIMEOUT));
+            log.debug("Stopped Redis node {} (pid {})", uri(), pid);
+            process = null;
+        }
+        paused = false;
+    }
+
+    /**
+     * Starts the node again after {@link #stop()}, on the same port and with the persistence it had
+     * last time. The clock offset is kept too. Does nothing if the node is running.
+     *
+     * <p>This is the instance counterpart of the factory {@link #start()}; Java does not allow both
+     * to be called {@code start}.
+     *
+     * @throws IllegalStateException if the node was closed, its port has been taken by another
+     *     process, or it does not come up
+     */
+    public synchronized void startAgain() {
+        requireOpen();
+        if (isRunning()) {
+            return;
+        }
+        stop(); // forgets a process that died by itself
+        if (launch() == Launch.PORT_IN_USE) {
+            throw new IllegalStateException("Cannot start the Redis node again: port " + port
+                    + " is now used by another process\n" + launchOutput());
+        }
+    }
+
+    /**
+     * Kills the node and starts it again on the same port.
+     *
+     * @param persistent {@code false}: the node comes back empty; {@code true}: it comes back with
+     *     what its append-only file holds (all acknowledged writes, if it was persistent before),
+     *     and stays persistent
+     * @throws IllegalStateException as {@link #startAgain()}
+     */
+    public synchronized void restart(boolean persistent) {
+        requireOpen();
+        stop();
+        this.persistent = persistent;
+        startAgain();
+    }
+
+    /**
+     * Freezes the node with SIGSTOP, as a long GC pause or a stalled VM would: TCP connects still
+     * succeed (the kernel accepts them) but commands get no answer until {@link #resume()}. Does
+     * nothing if it is already paused.
+     *
+     * @throws IllegalStateException if the node is not running
+     */
+    public synchronized void pause() {
+        requireRunning();
+        if (!paused) {
+            Processes.signal(process.pid(), "STOP", true, TestTime.scaled(SIGNAL_TIMEOUT));
+            paused = true;
+        }
+    }
+
+    /**
+     * Thaws a node frozen by {@link #pause()} with SIGCONT. Commands sent while it was frozen are
+     * then executed. Does nothing if it is not paused.
+     */
+    public synchronized void resume() {
+        if (paused && isRunning()) {
+            Processes.signal(process.pid(), "CONT", false, TestTime.scaled(SIGNAL_TIMEOUT));
+        }
+        paused = false;
+    }
+
+    /**
+     * Shifts this node's wall clock ({@code CLOCK_REALTIME}, {@code gettimeofday}, {@code time})
+     * by {@code offset}, added to the current shift; its monotonic clock is untouched. Redis expires
+     * keys by the wall clock, so a forward jump longer than a key's TTL expires it on this node.
+     *
+     * <p>If the node is running and not paused, returns once the node's {@code TIME} shows the new
+     * shift; otherwise the node sees it as soon as it runs again. The shift survives {@link #stop()}
+     * and {@link #startAgain()}.
+     *
+     * @param offset the jump, forward if positive
+     * @throws IllegalStateException if clock jumps are not available here (the message is {@link
+     *     #clockControlUnavailableReason()}), or the node does not show the new time in time
+     */
+    public synchronized void jumpClock(Duration offset) {
+        Objects.requireNonNull(offset, "offset");
+        requireOpen();
+        Optional<String> unavailable = clockControlUnavailableReason();
+        if (unavailable.isPresent()) {
+            throw new IllegalStateException("Cannot jump the clock: " + unavailable.get());
+        }
+        setClockOffset(clockOffset.plus(offset));
+    }
+
+    /**
+     * Shifts this node's wall clock back to the real time; does nothing if it is not shifted (so it
+     * works where clock jumps are not available).
+     */
+    public synchronized void resetClock() {
+        if (!clockOffset.isZero()) {
+            requireOpen();
+            setClockOffset(Duration.ZERO);
+        }
+    }
+
+    /** {@return the current shift of this node's wall clock} {@link Duration#ZERO} unless jumped. */
+    public synchronized Duration clockOffset() {
+        return clockOffset;
+    }
+
+    /** {@return the {@code redis_version} the node reported in {@code INFO server} when it started} */
+    public synchronized String version() {
+        return version;
+    }
+
+    /**
+     * Deletes every key on the node ({@code FLUSHALL}).
+     *
+     * @throws IllegalStateException if the node is not running or paused
+     */
+    public synchronized void flushAll() {
+        call(Jedis::flushAll);
+    }
+
+    /** Makes the node an independent master again ({@code REPLICAOF NO ONE}), for {@link RedisServers#reset()}. */
+    synchronized void makeIndependent() {
+        call(Jedis::replicaofNoOne);
+    }
+
+    /** Stops the node and deletes its directory. Idempotent; the node cannot be started again. */
+    @Override
+    public synchronized void close() {
+        if (closed) {
+            return;
+        }
+        try {
+            stop();
+        } finally {
+            closed = true;
+            Processes.deleteTree(dir);
+        }
+    }
+
+    @Override
+    public synchronized String toString() {
+        return "RedisServer[" + uri() + (isRunning() ? (paused ? ", paused" : "") : ", stopped") + "]";
+    }
+
+    private void launchOnFreePort() {
+        for (int attempt = 1; attempt <= PORT_ATTEMPTS; attempt++) {
+            port = freePort();
+            if (launch() == Launch.READY) {
+                return;
+            }
+            log.debug("Port {} was taken before the Redis node could bind it; trying another", port);
+        }
+        throw new IllegalStateException("Redis node could not bind a free port in " + PORT_ATTEMPTS + " attempts\n"
+                + launchOutput());
+    }
+
+    private Launch launch() {
+        List<String> command = new ArrayList<>(List.of(binary.toString(),
+                "--port", Integer.toString(port), "--bind", HOST, "--save", "",
+                "--appendonly", persistent ? "yes" : "no"));
+        if (persistent) {
+            command.addAll(List.of("--appendfsync", "always"));
+        } else {
+            deleteAppendOnlyFiles(); // so that a later persistent start does not bring back old keys
+        }
+        command.addAll(List.of("--dir", dir.toString(), "--logfile", logFile().toString(), "--daemonize", "no"));
+        ProcessBuilder builder = new ProcessBuilder(command)
+                .directory(dir.toFile())
+                .redirectErrorStream(true)
+                .redirectOutput(ProcessBuilder.Redirect.appendTo(outFile().toFile()));
+        ClockShift.library().ifPresent(library -> {
+            Map<String, String> env = builder.environment();
+            String preload = env.get("LD_PRELOAD");
+            env.put("LD_PRELOAD", preload == null || preload.isBlank() ? library.toString() : library + ":" + preload);
+            env.put(ClockShift.OFFSET_FILE_ENV, offsetFile.toString());
+        });
+        logMark = Processes.size(logFile());
+        outMark = Processes.size(outFile());
+        try {
+            process = builder.start();
+        } catch (IOException e) {
+            throw new UncheckedIOException("Cannot run " + binary, e);
+        }
+        Processes.register(process, dir);
+        try {
+            Launch result = awaitReady();
+            if (result == Launch.READY) {
+                log.debug("Started Redis {} node {} (pid {}, persistent: {}, dir {})",
+                        version, uri(), process.pid(), persistent, dir);
+            } else {
+                stop();
+            }
+            return result;
+        } catch (RuntimeException e) {
+            stop();
+            throw e;
+        }
+    }
+
+    /**
+     * Waits until our process answers PING on the port. INFO's process_id makes sure it is ours
+     * and not another server that holds the port (ours then exits on the failed bind).
+     */
+    private Launch awaitReady() {
+        Duration timeout = TestTime.scaled(READY_TIMEOUT);
+        long deadline = System.nanoTime() + timeout.toNanos();
+        while (true) {
+            if (!process.isAlive()) {
+                if (launchOutput().contains("Address already in use")) {
+                    return Launch.PORT_IN_USE;
+                }
+                throw new IllegalStateException("redis-server exited with code " + process.exitValue()
+                        + " before it was ready\n" + launchOutput());
+            }
+            try (Jedis jedis = connect(PROBE_TIMEOUT)) {
+                if ("PONG".equals(jedis.ping())) {
+                    String info = jedis.info("server");
+                    if (Long.toString(process.pid()).equals(infoField(info, "process_id"))) {
+                        version = infoField(info, "redis_version");
+                        return Launch.READY;
+                    }
+                }
+            } catch (JedisException notYet) {
+                // not listening yet, or still loading its append-only file
+            }
+            if (System.nanoTime() - deadline >= 0) {
+                throw new IllegalStateException("Redis node on port " + port + " did not answer PING within "
+                        + timeout.toMillis() + " ms\n" + launchOutput());
+            }
+            sleepMillis(5);
+        }
+    }
+
+    private void setClockOffset(Duration target) {
+        ClockShift.writeOffset(offsetFile, target);
+        clockOffset = target;
+        if (isRunning() && !paused) {
+            awaitClock(target);
+        }
+    }
+
+    /** Waits until the node's TIME falls between the local times before and after the call, plus the shift. */
+    private void awaitClock(Duration target) {
+        Duration timeout = TestTime.scaled(CLOCK_TIMEOUT);
+        Duration slack = Duration.ofMillis(1);
+        long deadline = System.nanoTime() + timeout.toNanos();
+        Instant nodeTime;
+        Instant before;
+        do {
+            before = Instant.now();
+            List<String> time = call(Jedis::time);
+            Instant after = Instant.now();
+            nodeTime = Instant.ofEpochSecond(Long.parseLong(time.get(0)), Long.parseLong(time.get(1)) * 1000);
+            if (!nodeTime.isBefore(before.plus(target).minus(slack))
+                    && !nodeTime.isAfter(after.plus(target).plus(slack))) {
+                return;
+            }
+            sleepMillis(1);
+        } while (System.nanoTime() - deadline < 0);
+        throw new IllegalStateException("Redis node " + uri() + " did not show its clock shifted by " + target
+                + " within " + timeout.toMillis() + " ms: its TIME was " + nodeTime + " at local time " + before);
+    }
+
+    private <T> T call(Function<Jedis, T> command) {
+        requireRunning();
+        if (paused) {
+            throw new IllegalStateException("Redis node " + uri() + " is paused; resume() it first");
+        }
+        try (Jedis jedis = connect(TestTime.scaled(COMMAND_TIMEOUT))) {
+            return command.apply(jedis);
+        }
+    }
+
+    private Jedis connect(Duration timeout) {
+        int millis = (int) Math.min(Integer.MAX_VALUE, timeout.toMillis());
+        return new Jedis(HOST, port, DefaultJedisClientConfig.builder()
+                .timeoutMillis(millis)
+                .autoNegotiateProtocol(false)
+                .clientSetInfoConfig(ClientSetInfoConfig.DISABLED)
+                .build());
+    }
+
+    private static String infoField(String info, String name) {
+        return info.lines()
+                .filter(line -> line.startsWith(name + ":"))
+                .map(line -> line.substring(name.length() + 1).trim())
+                .findFirst()
+                .orElse(null);
+    }
+
+    /** What the node wrote to its log and to stdout/stderr since it was last launched. */
+    private String launchOutput() {
+        return "--- " + logFile() + " (end) ---\n" + Processes.tail(logFile(), logMark, LOG_TAIL_LINES)
+                + "\n--- " + outFile() + " (end) ---\n" + Processes.tail(outFile(), outMark, LOG_TAIL_LINES);
+    }
+
+    private Path logFile() {
+        return dir.resolve("redis.log");
+    }
+
+    private Path outFile() {
+        return dir.resolve("redis.out");
+    }
+
+    private void deleteAppendOnlyFiles() {
+        for (String name : List.of("appendonly.aof", "appendonlydir", "dump.rdb")) {
+            Processes.deleteTree(dir.resolve(name));
+        }
+    }
+
+    private static int freePort() {
+        try (ServerSocket socket = new ServerSocket(0, 1, InetAddress.getByName(HOST))) {
+            return socket.getLocalPort();
+        } catch (IOException e) {
+            throw new UncheckedIOException("Cannot find a free port on " + HOST, e);
+        }
+    }
+
+    private static void sleepMillis(long millis) {
+        try {
+            Thread.sleep(millis);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException("Interrupted while waiting for a Redis node", e);
+        }
+    }
+
+    private void requireOpen() {
+        if (closed) {
+            throw new IllegalStateException("Redis node " + uri() + " was closed");
+        }
+    }
+
+    private void requireRunning() {
+        requireOpen();
+        if (!isRunning()) {
+            throw new IllegalStateException("Redis node " + uri() + " is not running");
+        }
+    }
+}
