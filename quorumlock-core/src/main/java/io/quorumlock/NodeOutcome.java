@@ -44,6 +44,8 @@ public record NodeOutcome(String node, Vote vote, String detail) {
 
     @Override
     public String toString() {
-        return detail.isEmpty() ? node + ": " + vote.description() : node + ": " + vote.description() + " (" + detail + ")";
+        return detail.isEmpty()
+                ? node + ": " + vote.description()
+                : node + ": " + vote.description() + " (" + detail + ")";
     }
 }

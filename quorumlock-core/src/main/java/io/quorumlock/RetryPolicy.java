@@ -33,7 +33,8 @@ public final class RetryPolicy {
         Objects.requireNonNull(minDelay, "minDelay");
         Objects.requireNonNull(maxDelay, "maxDelay");
         if (minDelay.isNegative()) {
-            throw new IllegalArgumentException("retry minDelay must not be negative, was " + minDelay.toMillis() + " ms");
+            throw new IllegalArgumentException(
+                    "retry minDelay must not be negative, was " + minDelay.toMillis() + " ms");
         }
         if (maxDelay.compareTo(minDelay) < 0) {
             throw new IllegalArgumentException("retry maxDelay (" + maxDelay.toMillis()
@@ -59,6 +60,7 @@ public final class RetryPolicy {
         int doublings = Math.min(Math.max(failedAttempts - 1, 0), 30);
         long ceiling = min == 0 ? max : Math.min(max, min << Math.min(doublings, Long.numberOfLeadingZeros(min) - 1));
         ceiling = Math.max(ceiling, min);
-        return Duration.ofNanos(ceiling == min ? min : ThreadLocalRandom.current().nextLong(min, ceiling + 1));
+        return Duration.ofNanos(
+                ceiling == min ? min : ThreadLocalRandom.current().nextLong(min, ceiling + 1));
     }
 }

@@ -45,7 +45,9 @@ final class Ballot {
      * every node has answered, so that clean-up on reachable nodes is done when it returns.
      */
     synchronized QuorumMath.Tally await(long deadlineNanos, boolean quorumOrAll) throws InterruptedException {
-        while (quorumOrAll ? tally() != QuorumMath.Tally.QUORUM && yes + no < outcomes.length : tally() == QuorumMath.Tally.OPEN) {
+        while (quorumOrAll
+                ? tally() != QuorumMath.Tally.QUORUM && yes + no < outcomes.length
+                : tally() == QuorumMath.Tally.OPEN) {
             long left = deadlineNanos - System.nanoTime();
             if (left <= 0) {
                 deadlinePassed = true;
@@ -71,9 +73,12 @@ final class Ballot {
     synchronized List<NodeOutcome> outcomes() {
         List<NodeOutcome> list = new ArrayList<>(outcomes.length);
         for (int i = 0; i < outcomes.length; i++) {
-            list.add(outcomes[i] != null ? outcomes[i]
-                    : deadlinePassed ? new NodeOutcome(nodes.get(i), Vote.TIMED_OUT, "no reply within the node timeout")
-                    : new NodeOutcome(nodes.get(i), Vote.PENDING, ""));
+            list.add(
+                    outcomes[i] != null
+                            ? outcomes[i]
+                            : deadlinePassed
+                                    ? new NodeOutcome(nodes.get(i), Vote.TIMED_OUT, "no reply within the node timeout")
+                                    : new NodeOutcome(nodes.get(i), Vote.PENDING, ""));
         }
         return list;
     }

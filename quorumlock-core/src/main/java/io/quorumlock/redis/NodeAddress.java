@@ -73,8 +73,8 @@ record NodeAddress(String host, int port, int database, Optional<String> user, O
     }
 
     private static IllegalArgumentException invalid(String text, String why) {
-        return new IllegalArgumentException(
-                "invalid node URI '" + redact(text) + "': " + why + " (expected redis://[user:password@]host:port[/db])");
+        return new IllegalArgumentException("invalid node URI '" + redact(text) + "': " + why
+                + " (expected redis://[user:password@]host:port[/db])");
     }
 
     /** Hides a password in a URI-like text, for error messages about URIs that did not parse. */

@@ -91,7 +91,8 @@ final class NodeChannel implements AutoCloseable {
         AtomicInteger count = new AtomicInteger();
         ThreadPoolExecutor pool = new ThreadPoolExecutor(
                 maxWorkers, maxWorkers, 30, TimeUnit.SECONDS, new LinkedBlockingQueue<>(MAX_QUEUED), task -> {
-                    Thread t = new Thread(task, "quorumlock-" + name.substring("redis://".length()) + "-" + count.incrementAndGet());
+                    Thread t = new Thread(
+                            task, "quorumlock-" + name.substring("redis://".length()) + "-" + count.incrementAndGet());
                     t.setDaemon(true);
                     return t;
                 });

@@ -28,9 +28,18 @@ public record NodeCheckReport(List<NodeCheck> nodes) {
     public String toString() {
         StringBuilder text = new StringBuilder();
         for (NodeCheck n : nodes) {
-            text.append(n.node()).append("  ").append(n.verdict()).append("  role ").append(n.role())
-                    .append(", run_id ").append(n.runId().map(id -> id.substring(0, Math.min(8, id.length()))).orElse("?"))
-                    .append(", persistence ").append(n.persistence()).append('\n');
+            text.append(n.node())
+                    .append("  ")
+                    .append(n.verdict())
+                    .append("  role ")
+                    .append(n.role())
+                    .append(", run_id ")
+                    .append(n.runId()
+                            .map(id -> id.substring(0, Math.min(8, id.length())))
+                            .orElse("?"))
+                    .append(", persistence ")
+                    .append(n.persistence())
+                    .append('\n');
             n.findings().forEach(f -> text.append("    - ").append(f).append('\n'));
         }
         return text.toString();

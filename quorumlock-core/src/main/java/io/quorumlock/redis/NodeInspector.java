@@ -10,8 +10,7 @@ import java.util.Optional;
 /** Reads a node's INFO and CONFIG and judges it against Redlock's assumptions. */
 final class NodeInspector {
 
-    private static final String KEEP_OUT =
-            "or keep a restarted node out of the quorum for at least the longest TTL";
+    private static final String KEEP_OUT = "or keep a restarted node out of the quorum for at least the longest TTL";
 
     private NodeInspector() {}
 
@@ -21,16 +20,22 @@ final class NodeInspector {
             info = parse(node.info("server") + "\n" + node.info("replication") + "\n" + node.info("cluster") + "\n"
                     + node.info("persistence"));
         } catch (RedisNode.NodeFailure e) {
-            return new NodeCheck(name, "unknown", Optional.empty(), "unknown", Verdict.ERROR,
-                    List.of(e.vote().description() + " (" + e.getMessage() + "): start the node or remove it from the list"));
+            return new NodeCheck(
+                    name,
+                    "unknown",
+                    Optional.empty(),
+                    "unknown",
+                    Verdict.ERROR,
+                    List.of(e.vote().description() + " (" + e.getMessage()
+                            + "): start the node or remove it from the list"));
         }
         List<String> errors = new ArrayList<>();
         List<String> warnings = new ArrayList<>();
         String role = info.getOrDefault("role", "unknown");
         if (role.equals("slave")) {
             role = "replica";
-            errors.add("is a replica of " + info.getOrDefault("master_host", "?") + ":" + info.getOrDefault("master_port", "?")
-                    + ": Redlock needs independent masters; list masters only");
+            errors.add("is a replica of " + info.getOrDefault("master_host", "?") + ":"
+                    + info.getOrDefault("master_port", "?") + ": Redlock needs independent masters; list masters only");
         }
         if ("1".equals(info.get("cluster_enabled"))) {
             errors.add("is a Redis Cluster member: Redlock needs standalone nodes, not one cluster's shards");
@@ -56,12 +61,14 @@ final class NodeInspector {
             return aof;
         }
         if (!appendonly.get().equals("yes")) {
-            warnings.add("loses its keys on restart (appendonly no): set appendonly yes and appendfsync always, " + KEEP_OUT);
+            warnings.add("loses its keys on restart (appendonly no): set appendonly yes and appendfsync always, "
+                    + KEEP_OUT);
             return "none";
         }
         String policy = fsync.orElse("unknown");
         if (!policy.equals("always")) {
-            warnings.add("can lose recent keys on a crash (appendfsync " + policy + "): set appendfsync always, " + KEEP_OUT);
+            warnings.add("can lose recent keys on a crash (appendfsync " + policy + "): set appendfsync always, "
+                    + KEEP_OUT);
         }
         return "aof, fsync " + policy;
     }
@@ -70,7 +77,9 @@ final class NodeInspector {
     static List<NodeCheck> flagSameServers(List<NodeCheck> checks) {
         Map<String, List<String>> byRunId = new HashMap<>();
         for (NodeCheck c : checks) {
-            c.runId().ifPresent(id -> byRunId.computeIfAbsent(id, k -> new ArrayList<>()).add(c.node()));
+            c.runId()
+                    .ifPresent(id ->
+                            byRunId.computeIfAbsent(id, k -> new ArrayList<>()).add(c.node()));
         }
         List<NodeCheck> result = new ArrayList<>(checks.size());
         for (NodeCheck c : checks) {
@@ -80,7 +89,9 @@ final class NodeInspector {
                 continue;
             }
             List<String> findings = new ArrayList<>();
-            findings.add("is the same server as " + String.join(", ", same.stream().filter(n -> !n.equals(c.node())).toList())
+            findings.add("is the same server as "
+                    + String.join(
+                            ", ", same.stream().filter(n -> !n.equals(c.node())).toList())
                     + " (same run_id): each server may vote only once; list independent servers");
             findings.addAll(c.findings());
             result.add(new NodeCheck(c.node(), c.role(), c.runId(), c.persistence(), Verdict.ERROR, findings));

@@ -65,8 +65,14 @@ public final class Redlock implements AutoCloseable {
     private final SecureRandom random = new SecureRandom();
     private final Watchdog watchdog;
 
-    Redlock(List<RedisNode> nodes, List<String> names, Duration nodeTimeout, double driftFactor,
-            RetryPolicy retry, int maxConnectionsPerNode, Ticker ticker) {
+    Redlock(
+            List<RedisNode> nodes,
+            List<String> names,
+            Duration nodeTimeout,
+            double driftFactor,
+            RetryPolicy retry,
+            int maxConnectionsPerNode,
+            Ticker ticker) {
         this.nodeTimeout = nodeTimeout;
         this.nodeTimeoutNanos = nodeTimeout.toNanos();
         this.driftFactor = driftFactor;
@@ -222,10 +228,17 @@ public final class Redlock implements AutoCloseable {
         long validity = QuorumMath.validityNanos(ttlMillis * 1_000_000, now - start, driftFactor);
         int yes = ballot.yes();
         if (!interrupted && QuorumMath.isHeld(yes, channels.size(), validity)) {
-            log.debug("acquired '{}' with {} of {} votes, validity {} ms, token {}...",
-                    resource, yes, channels.size(), validity / 1_000_000, token.substring(0, 8));
-            return new Grant(Optional.of(new RedlockLease(this, resource, token, grants, validity, now + validity)),
-                    yes, ballot.outcomes());
+            log.debug(
+                    "acquired '{}' with {} of {} votes, validity {} ms, token {}...",
+                    resource,
+                    yes,
+                    channels.size(),
+                    validity / 1_000_000,
+                    token.substring(0, 8));
+            return new Grant(
+                    Optional.of(new RedlockLease(this, resource, token, grants, validity, now + validity)),
+                    yes,
+                    ballot.outcomes());
         }
         release(resource, token, grants);
         if (interrupted) {
@@ -234,8 +247,14 @@ public final class Redlock implements AutoCloseable {
         }
         // Read after the clean-up, which waited for the reachable nodes: the evidence is then complete.
         List<NodeOutcome> outcomes = ballot.outcomes();
-        log.debug("could not acquire '{}': {} of {} votes, {} needed, validity {} ms; {}",
-                resource, yes, channels.size(), quorum(), validity / 1_000_000, outcomes);
+        log.debug(
+                "could not acquire '{}': {} of {} votes, {} needed, validity {} ms; {}",
+                resource,
+                yes,
+                channels.size(),
+                quorum(),
+                validity / 1_000_000,
+                outcomes);
         return new Grant(Optional.empty(), yes, outcomes);
     }
 
@@ -285,9 +304,13 @@ public final class Redlock implements AutoCloseable {
      * the key answers for itself: held by another owner, or unreachable.
      */
     private void afterGrant(Ballot ballot, List<CompletableFuture<NodeOutcome>> grants, Predicate<RedisNode> request) {
-        send(ballot, i -> grants.get(i).thenCompose(grant -> neverHeld(grant)
-                ? CompletableFuture.completedFuture(channels.get(i).outcome(grant.vote(), "never held the key"))
-                : channels.get(i).send(request)));
+        send(
+                ballot,
+                i -> grants.get(i)
+                        .thenCompose(grant -> neverHeld(grant)
+                                ? CompletableFuture.completedFuture(
+                                        channels.get(i).outcome(grant.vote(), "never held the key"))
+                                : channels.get(i).send(request)));
     }
 
     /** The grant was refused, or never sent: this node cannot hold our token. */
@@ -295,7 +318,8 @@ public final class Redlock implements AutoCloseable {
         return grant.vote() == Vote.HELD_BY_OTHER || grant.vote() == Vote.UNREACHABLE;
     }
 
-    private List<CompletableFuture<NodeOutcome>> send(Ballot ballot, IntFunction<CompletableFuture<NodeOutcome>> request) {
+    private List<CompletableFuture<NodeOutcome>> send(
+            Ballot ballot, IntFunction<CompletableFuture<NodeOutcome>> request) {
         List<CompletableFuture<NodeOutcome>> replies = new ArrayList<>(channels.size());
         for (int i = 0; i < channels.size(); i++) {
             int node = i;
@@ -326,7 +350,8 @@ public final class Redlock implements AutoCloseable {
 
     private static String checkResource(String resource) {
         if (resource == null || resource.isEmpty()) {
-            throw new IllegalArgumentException("resource must not be empty: name the thing to lock, e.g. \"lock:order:42\"");
+            throw new IllegalArgumentException(
+                    "resource must not be empty: name the thing to lock, e.g. \"lock:order:42\"");
         }
         return resource;
     }
@@ -434,8 +459,8 @@ public final class Redlock implements AutoCloseable {
                 NodeAddress address = NodeAddress.parse(uri);
                 NodeAddress earlier = servers.putIfAbsent(address.server(), address);
                 if (earlier != null) {
-                    throw new IllegalArgumentException("node " + address.server() + " is listed twice (" + earlier + " and "
-                            + address + "): each Redis server may vote only once; list independent servers");
+                    throw new IllegalArgumentException("node " + address.server() + " is listed twice (" + earlier
+                            + " and " + address + "): each Redis server may vote only once; list independent servers");
                 }
                 addresses.add(address);
             }
@@ -451,14 +476,19 @@ public final class Redlock implements AutoCloseable {
                         + clockDriftFactor + " (the default is 0.01)");
             }
             if (retry == null) {
-                throw new IllegalArgumentException("retry must not be null: use RetryPolicy.DEFAULT or RetryPolicy.jitteredBackoff");
+                throw new IllegalArgumentException(
+                        "retry must not be null: use RetryPolicy.DEFAULT or RetryPolicy.jitteredBackoff");
             }
             if (maxConnectionsPerNode < 1) {
-                throw new IllegalArgumentException("maxConnectionsPerNode must be at least 1, was " + maxConnectionsPerNode);
+                throw new IllegalArgumentException(
+                        "maxConnectionsPerNode must be at least 1, was " + maxConnectionsPerNode);
             }
             if (addresses.size() > 1 && addresses.size() % 2 == 0) {
-                log.warn("{} nodes tolerate no more failures than {}: a quorum of {} is needed; use an odd number of nodes",
-                        addresses.size(), addresses.size() - 1, QuorumMath.quorum(addresses.size()));
+                log.warn(
+                        "{} nodes tolerate no more failures than {}: a quorum of {} is needed; use an odd number of nodes",
+                        addresses.size(),
+                        addresses.size() - 1,
+                        QuorumMath.quorum(addresses.size()));
             }
             return addresses;
         }

@@ -20,8 +20,13 @@ final class RedlockLease implements Lease {
     private volatile long validUntilNanos;
     private volatile String lostReason;
 
-    RedlockLease(Redlock redlock, String resource, String token, List<CompletableFuture<NodeOutcome>> grants,
-            long validityNanos, long validUntilNanos) {
+    RedlockLease(
+            Redlock redlock,
+            String resource,
+            String token,
+            List<CompletableFuture<NodeOutcome>> grants,
+            long validityNanos,
+            long validUntilNanos) {
         this.redlock = redlock;
         this.resource = resource;
         this.token = token;
@@ -101,6 +106,7 @@ final class RedlockLease implements Lease {
 
     @Override
     public String toString() {
-        return "Lease[" + resource + ", token " + token.substring(0, 8) + "..., remaining " + remaining().toMillis() + " ms]";
+        return "Lease[" + resource + ", token " + token.substring(0, 8) + "..., remaining "
+                + remaining().toMillis() + " ms]";
     }
 }

@@ -67,8 +67,8 @@ final class Watchdog implements AutoCloseable {
                     scheduleNext();
                     return;
                 }
-                failure = "extension got " + round.votes() + " of " + round.outcomes().size() + " votes in time: "
-                        + round.outcomes();
+                failure = "extension got " + round.votes() + " of "
+                        + round.outcomes().size() + " votes in time: " + round.outcomes();
             } catch (RuntimeException e) {
                 failure = "extension failed: " + e;
             }

@@ -32,15 +32,17 @@ class NodeAddressTest {
     }
 
     @ParameterizedTest
-    @CsvSource(delimiter = '|', value = {
-        "localhost:6379|the scheme must be redis://",
-        "http://h:1|the scheme must be redis://",
-        "rediss://h:6379|TLS (rediss://) is not supported yet",
-        "redis://h:99999|invalid node URI",
-        "redis://h:1/x|the path must be a database number",
-        "redis://h:1?timeout=3|query parameters",
-        "redis:// bad host|not a URI",
-    })
+    @CsvSource(
+            delimiter = '|',
+            value = {
+                "localhost:6379|the scheme must be redis://",
+                "http://h:1|the scheme must be redis://",
+                "rediss://h:6379|TLS (rediss://) is not supported yet",
+                "redis://h:99999|invalid node URI",
+                "redis://h:1/x|the path must be a database number",
+                "redis://h:1?timeout=3|query parameters",
+                "redis:// bad host|not a URI",
+            })
     void rejectsBadUris(String uri, String message) {
         assertThatThrownBy(() -> NodeAddress.parse(uri))
                 .isInstanceOf(IllegalArgumentException.class)

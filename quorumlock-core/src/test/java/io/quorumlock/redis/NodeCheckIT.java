@@ -18,16 +18,20 @@ class NodeCheckIT {
     static final RedisServersExtension volatileNodes = RedisServersExtension.nodes(3);
 
     @RegisterExtension
-    static final RedisServersExtension durableNodes = RedisServersExtension.nodes(1).persistent();
+    static final RedisServersExtension durableNodes =
+            RedisServersExtension.nodes(1).persistent();
 
     private static NodeCheckReport check(String... uris) {
-        try (Redlock redlock = Redlock.builder().nodes(java.util.List.of(uris)).nodeTimeout(Duration.ofMillis(200)).build()) {
+        try (Redlock redlock = Redlock.builder()
+                .nodes(java.util.List.of(uris))
+                .nodeTimeout(Duration.ofMillis(200))
+                .build()) {
             return redlock.checkNodes();
         }
     }
 
     private static Jedis jedis(RedisServer server) {
-        return new Jedis(server.host(), server.port(), 2000);
+        return server.connect(Duration.ofMillis(2000));
     }
 
     @Test
@@ -47,7 +51,9 @@ class NodeCheckIT {
         NodeCheck node = check(volatileNodes.get(0).uri()).nodes().get(0);
         assertThat(node.verdict()).isEqualTo(Verdict.WARNING);
         assertThat(node.persistence()).isEqualTo("none");
-        assertThat(node.findings()).singleElement().asString()
+        assertThat(node.findings())
+                .singleElement()
+                .asString()
                 .contains("appendonly no", "appendfsync always", "longest TTL");
     }
 
@@ -57,12 +63,16 @@ class NodeCheckIT {
         RedisServer replica = volatileNodes.get(1);
         try (Jedis j = jedis(replica)) {
             j.replicaof(master.host(), master.port());
-            TestTime.await(Duration.ofSeconds(10), () -> {
-                try (Jedis m = jedis(master)) {
-                    return m.info("replication").contains("connected_slaves:1");
-                }
-            }, "the replica to connect");
-            NodeCheckReport report = check(master.uri(), replica.uri(), volatileNodes.get(2).uri());
+            TestTime.await(
+                    Duration.ofSeconds(10),
+                    () -> {
+                        try (Jedis m = jedis(master)) {
+                            return m.info("replication").contains("connected_slaves:1");
+                        }
+                    },
+                    "the replica to connect");
+            NodeCheckReport report =
+                    check(master.uri(), replica.uri(), volatileNodes.get(2).uri());
             assertThat(report.hasErrors()).isTrue();
             NodeCheck replicaCheck = report.nodes().get(1);
             assertThat(replicaCheck.verdict()).isEqualTo(Verdict.ERROR);
@@ -81,8 +91,12 @@ class NodeCheckIT {
     @Test
     void flagsTheSameServerListedUnderTwoNames() {
         RedisServer node = volatileNodes.get(2);
-        NodeCheckReport report = check(node.uri(), "redis://localhost:" + node.port(), volatileNodes.get(0).uri());
-        assertThat(report.nodes()).extracting(NodeCheck::verdict)
+        NodeCheckReport report = check(
+                node.uri(),
+                "redis://localhost:" + node.port(),
+                volatileNodes.get(0).uri());
+        assertThat(report.nodes())
+                .extracting(NodeCheck::verdict)
                 .containsExactly(Verdict.ERROR, Verdict.ERROR, Verdict.WARNING);
         assertThat(report.nodes().get(0).findings().get(0))
                 .contains("same server as redis://localhost:" + node.port(), "same run_id");
@@ -95,7 +109,9 @@ class NodeCheckIT {
             j.aclSetUser("limited", "on", ">s3cret", "~*", "+@all", "-config");
         }
         try {
-            NodeCheck check = check("redis://limited:s3cret@127.0.0.1:" + node.port()).nodes().get(0);
+            NodeCheck check = check("redis://limited:s3cret@127.0.0.1:" + node.port())
+                    .nodes()
+                    .get(0);
             assertThat(check.persistence()).isEqualTo("unknown");
             assertThat(check.verdict()).isEqualTo(Verdict.WARNING);
             assertThat(check.findings().get(0)).contains("CONFIG is renamed or denied");

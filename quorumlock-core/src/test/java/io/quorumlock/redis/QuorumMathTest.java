@@ -29,7 +29,8 @@ class QuorumMathTest {
     @Test
     void validityIsAlwaysShorterThanTtl() {
         assertThat(QuorumMath.validityNanos(5 * MS, 0, 0.0)).isLessThan(5 * MS);
-        assertThat(QuorumMath.isHeld(3, 5, QuorumMath.validityNanos(2 * MS, 0, 0.0))).isFalse();
+        assertThat(QuorumMath.isHeld(3, 5, QuorumMath.validityNanos(2 * MS, 0, 0.0)))
+                .isFalse();
     }
 
     /** Every vote pattern of every small cluster: held iff a majority said yes and validity is left. */
@@ -39,7 +40,8 @@ class QuorumMathTest {
         for (int pattern = 0; pattern < (1 << nodes); pattern++) {
             int yes = Integer.bitCount(pattern);
             boolean majority = yes * 2 > nodes;
-            assertThat(QuorumMath.isHeld(yes, nodes, 1)).as("%d nodes, votes %s", nodes, Integer.toBinaryString(pattern))
+            assertThat(QuorumMath.isHeld(yes, nodes, 1))
+                    .as("%d nodes, votes %s", nodes, Integer.toBinaryString(pattern))
                     .isEqualTo(majority);
             assertThat(QuorumMath.isHeld(yes, nodes, 0)).isFalse();
             assertThat(QuorumMath.tally(yes, nodes - yes, nodes)).isEqualTo(majority ? Tally.QUORUM : Tally.NO_QUORUM);
@@ -88,7 +90,8 @@ class QuorumMathTest {
         Duration timeout = Duration.ofMillis(50);
         assertThat(QuorumMath.ttlProblem(Duration.ofMillis(151), timeout)).isNull();
         assertThat(QuorumMath.ttlProblem(Duration.ofMillis(150), timeout))
-                .isEqualTo("ttl must be longer than 3 x nodeTimeout (150 ms), was 150 ms: raise the ttl or lower nodeTimeout");
+                .isEqualTo(
+                        "ttl must be longer than 3 x nodeTimeout (150 ms), was 150 ms: raise the ttl or lower nodeTimeout");
         assertThat(QuorumMath.ttlProblem(Duration.ZERO, timeout)).isEqualTo("ttl must be positive, was 0 ms");
         assertThat(QuorumMath.ttlProblem(Duration.ofSeconds(-1), timeout)).startsWith("ttl must be positive");
         assertThat(QuorumMath.ttlProblem(null, timeout)).isEqualTo("ttl must not be null");

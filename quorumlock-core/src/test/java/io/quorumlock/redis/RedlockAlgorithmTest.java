@@ -38,7 +38,8 @@ class RedlockAlgorithmTest {
         while (nodes.size() < n) {
             nodes.add(new FakeNode(ticker));
         }
-        Redlock.Builder builder = Redlock.builder().nodeTimeout(nodeTimeout)
+        Redlock.Builder builder = Redlock.builder()
+                .nodeTimeout(nodeTimeout)
                 .retry(RetryPolicy.jitteredBackoff(Duration.ofMillis(1), Duration.ofMillis(5)));
         for (int i = 0; i < n; i++) {
             builder.node("redis://node" + i + ":6379");
@@ -59,7 +60,9 @@ class RedlockAlgorithmTest {
     private static void await(BooleanSupplier condition, String what) throws InterruptedException {
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
         while (!condition.getAsBoolean()) {
-            assertThat(System.nanoTime() - deadline).as("timed out waiting until " + what).isNegative();
+            assertThat(System.nanoTime() - deadline)
+                    .as("timed out waiting until " + what)
+                    .isNegative();
             Thread.sleep(2);
         }
     }
@@ -71,7 +74,9 @@ class RedlockAlgorithmTest {
         nodes.get(1).down = true;
         Lease lease = redlock.tryAcquire("r", TTL).orElseThrow();
         lease.release();
-        assertThat(holders("r")).as("release waits for the quorum of reachable nodes").isZero();
+        assertThat(holders("r"))
+                .as("release waits for the quorum of reachable nodes")
+                .isZero();
         assertThat(cluster(5).tryAcquire("r", TTL)).isPresent();
     }
 
@@ -95,7 +100,9 @@ class RedlockAlgorithmTest {
         assertThat(nodes.get(4).tokenOf("r")).isEmpty();
         lease.release();
         assertThat(nodes.get(4).tokenOf("r")).isEmpty();
-        assertThat(holders("r")).as("a quorum of nodes is free once release returns").isLessThanOrEqualTo(1);
+        assertThat(holders("r"))
+                .as("a quorum of nodes is free once release returns")
+                .isLessThanOrEqualTo(1);
         nodes.get(4).thaw();
         // Node 4 now applies the late SET; the release chained behind it deletes it again.
         await(() -> nodes.get(4).calls.get() == 2 && holders("r") == 0, "node 4's late SET is applied and released");
@@ -112,7 +119,8 @@ class RedlockAlgorithmTest {
         // Two "held by another owner" make the quorum unreachable: the attempt fails at once.
         assertThat(redlock.tryAcquire("r", Duration.ofSeconds(30))).isEmpty();
         nodes.get(2).thaw();
-        await(() -> nodes.get(2).calls.get() >= 2 && nodes.get(2).tokenOf("r").isEmpty(),
+        await(
+                () -> nodes.get(2).calls.get() >= 2 && nodes.get(2).tokenOf("r").isEmpty(),
                 "the late SET on node 2 is applied and then released");
         assertThat(nodes.get(0).tokenOf("r")).isPresent();
         held.release();
@@ -197,8 +205,12 @@ class RedlockAlgorithmTest {
         assertThat(e.lastAttempt()).extracting(NodeOutcome::vote).startsWith(Vote.HELD_BY_OTHER, Vote.HELD_BY_OTHER);
         // Two refusals decide the attempt; node 2's answer is evidence only if it came by then.
         assertThat(e.lastAttempt().get(2).vote()).isIn(Vote.UNREACHABLE, Vote.PENDING);
-        assertThat(e.getMessage()).contains("could not acquire 'r'", "0 of 3 votes, 2 needed",
-                "redis://node0:6379: held by another owner", "redis://node2:6379: ");
+        assertThat(e.getMessage())
+                .contains(
+                        "could not acquire 'r'",
+                        "0 of 3 votes, 2 needed",
+                        "redis://node0:6379: held by another owner",
+                        "redis://node2:6379: ");
         held.release();
     }
 
@@ -215,7 +227,8 @@ class RedlockAlgorithmTest {
     @Test
     void withLockReportsLeaseLostAndInterruptsTheWork() {
         Redlock redlock = cluster(3, Duration.ofMillis(20), Ticker.SYSTEM);
-        LeaseLostException e = org.junit.jupiter.api.Assertions.assertThrows(LeaseLostException.class,
+        LeaseLostException e = org.junit.jupiter.api.Assertions.assertThrows(
+                LeaseLostException.class,
                 () -> redlock.withLock("r", Duration.ofMillis(300), Duration.ZERO, () -> {
                     nodes.get(0).down = true;
                     nodes.get(1).down = true; // the first extension cannot reach a quorum
@@ -224,7 +237,9 @@ class RedlockAlgorithmTest {
                 }));
         assertThat(e.getMessage()).contains("lease on 'r' lost", "of 3 votes in time", "unreachable");
         assertThat(e.getCause()).isInstanceOf(InterruptedException.class);
-        assertThat(Thread.currentThread().isInterrupted()).as("the watchdog's interrupt is cleared").isFalse();
+        assertThat(Thread.currentThread().isInterrupted())
+                .as("the watchdog's interrupt is cleared")
+                .isFalse();
     }
 
     @Test

@@ -14,7 +14,9 @@ class RedlockConfigTest {
     private static void rejects(Consumer<Redlock.Builder> config, String... message) {
         Redlock.Builder builder = Redlock.builder();
         config.accept(builder);
-        assertThatThrownBy(builder::build).isInstanceOf(IllegalArgumentException.class).hasMessageContainingAll(message);
+        assertThatThrownBy(builder::build)
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContainingAll(message);
     }
 
     @Test
@@ -24,8 +26,12 @@ class RedlockConfigTest {
 
     @Test
     void sameNodeTwice() {
-        rejects(b -> b.node("redis://127.0.0.1:7001").node("redis://127.0.0.1:7002").node("redis://127.0.0.1:7001/3"),
-                "127.0.0.1:7001 is listed twice", "each Redis server may vote only once");
+        rejects(
+                b -> b.node("redis://127.0.0.1:7001")
+                        .node("redis://127.0.0.1:7002")
+                        .node("redis://127.0.0.1:7001/3"),
+                "127.0.0.1:7001 is listed twice",
+                "each Redis server may vote only once");
     }
 
     @Test
@@ -37,7 +43,9 @@ class RedlockConfigTest {
     void badNodeTimeoutAndDrift() {
         rejects(b -> b.node("redis://h:1").nodeTimeout(Duration.ZERO), "nodeTimeout must be positive, was 0 ms");
         rejects(b -> b.node("redis://h:1").nodeTimeout(null), "nodeTimeout must be positive, was null");
-        rejects(b -> b.node("redis://h:1").clockDriftFactor(0.7), "clockDriftFactor must be at least 0 and below 0.5, was 0.7");
+        rejects(
+                b -> b.node("redis://h:1").clockDriftFactor(0.7),
+                "clockDriftFactor must be at least 0 and below 0.5, was 0.7");
         rejects(b -> b.node("redis://h:1").clockDriftFactor(Double.NaN), "clockDriftFactor");
         rejects(b -> b.node("redis://h:1").maxConnectionsPerNode(0), "maxConnectionsPerNode must be at least 1");
         rejects(b -> b.node("redis://h:1").retry(null), "retry must not be null");
@@ -57,24 +65,35 @@ class RedlockConfigTest {
             Duration d = policy.delayAfter(attempt);
             assertThat(d).isBetween(Duration.ofMillis(10), Duration.ofMillis(Math.min(200, 10L << (attempt - 1))));
         }
-        long distinct = java.util.stream.IntStream.range(0, 50).mapToObj(i -> policy.delayAfter(5)).distinct().count();
+        long distinct = java.util.stream.IntStream.range(0, 50)
+                .mapToObj(i -> policy.delayAfter(5))
+                .distinct()
+                .count();
         assertThat(distinct).as("jittered").isGreaterThan(10);
     }
 
     @Test
     void badInputToAnAttempt() {
-        try (Redlock redlock = Redlock.builder().node("redis://127.0.0.1:1").nodeTimeout(Duration.ofMillis(50)).build()) {
+        try (Redlock redlock = Redlock.builder()
+                .node("redis://127.0.0.1:1")
+                .nodeTimeout(Duration.ofMillis(50))
+                .build()) {
             assertThatThrownBy(() -> redlock.tryAcquire("", Duration.ofSeconds(1)))
-                    .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("resource must not be empty");
+                    .isInstanceOf(IllegalArgumentException.class)
+                    .hasMessageContaining("resource must not be empty");
             assertThatThrownBy(() -> redlock.tryAcquire(null, Duration.ofSeconds(1)))
-                    .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("resource must not be empty");
+                    .isInstanceOf(IllegalArgumentException.class)
+                    .hasMessageContaining("resource must not be empty");
             assertThatThrownBy(() -> redlock.tryAcquire("r", Duration.ofMillis(-5)))
-                    .isInstanceOf(IllegalArgumentException.class).hasMessage("ttl must be positive, was -5 ms");
+                    .isInstanceOf(IllegalArgumentException.class)
+                    .hasMessage("ttl must be positive, was -5 ms");
             assertThatThrownBy(() -> redlock.tryAcquire("r", Duration.ofMillis(120)))
                     .isInstanceOf(IllegalArgumentException.class)
-                    .hasMessage("ttl must be longer than 3 x nodeTimeout (150 ms), was 120 ms: raise the ttl or lower nodeTimeout");
+                    .hasMessage(
+                            "ttl must be longer than 3 x nodeTimeout (150 ms), was 120 ms: raise the ttl or lower nodeTimeout");
             assertThatThrownBy(() -> redlock.acquire("r", Duration.ofSeconds(1), Duration.ofMillis(-1)))
-                    .isInstanceOf(IllegalArgumentException.class).hasMessage("maxWait must not be negative, was -1 ms");
+                    .isInstanceOf(IllegalArgumentException.class)
+                    .hasMessage("maxWait must not be negative, was -1 ms");
         }
     }
 }

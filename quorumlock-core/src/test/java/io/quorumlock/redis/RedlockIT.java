@@ -56,13 +56,15 @@ class RedlockIT {
 
     private static String valueOn(int node, String key) {
         RedisServer server = redis.get(node);
-        try (Jedis jedis = new Jedis(server.host(), server.port(), 1000)) {
+        try (Jedis jedis = server.connect(Duration.ofMillis(1000))) {
             return jedis.get(key);
         }
     }
 
     private static long holders(int nodes, String key) {
-        return java.util.stream.IntStream.range(0, nodes).filter(i -> valueOn(i, key) != null).count();
+        return java.util.stream.IntStream.range(0, nodes)
+                .filter(i -> valueOn(i, key) != null)
+                .count();
     }
 
     // ---- the article's two tests --------------------------------------------------------------------
@@ -155,7 +157,8 @@ class RedlockIT {
         while (System.nanoTime() < end) {
             assertThat(lease.extend(Duration.ofMillis(400))).isTrue();
             assertThat(client(3).tryAcquire("r", Duration.ofMillis(400))).isEmpty();
-            TestTime.await(Duration.ofSeconds(1), () -> lease.remaining().toMillis() < 250, "a third of the lease to pass");
+            TestTime.await(
+                    Duration.ofSeconds(1), () -> lease.remaining().toMillis() < 250, "a third of the lease to pass");
         }
         assertThat(lease.isValid()).isTrue();
         assertThat(holders(3, "r")).isEqualTo(3);
@@ -166,7 +169,9 @@ class RedlockIT {
         Lease first = client(3).tryAcquire("r", Duration.ofMillis(300)).orElseThrow();
         Redlock other = client(3);
         List<Lease> taken = new ArrayList<>();
-        TestTime.await(Duration.ofSeconds(3), () -> other.tryAcquire("r", TTL).map(taken::add).isPresent(),
+        TestTime.await(
+                Duration.ofSeconds(3),
+                () -> other.tryAcquire("r", TTL).map(taken::add).isPresent(),
                 "the expired lock to be taken");
         assertThat(first.isValid()).isFalse();
         assertThat(taken.get(0).isValid()).isTrue();
@@ -214,6 +219,7 @@ class RedlockIT {
                             int read = counter[0];
                             Thread.yield();
                             counter[0] = read + 1;
+                            assertThat(lease.isValid()).isTrue();
                         }
                     }
                     return null;
@@ -234,7 +240,8 @@ class RedlockIT {
     void withLockReportsLeaseLostWhenTheMajorityFreezes() {
         Redlock redlock = client(3);
         long start = System.nanoTime();
-        LeaseLostException e = org.junit.jupiter.api.Assertions.assertThrows(LeaseLostException.class,
+        LeaseLostException e = org.junit.jupiter.api.Assertions.assertThrows(
+                LeaseLostException.class,
                 () -> redlock.withLock("r", Duration.ofMillis(600), WAIT, () -> {
                     redis.get(0).pause();
                     redis.get(1).pause();
@@ -264,7 +271,8 @@ class RedlockIT {
 
     @Test
     void aClockJumpOnOneNodeExpiresOnlyThatNodesKey() {
-        Assumptions.assumeTrue(RedisServer.clockControlAvailable(),
+        Assumptions.assumeTrue(
+                RedisServer.clockControlAvailable(),
                 () -> RedisServer.clockControlUnavailableReason().orElse("clock control unavailable"));
         Lease lease = client(3).tryAcquire("r", Duration.ofSeconds(60)).orElseThrow();
         TestTime.await(Duration.ofSeconds(2), () -> holders(3, "r") == 3, "all three grants to land");
@@ -275,7 +283,8 @@ class RedlockIT {
         // Two of three still vote for the holder: the lease extends, but node 2 is free for anyone.
         assertThat(lease.extend(Duration.ofSeconds(60))).isTrue();
         assertThat(client(3).tryAcquire("r", Duration.ofSeconds(60))).isEmpty();
-        TestTime.await(Duration.ofSeconds(2), () -> valueOn(2, "r") == null, "the failed attempt to release node 2 again");
+        TestTime.await(
+                Duration.ofSeconds(2), () -> valueOn(2, "r") == null, "the failed attempt to release node 2 again");
     }
 
     @Test

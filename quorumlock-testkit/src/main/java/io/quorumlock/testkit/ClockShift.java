@@ -76,7 +76,8 @@ final class ClockShift {
         }
         try {
             byte[] source = readSource();
-            Path target = KitCache.dir(env).resolve("clockshift-" + sha256(source).substring(0, 16) + ".so");
+            Path target =
+                    KitCache.dir(env).resolve("clockshift-" + sha256(source).substring(0, 16) + ".so");
             if (target.toString().matches(".*[\\s:].*")) {
                 return unavailable("the cache directory " + target.getParent() + " contains a space or a colon,"
                         + " which LD_PRELOAD cannot take: set " + KitCache.CACHE_ENV + " to another directory");
@@ -99,10 +100,11 @@ final class ClockShift {
         Path sourceFile = Files.createTempFile("quorumlock-clockshift-", ".c");
         try {
             Files.write(sourceFile, source);
-            List<String> command = List.of(gcc.toString(), "-shared", "-fPIC", "-O2", "-o", output.toString(),
-                    sourceFile.toString());
+            List<String> command =
+                    List.of(gcc.toString(), "-shared", "-fPIC", "-O2", "-o", output.toString(), sourceFile.toString());
             log.info("Building the clock-shift library: {}", String.join(" ", command));
-            Process process = new ProcessBuilder(command).redirectErrorStream(true).start();
+            Process process =
+                    new ProcessBuilder(command).redirectErrorStream(true).start();
             process.getOutputStream().close();
             Duration timeout = TestTime.scaled(BUILD_TIMEOUT);
             if (!process.waitFor(timeout.toMillis(), TimeUnit.MILLISECONDS)) {

@@ -18,15 +18,14 @@ final class KitCache {
     /** Returns {@code $QUORUMLOCK_CACHE}, else {@code ~/.cache/quorumlock}, creating it if needed. */
     static Path dir(Map<String, String> env) {
         String configured = env.get(CACHE_ENV);
-        Path dir =
-                configured != null && !configured.isBlank()
-                        ? Path.of(configured)
-                        : Path.of(System.getProperty("user.home"), ".cache", "quorumlock");
+        Path dir = configured != null && !configured.isBlank()
+                ? Path.of(configured)
+                : Path.of(System.getProperty("user.home"), ".cache", "quorumlock");
         try {
             return Files.createDirectories(dir);
         } catch (IOException e) {
-            throw new UncheckedIOException("Cannot create the cache directory " + dir
-                    + " (set " + CACHE_ENV + " to a writable directory)", e);
+            throw new UncheckedIOException(
+                    "Cannot create the cache directory " + dir + " (set " + CACHE_ENV + " to a writable directory)", e);
         }
     }
 

@@ -8,7 +8,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Comparator;
 import java.util.List;
-import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
@@ -20,8 +20,10 @@ final class Processes {
 
     private static final Logger log = LoggerFactory.getLogger(Processes.class);
 
-    /** Live processes and the directory to delete once each is gone. */
-    private static final Map<Process, Path> live = new ConcurrentHashMap<>();
+    /** Live processes, killed at exit. */
+    private static final Set<Process> live = ConcurrentHashMap.newKeySet();
+    /** Node directories not yet deleted, deleted at exit: also those of nodes stopped but not closed. */
+    private static final Set<Path> dirs = ConcurrentHashMap.newKeySet();
 
     static {
         Runtime.getRuntime().addShutdownHook(new Thread(Processes::killAll, "quorumlock-redis-killer"));
@@ -31,23 +33,25 @@ final class Processes {
 
     /** Registers a process to be killed (SIGKILL) when the JVM exits, and its directory to be deleted then. */
     static void register(Process process, Path dir) {
-        live.put(process, dir);
+        live.add(process);
+        dirs.add(dir);
     }
 
     private static void killAll() {
-        live.keySet().forEach(Process::destroyForcibly);
-        live.forEach((process, dir) -> {
+        live.forEach(Process::destroyForcibly);
+        live.forEach(process -> {
             try {
                 process.waitFor(1, TimeUnit.SECONDS);
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
             }
-            deleteTree(dir);
         });
+        dirs.forEach(Processes::deleteTree);
     }
 
     /** Deletes a file or a directory with everything in it; logs a failure rather than throwing it. */
     static void deleteTree(Path root) {
+        dirs.remove(root);
         if (!Files.exists(root)) {
             return;
         }
@@ -65,8 +69,8 @@ final class Processes {
         process.destroyForcibly();
         try {
             if (!process.waitFor(timeout.toMillis(), TimeUnit.MILLISECONDS)) {
-                throw new IllegalStateException("Process " + process.pid() + " still runs "
-                        + timeout.toMillis() + " ms after SIGKILL");
+                throw new IllegalStateException(
+                        "Process " + process.pid() + " still runs " + timeout.toMillis() + " ms after SIGKILL");
             }
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
@@ -138,7 +142,9 @@ final class Processes {
         try {
             byte[] bytes = Files.exists(file) ? Files.readAllBytes(file) : new byte[0];
             int start = (int) Math.min(from, bytes.length);
-            List<String> all = new String(bytes, start, bytes.length - start, StandardCharsets.UTF_8).lines().toList();
+            List<String> all = new String(bytes, start, bytes.length - start, StandardCharsets.UTF_8)
+                    .lines()
+                    .toList();
             return String.join("\n", all.subList(Math.max(0, all.size() - lines), all.size()));
         } catch (IOException e) {
             return "(cannot read " + file + ": " + e + ")";

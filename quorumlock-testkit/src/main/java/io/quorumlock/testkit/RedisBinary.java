@@ -27,8 +27,7 @@ final class RedisBinary {
     /** Resolves the binary for this JVM once; a failure is thrown again on every call. */
     static synchronized Path path() {
         if (resolved == null) {
-            resolved = resolve(System.getenv(), System.getProperty("os.name"),
-                    System.getProperty("os.arch"));
+            resolved = resolve(System.getenv(), System.getProperty("os.name"), System.getProperty("os.arch"));
         }
         return resolved;
     }
@@ -51,9 +50,11 @@ final class RedisBinary {
         if (isLinuxX86(osName, osArch)) {
             return extractEmbedded(KitCache.dir(env));
         }
-        throw new IllegalStateException("No redis-server found: it is not on the PATH, and the embedded binary only runs on"
-                + " Linux x86-64 (this is " + osName + " " + osArch + "). Install redis-server or set " + BINARY_ENV
-                + " to its path.");
+        throw new IllegalStateException(
+                "No redis-server found: it is not on the PATH, and the embedded binary only runs on"
+                        + " Linux x86-64 (this is " + osName + " " + osArch + "). Install redis-server or set "
+                        + BINARY_ENV
+                        + " to its path.");
     }
 
     /** The first executable file named {@code program} in the directories of a PATH value. */

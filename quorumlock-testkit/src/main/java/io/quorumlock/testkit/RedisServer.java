@@ -369,14 +369,21 @@ public final class RedisServer implements AutoCloseable {
             }
             log.debug("Port {} was taken before the Redis node could bind it; trying another", port);
         }
-        throw new IllegalStateException("Redis node could not bind a free port in " + PORT_ATTEMPTS + " attempts\n"
-                + launchOutput());
+        throw new IllegalStateException(
+                "Redis node could not bind a free port in " + PORT_ATTEMPTS + " attempts\n" + launchOutput());
     }
 
     private Launch launch() {
-        List<String> command = new ArrayList<>(List.of(binary.toString(),
-                "--port", Integer.toString(port), "--bind", HOST, "--save", "",
-                "--appendonly", persistent ? "yes" : "no"));
+        List<String> command = new ArrayList<>(List.of(
+                binary.toString(),
+                "--port",
+                Integer.toString(port),
+                "--bind",
+                HOST,
+                "--save",
+                "",
+                "--appendonly",
+                persistent ? "yes" : "no"));
         if (persistent) {
             command.addAll(List.of("--appendfsync", "always"));
         } else {
@@ -404,8 +411,13 @@ public final class RedisServer implements AutoCloseable {
         try {
             Launch result = awaitReady();
             if (result == Launch.READY) {
-                log.debug("Started Redis {} node {} (pid {}, persistent: {}, dir {})",
-                        version, uri(), process.pid(), persistent, dir);
+                log.debug(
+                        "Started Redis {} node {} (pid {}, persistent: {}, dir {})",
+                        version,
+                        uri(),
+                        process.pid(),
+                        persistent,
+                        dir);
             } else {
                 stop();
             }
@@ -490,13 +502,23 @@ public final class RedisServer implements AutoCloseable {
         }
     }
 
-    private Jedis connect(Duration timeout) {
+    /**
+     * Opens a new connection to this node, for tests that look at or change its data directly.
+     * The caller closes it.
+     *
+     * @param timeout the connect and socket timeout, not scaled
+     * @return a Jedis connection (RESP2, sends nothing until the first command)
+     */
+    public Jedis connect(Duration timeout) {
         int millis = (int) Math.min(Integer.MAX_VALUE, timeout.toMillis());
-        return new Jedis(HOST, port, DefaultJedisClientConfig.builder()
-                .timeoutMillis(millis)
-                .autoNegotiateProtocol(false)
-                .clientSetInfoConfig(ClientSetInfoConfig.DISABLED)
-                .build());
+        return new Jedis(
+                HOST,
+                port,
+                DefaultJedisClientConfig.builder()
+                        .timeoutMillis(millis)
+                        .autoNegotiateProtocol(false)
+                        .clientSetInfoConfig(ClientSetInfoConfig.DISABLED)
+                        .build());
     }
 
     private static String infoField(String info, String name) {
@@ -509,8 +531,8 @@ public final class RedisServer implements AutoCloseable {
 
     /** What the node wrote to its log and to stdout/stderr since it was last launched. */
     private String launchOutput() {
-        return "--- " + logFile() + " (end) ---\n" + Processes.tail(logFile(), logMark, LOG_TAIL_LINES)
-                + "\n--- " + outFile() + " (end) ---\n" + Processes.tail(outFile(), outMark, LOG_TAIL_LINES);
+        return "--- " + logFile() + " (end) ---\n" + Processes.tail(logFile(), logMark, LOG_TAIL_LINES) + "\n--- "
+                + outFile() + " (end) ---\n" + Processes.tail(outFile(), outMark, LOG_TAIL_LINES);
     }
 
     private Path logFile() {

@@ -39,8 +39,7 @@ public final class TestTime {
                     TIME_SCALE_PROPERTY + " must be a positive number, was '" + value + "'", e);
         }
         if (!(scale > 0) || Double.isInfinite(scale)) {
-            throw new IllegalArgumentException(
-                    TIME_SCALE_PROPERTY + " must be a positive number, was '" + value + "'");
+            throw new IllegalArgumentException(TIME_SCALE_PROPERTY + " must be a positive number, was '" + value + "'");
         }
         return scale;
     }
@@ -78,8 +77,7 @@ public final class TestTime {
         long pollNanos = Duration.ofMillis(1).toNanos();
         while (!condition.getAsBoolean()) {
             if (System.nanoTime() - deadline >= 0) {
-                throw new AssertionError(
-                        "Timed out after " + limit.toMillis() + " ms waiting for " + what);
+                throw new AssertionError("Timed out after " + limit.toMillis() + " ms waiting for " + what);
             }
             try {
                 Thread.sleep(pollNanos / 1_000_000, (int) (pollNanos % 1_000_000));

@@ -1,7 +1,5 @@
 package io.quorumlock.testkit;
 
-import redis.clients.jedis.ClientSetInfoConfig;
-import redis.clients.jedis.DefaultJedisClientConfig;
 import redis.clients.jedis.Jedis;
 
 /** Plain Jedis connections to test nodes, and process checks. */
@@ -15,11 +13,7 @@ final class Clients {
 
     /** A connection with this connect and socket timeout; it sends nothing until the first command. */
     static Jedis connect(RedisServer node, int timeoutMillis) {
-        return new Jedis(node.host(), node.port(), DefaultJedisClientConfig.builder()
-                .timeoutMillis(timeoutMillis)
-                .autoNegotiateProtocol(false)
-                .clientSetInfoConfig(ClientSetInfoConfig.DISABLED)
-                .build());
+        return node.connect(java.time.Duration.ofMillis(timeoutMillis));
     }
 
     static boolean processGone(long pid) {

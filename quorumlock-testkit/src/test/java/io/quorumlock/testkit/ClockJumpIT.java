@@ -20,7 +20,9 @@ class ClockJumpIT {
 
     @BeforeEach
     void requireClockControl() {
-        assumeTrue(RedisServer.clockControlAvailable(), () -> RedisServer.clockControlUnavailableReason().orElse(""));
+        assumeTrue(
+                RedisServer.clockControlAvailable(),
+                () -> RedisServer.clockControlUnavailableReason().orElse(""));
     }
 
     /** How far the node's TIME is ahead of this JVM's clock, in seconds. */

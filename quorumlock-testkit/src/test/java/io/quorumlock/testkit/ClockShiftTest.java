@@ -31,7 +31,8 @@ class ClockShiftTest {
     void needsLinux() {
         ClockShift.Build build = ClockShift.tryBuild(Map.of(KitCache.CACHE_ENV, cache.toString()), "Mac OS X");
 
-        assertThat(build.unavailableReason()).hasValueSatisfying(reason -> assertThat(reason).contains("Linux"));
+        assertThat(build.unavailableReason())
+                .hasValueSatisfying(reason -> assertThat(reason).contains("Linux"));
     }
 
     @Test

@@ -19,7 +19,8 @@ class RedisBinaryTest {
 
     @Test
     void anEnvironmentVariableNamingNoFileIsAClearError() {
-        Map<String, String> env = Map.of(RedisBinary.BINARY_ENV, temp.resolve("missing").toString());
+        Map<String, String> env =
+                Map.of(RedisBinary.BINARY_ENV, temp.resolve("missing").toString());
         assertThatThrownBy(() -> RedisBinary.resolve(env, "Linux", "amd64"))
                 .isInstanceOf(IllegalStateException.class)
                 .hasMessageContaining("QUORUMLOCK_REDIS_SERVER")
@@ -30,8 +31,11 @@ class RedisBinaryTest {
     void theEnvironmentVariableWinsOverThePath() throws Exception {
         Path chosen = executable(temp.resolve("chosen"));
         Path onPath = executable(Files.createDirectory(temp.resolve("bin")).resolve("redis-server"));
-        Map<String, String> env =
-                Map.of(RedisBinary.BINARY_ENV, chosen.toString(), "PATH", onPath.getParent().toString());
+        Map<String, String> env = Map.of(
+                RedisBinary.BINARY_ENV,
+                chosen.toString(),
+                "PATH",
+                onPath.getParent().toString());
         assertThat(RedisBinary.resolve(env, "Linux", "amd64")).isEqualTo(chosen);
     }
 
@@ -48,14 +52,19 @@ class RedisBinaryTest {
 
         Path binary = RedisBinary.resolve(env, "Linux", "amd64");
 
-        assertThat(binary).isEqualTo(temp.resolve(RedisBinary.EMBEDDED_RESOURCE)).isExecutable();
+        assertThat(binary)
+                .isEqualTo(temp.resolve(RedisBinary.EMBEDDED_RESOURCE))
+                .isExecutable();
         assertThat(RedisBinary.resolve(env, "Linux", "amd64")).isEqualTo(binary); // cached
         try (var files = Files.list(temp)) {
             assertThat(files).containsExactly(binary); // no temporary file left
         }
-        Process version = new ProcessBuilder(binary.toString(), "--version").redirectErrorStream(true).start();
+        Process version = new ProcessBuilder(binary.toString(), "--version")
+                .redirectErrorStream(true)
+                .start();
         assertThat(version.waitFor(10, TimeUnit.SECONDS)).isTrue();
-        assertThat(new String(version.getInputStream().readAllBytes(), StandardCharsets.UTF_8)).contains("v=6.2");
+        assertThat(new String(version.getInputStream().readAllBytes(), StandardCharsets.UTF_8))
+                .contains("v=6.2");
     }
 
     @Test

@@ -38,7 +38,8 @@ class RedisServerIT {
         assertThat(node.isPaused()).isFalse();
         assertThat(node.version()).matches("\\d+\\.\\d+\\.\\d+");
         assertThat(dir.getFileName().toString()).startsWith("quorumlock-redis-");
-        assertThat(Files.readSymbolicLink(Path.of("/proc", Long.toString(pid), "cwd"))).isEqualTo(dir);
+        assertThat(Files.readSymbolicLink(Path.of("/proc", Long.toString(pid), "cwd")))
+                .isEqualTo(dir);
 
         node.stop();
         assertThat(Clients.processGone(pid)).isTrue();
@@ -52,7 +53,9 @@ class RedisServerIT {
         assertThat(Clients.processGone(secondPid)).isTrue();
         assertThat(dir).doesNotExist();
         node.close(); // idempotent
-        assertThatThrownBy(node::startAgain).isInstanceOf(IllegalStateException.class).hasMessageContaining("closed");
+        assertThatThrownBy(node::startAgain)
+                .isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("closed");
     }
 
     @Test
@@ -61,8 +64,10 @@ class RedisServerIT {
         if (configured != null && !configured.isBlank()) {
             assertThat(RedisServer.binary()).isEqualTo(Path.of(configured));
         }
-        try (RedisServer node = RedisServer.start(); Jedis jedis = Clients.connect(node)) {
-            assertThat(jedis.info("server")).contains("executable:" + RedisServer.binary().toAbsolutePath());
+        try (RedisServer node = RedisServer.start();
+                Jedis jedis = Clients.connect(node)) {
+            assertThat(jedis.info("server"))
+                    .contains("executable:" + RedisServer.binary().toAbsolutePath());
             log.info("Testing with redis-server {} from {}", node.version(), RedisServer.binary());
         }
     }
@@ -126,7 +131,9 @@ class RedisServerIT {
                     })
                     .isInstanceOf(JedisConnectionException.class)
                     .hasRootCauseInstanceOf(SocketTimeoutException.class);
-            assertThatThrownBy(node::flushAll).isInstanceOf(IllegalStateException.class).hasMessageContaining("paused");
+            assertThatThrownBy(node::flushAll)
+                    .isInstanceOf(IllegalStateException.class)
+                    .hasMessageContaining("paused");
 
             node.resume();
             assertThat(node.isPaused()).isFalse();
@@ -153,7 +160,8 @@ class RedisServerIT {
 
     @Test
     void flushAllDeletesEveryKey() {
-        try (RedisServer node = RedisServer.start(); Jedis jedis = Clients.connect(node)) {
+        try (RedisServer node = RedisServer.start();
+                Jedis jedis = Clients.connect(node)) {
             jedis.set("a", "1");
             jedis.set("b", "2");
             node.flushAll();
@@ -170,7 +178,8 @@ class RedisServerIT {
             } else {
                 assertThatThrownBy(() -> node.jumpClock(Duration.ofMinutes(1)))
                         .isInstanceOf(IllegalStateException.class)
-                        .hasMessageContaining(RedisServer.clockControlUnavailableReason().orElseThrow());
+                        .hasMessageContaining(
+                                RedisServer.clockControlUnavailableReason().orElseThrow());
             }
         }
     }
@@ -224,7 +233,8 @@ class RedisServerIT {
                 System.setProperty(TestTime.TIME_SCALE_PROPERTY, saved);
             }
         }
-        assertThat(Clients.processGone(Long.parseLong(Files.readString(pidFile).trim()))).isTrue();
+        assertThat(Clients.processGone(Long.parseLong(Files.readString(pidFile).trim())))
+                .isTrue();
     }
 
     private static Path script(Path dir, String body) throws Exception {

@@ -44,7 +44,8 @@ class RedisServersExtensionIT {
     @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
     static class ThreeNodes {
         @RegisterExtension
-        static final RedisServersExtension redis = RedisServersExtension.nodes(3).persistent();
+        static final RedisServersExtension redis =
+                RedisServersExtension.nodes(3).persistent();
 
         static final List<Long> pids = new CopyOnWriteArrayList<>();
         static final List<String> dirs = new ArrayList<>();

@@ -56,7 +56,8 @@ class RedisServersIT {
         nodes.get(1).stop();
         nodes.close();
         assertThat(Clients.processGone(pausedPid)).isTrue();
-        assertThat(nodes.servers()).allMatch(node -> !node.isRunning() && !node.dir().toFile().exists());
+        assertThat(nodes.servers())
+                .allMatch(node -> !node.isRunning() && !node.dir().toFile().exists());
     }
 
     @Test

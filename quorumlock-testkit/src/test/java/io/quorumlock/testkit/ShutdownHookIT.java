@@ -15,8 +15,8 @@ class ShutdownHookIT {
     @Test
     void aJvmThatIsInterruptedLeavesNoNodeBehind() throws Exception {
         Path java = Path.of(System.getProperty("java.home"), "bin", "java");
-        Process demo = new ProcessBuilder(java.toString(), "-cp", System.getProperty("java.class.path"),
-                        Demo.class.getName())
+        Process demo = new ProcessBuilder(
+                        java.toString(), "-cp", System.getProperty("java.class.path"), Demo.class.getName())
                 .redirectError(ProcessBuilder.Redirect.INHERIT)
                 .start();
         long pid;
@@ -30,7 +30,8 @@ class ShutdownHookIT {
 
         demo.destroy(); // SIGTERM, which runs shutdown hooks as Ctrl-C's SIGINT does
 
-        assertThat(demo.waitFor(TestTime.scaled(Duration.ofSeconds(20)).toMillis(), TimeUnit.MILLISECONDS)).isTrue();
+        assertThat(demo.waitFor(TestTime.scaled(Duration.ofSeconds(20)).toMillis(), TimeUnit.MILLISECONDS))
+                .isTrue();
         TestTime.await(Duration.ofSeconds(5), () -> Clients.processGone(pid), "redis-server " + pid + " to be gone");
         assertThat(dir).doesNotExist();
     }

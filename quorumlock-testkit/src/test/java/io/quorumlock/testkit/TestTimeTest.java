@@ -43,7 +43,8 @@ class TestTimeTest {
     @Test
     void rejectsAScaleThatIsNotPositive() {
         System.setProperty(TestTime.TIME_SCALE_PROPERTY, "0");
-        assertThatThrownBy(TestTime::scale).isInstanceOf(IllegalArgumentException.class)
+        assertThatThrownBy(TestTime::scale)
+                .isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("quorumlock.test.timeScale");
         System.setProperty(TestTime.TIME_SCALE_PROPERTY, "fast");
         assertThatThrownBy(TestTime::scale).isInstanceOf(IllegalArgumentException.class);
