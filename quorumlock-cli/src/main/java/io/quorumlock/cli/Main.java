@@ -1,0 +1,84 @@
+package io.quorumlock.cli;
+
+import io.quorumlock.cli.demo.DemoCommand;
+import java.io.IOException;
+import java.io.InputStream;
+import java.util.Properties;
+import java.util.concurrent.Callable;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.HelpCommand;
+import picocli.CommandLine.IVersionProvider;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.ParameterException;
+import picocli.CommandLine.ParseResult;
+import picocli.CommandLine.ScopeType;
+import picocli.CommandLine.Spec;
+
+/**
+ * The {@code quorumlock} command line. Each subcommand is a class of its own, listed in {@link
+ * Command#subcommands()} below.
+ *
+ * <p>Exit codes: 0 when the command succeeded, 1 when it ran and failed, 2 for a usage error.
+ */
+@Command(
+        name = "quorumlock",
+        scope = ScopeType.INHERIT, // every subcommand gets --help and --version too
+        mixinStandardHelpOptions = true,
+        versionProvider = Main.Version.class,
+        description =
+                "Distributed locks over Redis (a single node or Redlock), and the evidence of what they guarantee.",
+        subcommands = {DemoCommand.class, HelpCommand.class})
+public final class Main implements Callable<Integer> {
+
+    /** The exit code of a command that ran and failed. */
+    public static final int FAILURE = 1;
+
+    @Spec
+    private CommandSpec spec;
+
+    /** Runs the command line and exits with its exit code. */
+    public static void main(String[] args) {
+        System.exit(commandLine().execute(args));
+    }
+
+    /** A fresh command line with the error handling of the CLI; for {@link #main} and for tests. */
+    public static CommandLine commandLine() {
+        return new CommandLine(new Main()).setExecutionExceptionHandler(Main::reportFailure);
+    }
+
+    /** Without a subcommand there is nothing to do: a usage error. */
+    @Override
+    public Integer call() {
+        throw new ParameterException(spec.commandLine(), "Missing command: try 'quorumlock demo'");
+    }
+
+    /** One line for a failure, rather than a stack trace; -v shows where it came from. */
+    private static int reportFailure(Exception failure, CommandLine command, ParseResult parsed) {
+        String message = failure.getMessage() == null ? failure.toString() : failure.getMessage();
+        command.getErr()
+                .println(command.getColorScheme()
+                        .errorText(command.getCommandSpec().qualifiedName() + ": " + message));
+        if (Verbosity.isVerbose()) {
+            failure.printStackTrace(command.getErr());
+        }
+        return FAILURE;
+    }
+
+    /** Reads the version Maven wrote into {@code version.properties}. */
+    static final class Version implements IVersionProvider {
+        @Override
+        public String[] getVersion() throws IOException {
+            Properties properties = new Properties();
+            try (InputStream in = Main.class.getResourceAsStream("version.properties")) {
+                if (in != null) {
+                    properties.load(in);
+                }
+            }
+            return new String[] {
+                "quorumlock " + properties.getProperty("version", "(unknown version)"),
+                "Java " + System.getProperty("java.version") + " (" + System.getProperty("java.vendor") + ")"
+            };
+        }
+    }
+}

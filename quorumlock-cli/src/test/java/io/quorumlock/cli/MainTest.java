@@ -1,0 +1,77 @@
+package io.quorumlock.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.util.stream.Stream;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.MethodSource;
+
+class MainTest {
+
+    static Stream<Arguments> badOptions() {
+        return Stream.of(
+                Arguments.of(new String[] {"demo", "--clients", "0"}, "--clients must be between 1 and 64, was 0"),
+                Arguments.of(new String[] {"demo", "--clients", "65"}, "--clients must be between 1 and 64, was 65"),
+                Arguments.of(new String[] {"demo", "--stock", "0"}, "--stock must be at least 1, was 0"),
+                Arguments.of(new String[] {"demo", "--duration", "-1s"}, "--duration must be positive, was -1.00 s"),
+                Arguments.of(new String[] {"demo", "--duration=0ms"}, "--duration must be positive, was 0.0 ms"),
+                Arguments.of(
+                        new String[] {"demo", "--duration", "soon"},
+                        "Invalid value for option '--duration': 'soon' is not a duration:"
+                                + " use a number and a unit, such as 500ms, 10s, 2m or 1h"),
+                Arguments.of(
+                        new String[] {"demo", "--stock", "many"},
+                        "Invalid value for option '--stock': 'many' is not an int"),
+                Arguments.of(new String[] {"demo", "--bogus"}, "Unknown option: '--bogus'"),
+                Arguments.of(new String[] {"nonsense"}, "Unmatched argument at index 0: 'nonsense'"),
+                Arguments.of(new String[] {}, "Missing command: try 'quorumlock demo'"));
+    }
+
+    @ParameterizedTest
+    @MethodSource("badOptions")
+    void aBadOptionGivesOneLineNamingItThenTheUsageAndExitCode2(String[] args, String error) {
+        CliRun run = CliRun.of(args);
+
+        assertThat(run.exitCode()).isEqualTo(2);
+        assertThat(run.firstErrorLine()).isEqualTo(error);
+        assertThat(run.err().lines().skip(1).filter(line -> line.startsWith("Usage: quorumlock")))
+                .isNotEmpty();
+        assertThat(run.out()).isEmpty();
+    }
+
+    @Test
+    void versionNamesTheProjectVersion() {
+        CliRun run = CliRun.of("--version");
+
+        assertThat(run.exitCode()).isZero();
+        assertThat(run.out()).startsWith("quorumlock ").doesNotContain("${").doesNotContain("unknown version");
+    }
+
+    @Test
+    void helpListsTheCommands() {
+        CliRun run = CliRun.of("--help");
+
+        assertThat(run.exitCode()).isZero();
+        assertThat(run.out()).contains("Usage: quorumlock").containsPattern("(?m)^\\s+demo\\s");
+    }
+
+    @Test
+    void demoHelpShowsTheOptionsWithTheirDefaults() {
+        CliRun run = CliRun.of("demo", "--help");
+
+        assertThat(run.exitCode()).isZero();
+        String help = run.out().replaceAll("\\s+", " "); // unwrapped
+        assertThat(help)
+                .contains(
+                        "--clients=N",
+                        "(default: 8,",
+                        "--stock=N",
+                        "(default: 2000)",
+                        "--duration=TIME",
+                        "(default: 10s)",
+                        "--seed=N",
+                        "--verbose");
+    }
+}
