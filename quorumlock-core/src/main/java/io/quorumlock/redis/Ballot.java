@@ -4,12 +4,12 @@ import io.quorumlock.NodeOutcome;
 import io.quorumlock.NodeOutcome.Vote;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.TimeUnit;
 import java.util.function.Predicate;
 
 /**
- * Counts the replies of one round (grant, extension or release) as they arrive, and lets the
- * caller wait until {@link QuorumMath#tally} says the outcome is certain or the deadline passes.
+ * Counts the replies of one round (grant, extension or release) as they arrive; {@link
+ * QuorumMath#tally} says when the outcome is certain. Replies may be recorded from other threads,
+ * also after the round was decided.
  */
 final class Ballot {
 
@@ -18,7 +18,7 @@ final class Ballot {
     private final NodeOutcome[] outcomes;
     private int yes;
     private int no;
-    private boolean deadlinePassed;
+    private boolean expired;
 
     /** {@code counts} says which votes count toward the quorum. */
     Ballot(List<String> nodes, Predicate<Vote> counts) {
@@ -28,34 +28,30 @@ final class Ballot {
     }
 
     synchronized void record(int node, NodeOutcome outcome) {
+        if (outcomes[node] != null) {
+            return;
+        }
         outcomes[node] = outcome;
         if (counts.test(outcome.vote())) {
             yes++;
         } else {
             no++;
         }
-        if (tally() != QuorumMath.Tally.OPEN || yes + no == outcomes.length) {
-            notifyAll();
-        }
     }
 
-    /**
-     * Waits until the outcome is certain or the deadline passes; returns the tally then. With
-     * {@code quorumOrAll}, a certain failure does not end the wait: it goes on until a quorum or
-     * every node has answered, so that clean-up on reachable nodes is done when it returns.
-     */
-    synchronized QuorumMath.Tally await(long deadlineNanos, boolean quorumOrAll) throws InterruptedException {
-        while (quorumOrAll
-                ? tally() != QuorumMath.Tally.QUORUM && yes + no < outcomes.length
-                : tally() == QuorumMath.Tally.OPEN) {
-            long left = deadlineNanos - System.nanoTime();
-            if (left <= 0) {
-                deadlinePassed = true;
-                break;
-            }
-            TimeUnit.NANOSECONDS.timedWait(this, left);
-        }
-        return tally();
+    /** A majority counted, or too few nodes left to reach one. */
+    synchronized boolean decided() {
+        return tally() != QuorumMath.Tally.OPEN;
+    }
+
+    /** A majority counted, or every node answered: clean-up may stop waiting. */
+    synchronized boolean settled() {
+        return tally() == QuorumMath.Tally.QUORUM || yes + no == outcomes.length;
+    }
+
+    /** The wait for this round ran into its deadline: nodes that have not answered timed out. */
+    synchronized void expire() {
+        expired = true;
     }
 
     synchronized int yes() {
@@ -76,7 +72,7 @@ final class Ballot {
             list.add(
                     outcomes[i] != null
                             ? outcomes[i]
-                            : deadlinePassed
+                            : expired
                                     ? new NodeOutcome(nodes.get(i), Vote.TIMED_OUT, "no reply within the node timeout")
                                     : new NodeOutcome(nodes.get(i), Vote.PENDING, ""));
         }

@@ -6,6 +6,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.function.Function;
 
 /** Reads a node's INFO and CONFIG and judges it against Redlock's assumptions. */
 final class NodeInspector {
@@ -14,21 +15,26 @@ final class NodeInspector {
 
     private NodeInspector() {}
 
-    static NodeCheck inspect(String name, RedisNode node) {
-        Map<String, String> info;
-        try {
-            info = parse(node.info("server") + "\n" + node.info("replication") + "\n" + node.info("cluster") + "\n"
-                    + node.info("persistence"));
-        } catch (RedisNode.NodeFailure e) {
-            return new NodeCheck(
-                    name,
-                    "unknown",
-                    Optional.empty(),
-                    "unknown",
-                    Verdict.ERROR,
-                    List.of(e.vote().description() + " (" + e.getMessage()
-                            + "): start the node or remove it from the list"));
+    /** Inspects one node; {@code query} sends one request and returns its reply or failure. */
+    static NodeCheck inspect(String name, Function<Request, Object> query) {
+        StringBuilder text = new StringBuilder();
+        for (String section : new String[] {"server", "replication", "cluster", "persistence"}) {
+            Object reply = query.apply(Request.info(section));
+            if (!(reply instanceof String info)) {
+                String why = reply instanceof Resp.Failure f
+                        ? f.vote().description() + " (" + f.detail() + ")"
+                        : "INFO refused (" + ((Resp.Error) reply).message() + ")";
+                return new NodeCheck(
+                        name,
+                        "unknown",
+                        Optional.empty(),
+                        "unknown",
+                        Verdict.ERROR,
+                        List.of(why + ": start the node or remove it from the list"));
+            }
+            text.append(info).append('\n');
         }
+        Map<String, String> info = parse(text.toString());
         List<String> errors = new ArrayList<>();
         List<String> warnings = new ArrayList<>();
         String role = info.getOrDefault("role", "unknown");
@@ -45,15 +51,16 @@ final class NodeInspector {
             warnings.add("has " + replicas + " connected replica(s): replication is asynchronous and adds no safety to "
                     + "Redlock; a failover can lose the lock. Use independent nodes without failover");
         }
-        String persistence = persistence(node, info, warnings);
+        String persistence = persistence(query, info, warnings);
         Verdict verdict = !errors.isEmpty() ? Verdict.ERROR : !warnings.isEmpty() ? Verdict.WARNING : Verdict.OK;
         errors.addAll(warnings);
         return new NodeCheck(name, role, Optional.ofNullable(info.get("run_id")), persistence, verdict, errors);
     }
 
-    private static String persistence(RedisNode node, Map<String, String> info, List<String> warnings) {
-        Optional<String> appendonly = node.config("appendonly");
-        Optional<String> fsync = node.config("appendfsync");
+    private static String persistence(
+            Function<Request, Object> query, Map<String, String> info, List<String> warnings) {
+        Optional<String> appendonly = config(query, "appendonly");
+        Optional<String> fsync = config(query, "appendfsync");
         if (appendonly.isEmpty()) {
             String aof = "1".equals(info.get("aof_enabled")) ? "aof, fsync unknown" : "unknown";
             warnings.add("persistence unknown (CONFIG is renamed or denied): make sure of appendonly yes and "
@@ -97,6 +104,13 @@ final class NodeInspector {
             result.add(new NodeCheck(c.node(), c.role(), c.runId(), c.persistence(), Verdict.ERROR, findings));
         }
         return result;
+    }
+
+    /** A CONFIG GET value; empty where CONFIG is renamed away or denied. */
+    private static Optional<String> config(Function<Request, Object> query, String name) {
+        return query.apply(Request.configGet(name)) instanceof List<?> pair && pair.size() == 2
+                ? Optional.of(String.valueOf(pair.get(1)))
+                : Optional.empty();
     }
 
     static Map<String, String> parse(String info) {

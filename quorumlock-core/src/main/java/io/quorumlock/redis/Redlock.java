@@ -17,8 +17,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
-import java.util.concurrent.CompletableFuture;
-import java.util.function.IntFunction;
 import java.util.function.Predicate;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -55,7 +53,7 @@ public final class Redlock implements AutoCloseable {
     /** On release, a node where the key is gone or is another owner's is as free as one that deleted it. */
     private static final Predicate<Vote> SETTLED = v -> v == Vote.YES || v == Vote.HELD_BY_OTHER;
 
-    private final List<NodeChannel> channels;
+    private final Transport transport;
     private final List<String> names;
     private final long nodeTimeoutNanos;
     private final Duration nodeTimeout;
@@ -63,29 +61,22 @@ public final class Redlock implements AutoCloseable {
     private final RetryPolicy retry;
     private final Ticker ticker;
     private final SecureRandom random = new SecureRandom();
-    private final Watchdog watchdog;
+    private final Watchdog watchdog = new Watchdog();
 
     Redlock(
-            List<RedisNode> nodes,
+            Transport transport,
             List<String> names,
             Duration nodeTimeout,
             double driftFactor,
             RetryPolicy retry,
-            int maxConnectionsPerNode,
             Ticker ticker) {
+        this.transport = transport;
+        this.names = List.copyOf(names);
         this.nodeTimeout = nodeTimeout;
         this.nodeTimeoutNanos = nodeTimeout.toNanos();
         this.driftFactor = driftFactor;
         this.retry = retry;
         this.ticker = ticker;
-        this.names = List.copyOf(names);
-        boolean inline = nodes.size() == 1;
-        List<NodeChannel> list = new ArrayList<>(nodes.size());
-        for (int i = 0; i < nodes.size(); i++) {
-            list.add(new NodeChannel(nodes.get(i), names.get(i), nodeTimeoutNanos, maxConnectionsPerNode, inline));
-        }
-        this.channels = List.copyOf(list);
-        this.watchdog = new Watchdog();
     }
 
     /** Starts the configuration of a lock. */
@@ -100,7 +91,7 @@ public final class Redlock implements AutoCloseable {
 
     /** How many yes votes a grant needs: N/2 + 1. */
     public int quorum() {
-        return QuorumMath.quorum(channels.size());
+        return QuorumMath.quorum(names.size());
     }
 
     /**
@@ -131,15 +122,15 @@ public final class Redlock implements AutoCloseable {
         long start = ticker.nanos();
         long budget = maxWait.toNanos();
         for (int attempts = 1; ; attempts++) {
-            Grant grant = attempt(resource, ttl);
-            if (grant.lease().isPresent()) {
-                return grant.lease().get();
+            Attempt attempt = attempt(resource, ttl);
+            if (attempt.lease().isPresent()) {
+                return attempt.lease().get();
             }
             long delay = retry.delayAfter(attempts).toNanos();
             long waited = ticker.nanos() - start;
             if (waited + delay > budget) {
                 throw new LockUnavailableException(
-                        resource, Duration.ofNanos(waited), attempts, grant.votes(), quorum(), grant.outcomes());
+                        resource, Duration.ofNanos(waited), attempts, attempt.votes(), quorum(), attempt.outcomes());
             }
             try {
                 Thread.sleep(delay / 1_000_000, (int) (delay % 1_000_000));
@@ -192,98 +183,163 @@ public final class Redlock implements AutoCloseable {
      * restart. Takes a few milliseconds per node; an unreachable node costs the node timeout.
      */
     public NodeCheckReport checkNodes() {
-        List<NodeCheck> checks = new ArrayList<>(channels.size());
-        for (NodeChannel channel : channels) {
-            checks.add(NodeInspector.inspect(channel.name(), channel.node()));
+        List<NodeCheck> checks = new ArrayList<>(names.size());
+        for (int i = 0; i < names.size(); i++) {
+            int node = i;
+            checks.add(NodeInspector.inspect(names.get(i), request -> query(node, request)));
         }
         return new NodeCheckReport(NodeInspector.flagSameServers(checks));
     }
 
-    /** Stops the watchdog and closes every connection, after in-flight releases had their node timeout. */
+    /** Stops the watchdog and closes every connection; deletes still owed an answer are left to the TTL. */
     @Override
     public void close() {
         watchdog.close();
-        for (NodeChannel channel : channels) {
-            channel.close();
-        }
+        transport.close();
     }
 
     // ---- one round of the algorithm --------------------------------------------------------------
 
     /** The result of one attempt: the lease if granted, and the evidence either way. */
-    record Grant(Optional<Lease> lease, int votes, List<NodeOutcome> outcomes) {}
+    record Attempt(Optional<Lease> lease, int votes, List<NodeOutcome> outcomes) {}
 
     /** The result of one extension round. */
     record Round(boolean held, int votes, List<NodeOutcome> outcomes) {}
 
-    Grant attempt(String resource, Duration ttl) {
+    Attempt attempt(String resource, Duration ttl) {
         String token = newToken();
         long ttlMillis = ttl.toMillis();
-        long start = ticker.nanos();
         Ballot ballot = new Ballot(names, GRANTED);
-        List<CompletableFuture<NodeOutcome>> grants =
-                send(ballot, i -> channels.get(i).send(node -> node.setIfAbsent(resource, token, ttlMillis)));
-        boolean interrupted = !await(ballot, false);
-        long now = ticker.nanos();
-        long validity = QuorumMath.validityNanos(ttlMillis * 1_000_000, now - start, driftFactor);
-        int yes = ballot.yes();
-        if (!interrupted && QuorumMath.isHeld(yes, channels.size(), validity)) {
+        Grant[] grants = new Grant[names.size()];
+        Transport.Lane lane = transport.borrow();
+        try {
+            long start = ticker.nanos();
+            Request set = Request.setIfAbsent(resource, token, ttlMillis);
+            for (int i = 0; i < grants.length; i++) {
+                grants[i] = new Grant(ballot, i, lane.link(i));
+                lane.link(i).send(set, grants[i]);
+            }
+            boolean interrupted = !await(lane, ballot, ballot::decided);
+            long now = ticker.nanos();
+            long validity = QuorumMath.validityNanos(ttlMillis * 1_000_000, now - start, driftFactor);
+            int yes = ballot.yes();
+            if (!interrupted && QuorumMath.isHeld(yes, grants.length, validity)) {
+                log.debug(
+                        "acquired '{}' with {} of {} votes, validity {} ms, token {}...",
+                        resource,
+                        yes,
+                        grants.length,
+                        validity / 1_000_000,
+                        token.substring(0, 8));
+                RedlockLease lease = new RedlockLease(this, resource, token, grants, validity, now + validity);
+                return new Attempt(Optional.of(lease), yes, ballot.outcomes());
+            }
+            release(lane, resource, token, grants);
+            if (interrupted) {
+                Thread.currentThread().interrupt();
+                throw new QuorumLockException("interrupted while acquiring '" + resource + "'");
+            }
+            // Read after the clean-up, which waited for the reachable nodes: the evidence is then complete.
+            List<NodeOutcome> outcomes = ballot.outcomes();
             log.debug(
-                    "acquired '{}' with {} of {} votes, validity {} ms, token {}...",
+                    "could not acquire '{}': {} of {} votes, {} needed, validity {} ms; {}",
                     resource,
                     yes,
-                    channels.size(),
+                    grants.length,
+                    quorum(),
                     validity / 1_000_000,
-                    token.substring(0, 8));
-            return new Grant(
-                    Optional.of(new RedlockLease(this, resource, token, grants, validity, now + validity)),
-                    yes,
-                    ballot.outcomes());
+                    outcomes);
+            return new Attempt(Optional.empty(), yes, outcomes);
+        } finally {
+            transport.giveBack(lane);
         }
-        release(resource, token, grants);
-        if (interrupted) {
-            Thread.currentThread().interrupt();
-            throw new QuorumLockException("interrupted while acquiring '" + resource + "'");
-        }
-        // Read after the clean-up, which waited for the reachable nodes: the evidence is then complete.
-        List<NodeOutcome> outcomes = ballot.outcomes();
-        log.debug(
-                "could not acquire '{}': {} of {} votes, {} needed, validity {} ms; {}",
-                resource,
-                yes,
-                channels.size(),
-                quorum(),
-                validity / 1_000_000,
-                outcomes);
-        return new Grant(Optional.empty(), yes, outcomes);
     }
 
     Round extend(RedlockLease lease, Duration ttl) {
         long ttlMillis = ttl.toMillis();
-        long start = ticker.nanos();
         Ballot ballot = new Ballot(names, GRANTED);
-        afterGrant(ballot, lease.grants(), node -> node.extendIfEquals(lease.resource(), lease.token(), ttlMillis));
-        boolean interrupted = !await(ballot, false);
-        long now = ticker.nanos();
-        long validity = QuorumMath.validityNanos(ttlMillis * 1_000_000, now - start, driftFactor);
-        boolean held = !interrupted && QuorumMath.isHeld(ballot.yes(), channels.size(), validity);
-        if (held) {
-            lease.extended(validity, now + validity);
+        Transport.Lane lane = transport.borrow();
+        try {
+            long start = ticker.nanos();
+            afterGrants(
+                    lane, lease.grants(), Request.extendIfEquals(lease.resource(), lease.token(), ttlMillis), ballot);
+            boolean interrupted = !await(lane, ballot, ballot::decided);
+            long now = ticker.nanos();
+            long validity = QuorumMath.validityNanos(ttlMillis * 1_000_000, now - start, driftFactor);
+            boolean held = !interrupted && QuorumMath.isHeld(ballot.yes(), names.size(), validity);
+            if (held) {
+                lease.extended(validity, now + validity);
+            }
+            if (interrupted) {
+                Thread.currentThread().interrupt();
+            }
+            return new Round(held, ballot.yes(), ballot.outcomes());
+        } finally {
+            transport.giveBack(lane);
         }
-        return new Round(held, ballot.yes(), ballot.outcomes());
+    }
+
+    /** Releases a lease; see {@link #release(Transport.Lane, String, String, Grant[])}. */
+    void release(String resource, String token, Grant[] grants) {
+        Transport.Lane lane = transport.borrow();
+        try {
+            release(lane, resource, token, grants);
+        } finally {
+            transport.giveBack(lane);
+        }
     }
 
     /**
-     * Deletes the key wherever it may hold the token, each node's delete sent after that node
-     * answered the grant (so a late yes is released too). Returns once a quorum of nodes is free
-     * again, or every node has answered, or the node timeout has passed; stragglers finish in
-     * the background.
+     * Deletes the key wherever it may hold the token; where a grant is still unanswered, the
+     * delete goes right behind it on its connection, so a late yes is released too. Returns once a majority of nodes is free again, or
+     * every node has answered, or the node timeout has passed; stragglers finish later.
      */
-    void release(String resource, String token, List<CompletableFuture<NodeOutcome>> grants) {
+    private void release(Transport.Lane lane, String resource, String token, Grant[] grants) {
         Ballot ballot = new Ballot(names, SETTLED);
-        afterGrant(ballot, grants, node -> node.deleteIfEquals(resource, token));
-        if (!await(ballot, true)) {
+        afterGrants(lane, grants, Request.deleteIfEquals(resource, token), ballot);
+        if (!await(lane, ballot, ballot::settled)) {
             Thread.currentThread().interrupt();
+        }
+    }
+
+    /** Sends {@code request} to each node that may hold the key (see {@link Grant#followUp}), counting in {@code ballot}. */
+    private static void afterGrants(Transport.Lane lane, Grant[] grants, Request request, Ballot ballot) {
+        for (int i = 0; i < grants.length; i++) {
+            int node = i;
+            grants[i].followUp(
+                    request,
+                    lane.link(i),
+                    (sent, reply, link) -> ballot.record(node, sent.outcome(link.node(), reply)),
+                    ballot);
+        }
+    }
+
+    /** Handles replies until {@code done} or the node timeout; false if interrupted. */
+    private boolean await(Transport.Lane lane, Ballot ballot, java.util.function.BooleanSupplier done) {
+        try {
+            if (!lane.await(done, System.nanoTime() + nodeTimeoutNanos)) {
+                ballot.expire();
+            }
+            return true;
+        } catch (InterruptedException e) {
+            return false;
+        }
+    }
+
+    /** One request to one node, answered or failed within the node timeout: for checks. */
+    private Object query(int node, Request request) {
+        Transport.Lane lane = transport.borrow();
+        try {
+            Object[] reply = new Object[1];
+            lane.link(node).send(request, (sent, value, link) -> reply[0] = value);
+            try {
+                lane.await(() -> reply[0] != null, System.nanoTime() + nodeTimeoutNanos);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+            return reply[0] != null ? reply[0] : new Resp.Failure(Vote.TIMED_OUT, "no reply within the node timeout");
+        } finally {
+            transport.giveBack(lane);
         }
     }
 
@@ -293,53 +349,6 @@ public final class Redlock implements AutoCloseable {
 
     void check(Duration ttl) {
         checkTtl(ttl);
-    }
-
-    Watchdog watchdog() {
-        return watchdog;
-    }
-
-    /**
-     * Sends {@code request} to each node once that node's grant is known. A node that never got
-     * the key answers for itself: held by another owner, or unreachable.
-     */
-    private void afterGrant(Ballot ballot, List<CompletableFuture<NodeOutcome>> grants, Predicate<RedisNode> request) {
-        send(
-                ballot,
-                i -> grants.get(i)
-                        .thenCompose(grant -> neverHeld(grant)
-                                ? CompletableFuture.completedFuture(
-                                        channels.get(i).outcome(grant.vote(), "never held the key"))
-                                : channels.get(i).send(request)));
-    }
-
-    /** The grant was refused, or never sent: this node cannot hold our token. */
-    private static boolean neverHeld(NodeOutcome grant) {
-        return grant.vote() == Vote.HELD_BY_OTHER || grant.vote() == Vote.UNREACHABLE;
-    }
-
-    private List<CompletableFuture<NodeOutcome>> send(
-            Ballot ballot, IntFunction<CompletableFuture<NodeOutcome>> request) {
-        List<CompletableFuture<NodeOutcome>> replies = new ArrayList<>(channels.size());
-        for (int i = 0; i < channels.size(); i++) {
-            int node = i;
-            // Later steps chain on the recorded reply, so the ballot has always counted a reply first.
-            replies.add(request.apply(i).thenApply(outcome -> {
-                ballot.record(node, outcome);
-                return outcome;
-            }));
-        }
-        return replies;
-    }
-
-    /** Waits for the ballot's outcome, at most the node timeout; false if interrupted. */
-    private boolean await(Ballot ballot, boolean quorumOrAll) {
-        try {
-            ballot.await(System.nanoTime() + nodeTimeoutNanos, quorumOrAll);
-            return true;
-        } catch (InterruptedException e) {
-            return false;
-        }
     }
 
     private String newToken() {
@@ -412,8 +421,10 @@ public final class Redlock implements AutoCloseable {
         }
 
         /**
-         * The most connections (and worker threads) kept per node, which bounds how many requests
-         * to one node run at once. The default is 8.
+         * The most connections kept per node, which is also how many threads can run a round at
+         * once; further callers wait up to the node timeout for one. The lock starts no threads of
+         * its own for I/O: the calling thread writes to the nodes and reads their replies. The
+         * default is 8.
          */
         public Builder maxConnectionsPerNode(int max) {
             this.maxConnectionsPerNode = max;
@@ -427,25 +438,20 @@ public final class Redlock implements AutoCloseable {
          */
         public Redlock build() {
             List<NodeAddress> addresses = validate();
-            List<RedisNode> nodes = new ArrayList<>(addresses.size());
-            for (NodeAddress address : addresses) {
-                nodes.add(new JedisNode(address, nodeTimeout, maxConnectionsPerNode));
-            }
-            return create(nodes, addresses, Ticker.SYSTEM);
+            return create(
+                    new NioTransport(addresses, nodeTimeout.toNanos(), maxConnectionsPerNode),
+                    addresses,
+                    Ticker.SYSTEM);
         }
 
-        /** Builds over given node implementations: for tests of the algorithm. */
-        Redlock build(List<RedisNode> nodes, Ticker ticker) {
-            List<NodeAddress> addresses = validate();
-            if (nodes.size() != addresses.size()) {
-                throw new IllegalArgumentException("one RedisNode per URI");
-            }
-            return create(nodes, addresses, ticker);
+        /** Builds over a given transport: for tests of the algorithm. */
+        Redlock build(Transport transport, Ticker ticker) {
+            return create(transport, validate(), ticker);
         }
 
-        private Redlock create(List<RedisNode> nodes, List<NodeAddress> addresses, Ticker ticker) {
+        private Redlock create(Transport transport, List<NodeAddress> addresses, Ticker ticker) {
             List<String> names = addresses.stream().map(NodeAddress::toString).toList();
-            return new Redlock(nodes, names, nodeTimeout, clockDriftFactor, retry, maxConnectionsPerNode, ticker);
+            return new Redlock(transport, names, nodeTimeout, clockDriftFactor, retry, ticker);
         }
 
         private List<NodeAddress> validate() {

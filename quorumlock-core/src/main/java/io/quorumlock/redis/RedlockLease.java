@@ -2,10 +2,7 @@ package io.quorumlock.redis;
 
 import io.quorumlock.Lease;
 import io.quorumlock.LeaseLostException;
-import io.quorumlock.NodeOutcome;
 import java.time.Duration;
-import java.util.List;
-import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 /** A lease granted by {@link Redlock}: its token, and each node's answer to the grant. */
@@ -14,19 +11,14 @@ final class RedlockLease implements Lease {
     private final Redlock redlock;
     private final String resource;
     private final String token;
-    private final List<CompletableFuture<NodeOutcome>> grants;
+    private final Grant[] grants;
     private final AtomicBoolean released = new AtomicBoolean();
     private volatile long validityNanos;
     private volatile long validUntilNanos;
     private volatile String lostReason;
 
     RedlockLease(
-            Redlock redlock,
-            String resource,
-            String token,
-            List<CompletableFuture<NodeOutcome>> grants,
-            long validityNanos,
-            long validUntilNanos) {
+            Redlock redlock, String resource, String token, Grant[] grants, long validityNanos, long validUntilNanos) {
         this.redlock = redlock;
         this.resource = resource;
         this.token = token;
@@ -100,7 +92,7 @@ final class RedlockLease implements Lease {
         return token;
     }
 
-    List<CompletableFuture<NodeOutcome>> grants() {
+    Grant[] grants() {
         return grants;
     }
 

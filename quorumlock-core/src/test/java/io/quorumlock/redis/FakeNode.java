@@ -10,10 +10,10 @@ import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * An in-memory node with fault switches, for fast tests of the algorithm. Keys expire by the
- * shared fake ticker. {@link #freeze()} makes calls block until {@link #thaw()}, after which
+ * shared fake ticker. {@link #freeze()} makes requests block until {@link #thaw()}, after which
  * they are applied and answered late, as a SIGSTOP'd Redis does.
  */
-final class FakeNode implements RedisNode {
+final class FakeNode {
 
     record Entry(String token, long expiresAt) {}
 
@@ -41,66 +41,46 @@ final class FakeNode implements RedisNode {
         return e == null || e.expiresAt() <= ticker.nanos() ? Optional.empty() : Optional.of(e.token());
     }
 
-    private void enter() {
+    /** Answers a request as Redis would: a RESP value, or a failure for a down or frozen node. */
+    synchronized Object handle(Request request) {
         calls.incrementAndGet();
         if (down) {
-            throw new NodeFailure(Vote.UNREACHABLE, "could not connect: connection refused");
+            return new Resp.Failure(Vote.UNREACHABLE, "could not connect: connection refused");
         }
         try {
             if (!frozen.await(10, TimeUnit.SECONDS)) {
-                throw new NodeFailure(Vote.TIMED_OUT, "frozen");
+                return new Resp.Failure(Vote.TIMED_OUT, "frozen");
             }
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
-            throw new NodeFailure(Vote.ERROR, "interrupted");
+            return new Resp.Failure(Vote.ERROR, "interrupted");
         }
         ticker.advance(latencyNanos);
-    }
-
-    @Override
-    public synchronized boolean setIfAbsent(String key, String token, long ttlMillis) {
-        enter();
-        if (tokenOf(key).isPresent()) {
-            return false;
+        String key = request.key();
+        boolean ours = tokenOf(key).filter(t -> t.equals(request.token())).isPresent();
+        switch (request.verb()) {
+            case SET_IF_ABSENT:
+                if (tokenOf(key).isPresent()) {
+                    return Resp.NIL;
+                }
+                keys.put(key, new Entry(request.token(), expiry(request)));
+                return "OK";
+            case DELETE_IF_EQUALS:
+                if (ours) {
+                    keys.remove(key);
+                }
+                return ours ? 1L : 0L;
+            case EXTEND_IF_EQUALS:
+                if (ours) {
+                    keys.put(key, new Entry(request.token(), expiry(request)));
+                }
+                return ours ? 1L : 0L;
+            default:
+                return new Resp.Error("ERR unknown command");
         }
-        keys.put(key, new Entry(token, ticker.nanos() + TimeUnit.MILLISECONDS.toNanos(ttlMillis)));
-        return true;
     }
 
-    @Override
-    public synchronized boolean deleteIfEquals(String key, String token) {
-        enter();
-        if (tokenOf(key).filter(token::equals).isEmpty()) {
-            return false;
-        }
-        keys.remove(key);
-        return true;
-    }
-
-    @Override
-    public synchronized boolean extendIfEquals(String key, String token, long ttlMillis) {
-        enter();
-        if (tokenOf(key).filter(token::equals).isEmpty()) {
-            return false;
-        }
-        keys.put(key, new Entry(token, ticker.nanos() + TimeUnit.MILLISECONDS.toNanos(ttlMillis)));
-        return true;
-    }
-
-    @Override
-    public String info(String section) {
-        enter();
-        return "";
-    }
-
-    @Override
-    public Optional<String> config(String name) {
-        enter();
-        return Optional.empty();
-    }
-
-    @Override
-    public void close() {
-        thaw();
+    private long expiry(Request request) {
+        return ticker.nanos() + TimeUnit.MILLISECONDS.toNanos(request.ttlMillis());
     }
 }

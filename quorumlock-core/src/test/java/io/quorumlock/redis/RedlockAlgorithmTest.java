@@ -41,10 +41,12 @@ class RedlockAlgorithmTest {
         Redlock.Builder builder = Redlock.builder()
                 .nodeTimeout(nodeTimeout)
                 .retry(RetryPolicy.jitteredBackoff(Duration.ofMillis(1), Duration.ofMillis(5)));
+        List<String> names = new ArrayList<>();
         for (int i = 0; i < n; i++) {
             builder.node("redis://node" + i + ":6379");
+            names.add("redis://node" + i + ":6379");
         }
-        Redlock redlock = builder.build(List.copyOf(nodes.subList(0, n)), clock);
+        Redlock redlock = builder.build(new FakeTransport(List.copyOf(nodes.subList(0, n)), names), clock);
         clients.add(redlock);
         return redlock;
     }
@@ -226,10 +228,10 @@ class RedlockAlgorithmTest {
 
     @Test
     void withLockReportsLeaseLostAndInterruptsTheWork() {
-        Redlock redlock = cluster(3, Duration.ofMillis(20), Ticker.SYSTEM);
+        Redlock redlock = cluster(3, Duration.ofMillis(100), Ticker.SYSTEM);
         LeaseLostException e = org.junit.jupiter.api.Assertions.assertThrows(
                 LeaseLostException.class,
-                () -> redlock.withLock("r", Duration.ofMillis(300), Duration.ZERO, () -> {
+                () -> redlock.withLock("r", Duration.ofMillis(600), Duration.ZERO, () -> {
                     nodes.get(0).down = true;
                     nodes.get(1).down = true; // the first extension cannot reach a quorum
                     Thread.sleep(TimeUnit.SECONDS.toMillis(10));
@@ -244,9 +246,9 @@ class RedlockAlgorithmTest {
 
     @Test
     void withLockKeepsTheLeaseAlivePastItsTtl() throws Exception {
-        Redlock redlock = cluster(3, Duration.ofMillis(20), Ticker.SYSTEM);
-        String result = redlock.withLock("r", Duration.ofMillis(300), Duration.ZERO, () -> {
-            long end = System.nanoTime() + 900 * MS; // three TTLs of work
+        Redlock redlock = cluster(3, Duration.ofMillis(100), Ticker.SYSTEM);
+        String result = redlock.withLock("r", Duration.ofMillis(600), Duration.ZERO, () -> {
+            long end = System.nanoTime() + 1800 * MS; // three TTLs of work
             while (System.nanoTime() < end) {
                 assertThat(holders("r")).isGreaterThanOrEqualTo(2);
                 Thread.sleep(10);

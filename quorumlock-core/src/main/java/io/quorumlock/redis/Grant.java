@@ -1,0 +1,46 @@
+package io.quorumlock.redis;
+
+import io.quorumlock.NodeOutcome;
+import io.quorumlock.NodeOutcome.Vote;
+
+/**
+ * One node's answer to a grant, which may come after the round was decided, and the link it was
+ * sent on. A later request for a node whose answer is still owed goes behind the grant on that
+ * same link, so that a delete never overtakes the SET it undoes, even on a frozen node.
+ */
+final class Grant implements Transport.ReplyHandler {
+
+    private final Ballot ballot;
+    private final int node;
+    private final Transport.Link link;
+    private volatile NodeOutcome outcome;
+
+    Grant(Ballot ballot, int node, Transport.Link link) {
+        this.ballot = ballot;
+        this.node = node;
+        this.link = link;
+    }
+
+    @Override
+    public void onReply(Request request, Object reply, Transport.Link from) {
+        NodeOutcome answer = request.outcome(from.node(), reply);
+        outcome = answer;
+        ballot.record(node, answer);
+    }
+
+    /**
+     * Sends a follow-up request for this node: on {@code current} if the grant was answered (or
+     * records the node as never having held the key, without a request), else right behind the
+     * grant on its own link.
+     */
+    void followUp(Request request, Transport.Link current, Transport.ReplyHandler handler, Ballot round) {
+        NodeOutcome answered = outcome;
+        if (answered == null) {
+            link.sendBehind(request, handler);
+        } else if (answered.vote() == Vote.HELD_BY_OTHER || answered.vote() == Vote.UNREACHABLE) {
+            round.record(node, new NodeOutcome(answered.node(), answered.vote(), "never held the key"));
+        } else {
+            current.send(request, handler);
+        }
+    }
+}

@@ -1,0 +1,150 @@
+package io.quorumlock.redis;
+
+import io.quorumlock.NodeOutcome.Vote;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.channels.SelectionKey;
+import java.nio.channels.Selector;
+import java.util.List;
+import java.util.concurrent.ConcurrentLinkedDeque;
+import java.util.concurrent.Semaphore;
+import java.util.concurrent.TimeUnit;
+import java.util.function.BooleanSupplier;
+
+/**
+ * The production transport: no thread of its own. A caller borrows a lane (one non-blocking
+ * connection per node and a selector), writes its requests, and reads the replies itself until
+ * its round is decided. Lanes are pooled, at most {@code maxLanes}: that many callers at once,
+ * and as many connections per node.
+ */
+final class NioTransport implements Transport {
+
+    private final List<NodeAddress> nodes;
+    private final long timeoutNanos;
+    private final Semaphore permits;
+    private final ConcurrentLinkedDeque<NioLane> idle = new ConcurrentLinkedDeque<>();
+    private final ConcurrentLinkedDeque<NioLane> all = new ConcurrentLinkedDeque<>();
+
+    NioTransport(List<NodeAddress> nodes, long timeoutNanos, int maxLanes) {
+        this.nodes = List.copyOf(nodes);
+        this.timeoutNanos = timeoutNanos;
+        this.permits = new Semaphore(maxLanes);
+    }
+
+    @Override
+    public Lane borrow() {
+        try {
+            if (!permits.tryAcquire(timeoutNanos, TimeUnit.NANOSECONDS)) {
+                return new RefusingLane(nodes, "not sent: all connections are busy; raise maxConnectionsPerNode");
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return new RefusingLane(nodes, "not sent: interrupted");
+        }
+        NioLane lane = idle.pollFirst();
+        if (lane == null) {
+            lane = new NioLane();
+            all.add(lane);
+        }
+        return lane;
+    }
+
+    @Override
+    public void giveBack(Lane lane) {
+        if (lane instanceof NioLane nio) {
+            idle.addFirst(nio); // most recently used first: its late replies are read soonest
+            permits.release();
+        }
+    }
+
+    @Override
+    public void close() {
+        for (NioLane lane : all) {
+            lane.close();
+        }
+    }
+
+    private final class NioLane implements Lane {
+        private final Selector selector;
+        private final RespLink[] links;
+
+        NioLane() {
+            try {
+                selector = Selector.open();
+            } catch (IOException e) {
+                throw new UncheckedIOException("cannot open a selector", e);
+            }
+            links = new RespLink[nodes.size()];
+            for (int i = 0; i < links.length; i++) {
+                links[i] = new RespLink(nodes.get(i), selector, timeoutNanos);
+            }
+        }
+
+        @Override
+        public Link link(int node) {
+            return links[node];
+        }
+
+        @Override
+        public boolean await(BooleanSupplier done, long deadlineNanos) throws InterruptedException {
+            while (!done.getAsBoolean()) {
+                long left = deadlineNanos - System.nanoTime();
+                if (left <= 0) {
+                    return false;
+                }
+                try {
+                    selector.select(Math.max(1, TimeUnit.NANOSECONDS.toMillis(left + 999_999)));
+                } catch (IOException e) {
+                    throw new UncheckedIOException("selector failed", e);
+                }
+                if (Thread.interrupted()) {
+                    throw new InterruptedException();
+                }
+                for (SelectionKey key : selector.selectedKeys()) {
+                    ((RespLink) key.attachment()).ready(key);
+                }
+                selector.selectedKeys().clear();
+            }
+            return true;
+        }
+
+        void close() {
+            for (RespLink link : links) {
+                link.close(Vote.ERROR, "client closed");
+            }
+            try {
+                selector.close();
+            } catch (IOException e) {
+                // closing anyway
+            }
+        }
+    }
+
+    /** A lane whose links answer at once that nothing was sent. */
+    private record RefusingLane(List<NodeAddress> nodes, String why) implements Lane, Link {
+        @Override
+        public Link link(int node) {
+            return new RefusingLane(List.of(nodes.get(node)), why);
+        }
+
+        @Override
+        public boolean await(BooleanSupplier done, long deadlineNanos) {
+            return done.getAsBoolean();
+        }
+
+        @Override
+        public String node() {
+            return nodes.get(0).toString();
+        }
+
+        @Override
+        public void send(Request request, ReplyHandler handler) {
+            handler.onReply(request, new Resp.Failure(Vote.UNREACHABLE, why), this);
+        }
+
+        @Override
+        public void sendBehind(Request request, ReplyHandler handler) {
+            send(request, handler);
+        }
+    }
+}

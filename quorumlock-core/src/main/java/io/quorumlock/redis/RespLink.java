@@ -1,0 +1,261 @@
+package io.quorumlock.redis;
+
+import io.quorumlock.NodeOutcome.Vote;
+import java.io.IOException;
+import java.net.ConnectException;
+import java.net.InetSocketAddress;
+import java.net.StandardSocketOptions;
+import java.nio.ByteBuffer;
+import java.nio.channels.SelectionKey;
+import java.nio.channels.Selector;
+import java.nio.channels.SocketChannel;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.List;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * A pipelined, non-blocking connection to one node. Requests are written at once and their
+ * handlers queued; replies are read by whoever waits on the lane's selector and handed to the
+ * handlers in order. It connects lazily and sets the connection up first (AUTH, SELECT, SCRIPT
+ * LOAD), holding requests back until the node has accepted the set-up. It never piles requests
+ * onto a node that owes a reply older than the node timeout: those are answered at once as not
+ * sent.
+ */
+final class RespLink implements Transport.Link {
+
+    private static final Logger log = LoggerFactory.getLogger(RespLink.class);
+
+    /**
+     * A sent request and who gets its reply. A null handler marks a set-up command, whose {@code
+     * withScript} then says whether requests were held back behind it.
+     */
+    private record Pending(Request request, Transport.ReplyHandler handler, long sentAt, boolean withScript) {}
+
+    private final NodeAddress address;
+    private final String name;
+    private final Selector selector;
+    private final long timeoutNanos;
+    private final long staleNanos;
+    private final ArrayDeque<Pending> pending = new ArrayDeque<>();
+    private SocketChannel channel;
+    private SelectionKey key;
+    private boolean connected;
+    /** AUTH and SELECT; requests wait in {@link #out} until the node has accepted them. */
+    private ByteBuffer setup = ByteBuffer.allocate(256);
+
+    private int setupOwed;
+    private ByteBuffer out = ByteBuffer.allocate(1024);
+    private ByteBuffer in = ByteBuffer.allocate(4096);
+
+    RespLink(NodeAddress address, Selector selector, long timeoutNanos) {
+        this.address = address;
+        this.name = address.toString();
+        this.selector = selector;
+        this.timeoutNanos = timeoutNanos;
+        // A reply owed this long means a frozen or lost node: drop the connection and start afresh.
+        this.staleNanos = Math.max(20 * timeoutNanos, 1_000_000_000L);
+    }
+
+    @Override
+    public String node() {
+        return name;
+    }
+
+    @Override
+    public void send(Request request, Transport.ReplyHandler handler) {
+        send(request, handler, false);
+    }
+
+    @Override
+    public void sendBehind(Request request, Transport.ReplyHandler handler) {
+        send(request, handler, true);
+    }
+
+    private synchronized void send(Request request, Transport.ReplyHandler handler, boolean behind) {
+        long now = System.nanoTime();
+        Pending oldest = pending.peek();
+        long owedFor = oldest == null ? 0 : now - oldest.sentAt();
+        if (owedFor > staleNanos) {
+            close(Vote.TIMED_OUT, "no reply within " + staleNanos / 1_000_000 + " ms; connection dropped");
+        } else if (!behind && owedFor > timeoutNanos) {
+            String why = "not sent: the node owes a reply for " + owedFor / 1_000_000 + " ms";
+            handler.onReply(request, new Resp.Failure(Vote.UNREACHABLE, why), this);
+            return;
+        }
+        if (channel == null && !open(request, handler)) {
+            return;
+        }
+        out = Resp.write(out, request, false);
+        pending.add(new Pending(request, handler, now, false));
+        write();
+    }
+
+    /** Handles what the selector found ready on this link's channel. */
+    synchronized void ready(SelectionKey readyKey) {
+        if (readyKey != key || !readyKey.isValid()) {
+            return;
+        }
+        try {
+            if (readyKey.isConnectable()) {
+                channel.finishConnect();
+                connected = true;
+                key.interestOps(SelectionKey.OP_READ);
+            }
+            if (readyKey.isWritable() || readyKey.isConnectable()) {
+                write();
+            }
+            if (key != null && key.isValid() && readyKey.isReadable()) {
+                read();
+            }
+        } catch (IOException e) {
+            close(
+                    connected ? Vote.ERROR : Vote.UNREACHABLE,
+                    (connected ? "connection lost: " : "could not connect: ") + reason(e));
+        } catch (RuntimeException e) { // a reply that does not parse: the stream cannot be trusted any more
+            close(Vote.ERROR, "protocol error: " + e.getMessage());
+        }
+    }
+
+    private boolean open(Request request, Transport.ReplyHandler handler) {
+        try {
+            channel = SocketChannel.open();
+            channel.configureBlocking(false);
+            channel.setOption(StandardSocketOptions.TCP_NODELAY, true);
+            connected = channel.connect(new InetSocketAddress(address.host(), address.port()));
+            key = channel.register(selector, connected ? SelectionKey.OP_READ : SelectionKey.OP_CONNECT, this);
+        } catch (IOException | RuntimeException e) {
+            close(Vote.UNREACHABLE, "could not connect: " + reason(e));
+            handler.onReply(request, new Resp.Failure(Vote.UNREACHABLE, "could not connect: " + reason(e)), this);
+            return false;
+        }
+        // AUTH and SELECT must be accepted before any request may go: held back until answered.
+        if (address.password().isPresent()) {
+            setUp(
+                    true,
+                    address.user().isPresent()
+                            ? new String[] {
+                                "AUTH", address.user().get(), address.password().get()
+                            }
+                            : new String[] {"AUTH", address.password().get()});
+        }
+        if (address.database() != 0) {
+            setUp(true, "SELECT", Integer.toString(address.database()));
+        }
+        setUp(false, "SCRIPT", "LOAD", Scripts.DELETE_IF_EQUALS);
+        setUp(false, "SCRIPT", "LOAD", Scripts.EXTEND_IF_EQUALS);
+        return true;
+    }
+
+    private void setUp(boolean holdRequests, String... command) {
+        if (holdRequests) {
+            setup = Resp.command(setup, command);
+            setupOwed++;
+        } else {
+            out = Resp.command(out, command);
+        }
+        pending.add(new Pending(null, null, System.nanoTime(), holdRequests));
+    }
+
+    /** Writes the set-up commands, and the requests once the set-up is answered. */
+    private void write() {
+        if (!connected) {
+            return;
+        }
+        try {
+            boolean more = flush(setup) || (setupOwed == 0 && flush(out));
+            key.interestOps(more ? SelectionKey.OP_READ | SelectionKey.OP_WRITE : SelectionKey.OP_READ);
+        } catch (IOException e) {
+            close(Vote.ERROR, "connection lost: " + reason(e));
+        }
+    }
+
+    /** Writes what the socket takes; true if bytes are left. */
+    private boolean flush(ByteBuffer buffer) throws IOException {
+        buffer.flip();
+        channel.write(buffer);
+        buffer.compact();
+        return buffer.position() > 0;
+    }
+
+    private void read() throws IOException {
+        int count;
+        while ((count = channel.read(in)) > 0) {
+            in.flip();
+            Object reply;
+            while (channel != null && (reply = Resp.parse(in)) != Resp.INCOMPLETE) {
+                deliver(reply);
+            }
+            if (channel == null) {
+                return;
+            }
+            in.compact();
+            in = Resp.room(in, 1024);
+        }
+        if (count < 0) {
+            close(Vote.ERROR, "connection lost: closed by the node");
+        }
+    }
+
+    private void deliver(Object reply) {
+        Pending request = pending.poll();
+        if (request == null) {
+            close(Vote.ERROR, "protocol error: a reply nobody asked for");
+        } else if (request.handler() == null) {
+            if (reply instanceof Resp.Error error) {
+                // Nothing but the set-up was sent: every request waiting behind it was not sent.
+                log.warn("node {} refused the connection set-up: {}", name, error.message());
+                connected = false;
+                close(Vote.UNREACHABLE, "not sent: the node refused the connection set-up: " + error.message());
+            } else if (request.withScript() && --setupOwed == 0) {
+                write();
+            }
+        } else if (reply instanceof Resp.Error error
+                && error.message().startsWith("NOSCRIPT")
+                && !request.withScript()) {
+            // The script cache was flushed since this connection loaded it: send the script itself.
+            out = Resp.write(out, request.request(), true);
+            pending.add(new Pending(request.request(), request.handler(), request.sentAt(), true));
+            write();
+        } else {
+            request.handler().onReply(request.request(), reply, this);
+        }
+    }
+
+    /** Drops the connection; every request still owed a reply gets {@code vote} as its failure. */
+    synchronized void close(Vote vote, String detail) {
+        if (key != null) {
+            key.cancel();
+        }
+        if (channel != null) {
+            try {
+                channel.close();
+            } catch (IOException e) {
+                log.debug("closing the connection to {}: {}", name, e.toString());
+            }
+        }
+        channel = null;
+        key = null;
+        setup.clear();
+        setupOwed = 0;
+        out.clear();
+        in.clear();
+        Resp.Failure failure = new Resp.Failure(connected ? vote : Vote.UNREACHABLE, detail);
+        connected = false;
+        List<Pending> owed = new ArrayList<>(pending);
+        pending.clear();
+        for (Pending p : owed) {
+            if (p.handler() != null) {
+                p.handler().onReply(p.request(), failure, this);
+            }
+        }
+    }
+
+    private static String reason(Exception e) {
+        if (e instanceof ConnectException) {
+            return "connection refused";
+        }
+        return e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage();
+    }
+}

@@ -1,0 +1,54 @@
+package io.quorumlock.redis;
+
+import java.util.function.BooleanSupplier;
+
+/**
+ * How the algorithm reaches its nodes: lanes of connections, one connection per node in each lane.
+ * A caller borrows a lane for one round, sends a request to each node, and waits on the lane
+ * until its ballot is decided. Requests on one link are answered in the order they were sent, so
+ * a delete sent behind a pending grant on the same link always runs after that grant.
+ */
+interface Transport extends AutoCloseable {
+
+    /** A lane for one round, or one whose links answer every request with a failure if none is free in time. */
+    Lane borrow();
+
+    void giveBack(Lane lane);
+
+    @Override
+    void close();
+
+    /** One connection per node, used by one thread at a time. */
+    interface Lane {
+        Link link(int node);
+
+        /**
+         * Sends what was queued and handles replies until {@code done} is true or the deadline
+         * passes; returns whether {@code done} became true.
+         *
+         * @throws InterruptedException if the thread is interrupted while waiting
+         */
+        boolean await(BooleanSupplier done, long deadlineNanos) throws InterruptedException;
+    }
+
+    /** A connection to one node. */
+    interface Link {
+        String node();
+
+        /**
+         * Sends {@code request}, or answers it at once as not sent if the node owes a reply older
+         * than the node timeout. {@code handler} gets exactly one reply, possibly later and on
+         * another thread.
+         */
+        void send(Request request, ReplyHandler handler);
+
+        /** Sends {@code request} even to a node that owes replies: it must follow a request already sent here. */
+        void sendBehind(Request request, ReplyHandler handler);
+    }
+
+    /** Receives one reply: a RESP value, or a {@link Resp.Failure} when there is none. */
+    @FunctionalInterface
+    interface ReplyHandler {
+        void onReply(Request request, Object reply, Link link);
+    }
+}

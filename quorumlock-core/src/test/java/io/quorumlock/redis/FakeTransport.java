@@ -1,0 +1,83 @@
+package io.quorumlock.redis;
+
+import java.util.List;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
+import java.util.function.BooleanSupplier;
+
+/**
+ * A transport over in-memory nodes: each node answers on a thread of its own, in the order the
+ * requests were sent, as one pipelined connection does; a frozen node holds up only its own.
+ */
+final class FakeTransport implements Transport, Transport.Lane {
+
+    private final List<FakeNode> nodes;
+    private final List<String> names;
+    private final ExecutorService[] workers;
+    private final Object replies = new Object();
+
+    FakeTransport(List<FakeNode> nodes, List<String> names) {
+        this.nodes = nodes;
+        this.names = names;
+        this.workers = new ExecutorService[nodes.size()];
+        for (int i = 0; i < workers.length; i++) {
+            workers[i] = Executors.newSingleThreadExecutor();
+        }
+    }
+
+    @Override
+    public Lane borrow() {
+        return this;
+    }
+
+    @Override
+    public void giveBack(Lane lane) {}
+
+    @Override
+    public Link link(int node) {
+        return new Link() {
+            @Override
+            public String node() {
+                return names.get(node);
+            }
+
+            @Override
+            public void sendBehind(Request request, ReplyHandler handler) {
+                send(request, handler);
+            }
+
+            @Override
+            public void send(Request request, ReplyHandler handler) {
+                Link link = this;
+                workers[node].execute(() -> {
+                    handler.onReply(request, nodes.get(node).handle(request), link);
+                    synchronized (replies) {
+                        replies.notifyAll();
+                    }
+                });
+            }
+        };
+    }
+
+    @Override
+    public boolean await(BooleanSupplier done, long deadlineNanos) throws InterruptedException {
+        synchronized (replies) {
+            while (!done.getAsBoolean()) {
+                long left = deadlineNanos - System.nanoTime();
+                if (left <= 0) {
+                    return false;
+                }
+                TimeUnit.NANOSECONDS.timedWait(replies, left);
+            }
+            return true;
+        }
+    }
+
+    @Override
+    public void close() {
+        for (ExecutorService worker : workers) {
+            worker.shutdownNow();
+        }
+    }
+}

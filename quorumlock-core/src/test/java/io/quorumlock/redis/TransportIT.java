@@ -1,0 +1,131 @@
+package io.quorumlock.redis;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.quorumlock.Lease;
+import io.quorumlock.LockUnavailableException;
+import io.quorumlock.NodeOutcome.Vote;
+import io.quorumlock.testkit.RedisServer;
+import io.quorumlock.testkit.RedisServersExtension;
+import io.quorumlock.testkit.TestTime;
+import java.time.Duration;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+import redis.clients.jedis.Jedis;
+
+/** The pipelined transport against real servers: set-up, script cache, frozen and restarted nodes. */
+class TransportIT {
+
+    @RegisterExtension
+    static final RedisServersExtension redis = RedisServersExtension.nodes(3);
+
+    private static final Duration TTL = Duration.ofSeconds(10);
+
+    private static Jedis admin(int node) {
+        return redis.get(node).connect(Duration.ofSeconds(2));
+    }
+
+    @Test
+    void authenticatesAndSelectsTheDatabase() {
+        RedisServer node = redis.get(0);
+        try (Jedis j = admin(0)) {
+            j.aclSetUser("locker", "on", ">pw", "~*", "+@all");
+        }
+        try (Redlock redlock = Redlock.builder()
+                        .node("redis://locker:pw@127.0.0.1:" + node.port() + "/3")
+                        .build();
+                Jedis j = admin(0)) {
+            Lease lease = redlock.tryAcquire("r", TTL).orElseThrow();
+            j.select(3);
+            assertThat(j.get("r")).hasSize(32);
+            lease.release();
+            assertThat(j.get("r")).isNull();
+        } finally {
+            try (Jedis j = admin(0)) {
+                j.aclDelUser("locker");
+            }
+        }
+    }
+
+    @Test
+    void aWrongPasswordShowsInTheEvidence() {
+        try (Redlock redlock = Redlock.builder()
+                .node("redis://nobody:wrong@127.0.0.1:" + redis.get(0).port())
+                .build()) {
+            LockUnavailableException e = org.junit.jupiter.api.Assertions.assertThrows(
+                    LockUnavailableException.class, () -> redlock.acquire("r", TTL, Duration.ZERO));
+            // Nothing is sent behind a refused AUTH, so nothing can have been locked as another user.
+            assertThat(e.lastAttempt().get(0).vote()).isEqualTo(Vote.UNREACHABLE);
+            assertThat(e.getMessage())
+                    .contains("refused the connection set-up: WRONGPASS")
+                    .doesNotContain(":wrong");
+        }
+    }
+
+    @Test
+    void aFlushedScriptCacheFallsBackToEval() {
+        try (Redlock redlock = Redlock.builder().nodes(redis.uris()).build()) {
+            redlock.tryAcquire("warm", TTL).orElseThrow().release();
+            for (int i = 0; i < 3; i++) {
+                try (Jedis j = admin(i)) {
+                    j.scriptFlush();
+                }
+            }
+            Lease lease = redlock.tryAcquire("r", TTL).orElseThrow();
+            assertThat(lease.extend(TTL)).isTrue();
+            lease.release();
+            try (Jedis j = admin(0)) {
+                assertThat(j.get("r")).isNull();
+            }
+        }
+    }
+
+    @Test
+    void reconnectsAfterARestart() {
+        try (Redlock redlock = Redlock.builder().node(redis.get(0).uri()).build()) {
+            redlock.tryAcquire("r", TTL).orElseThrow().release();
+            redis.get(0).restart(false);
+            // The old connection is dead; the first attempt may see it break, a later one reconnects.
+            TestTime.await(
+                    Duration.ofSeconds(5),
+                    () -> redlock.tryAcquire("r2", TTL)
+                            .map(l -> {
+                                l.release();
+                                return true;
+                            })
+                            .orElse(false),
+                    "a grant over a new connection");
+        }
+    }
+
+    @Test
+    void aFrozenNodeIsNotSentMoreThanItOwes() {
+        Duration nodeTimeout = Duration.ofMillis(100);
+        try (Redlock redlock =
+                Redlock.builder().nodes(redis.uris()).nodeTimeout(nodeTimeout).build()) {
+            redlock.tryAcquire("warm", TTL).orElseThrow().release();
+            redis.get(2).pause();
+            redlock.tryAcquire("a", TTL).orElseThrow().release(); // node 2 now owes replies
+            redis.get(1).stop();
+            LockUnavailableException first = org.junit.jupiter.api.Assertions.assertThrows(
+                    LockUnavailableException.class, () -> redlock.acquire("b", TTL, Duration.ZERO));
+            assertThat(first.lastAttempt().get(2).vote()).isEqualTo(Vote.TIMED_OUT);
+            // Now its oldest owed reply is older than the node timeout: nothing more is sent to it.
+            long start = System.nanoTime();
+            LockUnavailableException second = org.junit.jupiter.api.Assertions.assertThrows(
+                    LockUnavailableException.class, () -> redlock.acquire("c", TTL, Duration.ZERO));
+            assertThat(Duration.ofNanos(System.nanoTime() - start)).isLessThan(nodeTimeout);
+            assertThat(second.lastAttempt().get(2).vote()).isEqualTo(Vote.UNREACHABLE);
+            assertThat(second.lastAttempt().get(2).detail()).contains("not sent: the node owes a reply");
+            redis.get(2).resume();
+            redis.get(1).startAgain();
+            TestTime.await(
+                    Duration.ofSeconds(5),
+                    () -> redlock.tryAcquire("d", TTL).isPresent(),
+                    "the thawed node to vote again");
+            try (Jedis j = admin(2)) {
+                TestTime.await(Duration.ofSeconds(2), () -> j.get("a") == null, "the late grant of 'a' to be deleted");
+            }
+        }
+    }
+}
