@@ -1,0 +1,69 @@
+package io.quorumlock.bench;
+
+import io.quorumlock.redis.Redlock;
+import java.net.URI;
+import java.util.List;
+import org.apache.commons.pool2.impl.GenericObjectPoolConfig;
+import org.redisson.Redisson;
+import org.redisson.api.RedissonClient;
+import org.redisson.config.Config;
+import redis.clients.jedis.ClientSetInfoConfig;
+import redis.clients.jedis.DefaultJedisClientConfig;
+import redis.clients.jedis.HostAndPort;
+import redis.clients.jedis.Jedis;
+import redis.clients.jedis.JedisClientConfig;
+import redis.clients.jedis.JedisPool;
+import redis.clients.jedis.JedisPoolConfig;
+
+/** How each benchmark and the contention run build the clients they compare, in one place. */
+@SuppressWarnings("deprecation") // JedisPool and JedisPoolConfig, as the article uses them
+final class Clients {
+
+    /** The article's node timeout, also quorumlock's default. */
+    static final int NODE_TIMEOUT_MILLIS = 50;
+
+    private Clients() {}
+
+    static HostAndPort hostAndPort(String uri) {
+        URI parsed = URI.create(uri);
+        return new HostAndPort(parsed.getHost(), parsed.getPort());
+    }
+
+    /** Plain RESP2 Jedis settings, as the library uses: no protocol negotiation, no CLIENT SETINFO. */
+    static JedisClientConfig jedisConfig(int timeoutMillis) {
+        return DefaultJedisClientConfig.builder()
+                .timeoutMillis(timeoutMillis)
+                .autoNegotiateProtocol(false)
+                .clientSetInfoConfig(ClientSetInfoConfig.DISABLED)
+                .build();
+    }
+
+    /** One Jedis connection, for the raw single-node loop. */
+    static Jedis jedis(String uri) {
+        return new Jedis(hostAndPort(uri), jedisConfig(1_000));
+    }
+
+    /** The article's sequential Redlock: one default {@link JedisPoolConfig} pool per node, 50 ms timeout. */
+    static SequentialRedlock sequentialRedlock(List<String> uris, List<JedisPool> pools) {
+        for (String uri : uris) {
+            GenericObjectPoolConfig<Jedis> poolConfig = new JedisPoolConfig();
+            pools.add(new JedisPool(poolConfig, hostAndPort(uri), jedisConfig(NODE_TIMEOUT_MILLIS)));
+        }
+        return new SequentialRedlock(List.copyOf(pools));
+    }
+
+    /** quorumlock with its defaults (50 ms node timeout, 8 connections per node at most). */
+    static Redlock quorumlock(List<String> uris) {
+        return Redlock.builder().nodes(uris).build();
+    }
+
+    /**
+     * A Redisson client for one node, with Redisson's defaults: among them the 3 s response
+     * timeout that decides how long it waits for a frozen node.
+     */
+    static RedissonClient redisson(String uri) {
+        Config config = new Config();
+        config.useSingleServer().setAddress(uri);
+        return Redisson.create(config);
+    }
+}

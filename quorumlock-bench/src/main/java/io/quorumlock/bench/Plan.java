@@ -1,0 +1,124 @@
+package io.quorumlock.bench;
+
+import java.time.Duration;
+import java.util.List;
+
+/**
+ * How long and how often to measure, per mode: {@code --smoke} (seconds, in-process, for the
+ * smoke test), {@code --quick} (about two minutes) and the full run.
+ */
+record Plan(
+        String mode,
+        int forks,
+        int warmupIterations,
+        Duration warmupTime,
+        int measurementIterations,
+        Duration measurementTime,
+        int slowMeasurementIterations,
+        Duration contentionWarmup,
+        Duration contentionTime,
+        int resourceCycles,
+        List<JmhCase> jmhCases,
+        List<String> contentionLibraries) {
+
+    static final String SINGLE = "single-node";
+    static final String FIVE = "five-nodes";
+    static final String FROZEN = "five-nodes-one-frozen";
+    static final String CONTENTION = "contention";
+
+    static final String RAW = "raw-jedis";
+    static final String QUORUMLOCK = "quorumlock";
+    static final String REDISSON = "redisson";
+    static final String SEQUENTIAL = "sequential-redlock";
+    static final String REDLOCK = "redisson-redlock";
+
+    /**
+     * One JMH case.
+     *
+     * @param caseId the case
+     * @param library the library
+     * @param nodes how many nodes
+     * @param frozen whether one node is frozen once the client is set up
+     * @param benchmark the JMH benchmark class
+     * @param slow a case whose single cycle takes seconds (Redisson with a frozen node): measured
+     *     with a few single cycles, no warm-up
+     * @param skipped why the case is skipped in this mode, or null
+     */
+    record JmhCase(
+            String caseId,
+            String library,
+            int nodes,
+            boolean frozen,
+            Class<?> benchmark,
+            boolean slow,
+            String skipped) {
+
+        String label() {
+            return caseId + " / " + library;
+        }
+    }
+
+    private static List<JmhCase> allCases() {
+        return List.of(
+                new JmhCase(SINGLE, RAW, 1, false, RawJedisBenchmark.class, false, null),
+                new JmhCase(SINGLE, QUORUMLOCK, 1, false, QuorumlockBenchmark.class, false, null),
+                new JmhCase(SINGLE, REDISSON, 1, false, RedissonBenchmark.class, false, null),
+                new JmhCase(FIVE, SEQUENTIAL, 5, false, SequentialRedlockBenchmark.class, false, null),
+                new JmhCase(FIVE, QUORUMLOCK, 5, false, QuorumlockBenchmark.class, false, null),
+                new JmhCase(FIVE, REDLOCK, 5, false, RedissonRedLockBenchmark.class, false, null),
+                new JmhCase(FROZEN, QUORUMLOCK, 5, true, QuorumlockBenchmark.class, false, null),
+                new JmhCase(FROZEN, SEQUENTIAL, 5, true, SequentialRedlockBenchmark.class, false, null),
+                new JmhCase(FROZEN, REDLOCK, 5, true, RedissonRedLockBenchmark.class, true, null));
+    }
+
+    static Plan full() {
+        return new Plan(
+                "full",
+                2,
+                3,
+                Duration.ofSeconds(2),
+                5,
+                Duration.ofSeconds(2),
+                3,
+                Duration.ofSeconds(2),
+                Duration.ofSeconds(10),
+                5_000,
+                allCases(),
+                List.of(QUORUMLOCK, SEQUENTIAL));
+    }
+
+    static Plan quick() {
+        return new Plan(
+                "quick",
+                1,
+                2,
+                Duration.ofSeconds(1),
+                3,
+                Duration.ofSeconds(1),
+                1,
+                Duration.ofSeconds(1),
+                Duration.ofSeconds(4),
+                2_000,
+                allCases(),
+                List.of(QUORUMLOCK, SEQUENTIAL));
+    }
+
+    /** A few seconds, in-process (no JMH fork): checks that everything runs, measures nothing worth quoting. */
+    static Plan smoke() {
+        return new Plan(
+                "smoke",
+                0,
+                0,
+                Duration.ofMillis(100),
+                1,
+                Duration.ofMillis(300),
+                1,
+                Duration.ofMillis(200),
+                Duration.ofMillis(500),
+                200,
+                List.of(
+                        new JmhCase(SINGLE, RAW, 1, false, RawJedisBenchmark.class, false, null),
+                        new JmhCase(SINGLE, QUORUMLOCK, 1, false, QuorumlockBenchmark.class, false, null)),
+                List.of(QUORUMLOCK));
+    }
+}

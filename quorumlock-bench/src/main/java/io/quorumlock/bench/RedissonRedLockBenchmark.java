@@ -1,0 +1,106 @@
+package io.quorumlock.bench;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import org.openjdk.jmh.annotations.Benchmark;
+import org.openjdk.jmh.annotations.BenchmarkMode;
+import org.openjdk.jmh.annotations.Level;
+import org.openjdk.jmh.annotations.Mode;
+import org.openjdk.jmh.annotations.OutputTimeUnit;
+import org.openjdk.jmh.annotations.Param;
+import org.openjdk.jmh.annotations.Scope;
+import org.openjdk.jmh.annotations.Setup;
+import org.openjdk.jmh.annotations.State;
+import org.openjdk.jmh.annotations.TearDown;
+import org.openjdk.jmh.infra.IterationParams;
+import org.redisson.RedissonRedLock;
+import org.redisson.api.RLock;
+import org.redisson.api.RedissonClient;
+
+/**
+ * Redisson's {@code RedissonRedLock} over N independent {@code RedissonClient}s (one per node, with
+ * Redisson's defaults): {@code tryLock(-1, ttl)} then {@code unlock()}. A wait time of -1 makes one
+ * pass over the nodes, tolerating the minority that fails; a wait time of 0 always fails in
+ * {@code RedissonMultiLock}, whose remaining time is used up by the first node.
+ */
+@BenchmarkMode(Mode.SampleTime)
+@OutputTimeUnit(TimeUnit.MICROSECONDS)
+@State(Scope.Thread)
+@SuppressWarnings("deprecation") // RedissonRedLock is deprecated, and it is what we compare against
+public class RedissonRedLockBenchmark {
+
+    /** The node URIs, separated by spaces. */
+    @Param("")
+    public String nodes;
+
+    /** How many of the nodes to use, from the first. */
+    @Param("5")
+    public int nodeCount;
+
+    /** The pid of a node to freeze once the clients are set up; empty for none. */
+    @Param("")
+    public String freezePid;
+
+    /** Where to write the trial's own figures; empty for nowhere. */
+    @Param("")
+    public String sideFile;
+
+    private Trial trial;
+    private final List<RedissonClient> clients = new ArrayList<>();
+    private RedissonRedLock redLock;
+
+    @Setup(Level.Trial)
+    public void setUp() {
+        trial = new Trial(nodes, nodeCount, freezePid, sideFile, "redisson-redlock");
+        List<RLock> locks = new ArrayList<>();
+        for (String uri : trial.uris()) {
+            RedissonClient client = Clients.redisson(uri);
+            clients.add(client);
+            locks.add(client.getLock(trial.key()));
+        }
+        redLock = new RedissonRedLock(locks.toArray(RLock[]::new));
+        if (trial.freezes()) {
+            for (int i = 0; i < Trial.CYCLES_BEFORE_FREEZE; i++) {
+                cycle();
+            }
+            trial.freeze();
+        }
+    }
+
+    @Setup(Level.Iteration)
+    public void iteration(IterationParams params) {
+        trial.iteration(params);
+    }
+
+    @TearDown(Level.Trial)
+    public void tearDown() {
+        trial.thaw();
+        clients.forEach(RedissonClient::shutdown);
+        trial.finish();
+    }
+
+    /** One lock cycle: one pass of tryLock over the nodes, then unlock on all of them. */
+    @Benchmark
+    public boolean cycle() {
+        try {
+            if (!redLock.tryLock(-1, Trial.TTL.toMillis(), TimeUnit.MILLISECONDS)) {
+                trial.failure();
+                return false;
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return false;
+        } catch (RuntimeException e) {
+            trial.error(e);
+            return false;
+        }
+        try {
+            redLock.unlock();
+            return true;
+        } catch (RuntimeException e) {
+            trial.error(e); // a frozen node's unlock times out (3 s) and throws; the others are released
+            return true;
+        }
+    }
+}

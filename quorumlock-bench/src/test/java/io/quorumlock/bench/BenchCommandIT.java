@@ -1,0 +1,89 @@
+package io.quorumlock.bench;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import java.io.PrintWriter;
+import java.io.StringWriter;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import javax.xml.parsers.DocumentBuilderFactory;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import picocli.CommandLine;
+
+/**
+ * The smoke test of {@code quorumlock bench}: a {@code --smoke} run, in this JVM and without JMH
+ * forks, starts its nodes, runs two short JMH cases, the resource probe and a short contention,
+ * prints the table and the targets, and writes a well-formed results file and chart. It measures
+ * nothing worth quoting. (Jackson comes with Redisson, the benchmark-only dependency.)
+ */
+class BenchCommandIT {
+
+    private static final List<String> CASE_FIELDS =
+            List.of("case", "library", "nodes", "threads", "ops_per_s", "p50_us", "p99_us", "alloc_bytes_per_op");
+
+    @TempDir
+    Path dir;
+
+    @Test
+    void smokeRunPrintsTheTableAndWritesItsResults() throws Exception {
+        StringWriter out = new StringWriter();
+        StringWriter err = new StringWriter();
+        CommandLine command =
+                BenchCommand.commandLine().setOut(new PrintWriter(out, true)).setErr(new PrintWriter(err, true));
+
+        int exitCode = command.execute("--smoke", "--out", dir.toString());
+
+        assertThat(exitCode).as("exit code; stdout:%n%s%nstderr:%n%s", out, err).isZero();
+        assertThat(out.toString())
+                .contains("case", "ops/s", "p50 µs", "p99 µs", "alloc B/op")
+                .contains("raw-jedis", "quorumlock", "TARGETS", BenchCommand.JSON_FILE);
+
+        JsonNode root =
+                new ObjectMapper().readTree(dir.resolve(BenchCommand.JSON_FILE).toFile());
+        assertThat(root.path("mode").asText()).isEqualTo("smoke");
+        JsonNode cases = root.path("cases");
+        assertThat(cases.isArray()).isTrue();
+        List<String> names = new ArrayList<>();
+        for (JsonNode c : cases) {
+            assertThat(CASE_FIELDS)
+                    .allSatisfy(field -> assertThat(c.has(field))
+                            .as("field %s in %s", field, c)
+                            .isTrue());
+            assertThat(c.has("error")).as("a case failed: %s", c).isFalse();
+            names.add(c.path("case").asText() + "/" + c.path("library").asText());
+        }
+        assertThat(names).contains("single-node/raw-jedis", "single-node/quorumlock", "contention/quorumlock");
+        for (JsonNode c : cases) {
+            assertThat(c.path("ops_per_s").asDouble()).as("ops/s of %s", c).isPositive();
+            if (c.path("case").asText().equals("single-node")) {
+                assertThat(c.path("p50_us").asDouble()).isPositive();
+                assertThat(c.path("p99_us").asDouble())
+                        .isGreaterThanOrEqualTo(c.path("p50_us").asDouble());
+                assertThat(c.path("alloc_bytes_per_op").isNumber())
+                        .as("allocation of %s", c)
+                        .isTrue();
+            }
+        }
+        JsonNode targets = root.path("targets");
+        assertThat(targets.size()).isEqualTo(5);
+        for (JsonNode target : targets) {
+            assertThat(target.has("verdict")).isTrue();
+            assertThat(target.path("checks").size()).isPositive();
+        }
+        assertThat(root.path("resources").path("connections_per_node").asInt()).isEqualTo(1);
+
+        Path svg = dir.resolve(BenchCommand.SVG_FILE);
+        assertThat(DocumentBuilderFactory.newInstance()
+                        .newDocumentBuilder()
+                        .parse(svg.toFile())
+                        .getDocumentElement()
+                        .getNodeName())
+                .isEqualTo("svg");
+        assertThat(Files.readString(svg)).contains("quorumlock", "raw-jedis");
+    }
+}
