@@ -93,19 +93,19 @@ final class NioTransport implements Transport {
                     return false;
                 }
                 try {
-                    selector.select(Math.max(1, TimeUnit.NANOSECONDS.toMillis(left + 999_999)));
+                    selector.select(this::ready, Math.max(1, TimeUnit.NANOSECONDS.toMillis(left + 999_999)));
                 } catch (IOException e) {
                     throw new UncheckedIOException("selector failed", e);
                 }
                 if (Thread.interrupted()) {
                     throw new InterruptedException();
                 }
-                for (SelectionKey key : selector.selectedKeys()) {
-                    ((RespLink) key.attachment()).ready(key);
-                }
-                selector.selectedKeys().clear();
             }
             return true;
+        }
+
+        private void ready(SelectionKey key) {
+            ((RespLink) key.attachment()).ready(key);
         }
 
         void close() {

@@ -179,9 +179,15 @@ final class RespLink implements Transport.Link {
         return buffer.position() > 0;
     }
 
+    /** Reads what has arrived and hands every whole reply to its handler. */
     private void read() throws IOException {
         int count;
-        while ((count = channel.read(in)) > 0) {
+        do {
+            count = channel.read(in);
+            if (count < 0) {
+                close(Vote.ERROR, "connection lost: closed by the node");
+                return;
+            }
             in.flip();
             Object reply;
             while (channel != null && (reply = Resp.parse(in)) != Resp.INCOMPLETE) {
@@ -192,10 +198,7 @@ final class RespLink implements Transport.Link {
             }
             in.compact();
             in = Resp.room(in, 1024);
-        }
-        if (count < 0) {
-            close(Vote.ERROR, "connection lost: closed by the node");
-        }
+        } while (count > 0 && in.position() > 0); // a full buffer may have left more behind
     }
 
     private void deliver(Object reply) {
