@@ -147,35 +147,39 @@ final class Resp {
             return INCOMPLETE;
         }
         byte type = in.get();
-        String line = line(in);
-        if (line == null) {
+        int start = in.position();
+        int end = lineEnd(in);
+        if (end < 0) {
             return INCOMPLETE;
         }
+        in.position(end + 2);
         switch (type) {
-            case '+':
-                return line;
+            case '+': // the lock's answers are "+OK" and numbers: they cost no allocation
+                return end - start == 2 && in.get(start) == 'O' && in.get(start + 1) == 'K'
+                        ? "OK"
+                        : text(in, start, end);
             case '-':
-                return new Error(line);
+                return new Error(text(in, start, end));
             case ':':
-                return Long.parseLong(line);
+                return decimal(in, start, end);
             case '$': {
-                int length = Integer.parseInt(line);
+                long length = decimal(in, start, end);
                 if (length < 0) {
                     return NIL;
                 }
                 if (in.remaining() < length + 2) {
                     return INCOMPLETE;
                 }
-                String value = new String(in.array(), in.arrayOffset() + in.position(), length, StandardCharsets.UTF_8);
-                in.position(in.position() + length + 2);
+                String value = text(in, in.position(), in.position() + (int) length);
+                in.position(in.position() + (int) length + 2);
                 return value;
             }
             case '*': {
-                int count = Integer.parseInt(line);
+                long count = decimal(in, start, end);
                 if (count < 0) {
                     return NIL;
                 }
-                List<Object> items = new ArrayList<>(count);
+                List<Object> items = new ArrayList<>((int) count);
                 for (int i = 0; i < count; i++) {
                     Object item = parseAt(in);
                     if (item == INCOMPLETE) {
@@ -190,18 +194,31 @@ final class Resp {
         }
     }
 
-    /** The text up to the next CRLF, consumed; null if no whole line is there yet. */
-    private static String line(ByteBuffer in) {
-        int end = in.limit() - 1;
-        for (int i = in.position(); i < end; i++) {
+    /** Where the CRLF that ends the current line starts; -1 if no whole line is there yet. */
+    private static int lineEnd(ByteBuffer in) {
+        for (int i = in.position(); i < in.limit() - 1; i++) {
             if (in.get(i) == '\r' && in.get(i + 1) == '\n') {
-                String text = new String(
-                        in.array(), in.arrayOffset() + in.position(), i - in.position(), StandardCharsets.ISO_8859_1);
-                in.position(i + 2);
-                return text;
+                return i;
             }
         }
-        return null;
+        return -1;
+    }
+
+    private static long decimal(ByteBuffer in, int start, int end) {
+        boolean negative = start < end && in.get(start) == '-';
+        long value = 0;
+        for (int i = negative ? start + 1 : start; i < end; i++) {
+            byte digit = in.get(i);
+            if (digit < '0' || digit > '9') {
+                throw new IllegalStateException("protocol error: not a number: " + text(in, start, end));
+            }
+            value = value * 10 + (digit - '0');
+        }
+        return negative ? -value : value;
+    }
+
+    private static String text(ByteBuffer in, int start, int end) {
+        return new String(in.array(), in.arrayOffset() + start, end - start, StandardCharsets.UTF_8);
     }
 
     private static byte[] bytes(String s) {

@@ -53,6 +53,18 @@ class RespTest {
     }
 
     @Test
+    void parsesNegativeNumbersAndRejectsGarbage() {
+        assertThat(Resp.parse(buffer(":-5\r\n"))).isEqualTo(-5L);
+        assertThat(Resp.parse(buffer("+QUEUED\r\n"))).isEqualTo("QUEUED");
+        org.assertj.core.api.Assertions.assertThatThrownBy(() -> Resp.parse(buffer("?x\r\n")))
+                .isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("protocol error");
+        org.assertj.core.api.Assertions.assertThatThrownBy(() -> Resp.parse(buffer(":1x\r\n")))
+                .isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("not a number");
+    }
+
+    @Test
     void aPartialReplyLeavesTheBufferUntouched() {
         for (String partial : new String[] {"+O", "+OK\r", "$5\r\nab", "*2\r\n:1\r\n", ":"}) {
             ByteBuffer in = buffer(partial);
