@@ -1,6 +1,7 @@
 package io.quorumlock.redis;
 
 import io.quorumlock.CriticalSection;
+import io.quorumlock.DistributedLock;
 import io.quorumlock.Lease;
 import io.quorumlock.LeaseLostException;
 import io.quorumlock.LockUnavailableException;
@@ -46,7 +47,7 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Instances are thread-safe; share one per set of nodes and close it on shutdown.
  */
-public final class Redlock implements AutoCloseable {
+public final class Redlock implements DistributedLock<Lease> {
 
     private static final Logger log = LoggerFactory.getLogger(Redlock.class);
     private static final Predicate<Vote> GRANTED = v -> v == Vote.YES;
@@ -101,6 +102,7 @@ public final class Redlock implements AutoCloseable {
      *     released whatever it had taken)
      * @throws IllegalArgumentException if the resource is empty or the TTL unusable
      */
+    @Override
     public Optional<Lease> tryAcquire(String resource, Duration ttl) {
         return attempt(checkResource(resource), checkTtl(ttl)).lease();
     }
@@ -112,6 +114,7 @@ public final class Redlock implements AutoCloseable {
      * @throws LockUnavailableException if no attempt succeeded in time, with the votes of the last one
      * @throws QuorumLockException if the thread was interrupted while waiting (the interrupt flag stays set)
      */
+    @Override
     public Lease acquire(String resource, Duration ttl, Duration maxWait) {
         checkResource(resource);
         checkTtl(ttl);
@@ -153,6 +156,7 @@ public final class Redlock implements AutoCloseable {
      *     exception, if any, is its cause)
      * @throws X what the work throws, when the lease held throughout
      */
+    @Override
     public <T, X extends Exception> T withLock(
             String resource, Duration ttl, Duration maxWait, CriticalSection<T, X> work) throws X {
         Objects.requireNonNull(work, "work");

@@ -1,0 +1,35 @@
+package io.quorumlock;
+
+import java.time.Duration;
+import java.util.Optional;
+
+/**
+ * A lock service: one per set of servers, shared by the threads of a process and closed on
+ * shutdown. {@code Redlock} grants plain {@link Lease}s; the fenced backends grant {@link
+ * FencedLease}s.
+ *
+ * @param <L> the kind of lease it grants
+ */
+public interface DistributedLock<L extends Lease> extends AutoCloseable {
+
+    /** One attempt to lock {@code resource} for {@code ttl}: the lease, or empty if it is held. */
+    Optional<L> tryAcquire(String resource, Duration ttl);
+
+    /**
+     * Locks {@code resource} for {@code ttl}, waiting up to {@code maxWait}.
+     *
+     * @throws LockUnavailableException if it could not be acquired in time
+     */
+    L acquire(String resource, Duration ttl, Duration maxWait);
+
+    /**
+     * Runs {@code work} while holding the lock, keeping the lease alive, and releases it after.
+     * If the lease is lost meanwhile, the thread running the work is interrupted and the call
+     * ends with {@link LeaseLostException}, whatever the work returned.
+     */
+    <T, X extends Exception> T withLock(String resource, Duration ttl, Duration maxWait, CriticalSection<T, X> work)
+            throws X;
+
+    @Override
+    void close();
+}

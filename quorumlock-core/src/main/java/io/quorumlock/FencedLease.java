@@ -1,0 +1,24 @@
+package io.quorumlock;
+
+import java.util.concurrent.CompletableFuture;
+
+/**
+ * A lease from a consensus system (ZooKeeper, etcd) that carries a fencing token: for one
+ * resource, every later grant carries a strictly larger token, across clients, processes, server
+ * restarts and leader changes. Hand the token to the storage with every write made under the
+ * lease, and let the storage refuse a token older than one it has seen (see {@code JdbcFence}):
+ * that keeps the data safe even when a paused holder wakes up after its lease was lost.
+ *
+ * <p>A plain {@link Lease} has no token on purpose: a TTL lock alone cannot make a write safe.
+ */
+public interface FencedLease extends Lease {
+
+    /** The fencing token of this grant: larger than the token of every earlier grant of this resource. */
+    long fencingToken();
+
+    /**
+     * Completes, with the evidence, as soon as the lease is known to be lost (session expired,
+     * lease revoked, keep-alive failed). Never completes if the lease is released first.
+     */
+    CompletableFuture<LeaseLostException> lost();
+}
