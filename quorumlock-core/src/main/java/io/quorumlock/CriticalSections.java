@@ -15,7 +15,7 @@ public final class CriticalSections {
      * Runs {@code work} while {@code lease} holds, then releases the lease.
      *
      * @throws LeaseLostException if the lease was lost before the work ended (the work's own
-     *     exception, if any, is its cause)
+     *     exception, if any, is attached as suppressed)
      * @throws X what the work throws, when the lease held throughout
      */
     public static <T, X extends Exception> T run(FencedLease lease, CriticalSection<T, X> work) throws X {

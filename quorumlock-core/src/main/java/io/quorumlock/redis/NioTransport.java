@@ -46,6 +46,7 @@ final class NioTransport implements Transport {
             lane = new NioLane();
             all.add(lane);
         }
+        lane.catchUp();
         return lane;
     }
 
@@ -102,6 +103,18 @@ final class NioTransport implements Transport {
                 }
             }
             return true;
+        }
+
+        /**
+         * Handles what arrived while the lane was idle: late replies, and connections the node
+         * closed (a restart), so that the next round opens a fresh one instead of failing on it.
+         */
+        void catchUp() {
+            try {
+                selector.selectNow(this::ready);
+            } catch (IOException e) {
+                throw new UncheckedIOException("selector failed", e);
+            }
         }
 
         private void ready(SelectionKey key) {

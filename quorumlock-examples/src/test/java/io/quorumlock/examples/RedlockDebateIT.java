@@ -1,0 +1,122 @@
+package io.quorumlock.examples;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.quorumlock.Lease;
+import io.quorumlock.redis.Redlock;
+import io.quorumlock.testkit.RedisServer;
+import io.quorumlock.testkit.RedisServersExtension;
+import io.quorumlock.testkit.TestTime;
+import java.time.Duration;
+import java.util.List;
+import java.util.stream.IntStream;
+import org.junit.jupiter.api.Assumptions;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+import redis.clients.jedis.Jedis;
+
+/**
+ * Redlock's documented weaknesses, shown rather than hidden: a clock that jumps forward on one node,
+ * and a node that restarts without its keys, each let two clients hold a quorum at once.
+ */
+class RedlockDebateIT {
+
+    @RegisterExtension
+    static final RedisServersExtension volatileNodes = RedisServersExtension.nodes(5);
+
+    @RegisterExtension
+    static final RedisServersExtension durableNodes =
+            RedisServersExtension.nodes(5).persistent();
+
+    private static final Duration TTL = Duration.ofSeconds(30);
+    private static final String KEY = "lock:sku:42";
+
+    private static Redlock client(RedisServersExtension nodes) {
+        return Redlock.builder().nodes(nodes.uris()).build();
+    }
+
+    private static String valueOn(RedisServer node) {
+        try (Jedis jedis = node.connect(Duration.ofSeconds(1))) {
+            return jedis.get(KEY);
+        }
+    }
+
+    /** How many nodes hold each of the two tokens now: the quorum each client really has. */
+    private static List<Long> holders(RedisServersExtension nodes, String tokenA, String tokenB) {
+        List<String> values =
+                IntStream.range(0, 5).mapToObj(i -> valueOn(nodes.get(i))).toList();
+        return List.of(
+                values.stream().filter(tokenA::equals).count(),
+                values.stream().filter(tokenB::equals).count());
+    }
+
+    /** A takes nodes 0, 1, 2 while nodes 3 and 4 are down, then those come back empty. */
+    private static Lease aHoldsTheFirstThree(RedisServersExtension nodes, Redlock a) {
+        nodes.get(3).stop();
+        nodes.get(4).stop();
+        Lease lease = a.tryAcquire(KEY, TTL).orElseThrow();
+        TestTime.await(Duration.ofSeconds(2), () -> valueOn(nodes.get(2)) != null, "A's grant on node 2");
+        nodes.get(3).startAgain();
+        nodes.get(4).startAgain();
+        return lease;
+    }
+
+    @Test
+    void aClockJumpOnOneNodeLetsTwoClientsHoldAQuorum() {
+        Assumptions.assumeTrue(
+                RedisServer.clockControlAvailable(),
+                () -> RedisServer.clockControlUnavailableReason().orElse("no clock control"));
+        try (Redlock a = client(volatileNodes);
+                Redlock b = client(volatileNodes)) {
+            Lease leaseA = aHoldsTheFirstThree(volatileNodes, a);
+            String tokenA = valueOn(volatileNodes.get(0));
+            // NTP stepping the clock, or an operator: node 2's wall clock jumps past A's TTL.
+            volatileNodes.get(2).jumpClock(TTL.plusMinutes(1));
+            TestTime.await(
+                    Duration.ofSeconds(2), () -> valueOn(volatileNodes.get(2)) == null, "A's key to expire on node 2");
+            Lease leaseB = b.tryAcquire(KEY, TTL).orElseThrow(); // nodes 2, 3, 4
+            TestTime.await(Duration.ofSeconds(2), () -> valueOn(volatileNodes.get(4)) != null, "B's grant on node 4");
+            String tokenB = valueOn(volatileNodes.get(2));
+
+            assertThat(leaseA.isValid())
+                    .as("A still believes it holds the lock")
+                    .isTrue();
+            assertThat(leaseB.isValid()).as("B believes it holds the lock").isTrue();
+            assertThat(holders(volatileNodes, tokenA, tokenB))
+                    .as("A's keys on nodes 0 and 1, B's on 2, 3 and 4: both were granted a majority")
+                    .containsExactly(2L, 3L);
+        }
+    }
+
+    @Test
+    void aRestartWithoutPersistenceLetsTwoClientsHoldAQuorum() {
+        try (Redlock a = client(volatileNodes);
+                Redlock b = client(volatileNodes)) {
+            Lease leaseA = aHoldsTheFirstThree(volatileNodes, a);
+            String tokenA = valueOn(volatileNodes.get(0));
+            volatileNodes.get(2).restart(false); // comes back empty
+            Lease leaseB = b.tryAcquire(KEY, TTL).orElseThrow();
+            TestTime.await(Duration.ofSeconds(2), () -> valueOn(volatileNodes.get(4)) != null, "B's grant on node 4");
+            String tokenB = valueOn(volatileNodes.get(2));
+
+            assertThat(leaseA.isValid()).isTrue();
+            assertThat(leaseB.isValid()).isTrue();
+            assertThat(holders(volatileNodes, tokenA, tokenB)).containsExactly(2L, 3L);
+        }
+    }
+
+    @Test
+    void withAppendfsyncAlwaysTheRestartedNodeKeepsTheKey() {
+        try (Redlock a = client(durableNodes);
+                Redlock b = client(durableNodes)) {
+            Lease leaseA = aHoldsTheFirstThree(durableNodes, a);
+            String tokenA = valueOn(durableNodes.get(0));
+            durableNodes.get(2).restart(true); // AOF with appendfsync always: A's key survives
+            assertThat(valueOn(durableNodes.get(2))).isEqualTo(tokenA);
+
+            assertThat(b.tryAcquire(KEY, TTL)).as("no double grant").isEmpty();
+            assertThat(leaseA.isValid()).isTrue();
+            assertThat(leaseA.extend(TTL)).as("A keeps its majority").isTrue();
+        }
+    }
+}
