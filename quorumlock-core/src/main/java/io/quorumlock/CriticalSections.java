@@ -1,6 +1,7 @@
 package io.quorumlock;
 
 import java.util.Objects;
+import java.util.concurrent.CompletableFuture;
 
 /**
  * Runs work under a fenced lease that reports its own loss: the {@code withLock} of the fenced
@@ -19,11 +20,20 @@ public final class CriticalSections {
      * @throws X what the work throws, when the lease held throughout
      */
     public static <T, X extends Exception> T run(FencedLease lease, CriticalSection<T, X> work) throws X {
+        return run(lease, lease.lost(), work);
+    }
+
+    /**
+     * Runs {@code work} while {@code lease} holds, then releases the lease; {@code lost} completes
+     * when the lease is known lost (for a TTL lease: when its watchdog could not extend it).
+     */
+    public static <T, X extends Exception> T run(
+            Lease lease, CompletableFuture<LeaseLostException> lost, CriticalSection<T, X> work) throws X {
         Objects.requireNonNull(work, "work");
         Thread worker = Thread.currentThread();
         Object guard = new Object();
         boolean[] running = {true};
-        lease.lost().thenRun(() -> {
+        lost.thenRun(() -> {
             synchronized (guard) {
                 if (running[0]) {
                     worker.interrupt();
@@ -34,33 +44,34 @@ public final class CriticalSections {
         try {
             result = work.run();
         } catch (Throwable failure) {
-            LeaseLostException lost = finish(lease, guard, running);
-            if (lost != null) {
-                lost.addSuppressed(failure);
-                throw lost;
+            LeaseLostException loss = finish(lease, lost, guard, running);
+            if (loss != null) {
+                loss.addSuppressed(failure);
+                throw loss;
             }
             throw failure;
         }
-        LeaseLostException lost = finish(lease, guard, running);
-        if (lost != null) {
-            throw lost;
+        LeaseLostException loss = finish(lease, lost, guard, running);
+        if (loss != null) {
+            throw loss;
         }
         return result;
     }
 
     /** Stops interrupting, releases, and returns the loss if there was one (clearing its interrupt). */
-    private static LeaseLostException finish(FencedLease lease, Object guard, boolean[] running) {
+    private static LeaseLostException finish(
+            Lease lease, CompletableFuture<LeaseLostException> lost, Object guard, boolean[] running) {
         synchronized (guard) {
             running[0] = false;
         }
-        LeaseLostException lost = lease.lost().getNow(null);
-        if (lost == null && !lease.isValid()) {
-            lost = new LeaseLostException(lease.resource(), "its validity ran out before the work ended", null);
+        LeaseLostException loss = lost.getNow(null);
+        if (loss == null && !lease.isValid()) {
+            loss = new LeaseLostException(lease.resource(), "its validity ran out before the work ended", null);
         }
-        if (lost != null) {
+        if (loss != null) {
             Thread.interrupted();
         }
         lease.release();
-        return lost;
+        return loss;
     }
 }

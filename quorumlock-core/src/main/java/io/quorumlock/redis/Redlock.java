@@ -1,6 +1,7 @@
 package io.quorumlock.redis;
 
 import io.quorumlock.CriticalSection;
+import io.quorumlock.CriticalSections;
 import io.quorumlock.DistributedLock;
 import io.quorumlock.Lease;
 import io.quorumlock.LeaseLostException;
@@ -153,7 +154,7 @@ public final class Redlock implements DistributedLock<Lease> {
      *
      * @throws LockUnavailableException if the lock could not be acquired within {@code maxWait}
      * @throws LeaseLostException if the lease was lost while the work ran (the work's own
-     *     exception, if any, is its cause)
+     *     exception, if any, is attached as suppressed)
      * @throws X what the work throws, when the lease held throughout
      */
     @Override
@@ -161,24 +162,12 @@ public final class Redlock implements DistributedLock<Lease> {
             String resource, Duration ttl, Duration maxWait, CriticalSection<T, X> work) throws X {
         Objects.requireNonNull(work, "work");
         RedlockLease lease = (RedlockLease) acquire(resource, ttl, maxWait);
-        Watchdog.Watch watch = watchdog.watch(lease, ttl, Thread.currentThread());
-        T result;
+        Watchdog.Watch watch = watchdog.watch(lease, ttl);
         try {
-            result = work.run();
-        } catch (Throwable failure) {
-            boolean lost = watch.stop() || !lease.isValid();
-            lease.release();
-            if (lost) {
-                throw lease.lostException(failure);
-            }
-            throw failure;
+            return CriticalSections.run(lease, lease.lost(), work);
+        } finally {
+            watch.stop();
         }
-        boolean lost = watch.stop() || !lease.isValid();
-        lease.release();
-        if (lost) {
-            throw lease.lostException(null);
-        }
-        return result;
     }
 
     /**

@@ -3,6 +3,7 @@ package io.quorumlock.redis;
 import io.quorumlock.Lease;
 import io.quorumlock.LeaseLostException;
 import java.time.Duration;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 /** A lease granted by {@link Redlock}: its token, and each node's answer to the grant. */
@@ -15,7 +16,7 @@ final class RedlockLease implements Lease {
     private final AtomicBoolean released = new AtomicBoolean();
     private volatile long validityNanos;
     private volatile long validUntilNanos;
-    private volatile String lostReason;
+    private final CompletableFuture<LeaseLostException> lost = new CompletableFuture<>();
 
     RedlockLease(
             Redlock redlock, String resource, String token, Grant[] grants, long validityNanos, long validUntilNanos) {
@@ -39,7 +40,7 @@ final class RedlockLease implements Lease {
 
     @Override
     public Duration remaining() {
-        if (released.get() || lostReason != null) {
+        if (released.get() || lost.isDone()) {
             return Duration.ZERO;
         }
         return Duration.ofNanos(Math.max(0, validUntilNanos - redlock.nowNanos()));
@@ -79,13 +80,18 @@ final class RedlockLease implements Lease {
         return validityNanos;
     }
 
+    /** Marks the lease lost: it is no longer valid, and {@link #lost()} completes. */
     void markLost(String reason) {
-        lostReason = reason;
+        lost.complete(new LeaseLostException(resource, reason, null));
     }
 
-    LeaseLostException lostException(Throwable cause) {
-        String reason = lostReason != null ? lostReason : "its validity ran out before the work ended";
-        return new LeaseLostException(resource, reason, cause);
+    /** Completes when the watchdog could not extend the lease. */
+    CompletableFuture<LeaseLostException> lost() {
+        return lost;
+    }
+
+    boolean isReleased() {
+        return released.get();
     }
 
     String token() {

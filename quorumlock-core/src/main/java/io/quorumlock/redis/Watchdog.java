@@ -9,7 +9,8 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Keeps leases alive while their work runs: extends each one when about a third of its TTL is
- * left, and on a failed extension marks it lost and interrupts the thread doing the work.
+ * left, and marks it lost when an extension fails (which interrupts the work, see {@link
+ * io.quorumlock.CriticalSections}). One daemon thread per client, started on first use.
  */
 final class Watchdog implements AutoCloseable {
 
@@ -26,9 +27,9 @@ final class Watchdog implements AutoCloseable {
         scheduler.setRemoveOnCancelPolicy(true);
     }
 
-    /** Starts watching {@code lease} for the work running on {@code worker}. */
-    Watch watch(RedlockLease lease, Duration ttl, Thread worker) {
-        Watch watch = new Watch(lease, ttl, worker);
+    /** Starts extending {@code lease} to {@code ttl} until {@link Watch#stop()}. */
+    Watch watch(RedlockLease lease, Duration ttl) {
+        Watch watch = new Watch(lease, ttl);
         watch.scheduleNext();
         return watch;
     }
@@ -41,15 +42,12 @@ final class Watchdog implements AutoCloseable {
     final class Watch {
         private final RedlockLease lease;
         private final Duration ttl;
-        private final Thread worker;
         private boolean running = true;
-        private boolean lost;
         private ScheduledFuture<?> next;
 
-        private Watch(RedlockLease lease, Duration ttl, Thread worker) {
+        private Watch(RedlockLease lease, Duration ttl) {
             this.lease = lease;
             this.ttl = ttl;
-            this.worker = worker;
         }
 
         private synchronized void scheduleNext() {
@@ -60,6 +58,9 @@ final class Watchdog implements AutoCloseable {
         }
 
         private void extend() {
+            if (lease.isReleased()) {
+                return;
+            }
             String failure;
             try {
                 Redlock.Round round = lease.extendRound(ttl);
@@ -72,30 +73,17 @@ final class Watchdog implements AutoCloseable {
             } catch (RuntimeException e) {
                 failure = "extension failed: " + e;
             }
-            synchronized (this) {
-                if (running) {
-                    log.warn("lease on '{}' lost: {}", lease.resource(), failure);
-                    lease.markLost(failure);
-                    lost = true;
-                    running = false;
-                    worker.interrupt();
-                }
+            if (!lease.isReleased()) {
+                log.warn("lease on '{}' lost: {}", lease.resource(), failure);
+                lease.markLost(failure);
             }
         }
 
-        /**
-         * Stops watching. Returns true if the lease was lost, in which case the worker's interrupt
-         * from the watchdog is cleared here.
-         */
-        synchronized boolean stop() {
+        synchronized void stop() {
             running = false;
             if (next != null) {
                 next.cancel(false);
             }
-            if (lost) {
-                Thread.interrupted();
-            }
-            return lost;
         }
     }
 }

@@ -238,7 +238,7 @@ class RedlockAlgorithmTest {
                     return "finished";
                 }));
         assertThat(e.getMessage()).contains("lease on 'r' lost", "of 3 votes in time", "unreachable");
-        assertThat(e.getCause()).isInstanceOf(InterruptedException.class);
+        assertThat(e.getSuppressed()).singleElement().isInstanceOf(InterruptedException.class);
         assertThat(Thread.currentThread().isInterrupted())
                 .as("the watchdog's interrupt is cleared")
                 .isFalse();
