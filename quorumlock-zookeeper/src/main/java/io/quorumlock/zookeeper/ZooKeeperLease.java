@@ -1,0 +1,302 @@
+package io.quorumlock.zookeeper;
+
+import io.quorumlock.FencedLease;
+import io.quorumlock.LeaseLostException;
+import java.time.Duration;
+import java.util.Objects;
+import java.util.concurrent.CompletableFuture;
+import org.apache.curator.framework.api.CuratorEvent;
+import org.apache.zookeeper.KeeperException;
+import org.apache.zookeeper.WatchedEvent;
+import org.apache.zookeeper.Watcher;
+import org.apache.zookeeper.data.Stat;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * A lease granted by {@link ZooKeeperLock}: the holder's own ephemeral lock node, alive as long
+ * as the session that created it.
+ *
+ * <p>States: VALID; SUSPENDED while the connection is down or until ownership is re-checked after
+ * it came back; LOST once the session (or the node) is known to be gone; RELEASED. LOST and
+ * RELEASED are final, and only the first of them happens: a released lease never reports a loss.
+ */
+final class ZooKeeperLease implements FencedLease {
+
+    private static final Logger log = LoggerFactory.getLogger(ZooKeeperLease.class);
+
+    enum State {
+        VALID,
+        SUSPENDED,
+        LOST,
+        RELEASED
+    }
+
+    private final ZooKeeperLock lock;
+    private final String resource;
+    private final String node;
+    private final long token;
+    private final long sessionId;
+    private final Duration validity;
+    private final NodeWatch watch;
+    private final CompletableFuture<LeaseLostException> lost = new CompletableFuture<>();
+
+    private volatile State state = State.VALID;
+    /** Counts suspensions, so that a re-check started before the latest one cannot restore validity. */
+    private int suspensions;
+
+    private long suspendedSinceNanos;
+
+    ZooKeeperLease(
+            ZooKeeperLock lock,
+            String resource,
+            String node,
+            long token,
+            long sessionId,
+            Duration validity,
+            NodeWatch watch) {
+        this.lock = lock;
+        this.resource = resource;
+        this.node = node;
+        this.token = token;
+        this.sessionId = sessionId;
+        this.validity = validity;
+        this.watch = watch;
+    }
+
+    @Override
+    public String resource() {
+        return resource;
+    }
+
+    /**
+     * The session timeout negotiated with the ensemble: how long the ensemble keeps the lock node
+     * after it last heard from this client. A ZooKeeper lease does not run out while its session
+     * is connected, so this is the window in which a loss is detected, not a countdown.
+     */
+    @Override
+    public Duration validity() {
+        return validity;
+    }
+
+    /** {@link #validity()} while the lease is valid; {@link Duration#ZERO} otherwise. */
+    @Override
+    public Duration remaining() {
+        return isValid() ? validity : Duration.ZERO;
+    }
+
+    @Override
+    public boolean isValid() {
+        return state == State.VALID;
+    }
+
+    /**
+     * Nothing to extend: the session keeps the lock node alive. Returns whether the lease is valid.
+     */
+    @Override
+    public boolean extend(Duration ttl) {
+        lock.checkTtl(ttl);
+        if (state == State.RELEASED) {
+            throw new IllegalStateException("the lease on '" + resource + "' was released; acquire a new one");
+        }
+        return isValid();
+    }
+
+    @Override
+    public long fencingToken() {
+        return token;
+    }
+
+    @Override
+    public CompletableFuture<LeaseLostException> lost() {
+        return lost.copy();
+    }
+
+    @Override
+    public void release() {
+        State before;
+        synchronized (this) {
+            before = state;
+            if (before == State.RELEASED) {
+                return;
+            }
+            state = State.RELEASED;
+        }
+        lock.forget(this);
+        log.debug("releasing '{}' (token {}, was {})", resource, hex(token), before);
+        lock.deleteLockNode(node, before == State.VALID);
+    }
+
+    /** Drops a grant that did not settle, leaving its node to the contender that goes on with it. */
+    void discard() {
+        synchronized (this) {
+            if (state == State.VALID || state == State.SUSPENDED) {
+                state = State.RELEASED;
+            }
+        }
+        lock.forget(this);
+    }
+
+    // ---- driven by the lock's connection listener and the node watch ------------------------------
+
+    /** The connection is down (or read-only): the lease cannot be trusted until re-checked. */
+    void suspend(String why) {
+        synchronized (this) {
+            if (state != State.VALID && state != State.SUSPENDED) {
+                return;
+            }
+            if (state == State.VALID) {
+                suspendedSinceNanos = System.nanoTime();
+            }
+            state = State.SUSPENDED;
+            suspensions++;
+        }
+        log.info("lease on '{}' (token {}) suspended: {}", resource, hex(token), why);
+    }
+
+    /** The connection is back: checks that the lock node still exists and is this session's. */
+    void recheck() {
+        int seen;
+        synchronized (this) {
+            if (state != State.SUSPENDED) {
+                return;
+            }
+            seen = suspensions;
+        }
+        long current = lock.currentSessionId();
+        if (current != sessionId) {
+            lose(
+                    "the ZooKeeper session changed from " + hex(sessionId) + " to " + hex(current)
+                            + " while the connection was down: the old session's lock node is deleted by the ensemble",
+                    null);
+            return;
+        }
+        try {
+            lock.client()
+                    .getData()
+                    .usingWatcher(watch)
+                    .inBackground((client, event) -> rechecked(seen, event))
+                    .forPath(node);
+        } catch (Exception e) {
+            log.debug("could not re-check '{}' after reconnection; it stays suspended: {}", resource, e.toString());
+        }
+    }
+
+    private void rechecked(int seen, CuratorEvent event) {
+        KeeperException.Code code = KeeperException.Code.get(event.getResultCode());
+        Stat stat = event.getStat();
+        if (code == KeeperException.Code.NONODE) {
+            lose("the lock node was gone when the connection came back", null);
+        } else if (code != KeeperException.Code.OK || stat == null) {
+            log.info(
+                    "could not re-check '{}' after reconnection ({}); it stays suspended until the next reconnection",
+                    resource,
+                    code);
+        } else if (stat.getEphemeralOwner() != sessionId || stat.getCzxid() != token) {
+            lose(
+                    "the lock node now belongs to session " + hex(stat.getEphemeralOwner()) + " (czxid "
+                            + hex(stat.getCzxid()) + "), not to this lease's",
+                    null);
+        } else {
+            long suspendedMillis;
+            synchronized (this) {
+                if (state != State.SUSPENDED || suspensions != seen) {
+                    return;
+                }
+                state = State.VALID;
+                suspendedMillis = (System.nanoTime() - suspendedSinceNanos) / 1_000_000;
+            }
+            log.info(
+                    "lease on '{}' (token {}) valid again after {} ms: the lock node is still this session's",
+                    resource,
+                    hex(token),
+                    suspendedMillis);
+        }
+    }
+
+    /**
+     * Marks the lease lost and completes {@link #lost()}, unless it was already lost or released.
+     *
+     * @return true if this call lost it
+     */
+    boolean lose(String why, Throwable cause) {
+        long suspendedMillis = -1;
+        synchronized (this) {
+            if (state == State.LOST || state == State.RELEASED) {
+                return false;
+            }
+            if (state == State.SUSPENDED) {
+                suspendedMillis = (System.nanoTime() - suspendedSinceNanos) / 1_000_000;
+            }
+            state = State.LOST;
+        }
+        lock.forget(this);
+        String message = why
+                + (suspendedMillis >= 0 ? " (disconnected for " + suspendedMillis + " ms)" : "")
+                + "; lock node " + node + ", session " + hex(sessionId) + ", fencing token " + hex(token)
+                + ": another client may hold the lock now, and storage that has seen a newer token refuses this one";
+        LeaseLostException exception = new LeaseLostException(resource, message, cause);
+        log.warn("{}", exception.getMessage());
+        lost.complete(exception);
+        return true;
+    }
+
+    State state() {
+        return state;
+    }
+
+    String node() {
+        return node;
+    }
+
+    long sessionId() {
+        return sessionId;
+    }
+
+    static String hex(long value) {
+        return "0x" + Long.toHexString(value);
+    }
+
+    @Override
+    public String toString() {
+        return "ZooKeeperLease[" + resource + ", token " + hex(token) + ", node " + node + ", session " + hex(sessionId)
+                + ", " + state + "]";
+    }
+
+    /**
+     * The watch on the lease's own lock node: its deletion while the session lives (by hand, or by
+     * an administrator) loses the lease. The watch is set before the lease exists, so a deletion
+     * seen before {@link #attach} is kept and reported on attaching.
+     */
+    static final class NodeWatch implements Watcher {
+        private ZooKeeperLease lease;
+        private boolean deleted;
+
+        void attach(ZooKeeperLease lease) {
+            boolean early;
+            synchronized (this) {
+                this.lease = Objects.requireNonNull(lease);
+                early = deleted;
+            }
+            if (early) {
+                lease.lose("the lock node was deleted", null);
+            }
+        }
+
+        @Override
+        public void process(WatchedEvent event) {
+            if (event.getType() != Event.EventType.NodeDeleted) {
+                // Connection events reach every watch; the lock's connection listener handles them.
+                return;
+            }
+            ZooKeeperLease target;
+            synchronized (this) {
+                deleted = true;
+                target = lease;
+            }
+            if (target != null) {
+                target.lose("the lock node was deleted while the session was alive", null);
+            }
+        }
+    }
+}

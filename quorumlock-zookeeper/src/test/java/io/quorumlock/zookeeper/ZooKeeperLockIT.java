@@ -1,0 +1,371 @@
+package io.quorumlock.zookeeper;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatCode;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.quorumlock.FencedLease;
+import io.quorumlock.LeaseLostException;
+import io.quorumlock.LockUnavailableException;
+import io.quorumlock.NodeOutcome;
+import io.quorumlock.testkit.TestTime;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.apache.curator.framework.CuratorFramework;
+import org.apache.curator.framework.CuratorFrameworkFactory;
+import org.apache.curator.framework.imps.CuratorFrameworkState;
+import org.apache.curator.retry.RetryOneTime;
+import org.apache.curator.test.KillSession;
+import org.apache.curator.test.TestingServer;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** The fenced ZooKeeper lock against one real ZooKeeper server: exclusion, tokens, session loss. */
+class ZooKeeperLockIT {
+
+    private static final Duration TTL = Duration.ofSeconds(30);
+    private static final Duration SESSION = Duration.ofSeconds(4);
+    private static final Duration WAIT = Duration.ofSeconds(10);
+
+    static {
+        // The server deletes empty lock containers every 100 ms instead of every minute, so the
+        // tests meet the cleanup (and its race with a new contender) as production does, only sooner.
+        System.setProperty("znode.container.checkIntervalMs", "100");
+    }
+
+    @TempDir
+    static Path dataDir;
+
+    private static TestingServer server;
+
+    private final List<ZooKeeperLock> locks = new ArrayList<>();
+    private final ExecutorService executor = Executors.newCachedThreadPool();
+
+    @BeforeAll
+    static void startServer() throws Exception {
+        server = ZooKeeperServers.server(dataDir);
+    }
+
+    @AfterAll
+    static void stopServer() throws Exception {
+        if (server != null) {
+            server.close();
+        }
+    }
+
+    @AfterEach
+    void closeLocks() throws InterruptedException {
+        executor.shutdownNow();
+        locks.forEach(ZooKeeperLock::close);
+        assertThat(executor.awaitTermination(10, TimeUnit.SECONDS)).isTrue();
+    }
+
+    private ZooKeeperLock newLock() {
+        return newLock(SESSION);
+    }
+
+    private ZooKeeperLock newLock(Duration sessionTimeout) {
+        ZooKeeperLock lock = ZooKeeperServers.lock(server.getConnectString(), sessionTimeout);
+        locks.add(lock);
+        return lock;
+    }
+
+    private static int contenders(ZooKeeperLock lock, String resource) throws Exception {
+        String dir = ZooKeeperLock.DEFAULT_BASE_PATH + "/" + resource;
+        return lock.client().checkExists().forPath(dir) == null
+                ? 0
+                : lock.client().getChildren().forPath(dir).size();
+    }
+
+    private void awaitContenders(ZooKeeperLock lock, String resource, int count) {
+        TestTime.await(
+                Duration.ofSeconds(5),
+                () -> {
+                    try {
+                        return contenders(lock, resource) == count;
+                    } catch (Exception e) {
+                        return false;
+                    }
+                },
+                count + " contenders for '" + resource + "'");
+    }
+
+    @Test
+    void oneHolderAtATimeAndReleaseLetsTheNextIn() throws Exception {
+        ZooKeeperLock a = newLock();
+        ZooKeeperLock b = newLock();
+
+        FencedLease first = a.acquire("exclusion", TTL, WAIT);
+        assertThat(first.isValid()).isTrue();
+        assertThat(first.resource()).isEqualTo("exclusion");
+        assertThat(first.validity()).as("the negotiated session timeout").isEqualTo(SESSION);
+        assertThat(first.remaining()).isEqualTo(SESSION);
+        assertThat(b.tryAcquire("exclusion", TTL)).isEmpty();
+        assertThat(a.tryAcquire("exclusion", TTL)).as("not reentrant").isEmpty();
+
+        assertThatThrownBy(() -> b.acquire("exclusion", TTL, Duration.ofMillis(200)))
+                .isInstanceOfSatisfying(LockUnavailableException.class, e -> {
+                    assertThat(e.resource()).isEqualTo("exclusion");
+                    assertThat(e.lastAttempt()).singleElement().satisfies(outcome -> {
+                        assertThat(outcome.vote()).isEqualTo(NodeOutcome.Vote.HELD_BY_OTHER);
+                        assertThat(outcome.node()).startsWith("zookeeper://127.0.0.1:");
+                        assertThat(outcome.detail())
+                                .contains(
+                                        "holder ",
+                                        "@",
+                                        "token " + ZooKeeperLease.hex(first.fencingToken()),
+                                        "0 other contenders waiting");
+                    });
+                })
+                .hasMessageContaining("held by another owner");
+        assertThat(contenders(a, "exclusion"))
+                .as("failed attempts leave no node")
+                .isEqualTo(1);
+
+        CompletableFuture<FencedLease> waiting =
+                CompletableFuture.supplyAsync(() -> b.acquire("exclusion", TTL, WAIT), executor);
+        awaitContenders(a, "exclusion", 2);
+        assertThat(waiting).isNotDone();
+
+        first.release();
+        FencedLease second = waiting.get(WAIT.toMillis(), TimeUnit.MILLISECONDS);
+        assertThat(second.fencingToken()).isGreaterThan(first.fencingToken());
+        assertThat(second.isValid()).isTrue();
+        assertThat(first.isValid()).isFalse();
+        assertThat(first.remaining()).isZero();
+        assertThatCode(first::release).as("release is idempotent").doesNotThrowAnyException();
+        assertThatThrownBy(() -> first.extend(TTL)).isInstanceOf(IllegalStateException.class);
+        assertThat(second.extend(TTL))
+                .as("nothing to extend: the session keeps it")
+                .isTrue();
+        assertThat(first.lost()).as("a released lease is never lost").isNotDone();
+
+        second.close();
+        assertThat(a.tryAcquire("exclusion", TTL)).hasValueSatisfying(FencedLease::release);
+    }
+
+    @Test
+    void neverTwoHoldersAndTokensIncreaseInGrantOrder() throws Exception {
+        List<ZooKeeperLock> clients = List.of(newLock(), newLock(), newLock());
+        AtomicInteger inside = new AtomicInteger();
+        AtomicInteger overlaps = new AtomicInteger();
+        List<Long> tokens = Collections.synchronizedList(new ArrayList<>());
+        List<Future<?>> workers = new ArrayList<>();
+        for (int t = 0; t < 6; t++) {
+            ZooKeeperLock lock = clients.get(t % clients.size());
+            workers.add(executor.submit(() -> {
+                for (int i = 0; i < 10; i++) {
+                    try (FencedLease lease = lock.acquire("contended", TTL, WAIT)) {
+                        if (inside.incrementAndGet() != 1) {
+                            overlaps.incrementAndGet();
+                        }
+                        tokens.add(lease.fencingToken());
+                        Thread.yield();
+                        inside.decrementAndGet();
+                    }
+                }
+                return null;
+            }));
+        }
+        for (Future<?> worker : workers) {
+            worker.get(30, TimeUnit.SECONDS);
+        }
+        assertThat(overlaps).hasValue(0);
+        assertThat(tokens).hasSize(60).isSortedAccordingTo(Long::compare).doesNotHaveDuplicates();
+    }
+
+    @Test
+    void tokensIncreaseAcrossContainerCleanupAndClientRestart() throws Exception {
+        List<ZooKeeperLock> clients = new ArrayList<>(List.of(newLock(), newLock(), newLock()));
+        List<Long> tokens = new ArrayList<>();
+        List<Long> sequences = new ArrayList<>();
+        for (int i = 0; i < 9; i++) {
+            grant(clients.get(i % 3), tokens, sequences);
+        }
+        long lastSequenceBefore = sequences.get(sequences.size() - 1);
+        assertThat(lastSequenceBefore).isGreaterThanOrEqualTo(8);
+
+        // ZooKeeper deletes the empty container: the node sequence starts again from zero.
+        String dir = ZooKeeperLock.DEFAULT_BASE_PATH + "/tokens";
+        CuratorFramework admin = clients.get(0).client();
+        TestTime.await(
+                Duration.ofSeconds(10),
+                () -> {
+                    try {
+                        return admin.checkExists().forPath(dir) == null;
+                    } catch (Exception e) {
+                        return false;
+                    }
+                },
+                "the server to delete the empty container " + dir);
+        for (int i = 0; i < 3; i++) {
+            grant(clients.get(i % 3), tokens, sequences);
+        }
+        assertThat(sequences.get(9))
+                .as("the suffix restarted: it cannot be the token")
+                .isZero();
+
+        // A client restart: a new process would have a new session and nothing else in common.
+        clients.remove(0).close();
+        clients.add(newLock());
+        for (int i = 0; i < 3; i++) {
+            grant(clients.get(i % 3), tokens, sequences);
+        }
+        assertThat(tokens).hasSize(15).isSortedAccordingTo(Long::compare).doesNotHaveDuplicates();
+    }
+
+    private static void grant(ZooKeeperLock lock, List<Long> tokens, List<Long> sequences) {
+        try (FencedLease lease = lock.acquire("tokens", TTL, WAIT)) {
+            tokens.add(lease.fencingToken());
+            String node = ((ZooKeeperLease) lease).node();
+            sequences.add(LockQueue.sequence(node.substring(node.lastIndexOf('/') + 1)));
+        }
+    }
+
+    /** Scenario 5, ZooKeeper half: the ensemble expires the holder's session. */
+    @Test
+    void sessionExpiryLosesTheLeaseAndTheNextHolderGetsALargerToken() throws Exception {
+        ZooKeeperLock a = newLock();
+        ZooKeeperLock b = newLock();
+        FencedLease held = a.acquire("expiry", TTL, WAIT);
+        CompletableFuture<FencedLease> waiting =
+                CompletableFuture.supplyAsync(() -> b.acquire("expiry", TTL, Duration.ofSeconds(20)), executor);
+        awaitContenders(a, "expiry", 2);
+
+        ZooKeeperServers.expireSession(a.client(), server.getConnectString());
+
+        LeaseLostException lost = held.lost().get(10, TimeUnit.SECONDS);
+        assertThat(lost.resource()).isEqualTo("expiry");
+        assertThat(lost.getMessage())
+                .contains("lease on 'expiry' lost", "session", ZooKeeperLease.hex(held.fencingToken()));
+        assertThat(held.isValid()).isFalse();
+        assertThat(held.remaining()).isZero();
+
+        FencedLease next = waiting.get(10, TimeUnit.SECONDS);
+        assertThat(next.fencingToken()).isGreaterThan(held.fencingToken());
+        assertThat(next.isValid()).isTrue();
+        assertThatCode(held::release).as("release after loss").doesNotThrowAnyException();
+        assertThat(next.isValid())
+                .as("A's late release does not touch B's node")
+                .isTrue();
+
+        // A's client goes on with a new session.
+        next.release();
+        try (FencedLease again = a.acquire("expiry", TTL, WAIT)) {
+            assertThat(again.fencingToken()).isGreaterThan(next.fencingToken());
+        }
+    }
+
+    /** The client itself declares its session dead (curator-test's KillSession); the ensemble follows later. */
+    @Test
+    void clientSideSessionKillLosesTheLeaseAtOnce() throws Exception {
+        ZooKeeperLock a = newLock(Duration.ofSeconds(2));
+        ZooKeeperLock b = newLock();
+        FencedLease held = a.acquire("killed", TTL, WAIT);
+
+        KillSession.kill(a.client().getZookeeperClient().getZooKeeper());
+
+        assertThat(held.lost().get(5, TimeUnit.SECONDS).getMessage()).contains("session");
+        assertThat(held.isValid()).isFalse();
+        // The ensemble still holds the old session's node until that session times out (2 s).
+        try (FencedLease next = b.acquire("killed", TTL, WAIT)) {
+            assertThat(next.fencingToken()).isGreaterThan(held.fencingToken());
+        }
+    }
+
+    @Test
+    void withLockInterruptsTheWorkAndThrowsWhenTheSessionIsLost() throws Exception {
+        ZooKeeperLock a = newLock();
+        assertThat(a.withLock("work", TTL, WAIT, () -> "done")).isEqualTo("done");
+
+        CountDownLatch started = new CountDownLatch(1);
+        AtomicBoolean interrupted = new AtomicBoolean();
+        Future<String> running = executor.submit(() -> a.withLock("work", TTL, WAIT, () -> {
+            started.countDown();
+            try {
+                new CountDownLatch(1).await();
+            } catch (InterruptedException e) {
+                interrupted.set(true);
+                throw e;
+            }
+            return "never";
+        }));
+        assertThat(started.await(10, TimeUnit.SECONDS)).isTrue();
+
+        ZooKeeperServers.expireSession(a.client(), server.getConnectString());
+
+        assertThatThrownBy(() -> running.get(10, TimeUnit.SECONDS))
+                .isInstanceOf(ExecutionException.class)
+                .cause()
+                .isInstanceOf(LeaseLostException.class)
+                .hasMessageContaining("session");
+        assertThat(interrupted).isTrue();
+        try (FencedLease after = newLock().acquire("work", TTL, WAIT)) {
+            assertThat(after.isValid()).isTrue();
+        }
+    }
+
+    @Test
+    void deletingTheLockNodeLosesTheLease() throws Exception {
+        ZooKeeperLock a = newLock();
+        FencedLease held = a.acquire("deleted", TTL, WAIT);
+        a.client().delete().forPath(((ZooKeeperLease) held).node());
+        assertThat(held.lost().get(5, TimeUnit.SECONDS).getMessage()).contains("was deleted");
+        assertThat(held.isValid()).isFalse();
+    }
+
+    @Test
+    void closingTheLockLosesItsLeasesAndFreesTheLock() throws Exception {
+        ZooKeeperLock a = newLock();
+        ZooKeeperLock b = newLock();
+        FencedLease held = a.acquire("closing", TTL, WAIT);
+        a.close();
+        assertThat(held.lost()).isCompletedWithValueMatching(e -> e.getMessage().contains("was closed"));
+        assertThatCode(held::release).doesNotThrowAnyException();
+        assertThatThrownBy(() -> a.tryAcquire("closing", TTL)).isInstanceOf(IllegalStateException.class);
+        try (FencedLease next = b.acquire("closing", TTL, WAIT)) {
+            assertThat(next.fencingToken()).isGreaterThan(held.fencingToken());
+        }
+    }
+
+    @Test
+    void aSuppliedClientIsUsedAndLeftOpen() throws Exception {
+        try (CuratorFramework client = CuratorFrameworkFactory.builder()
+                .connectString(server.getConnectString())
+                .namespace("app")
+                .sessionTimeoutMs(4000)
+                .retryPolicy(new RetryOneTime(100))
+                .build()) {
+            client.start();
+            long token;
+            try (ZooKeeperLock lock = ZooKeeperLock.builder().client(client).build()) {
+                assertThat(lock.ensemble()).endsWith("/app" + ZooKeeperLock.DEFAULT_BASE_PATH);
+                try (FencedLease lease = lock.acquire("supplied", TTL, WAIT)) {
+                    token = lease.fencingToken();
+                    assertThat(client.checkExists().forPath(ZooKeeperLock.DEFAULT_BASE_PATH + "/supplied"))
+                            .isNotNull();
+                }
+            }
+            assertThat(client.getState()).isEqualTo(CuratorFrameworkState.STARTED);
+            assertThat(client.checkExists().forPath("/"))
+                    .as("the client still works")
+                    .isNotNull();
+            assertThat(token).isPositive();
+        }
+    }
+}

@@ -1,0 +1,145 @@
+package io.quorumlock.zookeeper;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.quorumlock.testkit.TestTime;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.net.InetSocketAddress;
+import java.net.Socket;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import org.apache.curator.framework.CuratorFramework;
+import org.apache.curator.test.InstanceSpec;
+import org.apache.curator.test.TestingCluster;
+import org.apache.curator.test.TestingServer;
+import org.apache.zookeeper.Watcher;
+import org.apache.zookeeper.ZooKeeper;
+
+/**
+ * Real ZooKeeper servers from curator-test, in this JVM, on loopback only: the client port is
+ * bound to 127.0.0.1 ({@code clientPortAddress}) and the quorum ports use 127.0.0.1 as hostname.
+ * The tick is 100 ms, so sessions may be as short as 200 ms and expire promptly; sessions of up
+ * to 30 s are allowed.
+ */
+final class ZooKeeperServers {
+
+    static final int TICK_MILLIS = 100;
+
+    private ZooKeeperServers() {}
+
+    /** A standalone server with its data in {@code dir}; started. */
+    static TestingServer server(Path dir) throws Exception {
+        return new TestingServer(spec(dir.resolve("zk-standalone"), 1), true);
+    }
+
+    /** An ensemble of {@code size} servers with their data under {@code dir}; started. */
+    static TestingCluster cluster(Path dir, int size) throws Exception {
+        List<InstanceSpec> specs = new ArrayList<>();
+        for (int id = 1; id <= size; id++) {
+            specs.add(spec(dir.resolve("zk-" + id), id));
+        }
+        TestingCluster cluster = new TestingCluster(specs);
+        cluster.start();
+        return cluster;
+    }
+
+    private static InstanceSpec spec(Path dataDir, int serverId) throws IOException {
+        // The server writes its myid file there at start, so the directory must exist.
+        Files.createDirectories(dataDir);
+        Map<String, Object> properties = new HashMap<>();
+        properties.put("clientPortAddress", "127.0.0.1");
+        properties.put("maxSessionTimeout", "30000");
+        // In ticks: generous limits, so that a loaded machine does not drop a follower.
+        properties.put("initLimit", "50");
+        properties.put("syncLimit", "20");
+        return new InstanceSpec(dataDir.toFile(), -1, -1, -1, true, serverId, TICK_MILLIS, -1, properties, "127.0.0.1");
+    }
+
+    /** A lock on {@code connectString} with the given session timeout. */
+    static ZooKeeperLock lock(String connectString, Duration sessionTimeout) {
+        return ZooKeeperLock.builder()
+                .connectString(connectString)
+                .sessionTimeout(sessionTimeout)
+                .connectionTimeout(sessionTimeout.dividedBy(2))
+                .build();
+    }
+
+    /**
+     * Ends a client's session on the ensemble, as the ensemble does when it stops hearing from the
+     * client: a second connection takes the session over (the server drops the first one) and
+     * closes it, which deletes the session's ephemeral nodes at once. The client learns of the
+     * expiry when it reconnects.
+     */
+    static void expireSession(CuratorFramework client, String connectString) throws Exception {
+        ZooKeeper zk = client.getZookeeperClient().getZooKeeper();
+        CountDownLatch connected = new CountDownLatch(1);
+        ZooKeeper thief = new ZooKeeper(
+                connectString,
+                10_000,
+                event -> {
+                    if (event.getState() == Watcher.Event.KeeperState.SyncConnected) {
+                        connected.countDown();
+                    }
+                },
+                zk.getSessionId(),
+                zk.getSessionPasswd());
+        try {
+            assertThat(connected.await(TestTime.scaled(Duration.ofSeconds(10)).toMillis(), TimeUnit.MILLISECONDS))
+                    .as("a second connection to session 0x%x", zk.getSessionId())
+                    .isTrue();
+        } finally {
+            thief.close();
+        }
+    }
+
+    /** The server of {@code cluster} that is the leader now, asked with the {@code srvr} command. */
+    static InstanceSpec leader(TestingCluster cluster) {
+        for (InstanceSpec spec : cluster.getInstances()) {
+            if (srvr(spec).contains("Mode: leader")) {
+                return spec;
+            }
+        }
+        throw new AssertionError("no server of the ensemble says it leads");
+    }
+
+    /** Waits until some server of {@code cluster} leads. */
+    static InstanceSpec awaitLeader(TestingCluster cluster, Duration timeout) {
+        InstanceSpec[] found = new InstanceSpec[1];
+        TestTime.await(
+                timeout,
+                () -> {
+                    try {
+                        found[0] = leader(cluster);
+                        return true;
+                    } catch (AssertionError e) {
+                        return false;
+                    }
+                },
+                "a leader in the ensemble");
+        return found[0];
+    }
+
+    private static String srvr(InstanceSpec spec) {
+        try (Socket socket = new Socket()) {
+            socket.connect(new InetSocketAddress("127.0.0.1", spec.getPort()), 500);
+            socket.setSoTimeout(1000);
+            OutputStream out = socket.getOutputStream();
+            out.write("srvr".getBytes(StandardCharsets.US_ASCII));
+            out.flush();
+            InputStream in = socket.getInputStream();
+            return new String(in.readAllBytes(), StandardCharsets.US_ASCII);
+        } catch (IOException e) {
+            return "";
+        }
+    }
+}

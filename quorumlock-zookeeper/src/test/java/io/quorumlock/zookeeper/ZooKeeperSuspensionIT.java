@@ -1,0 +1,97 @@
+package io.quorumlock.zookeeper;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.quorumlock.FencedLease;
+import io.quorumlock.testkit.TestTime;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import org.apache.curator.test.TestingServer;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * The lease follows the connection: the server stops (SUSPENDED) and comes back within the
+ * session timeout (valid again), or stays away longer (LOST). Each test has its own server,
+ * because it stops it.
+ */
+class ZooKeeperSuspensionIT {
+
+    private static final Duration TTL = Duration.ofSeconds(30);
+    private static final Duration WAIT = Duration.ofSeconds(10);
+
+    @TempDir
+    Path dataDir;
+
+    private TestingServer server;
+    private final List<ZooKeeperLock> locks = new ArrayList<>();
+
+    @BeforeEach
+    void startServer() throws Exception {
+        server = ZooKeeperServers.server(dataDir);
+    }
+
+    @AfterEach
+    void stop() throws Exception {
+        locks.forEach(ZooKeeperLock::close);
+        server.close();
+    }
+
+    private ZooKeeperLock newLock(Duration sessionTimeout) {
+        ZooKeeperLock lock = ZooKeeperServers.lock(server.getConnectString(), sessionTimeout);
+        locks.add(lock);
+        return lock;
+    }
+
+    @Test
+    void invalidWhileDisconnectedAndValidAgainWhenTheServerReturnsWithinTheSessionTimeout() throws Exception {
+        ZooKeeperLock a = newLock(Duration.ofSeconds(10));
+        FencedLease held = a.acquire("suspended", TTL, WAIT);
+
+        server.stop();
+        TestTime.await(Duration.ofSeconds(5), () -> !held.isValid(), "the lease to be suspended");
+        assertThat(held.remaining()).isZero();
+        assertThat(held.lost()).as("suspended is not lost").isNotDone();
+
+        server.restart();
+        TestTime.await(Duration.ofSeconds(8), held::isValid, "the lease to be valid again after reconnection");
+        assertThat(held.lost()).isNotDone();
+        assertThat(((ZooKeeperLease) held).sessionId())
+                .as("the same session")
+                .isEqualTo(a.client().getZookeeperClient().getZooKeeper().getSessionId());
+
+        ZooKeeperLock b = newLock(Duration.ofSeconds(4));
+        assertThat(b.tryAcquire("suspended", TTL)).as("A still holds it").isEmpty();
+        held.release();
+        try (FencedLease next = b.acquire("suspended", TTL, WAIT)) {
+            assertThat(next.fencingToken()).isGreaterThan(held.fencingToken());
+        }
+    }
+
+    @Test
+    void lostWhenTheServerStaysAwayLongerThanTheSessionTimeout() throws Exception {
+        ZooKeeperLock a = newLock(Duration.ofSeconds(2));
+        FencedLease held = a.acquire("gone", TTL, WAIT);
+
+        server.stop();
+        TestTime.await(Duration.ofSeconds(5), () -> !held.isValid(), "the lease to be suspended");
+        assertThat(held.lost()
+                        .get(TestTime.scaled(Duration.ofSeconds(6)).toMillis(), TimeUnit.MILLISECONDS)
+                        .getMessage())
+                .contains("session ended", "disconnected for");
+        assertThat(held.isValid()).isFalse();
+
+        // The restarted server restores A's old session and expires it a session timeout later.
+        server.restart();
+        ZooKeeperLock b = newLock(Duration.ofSeconds(4));
+        try (FencedLease next = b.acquire("gone", TTL, WAIT)) {
+            assertThat(next.fencingToken()).isGreaterThan(held.fencingToken());
+        }
+        held.release();
+    }
+}
