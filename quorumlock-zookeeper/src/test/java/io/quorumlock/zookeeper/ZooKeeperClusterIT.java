@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.quorumlock.FencedLease;
 import io.quorumlock.testkit.TestTime;
+import io.quorumlock.testkit.ZooKeeperServers;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -41,7 +42,7 @@ class ZooKeeperClusterIT {
     }
 
     private ZooKeeperLock newLock() {
-        ZooKeeperLock lock = ZooKeeperServers.lock(cluster.getConnectString(), SESSION);
+        ZooKeeperLock lock = TestLocks.lock(cluster.getConnectString(), SESSION);
         locks.add(lock);
         return lock;
     }

@@ -9,6 +9,7 @@ import io.quorumlock.LeaseLostException;
 import io.quorumlock.LockUnavailableException;
 import io.quorumlock.NodeOutcome;
 import io.quorumlock.testkit.TestTime;
+import io.quorumlock.testkit.ZooKeeperServers;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -80,7 +81,7 @@ class ZooKeeperLockIT {
     }
 
     private ZooKeeperLock newLock(Duration sessionTimeout) {
-        ZooKeeperLock lock = ZooKeeperServers.lock(server.getConnectString(), sessionTimeout);
+        ZooKeeperLock lock = TestLocks.lock(server.getConnectString(), sessionTimeout);
         locks.add(lock);
         return lock;
     }

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.quorumlock.FencedLease;
 import io.quorumlock.testkit.TestTime;
+import io.quorumlock.testkit.ZooKeeperServers;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -43,7 +44,7 @@ class ZooKeeperSuspensionIT {
     }
 
     private ZooKeeperLock newLock(Duration sessionTimeout) {
-        ZooKeeperLock lock = ZooKeeperServers.lock(server.getConnectString(), sessionTimeout);
+        ZooKeeperLock lock = TestLocks.lock(server.getConnectString(), sessionTimeout);
         locks.add(lock);
         return lock;
     }

@@ -1,8 +1,5 @@
-package io.quorumlock.zookeeper;
+package io.quorumlock.testkit;
 
-import static org.assertj.core.api.Assertions.assertThat;
-
-import io.quorumlock.testkit.TestTime;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
@@ -31,19 +28,20 @@ import org.apache.zookeeper.ZooKeeper;
  * The tick is 100 ms, so sessions may be as short as 200 ms and expire promptly; sessions of up
  * to 30 s are allowed.
  */
-final class ZooKeeperServers {
+public final class ZooKeeperServers {
 
-    static final int TICK_MILLIS = 100;
+    /** The servers' tick: sessions may be as short as two ticks. */
+    public static final int TICK_MILLIS = 100;
 
     private ZooKeeperServers() {}
 
     /** A standalone server with its data in {@code dir}; started. */
-    static TestingServer server(Path dir) throws Exception {
+    public static TestingServer server(Path dir) throws Exception {
         return new TestingServer(spec(dir.resolve("zk-standalone"), 1), true);
     }
 
     /** An ensemble of {@code size} servers with their data under {@code dir}; started. */
-    static TestingCluster cluster(Path dir, int size) throws Exception {
+    public static TestingCluster cluster(Path dir, int size) throws Exception {
         List<InstanceSpec> specs = new ArrayList<>();
         for (int id = 1; id <= size; id++) {
             specs.add(spec(dir.resolve("zk-" + id), id));
@@ -65,22 +63,13 @@ final class ZooKeeperServers {
         return new InstanceSpec(dataDir.toFile(), -1, -1, -1, true, serverId, TICK_MILLIS, -1, properties, "127.0.0.1");
     }
 
-    /** A lock on {@code connectString} with the given session timeout. */
-    static ZooKeeperLock lock(String connectString, Duration sessionTimeout) {
-        return ZooKeeperLock.builder()
-                .connectString(connectString)
-                .sessionTimeout(sessionTimeout)
-                .connectionTimeout(sessionTimeout.dividedBy(2))
-                .build();
-    }
-
     /**
      * Ends a client's session on the ensemble, as the ensemble does when it stops hearing from the
      * client: a second connection takes the session over (the server drops the first one) and
      * closes it, which deletes the session's ephemeral nodes at once. The client learns of the
      * expiry when it reconnects.
      */
-    static void expireSession(CuratorFramework client, String connectString) throws Exception {
+    public static void expireSession(CuratorFramework client, String connectString) throws Exception {
         ZooKeeper zk = client.getZookeeperClient().getZooKeeper();
         CountDownLatch connected = new CountDownLatch(1);
         ZooKeeper thief = new ZooKeeper(
@@ -94,16 +83,16 @@ final class ZooKeeperServers {
                 zk.getSessionId(),
                 zk.getSessionPasswd());
         try {
-            assertThat(connected.await(TestTime.scaled(Duration.ofSeconds(10)).toMillis(), TimeUnit.MILLISECONDS))
-                    .as("a second connection to session 0x%x", zk.getSessionId())
-                    .isTrue();
+            if (!connected.await(TestTime.scaled(Duration.ofSeconds(10)).toMillis(), TimeUnit.MILLISECONDS)) {
+                throw new AssertionError(String.format("no second connection to session 0x%x", zk.getSessionId()));
+            }
         } finally {
             thief.close();
         }
     }
 
     /** The server of {@code cluster} that is the leader now, asked with the {@code srvr} command. */
-    static InstanceSpec leader(TestingCluster cluster) {
+    public static InstanceSpec leader(TestingCluster cluster) {
         for (InstanceSpec spec : cluster.getInstances()) {
             if (srvr(spec).contains("Mode: leader")) {
                 return spec;
@@ -113,7 +102,7 @@ final class ZooKeeperServers {
     }
 
     /** Waits until some server of {@code cluster} leads. */
-    static InstanceSpec awaitLeader(TestingCluster cluster, Duration timeout) {
+    public static InstanceSpec awaitLeader(TestingCluster cluster, Duration timeout) {
         InstanceSpec[] found = new InstanceSpec[1];
         TestTime.await(
                 timeout,
