@@ -1,0 +1,387 @@
+package io.quorumlock.etcd;
+
+import io.etcd.jetcd.ByteSequence;
+import io.etcd.jetcd.common.exception.ErrorCode;
+import io.etcd.jetcd.common.exception.EtcdException;
+import io.etcd.jetcd.lease.LeaseKeepAliveResponse;
+import io.etcd.jetcd.support.CloseableClient;
+import io.grpc.stub.StreamObserver;
+import io.quorumlock.FencedLease;
+import io.quorumlock.LeaseLostException;
+import java.time.Duration;
+import java.util.Locale;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Supplier;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * One grant of an {@link EtcdLock}: an etcd lease kept alive by jetcd's keep-alive stream, and the
+ * lock key tied to it.
+ *
+ * <p>Time: the lease is known to live at least until {@code expiresAt} on this process's monotonic
+ * clock. The grant, the time-to-live check and {@link #extend} know when their request was sent,
+ * so they give a lower bound (send time + TTL). A keep-alive answer from the stream only tells when
+ * it arrived: the lease then runs until about its arrival + TTL, less the last round trip measured
+ * on this lease's own requests. Every estimate also leaves an allowance for the rate difference
+ * between etcd's clock and ours (1% of the TTL + 2 ms, as Redlock does).
+ */
+final class EtcdLease implements FencedLease {
+
+    private static final Logger log = LoggerFactory.getLogger(EtcdLease.class);
+
+    private enum State {
+        /** Granted, not yet handed out: the lock is being waited for or checked. */
+        PENDING,
+        HELD,
+        LOST,
+        RELEASED
+    }
+
+    private final EtcdLock lock;
+    private final String resource;
+    private final long leaseId;
+    private final long ttlSeconds;
+    private final long ttlNanos;
+    private final long driftNanos;
+    private final CompletableFuture<LeaseLostException> lost = new CompletableFuture<>();
+
+    // Guarded by this.
+    private State state = State.PENDING;
+    private ByteSequence key;
+    private long token;
+    private long expiresAt;
+    private long validityNanos;
+    private long roundTripNanos;
+    private CloseableClient keepAlive;
+    private ScheduledFuture<?> deadline;
+    private LeaseLostException loss;
+
+    EtcdLease(EtcdLock lock, String resource, long leaseId, long ttlSeconds, long grantSent, long granted) {
+        this.lock = lock;
+        this.resource = resource;
+        this.leaseId = leaseId;
+        this.ttlSeconds = ttlSeconds;
+        this.ttlNanos = TimeUnit.SECONDS.toNanos(ttlSeconds);
+        this.driftNanos = ttlNanos / 100 + TimeUnit.MILLISECONDS.toNanos(2);
+        this.roundTripNanos = granted - grantSent;
+        this.expiresAt = grantSent + ttlNanos - driftNanos;
+        this.validityNanos = expiresAt - granted;
+    }
+
+    @Override
+    public String resource() {
+        return resource;
+    }
+
+    @Override
+    public synchronized long fencingToken() {
+        return token;
+    }
+
+    @Override
+    public CompletableFuture<LeaseLostException> lost() {
+        return lost;
+    }
+
+    /**
+     * How long the lease was known to live when it was handed out or last renewed: its TTL less the
+     * time the request took and the drift allowance.
+     */
+    @Override
+    public synchronized Duration validity() {
+        return Duration.ofNanos(Math.max(0, validityNanos));
+    }
+
+    @Override
+    public synchronized Duration remaining() {
+        if (state != State.HELD) {
+            return Duration.ZERO;
+        }
+        return Duration.ofNanos(Math.max(0, expiresAt - System.nanoTime()));
+    }
+
+    @Override
+    public synchronized boolean isValid() {
+        return state == State.HELD && expiresAt - System.nanoTime() > 0;
+    }
+
+    /**
+     * Renews the etcd lease at once with one keep-alive request (the keep-alive stream renews it
+     * anyway every third of its TTL). etcd cannot change a lease's TTL: the lease is renewed for the
+     * TTL it was granted with, which must be at least {@code ttl}.
+     *
+     * @return true if etcd renewed the lease; false if the lease is lost or etcd did not answer in
+     *     time (the lease then keeps its earlier validity)
+     * @throws IllegalArgumentException if {@code ttl} is not positive or longer than the lease's
+     *     TTL
+     * @throws IllegalStateException if the lease was released
+     */
+    @Override
+    public boolean extend(Duration ttl) {
+        long seconds = EtcdLock.ttlSeconds(ttl);
+        if (seconds > ttlSeconds) {
+            throw new IllegalArgumentException("cannot extend the lease on '" + resource + "' to " + ttl.toMillis()
+                    + " ms: etcd cannot lengthen a lease's TTL (" + ttlSeconds
+                    + " s); acquire the lock with a longer ttl");
+        }
+        synchronized (this) {
+            if (state == State.RELEASED) {
+                throw new IllegalStateException("the lease on '" + resource + "' was released");
+            }
+            if (state != State.HELD) {
+                return false;
+            }
+        }
+        long sent = System.nanoTime();
+        LeaseKeepAliveResponse response;
+        try {
+            response = lock.call(() -> lock.client().getLeaseClient().keepAliveOnce(leaseId), "renew the lease");
+        } catch (EtcdLock.RequestFailed e) {
+            if (e.outcome.detail().contains("requested lease not found")) {
+                markLost("etcd no longer knows the lease (revoked or expired)", null);
+            }
+            log.debug("could not extend the lease on '{}': {}", resource, e.outcome);
+            return false;
+        }
+        long received = System.nanoTime();
+        synchronized (this) {
+            roundTripNanos = received - sent;
+            return renewed(sent, response.getTTL(), received) && state == State.HELD;
+        }
+    }
+
+    /**
+     * Releases the lock: stops the keep-alive, deletes the lock key (the next waiter gets the lock
+     * at once) and revokes the etcd lease, each request bounded by the lock's request timeout. If a
+     * request fails, the lease runs out by itself within its TTL, since nobody keeps it alive any
+     * more. Idempotent.
+     */
+    @Override
+    public void release() {
+        ByteSequence lockKey;
+        synchronized (this) {
+            if (state == State.RELEASED) {
+                return;
+            }
+            state = State.RELEASED;
+            lockKey = key;
+            stopKeepingAlive();
+        }
+        lock.forget(this);
+        if (lockKey != null) {
+            finish(() -> lock.client().getLockClient().unlock(lockKey), "delete the lock key");
+        }
+        finish(() -> lock.client().getLeaseClient().revoke(leaseId), "revoke the lease");
+        log.debug("released '{}' (token {}, lease {})", resource, token, Long.toHexString(leaseId));
+    }
+
+    @Override
+    public synchronized String toString() {
+        return "EtcdLease['" + resource + "', token " + token + ", lease " + Long.toHexString(leaseId) + ", "
+                + state.name().toLowerCase(Locale.ROOT) + "]";
+    }
+
+    // ---- for EtcdLock ----------------------------------------------------------------------------
+
+    long leaseId() {
+        return leaseId;
+    }
+
+    long ttlSeconds() {
+        return ttlSeconds;
+    }
+
+    synchronized String lossMessage() {
+        return loss == null ? "(not lost)" : loss.getMessage();
+    }
+
+    /** Starts jetcd's keep-alive for this lease, and the timer that notices when answers stop coming. */
+    void startKeepAlive() {
+        synchronized (this) {
+            scheduleDeadline();
+        }
+        // Not under this lease's monitor: jetcd may call the observer from its own locked code meanwhile.
+        CloseableClient stream = lock.client().getLeaseClient().keepAlive(leaseId, new Observer());
+        synchronized (this) {
+            if (state == State.PENDING || state == State.HELD) {
+                keepAlive = stream;
+                return;
+            }
+        }
+        stream.close();
+    }
+
+    /**
+     * Hands the lease out after the checks: the lock key, the token, and the time to live etcd
+     * reported for a request sent at {@code checkSent}. False if the lease was lost meanwhile.
+     */
+    synchronized boolean hold(ByteSequence lockKey, long fencingToken, long checkSent, long checked, long ttlLeft) {
+        if (state != State.PENDING) {
+            return false;
+        }
+        key = lockKey;
+        token = fencingToken;
+        roundTripNanos = checked - checkSent;
+        expiresAt = Math.max(expiresAt, checkSent + TimeUnit.SECONDS.toNanos(ttlLeft) - driftNanos);
+        validityNanos = expiresAt - checked;
+        if (expiresAt - System.nanoTime() <= 0) {
+            return false;
+        }
+        state = State.HELD;
+        return true;
+    }
+
+    /** Gives up a lease that is not handed out: stops the keep-alive and revokes it (deleting its lock key). */
+    void abandon() {
+        synchronized (this) {
+            if (state == State.RELEASED) {
+                return;
+            }
+            state = State.RELEASED;
+            stopKeepingAlive();
+        }
+        lock.forget(this);
+        finish(() -> lock.client().getLeaseClient().revoke(leaseId), "revoke the lease of a failed attempt");
+    }
+
+    // ---- keep-alive ------------------------------------------------------------------------------
+
+    /** jetcd's callbacks, on its event-loop threads: short, and never blocking. */
+    private final class Observer implements StreamObserver<LeaseKeepAliveResponse> {
+        @Override
+        public void onNext(LeaseKeepAliveResponse response) {
+            long received = System.nanoTime();
+            if (response.getTTL() <= 0) {
+                markLost("etcd no longer knows the lease (revoked or expired)", null);
+                return;
+            }
+            synchronized (EtcdLease.this) {
+                renewed(received - roundTripNanos, response.getTTL(), received);
+            }
+        }
+
+        @Override
+        public void onError(Throwable error) {
+            // jetcd turns a keep-alive answer with TTL 0 into a NOT_FOUND error.
+            if (error instanceof EtcdException etcd && etcd.getErrorCode() == ErrorCode.NOT_FOUND) {
+                markLost("etcd no longer knows the lease (revoked or expired)", error);
+            } else {
+                markLost("the keep-alive failed: " + error, error);
+            }
+        }
+
+        @Override
+        public void onCompleted() {
+            markLost("the keep-alive stopped (no answer within the lease's TTL, or the client closed)", null);
+        }
+    }
+
+    /** Records a renewal known to have started no earlier than {@code renewedAt}; false if the lease is over. */
+    private boolean renewed(long renewedAt, long ttlSecondsNow, long received) {
+        if (state != State.PENDING && state != State.HELD) {
+            return false;
+        }
+        long candidate = renewedAt + TimeUnit.SECONDS.toNanos(ttlSecondsNow) - driftNanos;
+        if (candidate - expiresAt > 0) {
+            expiresAt = candidate;
+            validityNanos = candidate - received;
+            scheduleDeadline();
+        }
+        return true;
+    }
+
+    /** Marks the lease lost unless it is already over, when nothing can be trusted about it any more. */
+    private void markLost(String why, Throwable cause) {
+        LeaseLostException exception;
+        synchronized (this) {
+            if (state != State.PENDING && state != State.HELD) {
+                return;
+            }
+            boolean wasHeld = state == State.HELD;
+            state = State.LOST;
+            stopKeepingAlive();
+            exception = new LeaseLostException(
+                    resource,
+                    why + " (etcd lease " + Long.toHexString(leaseId) + (wasHeld ? ", token " + token : "") + ")",
+                    cause);
+            loss = exception;
+            if (wasHeld) {
+                log.warn("{}", exception.getMessage());
+            } else {
+                log.debug("{} while acquiring", exception.getMessage());
+            }
+        }
+        // Completed off jetcd's threads: whatever waits on lost() must not stall the client.
+        try {
+            lock.scheduler().execute(() -> lost.complete(exception));
+        } catch (RejectedExecutionException closing) {
+            lost.complete(exception);
+        }
+    }
+
+    /** (Re)arms the timer that marks the lease lost when its validity runs out without a renewal. */
+    private void scheduleDeadline() {
+        if (deadline != null) {
+            deadline.cancel(false);
+        }
+        long delay = Math.max(0, expiresAt - System.nanoTime());
+        try {
+            deadline = lock.scheduler().schedule(this::checkDeadline, delay, TimeUnit.NANOSECONDS);
+        } catch (RejectedExecutionException closing) {
+            deadline = null;
+        }
+    }
+
+    private void checkDeadline() {
+        synchronized (this) {
+            if (state != State.PENDING && state != State.HELD) {
+                return;
+            }
+            if (expiresAt - System.nanoTime() > 0) {
+                scheduleDeadline(); // renewed meanwhile
+                return;
+            }
+        }
+        markLost("no keep-alive answer came within the lease's TTL: its validity ran out", null);
+    }
+
+    private void stopKeepingAlive() {
+        if (keepAlive != null) {
+            keepAlive.close();
+            keepAlive = null;
+        }
+        if (deadline != null) {
+            deadline.cancel(false);
+            deadline = null;
+        }
+    }
+
+    /** Waits for a clean-up request up to the request timeout; failures are logged, not thrown. */
+    private <T> void finish(Supplier<CompletableFuture<T>> request, String what) {
+        if (Thread.currentThread().isInterrupted()) {
+            request.get(); // sent once, not waited for
+            return;
+        }
+        try {
+            lock.call(request, what);
+        } catch (EtcdLock.RequestFailed e) {
+            if (e.outcome.detail().contains("requested lease not found")) {
+                log.debug("lease {} of '{}' was already gone", Long.toHexString(leaseId), resource);
+            } else {
+                log.warn(
+                        "could not {} for '{}' (lease {}); the lease runs out within {} s: {}",
+                        what,
+                        resource,
+                        Long.toHexString(leaseId),
+                        ttlSeconds,
+                        e.outcome);
+            }
+        } catch (RuntimeException e) {
+            log.warn("could not {} for '{}': {}", what, resource, e.toString());
+        }
+    }
+}

@@ -1,0 +1,731 @@
+package io.quorumlock.etcd;
+
+import io.etcd.jetcd.ByteSequence;
+import io.etcd.jetcd.Client;
+import io.etcd.jetcd.KeyValue;
+import io.etcd.jetcd.common.exception.ErrorCode;
+import io.etcd.jetcd.common.exception.EtcdException;
+import io.etcd.jetcd.kv.GetResponse;
+import io.etcd.jetcd.lease.LeaseGrantResponse;
+import io.etcd.jetcd.lease.LeaseTimeToLiveResponse;
+import io.etcd.jetcd.lock.LockResponse;
+import io.etcd.jetcd.options.GetOption;
+import io.etcd.jetcd.options.LeaseOption;
+import io.grpc.Status;
+import io.quorumlock.CriticalSection;
+import io.quorumlock.CriticalSections;
+import io.quorumlock.DistributedLock;
+import io.quorumlock.FencedLease;
+import io.quorumlock.LeaseLostException;
+import io.quorumlock.LockUnavailableException;
+import io.quorumlock.NodeOutcome;
+import io.quorumlock.NodeOutcome.Vote;
+import io.quorumlock.QuorumLockException;
+import io.quorumlock.RetryPolicy;
+import java.net.URI;
+import java.net.URISyntaxException;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.CancellationException;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Supplier;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * A fenced lock on etcd v3: a correctness lock whose leases carry a fencing token.
+ *
+ * <p>An acquisition grants an etcd lease with the TTL (in whole seconds, rounded up), keeps it
+ * alive from then on, and takes etcd's own lock (the {@code Lock} service, which queues the
+ * waiters in the order they came) under the key {@code keyPrefix + resource}. The {@linkplain
+ * FencedLease#fencingToken() fencing token} is the create revision of the holder's lock key: etcd
+ * orders all writes in one sequence, so every later holder's key was created later and carries a
+ * larger token, across clients, member failures and leader changes. Before the lease is handed
+ * out, its lock key is read back and the lease's time to live is asked (etcd has been known to
+ * return a lock whose lease had already expired).
+ *
+ * <p>A lease is lost when etcd says so (the lease was revoked or expired), when the keep-alive
+ * stream fails or stops for any reason, or when no keep-alive answer came within the lease's TTL.
+ * The loss is reported as it happens: {@link FencedLease#lost()} completes, {@link
+ * FencedLease#isValid()} turns false, and {@link #withLock} interrupts its work. A lost lease is
+ * never trusted again; acquire a new one. Hand the token to the storage with every write, so a
+ * holder that was paused past its lease is refused there.
+ *
+ * <pre>{@code
+ * try (EtcdLock lock = EtcdLock.builder()
+ *         .endpoints("http://10.0.0.1:2379", "http://10.0.0.2:2379", "http://10.0.0.3:2379")
+ *         .build()) {
+ *     try (FencedLease lease = lock.acquire("stock:sku-42", Duration.ofSeconds(10), Duration.ofSeconds(5))) {
+ *         inventory.reserve("sku-42", 1, lease.fencingToken()); // the storage refuses older tokens
+ *     }
+ * }
+ * }</pre>
+ *
+ * <p>Instances are thread-safe; share one per etcd cluster and close it on shutdown, which
+ * releases the leases it still holds.
+ */
+public final class EtcdLock implements DistributedLock<FencedLease> {
+
+    private static final Logger log = LoggerFactory.getLogger(EtcdLock.class);
+
+    /** etcd's own limit on a lease's TTL. */
+    static final long MAX_TTL_SECONDS = 9_000_000_000L;
+
+    private static final AtomicInteger instances = new AtomicInteger();
+    /** How long a repeatable request waits for its answer before it is sent again. */
+    private static final Duration RESEND_AFTER = Duration.ofSeconds(1);
+    /** The pause before a repeatable request that found etcd unreachable is sent again. */
+    private static final Duration RESEND_PAUSE = Duration.ofMillis(100);
+
+    private final Client client;
+    private final boolean ownsClient;
+    private final String cluster;
+    private final String keyPrefix;
+    private final RetryPolicy retry;
+    private final Duration requestTimeout;
+    private final Duration tryAcquireWait;
+    private final ScheduledExecutorService scheduler;
+    private final Set<EtcdLease> leases = ConcurrentHashMap.newKeySet();
+    private final AtomicBoolean closed = new AtomicBoolean();
+
+    private EtcdLock(Builder builder, Client client, boolean ownsClient, String cluster) {
+        this.client = client;
+        this.ownsClient = ownsClient;
+        this.cluster = cluster;
+        this.keyPrefix = builder.keyPrefix;
+        this.retry = builder.retry;
+        this.requestTimeout = builder.requestTimeout;
+        this.tryAcquireWait = builder.tryAcquireWait;
+        int instance = instances.incrementAndGet();
+        ScheduledThreadPoolExecutor executor = new ScheduledThreadPoolExecutor(1, task -> {
+            Thread thread = new Thread(task, "quorumlock-etcd-" + instance);
+            thread.setDaemon(true);
+            return thread;
+        });
+        executor.setRemoveOnCancelPolicy(true);
+        this.scheduler = executor;
+    }
+
+    /** Starts the configuration of a lock. */
+    public static Builder builder() {
+        return new Builder();
+    }
+
+    /**
+     * Makes one attempt to lock {@code resource} for {@code ttl}: if the lock is held, it waits at
+     * most {@linkplain Builder#tryAcquireWait(Duration) tryAcquireWait} (100 ms by default) for it
+     * to be released. Each request to etcd on the way (grant, checks) is bounded by the request
+     * timeout.
+     *
+     * @return the lease, or empty if the lock stayed held, or etcd could not be reached or refused
+     *     (the attempt then revoked its own etcd lease, so it leaves nothing behind)
+     * @throws IllegalArgumentException if the resource is empty or the TTL not positive
+     * @throws IllegalStateException if this lock was closed
+     * @throws QuorumLockException if the thread was interrupted (the interrupt flag stays set)
+     */
+    @Override
+    public Optional<FencedLease> tryAcquire(String resource, Duration ttl) {
+        checkResource(resource);
+        long ttlSeconds = ttlSeconds(ttl);
+        requireOpen();
+        return attempt(resource, ttlSeconds, tryAcquireWait.toNanos()).lease().map(FencedLease.class::cast);
+    }
+
+    /**
+     * Locks {@code resource} for {@code ttl}, waiting up to {@code maxWait} in etcd's queue for the
+     * holders before it. A failed attempt (etcd unreachable, the lease lost while waiting) is
+     * retried after the {@linkplain Builder#retry(RetryPolicy) retry} delay while {@code maxWait}
+     * allows. A free lock is given at least {@linkplain Builder#tryAcquireWait(Duration)
+     * tryAcquireWait} to be granted, so a {@code maxWait} of zero acts as {@link #tryAcquire} that
+     * throws. Requests to etcd other than the wait itself are bounded by the request timeout each,
+     * so the call may take that much longer than {@code maxWait} when etcd is slow.
+     *
+     * @throws LockUnavailableException if the lock was not acquired in time, with the holder's key,
+     *     create revision and lease as evidence when one was seen; the attempt revoked its own etcd
+     *     lease, so it leaves nothing behind
+     * @throws IllegalArgumentException if the resource is empty, the TTL not positive or {@code
+     *     maxWait} negative
+     * @throws IllegalStateException if this lock was closed
+     * @throws QuorumLockException if the thread was interrupted (the interrupt flag stays set)
+     */
+    @Override
+    public FencedLease acquire(String resource, Duration ttl, Duration maxWait) {
+        checkResource(resource);
+        long ttlSeconds = ttlSeconds(ttl);
+        Objects.requireNonNull(maxWait, "maxWait");
+        if (maxWait.isNegative()) {
+            throw new IllegalArgumentException("maxWait must not be negative, was " + maxWait.toMillis() + " ms");
+        }
+        requireOpen();
+        long start = System.nanoTime();
+        long budget = saturatedNanos(maxWait);
+        for (int attempts = 1; ; attempts++) {
+            long waited = System.nanoTime() - start;
+            Attempt attempt = attempt(resource, ttlSeconds, Math.max(budget - waited, tryAcquireWait.toNanos()));
+            if (attempt.lease().isPresent()) {
+                return attempt.lease().get();
+            }
+            long delay = retry.delayAfter(attempts).toNanos();
+            waited = System.nanoTime() - start;
+            if (!attempt.retryable() || waited + delay > budget) {
+                throw new LockUnavailableException(
+                        resource, Duration.ofNanos(waited), attempts, 0, 1, List.of(attempt.outcome()));
+            }
+            try {
+                TimeUnit.NANOSECONDS.sleep(delay);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new QuorumLockException("interrupted while waiting to acquire '" + resource + "'", e);
+            }
+        }
+    }
+
+    /**
+     * Runs {@code work} while holding the lock, and releases it afterwards. The lease is kept alive
+     * all along, so the work may take longer than the TTL. If the lease is lost meanwhile, the
+     * thread running the work is interrupted, and the call ends with a {@link LeaseLostException}
+     * whatever the work returned, because another holder may have entered the critical section.
+     *
+     * @throws LockUnavailableException if the lock could not be acquired within {@code maxWait}
+     * @throws LeaseLostException if the lease was lost while the work ran (the work's own exception,
+     *     if any, is suppressed in it)
+     * @throws X what the work throws, when the lease held throughout
+     */
+    @Override
+    public <T, X extends Exception> T withLock(
+            String resource, Duration ttl, Duration maxWait, CriticalSection<T, X> work) throws X {
+        Objects.requireNonNull(work, "work");
+        return CriticalSections.run(acquire(resource, ttl, maxWait), work);
+    }
+
+    /**
+     * Releases every lease this lock still holds (each bounded by the request timeout), stops its
+     * timer thread and, if the lock built its own client, closes it. Idempotent.
+     */
+    @Override
+    public void close() {
+        if (!closed.compareAndSet(false, true)) {
+            return;
+        }
+        for (EtcdLease lease : List.copyOf(leases)) {
+            lease.release();
+        }
+        scheduler.shutdownNow();
+        if (ownsClient) {
+            client.close();
+        }
+    }
+
+    @Override
+    public String toString() {
+        return "EtcdLock[" + cluster + ", keyPrefix " + keyPrefix + "]";
+    }
+
+    // ---- one attempt -----------------------------------------------------------------------------
+
+    /** The result of one attempt: the lease if granted, else what happened and whether to try again. */
+    record Attempt(Optional<EtcdLease> lease, NodeOutcome outcome, boolean retryable) {
+        static Attempt failed(NodeOutcome outcome, boolean retryable) {
+            return new Attempt(Optional.empty(), outcome, retryable);
+        }
+    }
+
+    /**
+     * Grants a lease, keeps it alive, waits up to {@code lockWaitNanos} for the lock, then checks
+     * that the lock key exists under our lease and that the lease is alive. Any failure revokes the
+     * lease, which also deletes a lock key that may have been created for it.
+     */
+    private Attempt attempt(String resource, long ttlSeconds, long lockWaitNanos) {
+        long grantSent = System.nanoTime();
+        LeaseGrantResponse grant;
+        try {
+            grant = callOnce(() -> client.getLeaseClient().grant(ttlSeconds), "grant a lease");
+        } catch (RequestFailed e) {
+            return Attempt.failed(e.outcome, true);
+        }
+        long granted = System.nanoTime();
+        EtcdLease lease = new EtcdLease(this, resource, grant.getID(), grant.getTTL(), grantSent, granted);
+        leases.add(lease);
+        boolean handedOut = false;
+        try {
+            lease.startKeepAlive();
+            Attempt attempt = lockAndCheck(lease, lockName(resource), lockWaitNanos);
+            handedOut = attempt.lease().isPresent();
+            return attempt;
+        } finally {
+            if (!handedOut) {
+                lease.abandon();
+            }
+        }
+    }
+
+    private Attempt lockAndCheck(EtcdLease lease, ByteSequence name, long lockWaitNanos) {
+        String resource = lease.resource();
+        CompletableFuture<LockResponse> lockCall = client.getLockClient().lock(name, lease.leaseId());
+        LockResponse locked;
+        try {
+            // Stop waiting at once if the lease is lost meanwhile: the lock would come with a dead lease.
+            CompletableFuture.anyOf(lockCall, lease.lost()).get(lockWaitNanos, TimeUnit.NANOSECONDS);
+            if (!lockCall.isDone()) {
+                lockCall.cancel(false);
+                LeaseLostException loss = lease.lost().join();
+                return Attempt.failed(outcome(Vote.ERROR, "lost the lease while waiting: " + loss.getMessage()), true);
+            }
+            locked = lockCall.join();
+        } catch (TimeoutException e) {
+            lockCall.cancel(false);
+            return Attempt.failed(holder(name, lease.leaseId(), lockWaitNanos), false);
+        } catch (ExecutionException | CompletionException | CancellationException e) {
+            return Attempt.failed(failure(e, "lock"), true);
+        } catch (InterruptedException e) {
+            lockCall.cancel(false);
+            Thread.currentThread().interrupt();
+            throw new QuorumLockException("interrupted while acquiring '" + resource + "'", e);
+        }
+
+        ByteSequence key = locked.getKey();
+        GetResponse got;
+        LeaseTimeToLiveResponse alive;
+        long checkSent;
+        try {
+            got = call(() -> client.getKVClient().get(key), "read the lock key back");
+            checkSent = System.nanoTime();
+            alive = call(
+                    () -> client.getLeaseClient().timeToLive(lease.leaseId(), LeaseOption.DEFAULT),
+                    "ask the lease's time to live");
+        } catch (RequestFailed e) {
+            return Attempt.failed(e.outcome, true);
+        }
+        long checked = System.nanoTime();
+        String keyText = key.toString(StandardCharsets.UTF_8);
+        if (got.getKvs().isEmpty()) {
+            return Attempt.failed(
+                    outcome(
+                            Vote.ERROR,
+                            "etcd granted the lock, but its key " + keyText
+                                    + " was gone when read back (the lease expired while waiting)"),
+                    true);
+        }
+        KeyValue kv = got.getKvs().get(0);
+        if (kv.getLease() != lease.leaseId()) {
+            return Attempt.failed(
+                    outcome(
+                            Vote.ERROR,
+                            "etcd granted the lock, but its key " + keyText + " is tied to lease "
+                                    + Long.toHexString(kv.getLease()) + ", not ours ("
+                                    + Long.toHexString(lease.leaseId()) + ")"),
+                    true);
+        }
+        if (alive.getTTL() <= 0) {
+            return Attempt.failed(
+                    outcome(
+                            Vote.ERROR,
+                            "etcd granted the lock, but lease " + Long.toHexString(lease.leaseId())
+                                    + " had expired (time to live " + alive.getTTL() + ")"),
+                    true);
+        }
+        if (!lease.hold(key, kv.getCreateRevision(), checkSent, checked, alive.getTTL())) {
+            return Attempt.failed(
+                    outcome(Vote.ERROR, "lost the lease before it was handed out: " + lease.lossMessage()), true);
+        }
+        log.debug(
+                "acquired '{}' with token {} (key {}, lease {}, TTL {} s)",
+                resource,
+                kv.getCreateRevision(),
+                keyText,
+                Long.toHexString(lease.leaseId()),
+                lease.ttlSeconds());
+        return new Attempt(Optional.of(lease), outcome(Vote.YES, ""), false);
+    }
+
+    /** Who holds the lock now, as evidence for a wait that ran out. */
+    private NodeOutcome holder(ByteSequence name, long ownLease, long waitedNanos) {
+        String waited = "waited " + TimeUnit.NANOSECONDS.toMillis(waitedNanos) + " ms for the holder";
+        ByteSequence prefix = ByteSequence.from(name.toString(StandardCharsets.UTF_8) + "/", StandardCharsets.UTF_8);
+        GetOption first = GetOption.builder()
+                .isPrefix(true)
+                .withSortField(GetOption.SortTarget.CREATE)
+                .withSortOrder(GetOption.SortOrder.ASCEND)
+                .withLimit(1)
+                .withKeysOnly(true)
+                .build();
+        try {
+            List<KeyValue> kvs = call(() -> client.getKVClient().get(prefix, first), "find the holder")
+                    .getKvs();
+            if (kvs.isEmpty()) {
+                return outcome(Vote.TIMED_OUT, "no grant and no holder seen; " + waited);
+            }
+            KeyValue kv = kvs.get(0);
+            if (kv.getLease() == ownLease) {
+                return outcome(Vote.TIMED_OUT, "granted just as the wait ran out, so given up; " + waited);
+            }
+            return outcome(
+                    Vote.HELD_BY_OTHER,
+                    "key " + kv.getKey().toString(StandardCharsets.UTF_8) + ", token " + kv.getCreateRevision()
+                            + ", lease " + Long.toHexString(kv.getLease()) + "; " + waited);
+        } catch (RequestFailed e) {
+            return outcome(
+                    Vote.HELD_BY_OTHER, "not granted; " + waited + "; the holder is unknown: " + e.outcome.detail());
+        }
+    }
+
+    // ---- for EtcdLease ---------------------------------------------------------------------------
+
+    Client client() {
+        return client;
+    }
+
+    ScheduledExecutorService scheduler() {
+        return scheduler;
+    }
+
+    Duration requestTimeout() {
+        return requestTimeout;
+    }
+
+    void forget(EtcdLease lease) {
+        leases.remove(lease);
+    }
+
+    /** Sends a request that must not be repeated (a grant) and waits up to the request timeout. */
+    <T> T callOnce(Supplier<CompletableFuture<T>> request, String what) {
+        return call(request, what, false);
+    }
+
+    /**
+     * Sends a request that may be repeated (reads, deletes, revokes, renewals), again every second
+     * until the request timeout. A write that a dying leader dropped stays unanswered until etcd's
+     * own timeout (about 7 s), while the same request sent again reaches the new leader as soon
+     * as there is one.
+     */
+    <T> T call(Supplier<CompletableFuture<T>> request, String what) {
+        return call(request, what, true);
+    }
+
+    private <T> T call(Supplier<CompletableFuture<T>> request, String what, boolean repeatable) {
+        long perTryNanos = repeatable ? Math.min(requestTimeout.toNanos(), RESEND_AFTER.toNanos()) : Long.MAX_VALUE;
+        long deadline = System.nanoTime() + requestTimeout.toNanos();
+        while (true) {
+            CompletableFuture<T> sent = request.get();
+            try {
+                return sent.get(Math.min(perTryNanos, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+            } catch (TimeoutException e) {
+                sent.cancel(false);
+                if (deadline - System.nanoTime() <= 0) {
+                    throw new RequestFailed(outcome(
+                            Vote.TIMED_OUT, "no answer to '" + what + "' within " + requestTimeout.toMillis() + " ms"));
+                }
+                log.debug("no answer to '{}' yet; sending it again", what);
+            } catch (ExecutionException | CompletionException | CancellationException e) {
+                NodeOutcome failure = failure(e, what);
+                long pause = Math.min(RESEND_PAUSE.toNanos(), deadline - System.nanoTime());
+                if (!repeatable || !isTransient(e) || pause <= 0) {
+                    throw new RequestFailed(failure);
+                }
+                log.debug("'{}' failed, sending it again: {}", what, failure);
+                pauseNanos(pause, what);
+            } catch (InterruptedException e) {
+                sent.cancel(false);
+                Thread.currentThread().interrupt();
+                throw new QuorumLockException("interrupted while waiting for etcd to " + what, e);
+            }
+        }
+    }
+
+    private static void pauseNanos(long nanos, String what) {
+        try {
+            TimeUnit.NANOSECONDS.sleep(nanos);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new QuorumLockException("interrupted while waiting for etcd to " + what, e);
+        }
+    }
+
+    /** An etcd request that failed or timed out, with its outcome. */
+    static final class RequestFailed extends RuntimeException {
+        private static final long serialVersionUID = 1L;
+        final transient NodeOutcome outcome;
+
+        RequestFailed(NodeOutcome outcome) {
+            super(outcome.toString(), null, false, false);
+            this.outcome = outcome;
+        }
+    }
+
+    private NodeOutcome failure(Throwable e, String what) {
+        Throwable cause = unwrap(e);
+        boolean unreachable = errorCode(cause) == ErrorCode.UNAVAILABLE;
+        return outcome(unreachable ? Vote.UNREACHABLE : Vote.ERROR, "'" + what + "' failed: " + cause);
+    }
+
+    /**
+     * Whether a failed request may succeed when sent again: the member was unreachable, or the
+     * connection to it broke (a killed member shows as UNKNOWN "channel closed").
+     */
+    private static boolean isTransient(Throwable e) {
+        Status.Code code = grpcCode(unwrap(e));
+        return code == Status.Code.UNAVAILABLE
+                || code == Status.Code.UNKNOWN
+                || code == Status.Code.DEADLINE_EXCEEDED
+                || code == Status.Code.ABORTED;
+    }
+
+    private static Throwable unwrap(Throwable e) {
+        Throwable cause = e;
+        while ((cause instanceof ExecutionException || cause instanceof CompletionException)
+                && cause.getCause() != null) {
+            cause = cause.getCause();
+        }
+        return cause;
+    }
+
+    private static ErrorCode errorCode(Throwable cause) {
+        return cause instanceof EtcdException etcd ? etcd.getErrorCode() : null;
+    }
+
+    /** The gRPC status code of a failure, from jetcd's exception or gRPC's own. */
+    private static Status.Code grpcCode(Throwable cause) {
+        ErrorCode code = errorCode(cause);
+        if (code != null) {
+            return Status.Code.valueOf(code.name());
+        }
+        return Status.fromThrowable(cause).getCode();
+    }
+
+    private NodeOutcome outcome(Vote vote, String detail) {
+        return new NodeOutcome(cluster, vote, detail);
+    }
+
+    // ---- names and arguments ---------------------------------------------------------------------
+
+    /**
+     * The etcd lock name of a resource: the prefix and the resource, with '%' and '/' escaped, so
+     * that the keys of one resource never fall in the range of another (etcd's lock waits on every
+     * key under {@code name + "/"}).
+     */
+    ByteSequence lockName(String resource) {
+        return ByteSequence.from(keyPrefix + escape(resource), StandardCharsets.UTF_8);
+    }
+
+    static String escape(String resource) {
+        return resource.replace("%", "%25").replace("/", "%2F");
+    }
+
+    private static void checkResource(String resource) {
+        if (resource == null || resource.isEmpty()) {
+            throw new IllegalArgumentException(
+                    "resource must not be empty: name the thing to lock, e.g. \"stock:sku-42\"");
+        }
+    }
+
+    /** The etcd TTL for a lease: whole seconds, rounded up. */
+    static long ttlSeconds(Duration ttl) {
+        Objects.requireNonNull(ttl, "ttl");
+        if (ttl.isZero() || ttl.isNegative()) {
+            throw new IllegalArgumentException("ttl must be positive, was " + ttl.toMillis() + " ms");
+        }
+        long seconds = ttl.getSeconds() + (ttl.getNano() > 0 ? 1 : 0);
+        if (seconds > MAX_TTL_SECONDS) {
+            throw new IllegalArgumentException(
+                    "ttl must be at most " + MAX_TTL_SECONDS + " s (etcd's limit), was " + ttl.getSeconds() + " s");
+        }
+        return seconds;
+    }
+
+    private static long saturatedNanos(Duration duration) {
+        try {
+            return duration.toNanos();
+        } catch (ArithmeticException e) {
+            return Long.MAX_VALUE / 2;
+        }
+    }
+
+    private void requireOpen() {
+        if (closed.get()) {
+            throw new IllegalStateException("this EtcdLock is closed");
+        }
+    }
+
+    /** Configures an {@link EtcdLock}; every setting is checked in {@link #build()}. */
+    public static final class Builder {
+        private final List<String> endpoints = new ArrayList<>();
+        private Client client;
+        private String keyPrefix = "/quorumlock/locks/";
+        private RetryPolicy retry = RetryPolicy.DEFAULT;
+        private Duration requestTimeout = Duration.ofSeconds(5);
+        private Duration tryAcquireWait = Duration.ofMillis(100);
+
+        private Builder() {}
+
+        /**
+         * Adds the client URLs of etcd members, {@code http://host:port}; list every member of the
+         * cluster, so that the client can go on when one is down. The lock builds its own jetcd
+         * client and closes it in {@link EtcdLock#close()}. Either this or {@link #client(Client)}.
+         */
+        public Builder endpoints(String... urls) {
+            Objects.requireNonNull(urls, "urls");
+            endpoints.addAll(List.of(urls));
+            return this;
+        }
+
+        /** Same as {@link #endpoints(String...)}. */
+        public Builder endpoints(List<String> urls) {
+            Objects.requireNonNull(urls, "urls");
+            endpoints.addAll(urls);
+            return this;
+        }
+
+        /**
+         * Uses a jetcd client that the application configured (TLS, authentication, namespace). The
+         * lock does not close it. Either this or {@link #endpoints(String...)}.
+         */
+        public Builder client(Client etcdClient) {
+            this.client = etcdClient;
+            return this;
+        }
+
+        /**
+         * The key prefix under which the locks live: the lock of {@code resource} is {@code
+         * keyPrefix + resource} (with {@code %} and {@code /} in the resource escaped as {@code %25}
+         * and {@code %2F}), and each waiter's key is that name, {@code /}, and its lease id in hex.
+         * Give the locks a range of keys that nothing else writes. The default is {@code
+         * "/quorumlock/locks/"}.
+         */
+        public Builder keyPrefix(String prefix) {
+            this.keyPrefix = prefix;
+            return this;
+        }
+
+        /**
+         * The backoff between two attempts of {@link EtcdLock#acquire} after an attempt failed
+         * (etcd unreachable, the lease lost while waiting). Waiting for a holder needs no retries:
+         * etcd queues the waiters. The default is {@link RetryPolicy#DEFAULT} (10 to 200 ms).
+         */
+        public Builder retry(RetryPolicy policy) {
+            this.retry = policy;
+            return this;
+        }
+
+        /**
+         * How long one request to etcd (grant, read-back, time to live, unlock, revoke) may take
+         * before it counts as failed. The default is 5 s, to cover the client's first connection
+         * (about 1 s).
+         */
+        public Builder requestTimeout(Duration timeout) {
+            this.requestTimeout = timeout;
+            return this;
+        }
+
+        /**
+         * How long {@link EtcdLock#tryAcquire} waits for a held lock to be released, and the least
+         * time any attempt gives a free lock to be granted. The default is 100 ms.
+         */
+        public Builder tryAcquireWait(Duration wait) {
+            this.tryAcquireWait = wait;
+            return this;
+        }
+
+        /**
+         * Checks the configuration and builds the lock; the client connects lazily, on the first
+         * request.
+         *
+         * @throws IllegalArgumentException naming the setting that is wrong and how to fix it
+         */
+        public EtcdLock build() {
+            if (client != null && !endpoints.isEmpty()) {
+                throw new IllegalArgumentException("both endpoints(...) and client(...) are set: give the endpoints"
+                        + " to your own jetcd client, or let the lock build one from the endpoints");
+            }
+            if (client == null && endpoints.isEmpty()) {
+                throw new IllegalArgumentException("no etcd endpoints: add the members' client URLs with"
+                        + " endpoints(\"http://host:2379\", ...), or pass a jetcd Client with client(...)");
+            }
+            List<URI> uris = client == null ? checkEndpoints() : List.of();
+            if (keyPrefix == null || keyPrefix.isEmpty()) {
+                throw new IllegalArgumentException("keyPrefix must not be empty: give the locks a range of keys of"
+                        + " their own, such as \"/quorumlock/locks/\" (the default)");
+            }
+            if (retry == null) {
+                throw new IllegalArgumentException(
+                        "retry must not be null: use RetryPolicy.DEFAULT or RetryPolicy.jitteredBackoff");
+            }
+            if (requestTimeout == null || requestTimeout.isZero() || requestTimeout.isNegative()) {
+                throw new IllegalArgumentException("requestTimeout must be positive, was "
+                        + (requestTimeout == null ? "null" : requestTimeout.toMillis() + " ms")
+                        + " (the default is 5 s)");
+            }
+            if (tryAcquireWait == null || tryAcquireWait.isNegative() || tryAcquireWait.isZero()) {
+                throw new IllegalArgumentException("tryAcquireWait must be positive, was "
+                        + (tryAcquireWait == null ? "null" : tryAcquireWait.toMillis() + " ms")
+                        + " (the default is 100 ms): even a free lock needs a round trip to be granted");
+            }
+            if (client != null) {
+                return new EtcdLock(this, client, false, "etcd (client given to the builder)");
+            }
+            Client built = Client.builder().endpoints(uris.toArray(URI[]::new)).build();
+            return new EtcdLock(this, built, true, "etcd " + String.join(",", endpoints));
+        }
+
+        private List<URI> checkEndpoints() {
+            Set<URI> seen = new LinkedHashSet<>();
+            for (String endpoint : endpoints) {
+                URI uri = parse(endpoint);
+                if (!seen.add(uri)) {
+                    throw new IllegalArgumentException(
+                            "endpoint " + endpoint + " is listed twice: list each etcd member once");
+                }
+            }
+            return List.copyOf(seen);
+        }
+
+        private static URI parse(String endpoint) {
+            String remedy = ": give a member's client URL such as http://127.0.0.1:2379";
+            if (endpoint == null || endpoint.isBlank()) {
+                throw new IllegalArgumentException("endpoint must not be empty" + remedy);
+            }
+            if (!endpoint.contains("://")) {
+                throw new IllegalArgumentException("endpoint '" + endpoint + "' must start with http://" + remedy);
+            }
+            URI uri;
+            try {
+                uri = new URI(endpoint.trim());
+            } catch (URISyntaxException e) {
+                throw new IllegalArgumentException("endpoint '" + endpoint + "' is not a URL" + remedy, e);
+            }
+            if ("https".equalsIgnoreCase(uri.getScheme())) {
+                throw new IllegalArgumentException("endpoint " + endpoint + " needs TLS, which this builder does not"
+                        + " configure: build a jetcd Client with an SslContext and pass it with client(...)");
+            }
+            if (!"http".equalsIgnoreCase(uri.getScheme())) {
+                throw new IllegalArgumentException("endpoint '" + endpoint + "' must start with http://" + remedy);
+            }
+            if (uri.getHost() == null || uri.getPort() < 0) {
+                throw new IllegalArgumentException("endpoint '" + endpoint + "' must name a host and a port" + remedy);
+            }
+            if (uri.getRawPath() != null
+                            && !uri.getRawPath().isEmpty()
+                            && !uri.getRawPath().equals("/")
+                    || uri.getRawQuery() != null
+                    || uri.getRawUserInfo() != null) {
+                throw new IllegalArgumentException("endpoint '" + endpoint
+                        + "' must be just scheme, host and port (credentials go to your own jetcd Client)" + remedy);
+            }
+            return URI.create("http://" + uri.getHost() + ":" + uri.getPort());
+        }
+    }
+}

@@ -1,0 +1,379 @@
+package io.quorumlock.etcd;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.assertj.core.api.Assertions.catchThrowableOfType;
+
+import io.etcd.jetcd.ByteSequence;
+import io.etcd.jetcd.Client;
+import io.etcd.jetcd.KeyValue;
+import io.etcd.jetcd.options.GetOption;
+import io.quorumlock.FencedLease;
+import io.quorumlock.LeaseLostException;
+import io.quorumlock.LockUnavailableException;
+import io.quorumlock.NodeOutcome;
+import io.quorumlock.testkit.EtcdCluster;
+import io.quorumlock.testkit.EtcdClusterExtension;
+import io.quorumlock.testkit.TestTime;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/** The lock on a one-member etcd cluster: exclusion, tokens, loss, clean-ups. */
+class EtcdLockIT {
+
+    private static final Logger log = LoggerFactory.getLogger(EtcdLockIT.class);
+    private static final Duration TTL = Duration.ofSeconds(5);
+    private static final Duration WAIT = Duration.ofSeconds(10);
+
+    @RegisterExtension
+    static final EtcdClusterExtension etcd = EtcdClusterExtension.members(1);
+
+    /** Two clients, as two service instances would have. */
+    static EtcdLock a;
+
+    static EtcdLock b;
+
+    /** Another client, playing an operator or a misbehaving process. */
+    static Client admin;
+
+    @BeforeAll
+    static void connect() {
+        if (!EtcdCluster.available()) {
+            return; // the extension skips every test, saying why
+        }
+        long start = System.nanoTime();
+        a = EtcdLock.builder().endpoints(etcd.endpoints()).build();
+        b = EtcdLock.builder().endpoints(etcd.endpoints()).build();
+        admin = Client.builder()
+                .endpoints(etcd.endpoints().toArray(String[]::new))
+                .build();
+        a.acquire("warm-up", TTL, WAIT).release();
+        b.acquire("warm-up", TTL, WAIT).release();
+        log.info("two clients connected and warmed up in {} ms", elapsedMillis(start));
+    }
+
+    @AfterAll
+    static void disconnect() {
+        for (AutoCloseable closeable : new AutoCloseable[] {a, b, admin}) {
+            try {
+                if (closeable != null) {
+                    closeable.close();
+                }
+            } catch (Exception e) {
+                log.warn("close failed", e);
+            }
+        }
+    }
+
+    @Test
+    void aHeldLockIsRefusedToTheOtherClientWithEvidenceAndTheNextHolderHasALargerToken() {
+        FencedLease first = a.acquire("stock:sku-42", TTL, WAIT);
+        assertThat(first.resource()).isEqualTo("stock:sku-42");
+        assertThat(first.fencingToken()).isPositive();
+        assertThat(first.isValid()).isTrue();
+        assertThat(first.validity()).isPositive().isLessThanOrEqualTo(TTL);
+        assertThat(first.remaining()).isPositive().isLessThanOrEqualTo(first.validity());
+
+        long start = System.nanoTime();
+        assertThat(b.tryAcquire("stock:sku-42", TTL)).isEmpty();
+        assertThat(elapsedMillis(start))
+                .isLessThan(TestTime.scaled(Duration.ofSeconds(1)).toMillis());
+
+        LockUnavailableException refused = catchThrowableOfType(
+                LockUnavailableException.class, () -> b.acquire("stock:sku-42", TTL, Duration.ofMillis(300)));
+        assertThat(refused.resource()).isEqualTo("stock:sku-42");
+        assertThat(refused.lastAttempt()).singleElement().satisfies(outcome -> {
+            assertThat(outcome.vote()).isEqualTo(NodeOutcome.Vote.HELD_BY_OTHER);
+            assertThat(outcome.node()).isEqualTo("etcd " + etcd.endpoints().get(0));
+            assertThat(outcome.detail())
+                    .contains("key /quorumlock/locks/stock:sku-42/", "token " + first.fencingToken())
+                    .containsPattern("waited \\d+ ms for the holder");
+        });
+        assertThat(refused.getMessage()).contains("could not acquire 'stock:sku-42'", "held by another owner");
+        // The refused attempts revoked their leases: only the holder's key is left.
+        assertThat(lockKeys("stock:sku-42"))
+                .singleElement()
+                .satisfies(kv -> assertThat(kv.getCreateRevision()).isEqualTo(first.fencingToken()));
+
+        first.release();
+        first.release(); // idempotent
+        assertThat(first.isValid()).isFalse();
+        assertThat(first.remaining()).isZero();
+        assertThat(first.lost()).isNotDone();
+        assertThat(lockKeys("stock:sku-42")).isEmpty();
+
+        try (FencedLease second = b.tryAcquire("stock:sku-42", TTL).orElseThrow()) {
+            assertThat(second.fencingToken()).isGreaterThan(first.fencingToken());
+        }
+    }
+
+    @Test
+    void contendingClientsExcludeEachOtherAndTheTokensOfSuccessiveHoldersStrictlyIncrease() throws Exception {
+        int threads = 4;
+        int rounds = 10;
+        AtomicInteger inside = new AtomicInteger();
+        AtomicBoolean overlap = new AtomicBoolean();
+        List<Long> tokens = new ArrayList<>();
+        ExecutorService pool = Executors.newFixedThreadPool(threads);
+        long start = System.nanoTime();
+        try {
+            List<Future<?>> runs = new ArrayList<>();
+            for (int t = 0; t < threads; t++) {
+                EtcdLock lock = t % 2 == 0 ? a : b;
+                runs.add(pool.submit(() -> {
+                    for (int i = 0; i < rounds; i++) {
+                        try (FencedLease lease = lock.acquire("counter", TTL, WAIT)) {
+                            if (inside.incrementAndGet() != 1) {
+                                overlap.set(true);
+                            }
+                            synchronized (tokens) {
+                                tokens.add(lease.fencingToken());
+                            }
+                            Thread.yield();
+                            inside.decrementAndGet();
+                        }
+                    }
+                    return null;
+                }));
+            }
+            for (Future<?> run : runs) {
+                run.get(30, TimeUnit.SECONDS);
+            }
+        } finally {
+            pool.shutdownNow();
+        }
+        log.info("{} contended acquisitions by 2 clients in {} ms", threads * rounds, elapsedMillis(start));
+        assertThat(overlap).isFalse();
+        assertThat(tokens).hasSize(threads * rounds).isSorted().doesNotHaveDuplicates();
+    }
+
+    @Test
+    void aRevokedLeaseReportsItsLossAndTheNextHolderGetsALargerToken() throws Exception {
+        Duration ttl = Duration.ofSeconds(3);
+        FencedLease holder = a.acquire("invoice-number", ttl, WAIT);
+        long leaseId = lockKeys("invoice-number").get(0).getLease();
+
+        long start = System.nanoTime();
+        admin.getLeaseClient().revoke(leaseId).get(5, TimeUnit.SECONDS);
+
+        LeaseLostException loss = holder.lost().get(TestTime.scaled(ttl).toMillis(), TimeUnit.MILLISECONDS);
+        log.info("the revoked lease reported its loss after {} ms", elapsedMillis(start));
+        assertThat(loss.resource()).isEqualTo("invoice-number");
+        assertThat(loss.getMessage())
+                .contains(
+                        "etcd no longer knows the lease", Long.toHexString(leaseId), "token " + holder.fencingToken());
+        assertThat(holder.isValid()).isFalse();
+        assertThat(holder.remaining()).isZero();
+
+        try (FencedLease next = b.acquire("invoice-number", ttl, Duration.ofMillis(500))) {
+            assertThat(next.fencingToken()).isGreaterThan(holder.fencingToken());
+        }
+        holder.release(); // quiet: the lease is already gone
+        assertThatThrownBy(() -> holder.extend(ttl)).isInstanceOf(IllegalStateException.class);
+    }
+
+    @Test
+    void withLockInterruptsTheWorkAndThrowsWhenTheLeaseIsLost() {
+        CountDownLatch working = new CountDownLatch(1);
+        AtomicBoolean interrupted = new AtomicBoolean();
+        Thread revoker = new Thread(() -> {
+            try {
+                working.await();
+                admin.getLeaseClient()
+                        .revoke(lockKeys("report").get(0).getLease())
+                        .get(5, TimeUnit.SECONDS);
+            } catch (Exception e) {
+                log.error("could not revoke", e);
+            }
+        });
+        revoker.start();
+
+        long start = System.nanoTime();
+        LeaseLostException lost = catchThrowableOfType(
+                LeaseLostException.class,
+                () -> a.withLock("report", Duration.ofSeconds(3), WAIT, () -> {
+                    working.countDown();
+                    try {
+                        Thread.sleep(TestTime.scaled(Duration.ofSeconds(30)).toMillis());
+                    } catch (InterruptedException e) {
+                        interrupted.set(true);
+                        throw e;
+                    }
+                    return "done";
+                }));
+
+        assertThat(lost).isNotNull();
+        assertThat(lost.resource()).isEqualTo("report");
+        assertThat(lost.getSuppressed()).singleElement().isInstanceOf(InterruptedException.class);
+        assertThat(interrupted).isTrue();
+        assertThat(Thread.currentThread().isInterrupted()).isFalse();
+        assertThat(elapsedMillis(start))
+                .isLessThan(TestTime.scaled(Duration.ofSeconds(10)).toMillis());
+        assertThat(lockKeys("report")).isEmpty();
+
+        assertThat(a.withLock("report", TTL, WAIT, () -> "done")).isEqualTo("done");
+        assertThat(lockKeys("report")).isEmpty();
+    }
+
+    @Test
+    void aLeaseIsKeptAliveBeyondItsTtlAndCanBeExtended() {
+        Duration ttl = Duration.ofSeconds(2);
+        try (FencedLease lease = a.acquire("long-job", ttl, WAIT)) {
+            long start = System.nanoTime();
+            TestTime.await(
+                    Duration.ofSeconds(10),
+                    () -> !lease.isValid() || elapsedMillis(start) > 3_000,
+                    "3 s to pass, longer than the TTL");
+            assertThat(lease.isValid()).isTrue();
+            assertThat(lease.lost()).isNotDone();
+            assertThat(lockKeys("long-job")).hasSize(1);
+
+            assertThat(lease.extend(Duration.ofSeconds(1))).isTrue();
+            assertThat(lease.remaining()).isGreaterThan(Duration.ofMillis(1500));
+            assertThatThrownBy(() -> lease.extend(Duration.ofMinutes(1)))
+                    .isInstanceOf(IllegalArgumentException.class)
+                    .hasMessageContaining("etcd cannot lengthen a lease's TTL");
+        }
+    }
+
+    @Test
+    void aLeaseWhoseKeepAliveFailsIsMarkedLost() throws Exception {
+        FencedLease lease = a.acquire("nightly-export", TTL, WAIT);
+
+        long start = System.nanoTime();
+        etcd.get(0).stop(); // the only member: the keep-alive stream breaks
+
+        LeaseLostException loss = lease.lost().get(TestTime.scaled(TTL).toMillis(), TimeUnit.MILLISECONDS);
+        log.info(
+                "the lease reported its loss {} ms after its only member was killed: {}",
+                elapsedMillis(start),
+                loss.getMessage());
+        assertThat(lease.isValid()).isFalse();
+        etcd.get(0).startAgain();
+        lease.release();
+        // The lock is usable again, and it was not left behind.
+        try (FencedLease next = b.acquire("nightly-export", TTL, WAIT)) {
+            assertThat(next.fencingToken()).isGreaterThan(lease.fencingToken());
+        }
+    }
+
+    @Test
+    void aCrashedHoldersLockIsFreedWhenItsLeaseRunsOutWhileTheWaiterIsKeptAlive() throws Exception {
+        // A holder that dies without releasing: a raw client takes the lock on a 2 s lease and goes away.
+        long crashedToken;
+        try (Client crashed = Client.builder()
+                .endpoints(etcd.endpoints().toArray(String[]::new))
+                .build()) {
+            long leaseId =
+                    crashed.getLeaseClient().grant(2).get(5, TimeUnit.SECONDS).getID();
+            ByteSequence name = ByteSequence.from("/quorumlock/locks/payout", StandardCharsets.UTF_8);
+            crashed.getLockClient().lock(name, leaseId).get(5, TimeUnit.SECONDS);
+            crashedToken = lockKeys("payout").get(0).getCreateRevision();
+        }
+        long start = System.nanoTime();
+        // The waiter's own lease (1 s TTL, raised by etcd to its minimum) must stay alive while it waits.
+        try (FencedLease lease = a.acquire("payout", Duration.ofSeconds(1), WAIT)) {
+            log.info("the crashed holder's lock was free after {} ms", elapsedMillis(start));
+            assertThat(lease.fencingToken()).isGreaterThan(crashedToken);
+            assertThat(lease.isValid()).isTrue();
+            assertThat(elapsedMillis(start)).isGreaterThan(1_000);
+        }
+    }
+
+    @Test
+    void aWaiterWhoseLeaseIsLostWhileWaitingTriesAgainWithANewLease() throws Exception {
+        FencedLease holder = a.acquire("ledger", TTL, WAIT);
+        ExecutorService waiter = Executors.newSingleThreadExecutor();
+        try {
+            Future<FencedLease> waiting = waiter.submit(() -> b.acquire("ledger", Duration.ofSeconds(2), WAIT));
+            TestTime.await(Duration.ofSeconds(5), () -> lockKeys("ledger").size() == 2, "the waiter's key");
+            long firstLease = lockKeys("ledger").get(1).getLease();
+            admin.getLeaseClient().revoke(firstLease).get(5, TimeUnit.SECONDS);
+
+            TestTime.await(
+                    Duration.ofSeconds(5),
+                    () -> {
+                        List<KeyValue> keys = lockKeys("ledger");
+                        return keys.size() == 2 && keys.get(1).getLease() != firstLease;
+                    },
+                    "the waiter to queue again with a new lease");
+            assertThat(waiting).isNotDone();
+            holder.release();
+            try (FencedLease next = waiting.get(10, TimeUnit.SECONDS)) {
+                assertThat(next.fencingToken()).isGreaterThan(holder.fencingToken());
+                assertThat(lockKeys("ledger"))
+                        .singleElement()
+                        .satisfies(kv -> assertThat(kv.getLease()).isNotEqualTo(firstLease));
+            }
+        } finally {
+            waiter.shutdownNow();
+        }
+    }
+
+    @Test
+    void closingALockReleasesItsLeases() {
+        EtcdLock lock = EtcdLock.builder().endpoints(etcd.endpoints()).build();
+        FencedLease lease = lock.acquire("cache-rebuild", TTL, WAIT);
+        assertThat(lockKeys("cache-rebuild")).hasSize(1);
+
+        lock.close();
+        lock.close(); // idempotent
+
+        assertThat(lease.isValid()).isFalse();
+        assertThat(lease.lost()).isNotDone();
+        assertThat(lockKeys("cache-rebuild")).isEmpty();
+        assertThatThrownBy(() -> lock.tryAcquire("cache-rebuild", TTL))
+                .isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("closed");
+    }
+
+    @Test
+    void resourcesThatArePrefixesOfEachOtherDoNotShareALock() {
+        try (FencedLease order = a.acquire("order", TTL, WAIT)) {
+            Optional<FencedLease> line = b.tryAcquire("order/1", TTL);
+            assertThat(line).isPresent();
+            line.get().release();
+            assertThat(order.isValid()).isTrue();
+        }
+    }
+
+    /** The keys of the waiters and the holder of a resource, oldest first. */
+    static List<KeyValue> lockKeys(String resource) {
+        ByteSequence prefix =
+                ByteSequence.from("/quorumlock/locks/" + EtcdLock.escape(resource) + "/", StandardCharsets.UTF_8);
+        try {
+            return admin.getKVClient()
+                    .get(
+                            prefix,
+                            GetOption.builder()
+                                    .isPrefix(true)
+                                    .withSortField(GetOption.SortTarget.CREATE)
+                                    .withSortOrder(GetOption.SortOrder.ASCEND)
+                                    .build())
+                    .get(5, TimeUnit.SECONDS)
+                    .getKvs();
+        } catch (Exception e) {
+            throw new AssertionError("cannot read the lock keys of " + resource, e);
+        }
+    }
+
+    static long elapsedMillis(long startNanos) {
+        return TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - startNanos);
+    }
+}
