@@ -7,6 +7,7 @@ import io.quorumlock.cli.ProgressLine;
 import io.quorumlock.cli.Verbosity;
 import java.io.PrintWriter;
 import java.time.Duration;
+import java.util.List;
 import java.util.concurrent.Callable;
 import java.util.concurrent.ThreadLocalRandom;
 import picocli.CommandLine.Command;
@@ -57,6 +58,7 @@ public final class DemoCommand implements Callable<Integer> {
     private Long seed;
 
     private DemoResult result;
+    private List<io.quorumlock.examples.PauseTimeline.Result> pause;
 
     @Option(
             names = "--clients",
@@ -107,8 +109,26 @@ public final class DemoCommand implements Callable<Integer> {
         result.table().printTo(out);
         out.println();
         out.println(result.verdict());
+        out.println();
+        out.println(
+                "The pause of the Redlock debate, " + PauseDemo.ROUNDS + " rounds each: A locks and reads the stock,"
+                        + " pauses until its lease is gone; B locks, sells one unit, writes; A wakes up and writes.");
         out.flush();
-        return result.passed() ? 0 : Main.FAILURE;
+        pause = PauseDemo.run();
+        PauseDemo.table(pause).forEach(out::println);
+        boolean fenceHeld = pause.get(1).lostUpdates() == 0 && pause.get(1).staleWritesRejected() == PauseDemo.ROUNDS;
+        out.println();
+        out.println(
+                fenceHeld
+                        ? "A TTL lock cannot stop a paused client's late write; the fencing token and the fence did."
+                        : "FAILED: the fence let a stale write through.");
+        out.flush();
+        return result.passed() && fenceHeld ? 0 : Main.FAILURE;
+    }
+
+    /** The pause timeline's results of the last run; null before the first. */
+    List<io.quorumlock.examples.PauseTimeline.Result> pause() {
+        return pause;
     }
 
     /** The result of the last run; null before the first. */

@@ -29,8 +29,15 @@ class DemoCommandIT {
                 .as("no progress line when the output is not a terminal")
                 .doesNotContain("\r");
 
-        DemoResult result =
-                ((DemoCommand) run.commandLine().getSubcommands().get("demo").getCommand()).result();
+        assertThat(run.out())
+                .containsPattern("(?m)^Redlock alone\\s+10\\s+5\\s+0$")
+                .containsPattern("(?m)^ZooKeeper \\+ JdbcFence\\s+10\\s+0\\s+5$")
+                .contains("the fencing token and the fence did");
+
+        DemoCommand demo =
+                (DemoCommand) run.commandLine().getSubcommands().get("demo").getCommand();
+        assertThat(demo.pause()).extracting(r -> r.lostUpdates()).containsExactly(5, 0);
+        DemoResult result = demo.result();
         assertThat(result.counts().reserved()).isPositive();
         assertThat(result.counts().unitsSold()).isEqualTo(300L - result.finalStock());
         assertThat(result.nodes())

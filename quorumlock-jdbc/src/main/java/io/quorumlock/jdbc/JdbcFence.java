@@ -1,0 +1,357 @@
+package io.quorumlock.jdbc;
+
+import io.quorumlock.FencedLease;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.SQLFeatureNotSupportedException;
+import java.sql.SQLTransactionRollbackException;
+import java.sql.Savepoint;
+import java.sql.Statement;
+import java.util.Locale;
+import java.util.Objects;
+import java.util.OptionalLong;
+import java.util.regex.Pattern;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The storage-side fence: in the caller's own transaction, it records the fencing token of the
+ * lease under which a write is made, and refuses a token older than the newest one it has seen for
+ * that resource. The caller's business writes go in the same transaction, so a writer whose lease
+ * was lost (a paused process that wakes up after another client was granted the lock) changes
+ * nothing: its transaction is rolled back.
+ *
+ * <pre>{@code
+ * JdbcFence fence = JdbcFence.builder().build();       // table quorumlock_fence
+ * fence.createTable(connection);                        // once, or run fence.ddl() in a migration
+ *
+ * try (FencedLease lease = lock.acquire("inventory:SKU-42", ttl, maxWait);
+ *         Connection tx = dataSource.getConnection()) {
+ *     tx.setAutoCommit(false);
+ *     try {
+ *         fence.check(tx, lease);                       // StaleTokenException if a newer holder wrote
+ *         // ... read and write the inventory on tx ...
+ *         tx.commit();
+ *     } catch (SQLException | RuntimeException e) {
+ *         tx.rollback();                                // a stale writer leaves no trace
+ *         throw e;
+ *     }
+ * }
+ * }</pre>
+ *
+ * <p>The table holds one row per resource: {@code (resource, token)}. {@link #check} runs {@code
+ * UPDATE <table> SET token = ? WHERE resource = ? AND token <= ?}; when that updates no row, the
+ * resource is either new, and its row is inserted without a race (PostgreSQL: {@code INSERT ... ON
+ * CONFLICT DO NOTHING}; other databases: a plain {@code INSERT} inside a savepoint, so that a
+ * unique violation from a concurrent first writer does not abort the caller's transaction), or its
+ * recorded token is newer and the check throws {@link StaleTokenException}.
+ *
+ * <p><b>The same token is accepted again:</b> every grant of a lock carries a strictly larger
+ * token than the grants before it, so two holders never share one, and an equal token can only
+ * come from the same lease, which may write several times. Only an older token is refused.
+ *
+ * <p><b>Locking:</b> after {@code check} the transaction holds the write lock on the resource's
+ * fence row until it commits or rolls back, so transactions fenced on the same resource run one
+ * after another. Call {@code check} first in the transaction, before the reads that its writes
+ * depend on: those reads then see the latest committed data.
+ *
+ * <p><b>One token source per resource:</b> tokens are comparable only when they come from one lock
+ * service (one ZooKeeper ensemble, or one etcd cluster) for one resource name. Do not fence a
+ * resource with leases from two services.
+ *
+ * <p>Tested on PostgreSQL and H2. A {@code JdbcFence} is immutable and thread-safe; the connection
+ * passed to each call belongs to the caller, who commits or rolls back.
+ */
+public final class JdbcFence {
+
+    private static final Logger log = LoggerFactory.getLogger(JdbcFence.class);
+
+    /** A regular SQL identifier (PostgreSQL's limit is 63 bytes), optionally qualified by a schema. */
+    private static final Pattern TABLE_NAME =
+            Pattern.compile("[A-Za-z_][A-Za-z0-9_]{0,62}(\\.[A-Za-z_][A-Za-z0-9_]{0,62})?");
+
+    /** Integrity constraint violation: SQLSTATE class 23 (23505 on PostgreSQL and H2). */
+    private static final String INTEGRITY_VIOLATION_CLASS = "23";
+
+    /** SQLSTATE for a serialization failure, which tells the caller to retry the transaction. */
+    private static final String SERIALIZATION_FAILURE = "40001";
+
+    /**
+     * Rounds of update, read, insert before giving up. Under READ COMMITTED two rounds always
+     * settle it (rows are never deleted); more is only needed if a concurrent first writer rolls
+     * back in between.
+     */
+    private static final int MAX_ROUNDS = 5;
+
+    private final String table;
+    private final int maxResourceLength;
+    private final String update;
+    private final String select;
+    private final String insert;
+    private final String insertOnConflictDoNothing;
+
+    private JdbcFence(Builder builder) {
+        this.table = builder.table;
+        this.maxResourceLength = builder.maxResourceLength;
+        this.update = "UPDATE " + table + " SET token = ? WHERE resource = ? AND token <= ?";
+        this.select = "SELECT token FROM " + table + " WHERE resource = ?";
+        this.insert = "INSERT INTO " + table + " (resource, token) VALUES (?, ?)";
+        this.insertOnConflictDoNothing = insert + " ON CONFLICT (resource) DO NOTHING";
+    }
+
+    /** {@return a builder with the defaults: table {@code quorumlock_fence}, resources up to 255 characters} */
+    public static Builder builder() {
+        return new Builder();
+    }
+
+    /** {@return the name of the fence table} */
+    public String table() {
+        return table;
+    }
+
+    /** {@return the longest resource name the table holds} */
+    public int maxResourceLength() {
+        return maxResourceLength;
+    }
+
+    /**
+     * {@return the DDL of the fence table} {@code CREATE TABLE IF NOT EXISTS <table> (resource
+     * VARCHAR(<maxResourceLength>) PRIMARY KEY, token BIGINT NOT NULL)}, valid on PostgreSQL and H2;
+     * copy it into your migrations if the application has no right to create tables.
+     */
+    public String ddl() {
+        return "CREATE TABLE IF NOT EXISTS " + table + " (resource VARCHAR(" + maxResourceLength
+                + ") PRIMARY KEY, token BIGINT NOT NULL)";
+    }
+
+    /**
+     * Creates the fence table if it does not exist, by running {@link #ddl()} on the connection. It
+     * commits nothing itself: with auto-commit off, the caller commits.
+     *
+     * @param connection where to create the table
+     * @throws SQLException if the database refuses the DDL
+     */
+    public void createTable(Connection connection) throws SQLException {
+        Objects.requireNonNull(connection, "connection");
+        try (Statement statement = connection.createStatement()) {
+            statement.execute(ddl());
+        }
+    }
+
+    /**
+     * Records the lease's fencing token for its resource in the caller's transaction, or refuses it
+     * if the fence has already seen a newer token for that resource. Make the writes that the lease
+     * protects on the same connection before committing; on {@link StaleTokenException}, roll back.
+     *
+     * @param tx the caller's connection, with auto-commit off
+     * @param lease the lease under which the transaction writes; its {@link FencedLease#resource()}
+     *     names the fence row and its {@link FencedLease#fencingToken()} is checked
+     * @throws StaleTokenException if the fence has recorded a newer token for the resource
+     * @throws IllegalArgumentException if the connection is in auto-commit mode, or the resource
+     *     name is empty or longer than {@link #maxResourceLength()}
+     * @throws SQLException if the database fails; a serialization failure (SQLSTATE 40001) means
+     *     the transaction should be retried
+     */
+    public void check(Connection tx, FencedLease lease) throws SQLException {
+        Objects.requireNonNull(lease, "lease");
+        record(tx, lease.resource(), lease.fencingToken());
+    }
+
+    /**
+     * The same as {@link #check(Connection, FencedLease)} for a token that does not come from a
+     * {@link FencedLease}: for example one carried in a message by a writer that holds the lease
+     * elsewhere. The token must come from the same monotonic source as every other token checked
+     * for this resource (one lock service, one resource name); the fence cannot verify that.
+     *
+     * @param tx the caller's connection, with auto-commit off
+     * @param resource the name of the fenced resource, as the lock names it
+     * @param token the fencing token of the grant under which the transaction writes
+     * @throws StaleTokenException if the fence has recorded a newer token for the resource
+     * @throws IllegalArgumentException as {@link #check(Connection, FencedLease)}
+     * @throws SQLException as {@link #check(Connection, FencedLease)}
+     */
+    public void checkRawToken(Connection tx, String resource, long token) throws SQLException {
+        record(tx, resource, token);
+    }
+
+    /**
+     * Reads the newest token the fence has recorded for a resource, as the connection sees it.
+     *
+     * @param connection any connection, in a transaction or not
+     * @param resource the name of the fenced resource
+     * @return the newest token, or empty if no write to the resource was ever fenced
+     * @throws SQLException if the database fails
+     */
+    public OptionalLong newestToken(Connection connection, String resource) throws SQLException {
+        Objects.requireNonNull(connection, "connection");
+        Objects.requireNonNull(resource, "resource");
+        try (PreparedStatement statement = connection.prepareStatement(select)) {
+            statement.setString(1, resource);
+            try (ResultSet rows = statement.executeQuery()) {
+                return rows.next() ? OptionalLong.of(rows.getLong(1)) : OptionalLong.empty();
+            }
+        }
+    }
+
+    private void record(Connection tx, String resource, long token) throws SQLException {
+        Objects.requireNonNull(tx, "tx");
+        requireValidResource(resource);
+        if (tx.getAutoCommit()) {
+            throw new IllegalArgumentException("the fence must run in the caller's transaction, but the connection"
+                    + " is in auto-commit mode: call setAutoCommit(false) and make the protected writes on the"
+                    + " same connection before commit()");
+        }
+        for (int round = 1; round <= MAX_ROUNDS; round++) {
+            if (advance(tx, resource, token)) {
+                return;
+            }
+            OptionalLong newest = newestToken(tx, resource);
+            if (newest.isPresent()) {
+                if (newest.getAsLong() > token) {
+                    log.debug("Refused stale token {} for '{}': newest is {}", token, resource, newest.getAsLong());
+                    throw new StaleTokenException(resource, token, newest.getAsLong());
+                }
+                continue; // the row was committed between our two statements: update it now
+            }
+            if (insertIfAbsent(tx, resource, token)) {
+                return;
+            }
+            // a concurrent first writer inserted the row: compare with its token in the next round
+        }
+        throw new SQLTransactionRollbackException(
+                "the fence row of '" + resource + "' in " + table + " was created by a concurrent transaction that"
+                        + " this transaction cannot see (snapshot isolation?): retry the transaction",
+                SERIALIZATION_FAILURE);
+    }
+
+    /** {@code UPDATE ... WHERE token <= ?}: true if the row exists and its token was not newer. */
+    private boolean advance(Connection tx, String resource, long token) throws SQLException {
+        try (PreparedStatement statement = tx.prepareStatement(update)) {
+            statement.setLong(1, token);
+            statement.setString(2, resource);
+            statement.setLong(3, token);
+            return statement.executeUpdate() > 0;
+        }
+    }
+
+    /** Inserts the resource's first row; false if a concurrent transaction inserted it first. */
+    private boolean insertIfAbsent(Connection tx, String resource, long token) throws SQLException {
+        if (isPostgreSql(tx)) {
+            // Waits for a concurrent inserter of the same key to end, then inserts or does nothing.
+            return executeInsert(tx, insertOnConflictDoNothing, resource, token) > 0;
+        }
+        Savepoint beforeInsert = tx.setSavepoint();
+        try {
+            executeInsert(tx, insert, resource, token);
+        } catch (SQLException e) {
+            if (!isIntegrityViolation(e)) {
+                throw e;
+            }
+            tx.rollback(beforeInsert); // keeps the caller's transaction usable after the violation
+            return false;
+        }
+        release(tx, beforeInsert);
+        return true;
+    }
+
+    private static int executeInsert(Connection tx, String sql, String resource, long token) throws SQLException {
+        try (PreparedStatement statement = tx.prepareStatement(sql)) {
+            statement.setString(1, resource);
+            statement.setLong(2, token);
+            return statement.executeUpdate();
+        }
+    }
+
+    private static void release(Connection tx, Savepoint savepoint) throws SQLException {
+        try {
+            tx.releaseSavepoint(savepoint);
+        } catch (SQLFeatureNotSupportedException e) {
+            // released at commit instead
+        }
+    }
+
+    private static boolean isPostgreSql(Connection tx) throws SQLException {
+        return "postgresql".equals(tx.getMetaData().getDatabaseProductName().toLowerCase(Locale.ROOT));
+    }
+
+    private static boolean isIntegrityViolation(SQLException e) {
+        for (SQLException next = e; next != null; next = next.getNextException()) {
+            String state = next.getSQLState();
+            if (state != null && state.startsWith(INTEGRITY_VIOLATION_CLASS)) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    private void requireValidResource(String resource) {
+        Objects.requireNonNull(resource, "resource");
+        if (resource.isEmpty()) {
+            throw new IllegalArgumentException("resource must not be empty");
+        }
+        if (resource.length() > maxResourceLength) {
+            throw new IllegalArgumentException("resource must be at most maxResourceLength (" + maxResourceLength
+                    + ") characters, was " + resource.length() + ": raise maxResourceLength (and the column) or"
+                    + " use shorter lock names");
+        }
+    }
+
+    @Override
+    public String toString() {
+        return "JdbcFence[" + table + "]";
+    }
+
+    /** Settings of a {@link JdbcFence}, checked by {@link #build()}. */
+    public static final class Builder {
+
+        private String table = "quorumlock_fence";
+        private int maxResourceLength = 255;
+
+        private Builder() {}
+
+        /**
+         * The fence table. The default is {@code quorumlock_fence}.
+         *
+         * @param table a SQL identifier (letters, digits and underscores, not starting with a digit,
+         *     at most 63 characters), optionally qualified by a schema: {@code fencing.quorumlock_fence}.
+         *     It is not quoted, so the database folds its case as usual.
+         * @return this builder
+         */
+        public Builder table(String table) {
+            this.table = Objects.requireNonNull(table, "table");
+            return this;
+        }
+
+        /**
+         * The longest resource name, the width of the {@code resource} column in {@link JdbcFence#ddl()}. The
+         * default is 255.
+         *
+         * @param maxResourceLength from 1 to 10,000 characters
+         * @return this builder
+         */
+        public Builder maxResourceLength(int maxResourceLength) {
+            this.maxResourceLength = maxResourceLength;
+            return this;
+        }
+
+        /**
+         * {@return the fence}
+         *
+         * @throws IllegalArgumentException if a setting is out of range; the message names it
+         */
+        public JdbcFence build() {
+            if (!TABLE_NAME.matcher(table).matches()) {
+                throw new IllegalArgumentException("table must be a SQL identifier (letters, digits and underscores,"
+                        + " not starting with a digit, at most 63 characters, optionally schema.table), was '"
+                        + table + "'");
+            }
+            if (maxResourceLength < 1 || maxResourceLength > 10_000) {
+                throw new IllegalArgumentException(
+                        "maxResourceLength must be from 1 to 10000 characters, was " + maxResourceLength);
+            }
+            return new JdbcFence(this);
+        }
+    }
+}
