@@ -33,6 +33,16 @@ public class LockUnavailableException extends QuorumLockException {
                 .filter(o -> o.vote() != NodeOutcome.Vote.YES)
                 .map(NodeOutcome::toString)
                 .collect(Collectors.joining("; "));
+        if (outcomes.size() == 1
+                && quorum == 1) { // one authority (a single node, or a consensus ensemble): no vote to count
+            return String.format(
+                    "could not acquire '%s' within %d ms (%d attempt%s): %s",
+                    resource,
+                    waited.toMillis(),
+                    attempts,
+                    attempts == 1 ? "" : "s",
+                    others.isEmpty() ? "granted too late: no validity left" : others);
+        }
         return String.format(
                 "could not acquire '%s' within %d ms (%d attempt%s): last attempt got %d of %d votes, %d needed%s",
                 resource,

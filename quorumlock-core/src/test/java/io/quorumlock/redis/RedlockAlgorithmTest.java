@@ -223,6 +223,7 @@ class RedlockAlgorithmTest {
         LockUnavailableException e = org.junit.jupiter.api.Assertions.assertThrows(
                 LockUnavailableException.class, () -> cluster(1).acquire("r", TTL, Duration.ZERO));
         assertThat(e.attempts()).isEqualTo(1);
+        assertThat(e.getMessage()).endsWith("(1 attempt): redis://node0:6379: held by another owner");
         held.release();
     }
 

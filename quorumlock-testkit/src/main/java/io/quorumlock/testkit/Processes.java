@@ -26,7 +26,7 @@ final class Processes {
     private static final Set<Path> dirs = ConcurrentHashMap.newKeySet();
 
     static {
-        Runtime.getRuntime().addShutdownHook(new Thread(Processes::killAll, "quorumlock-redis-killer"));
+        Runtime.getRuntime().addShutdownHook(new Thread(Processes::killAll, "quorumlock-server-killer"));
     }
 
     private Processes() {}
