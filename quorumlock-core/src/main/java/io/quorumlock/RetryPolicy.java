@@ -3,6 +3,7 @@ package io.quorumlock;
 import java.time.Duration;
 import java.util.Objects;
 import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
 
 /**
  * How long to wait between two attempts to acquire a held lock: exponential backoff with full
@@ -51,6 +52,26 @@ public final class RetryPolicy {
     /** The longest delay between two attempts. */
     public Duration maxDelay() {
         return maxDelay;
+    }
+
+    /**
+     * Sleeps before the next attempt, after {@code failedAttempts} failed ones, if the delay fits in
+     * the {@code nanosLeft} of the caller's wait; returns false, without sleeping, if it does not.
+     *
+     * @throws QuorumLockException if the thread is interrupted while sleeping (the flag stays set)
+     */
+    public boolean pauseBeforeNextAttempt(int failedAttempts, long nanosLeft, String resource) {
+        long delay = delayAfter(failedAttempts).toNanos();
+        if (delay > nanosLeft) {
+            return false;
+        }
+        try {
+            TimeUnit.NANOSECONDS.sleep(delay);
+            return true;
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new QuorumLockException("interrupted while waiting to acquire '" + resource + "'", e);
+        }
     }
 
     /** The delay before the next attempt, after {@code failedAttempts} failed ones (1 or more). */

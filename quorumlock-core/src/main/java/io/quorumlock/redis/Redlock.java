@@ -130,17 +130,10 @@ public final class Redlock implements DistributedLock<Lease> {
             if (attempt.lease().isPresent()) {
                 return attempt.lease().get();
             }
-            long delay = retry.delayAfter(attempts).toNanos();
             long waited = ticker.nanos() - start;
-            if (waited + delay > budget) {
+            if (!retry.pauseBeforeNextAttempt(attempts, budget - waited, resource)) {
                 throw new LockUnavailableException(
                         resource, Duration.ofNanos(waited), attempts, attempt.votes(), quorum(), attempt.outcomes());
-            }
-            try {
-                Thread.sleep(delay / 1_000_000, (int) (delay % 1_000_000));
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                throw new QuorumLockException("interrupted while waiting to acquire '" + resource + "'", e);
             }
         }
     }

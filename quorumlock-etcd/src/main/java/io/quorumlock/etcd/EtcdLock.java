@@ -180,17 +180,10 @@ public final class EtcdLock implements DistributedLock<FencedLease> {
             if (attempt.lease().isPresent()) {
                 return attempt.lease().get();
             }
-            long delay = retry.delayAfter(attempts).toNanos();
             waited = System.nanoTime() - start;
-            if (!attempt.retryable() || waited + delay > budget) {
+            if (!attempt.retryable() || !retry.pauseBeforeNextAttempt(attempts, budget - waited, resource)) {
                 throw new LockUnavailableException(
                         resource, Duration.ofNanos(waited), attempts, 0, 1, List.of(attempt.outcome()));
-            }
-            try {
-                TimeUnit.NANOSECONDS.sleep(delay);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                throw new QuorumLockException("interrupted while waiting to acquire '" + resource + "'", e);
             }
         }
     }

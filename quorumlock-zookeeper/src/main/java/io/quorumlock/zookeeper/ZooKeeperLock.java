@@ -191,22 +191,11 @@ public final class ZooKeeperLock implements DistributedLock<FencedLease> {
                 return attempt.lease();
             }
             long now = System.nanoTime();
-            long delay = retry.delayAfter(attempts).toNanos();
-            if (attempt.outcome().vote() == Vote.HELD_BY_OTHER || now + delay - deadline > 0) {
+            log.debug("attempt {} to lock '{}' failed: {}", attempts, resource, attempt);
+            if (attempt.outcome().vote() == Vote.HELD_BY_OTHER
+                    || !retry.pauseBeforeNextAttempt(attempts, deadline - now, resource)) {
                 throw new LockUnavailableException(
                         resource, Duration.ofNanos(now - start), attempts, 0, 1, List.of(attempt.outcome()));
-            }
-            log.debug(
-                    "attempt {} to lock '{}' failed, next in {} ms: {}",
-                    attempts,
-                    resource,
-                    delay / 1_000_000,
-                    attempt);
-            try {
-                TimeUnit.NANOSECONDS.sleep(delay);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                throw new QuorumLockException("interrupted while waiting to acquire '" + resource + "'", e);
             }
         }
     }
