@@ -13,7 +13,11 @@ import java.util.concurrent.CompletableFuture;
  */
 public interface FencedLease extends Lease {
 
-    /** The fencing token of this grant: larger than the token of every earlier grant of this resource. */
+    /**
+     * The fencing token of this grant: positive, and larger than the token of every earlier grant
+     * of this resource (a ZooKeeper zxid, an etcd revision). Storage that starts a resource at token
+     * 0 therefore accepts the first grant.
+     */
     long fencingToken();
 
     /**
