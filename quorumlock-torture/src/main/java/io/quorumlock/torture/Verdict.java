@@ -1,0 +1,76 @@
+package io.quorumlock.torture;
+
+import java.util.List;
+import java.util.OptionalLong;
+
+/**
+ * What the {@link Checker} found in one history: counts and the evidence behind each of them.
+ *
+ * @param overlaps pairs of clients whose lease intervals overlapped while both wrote inside
+ * @param writesAcknowledged writes the storage acknowledged as accepted
+ * @param initialValue the shared record's value in the INITIAL event, if any
+ * @param finalValue the shared record's value in the FINAL event, if any
+ * @param expectedFinal the initial value minus every acknowledged decrement, if the initial value
+ *     is known
+ * @param lostUpdates how much the final value exceeds the expected one (decrements acknowledged
+ *     but lost); 0 when either value is unknown
+ * @param staleAccepted writes the storage accepted although a newer fencing token had been accepted
+ *     before they started
+ * @param staleRejected writes the storage refused (the fence doing its job)
+ * @param tokenViolations grants whose fencing token was not larger than an earlier grant's
+ */
+public record Verdict(
+        List<Overlap> overlaps,
+        long writesAcknowledged,
+        OptionalLong initialValue,
+        OptionalLong finalValue,
+        OptionalLong expectedFinal,
+        long lostUpdates,
+        List<StaleWrite> staleAccepted,
+        long staleRejected,
+        List<TokenViolation> tokenViolations) {
+
+    /** Copies the lists. */
+    public Verdict {
+        overlaps = List.copyOf(overlaps);
+        staleAccepted = List.copyOf(staleAccepted);
+        tokenViolations = List.copyOf(tokenViolations);
+    }
+
+    /**
+     * Two clients that each believed they held the lock at the same time and both wrote.
+     *
+     * @param first the interval that started first
+     * @param second the interval that started while the first was still held
+     */
+    public record Overlap(Interval first, Interval second) {
+        /** The two grants, and each client's first accepted write inside its interval. */
+        @Override
+        public String toString() {
+            return "overlap: " + first.grant() + " / " + second.grant() + "; writes "
+                    + first.acceptedWrites().get(0) + " / "
+                    + second.acceptedWrites().get(0);
+        }
+    }
+
+    /**
+     * A write accepted with a fencing token older than one accepted before it started.
+     *
+     * @param write the stale write's completion
+     * @param newer the completion of the newer-token write accepted before
+     */
+    public record StaleWrite(Event write, Event newer) {}
+
+    /**
+     * A grant whose token is not strictly larger than an earlier grant's.
+     *
+     * @param grant the offending ACQUIRE OK
+     * @param earlier the earlier grant with an equal or larger token
+     */
+    public record TokenViolation(Event grant, Event earlier) {}
+
+    /** True if the history shows no overlap, no lost update, no stale write accepted and no token violation. */
+    public boolean safe() {
+        return overlaps.isEmpty() && lostUpdates == 0 && staleAccepted.isEmpty() && tokenViolations.isEmpty();
+    }
+}
