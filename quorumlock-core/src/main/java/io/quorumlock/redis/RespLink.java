@@ -218,6 +218,7 @@ final class RespLink implements Transport.Link {
                 && error.message().startsWith("NOSCRIPT")
                 && !request.withScript()) {
             // The script cache was flushed since this connection loaded it: send the script itself.
+            // (For a straggler whose round has ended, this happens when the lane is next used.)
             out = Resp.write(out, request.request(), true);
             pending.add(new Pending(request.request(), request.handler(), request.sentAt(), true));
             write();
