@@ -189,7 +189,7 @@ public final class EtcdCluster implements AutoCloseable, Iterable<EtcdServer> {
                     throw new IllegalStateException("etcd member " + member.name() + " at " + member.clientUrl()
                             + " was not healthy within " + timeout.toMillis() + " ms\n" + member.launchOutput());
                 }
-                EtcdServer.sleepMillis(10);
+                Processes.pollPause(10, "etcd");
             }
         }
     }
@@ -310,7 +310,7 @@ public final class EtcdCluster implements AutoCloseable, Iterable<EtcdServer> {
                         + pending.stream().map(EtcdServer::name).collect(Collectors.joining(", ")) + "\n"
                         + pending.stream().map(EtcdServer::launchOutput).collect(Collectors.joining("\n")));
             }
-            EtcdServer.sleepMillis(10);
+            Processes.pollPause(10, "etcd");
         }
     }
 

@@ -178,7 +178,7 @@ public final class EtcdServer {
                         + (needHealth ? "healthy" : "serving") + " within " + timeout.toMillis() + " ms\n"
                         + launchOutput());
             }
-            sleepMillis(10);
+            Processes.pollPause(10, "etcd");
         }
     }
 
@@ -360,15 +360,6 @@ public final class EtcdServer {
 
     private Path logFile() {
         return dir.resolve("etcd.log");
-    }
-
-    static void sleepMillis(long millis) {
-        try {
-            Thread.sleep(millis);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new IllegalStateException("Interrupted while waiting for etcd", e);
-        }
     }
 
     private void requireOpen() {

@@ -2,9 +2,7 @@ package io.quorumlock.testkit;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
-import java.net.InetAddress;
 import java.net.InetSocketAddress;
-import java.net.ServerSocket;
 import java.net.Socket;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -299,7 +297,7 @@ public final class PostgresServer implements AutoCloseable {
 
     private void launchOnFreePort() {
         for (int attempt = 1; attempt <= PORT_ATTEMPTS; attempt++) {
-            port = freePort();
+            port = Processes.freePort(HOST);
             if (launch() == Launch.READY) {
                 return;
             }
@@ -372,7 +370,7 @@ public final class PostgresServer implements AutoCloseable {
                 throw new IllegalStateException("PostgreSQL on port " + port + " was not ready within "
                         + timeout.toMillis() + " ms\n" + launchOutput());
             }
-            sleepMillis(5);
+            Processes.pollPause(5, "PostgreSQL");
         }
     }
 
@@ -516,23 +514,6 @@ public final class PostgresServer implements AutoCloseable {
 
     private static String tail(Path file, long from) {
         return "--- " + file + " (end) ---\n" + Processes.tail(file, from, LOG_TAIL_LINES);
-    }
-
-    private static int freePort() {
-        try (ServerSocket socket = new ServerSocket(0, 1, InetAddress.getByName(HOST))) {
-            return socket.getLocalPort();
-        } catch (IOException e) {
-            throw new UncheckedIOException("Cannot find a free port on " + HOST, e);
-        }
-    }
-
-    private static void sleepMillis(long millis) {
-        try {
-            Thread.sleep(millis);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new IllegalStateException("Interrupted while waiting for PostgreSQL", e);
-        }
     }
 
     private void requireOpen() {

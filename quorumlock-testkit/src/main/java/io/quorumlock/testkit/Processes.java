@@ -2,6 +2,8 @@ package io.quorumlock.testkit;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
+import java.net.InetAddress;
+import java.net.ServerSocket;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -148,6 +150,25 @@ final class Processes {
             return String.join("\n", all.subList(Math.max(0, all.size() - lines), all.size()));
         } catch (IOException e) {
             return "(cannot read " + file + ": " + e + ")";
+        }
+    }
+
+    /** A port that is free on {@code host} now (a server that races for it fails to bind and starts over). */
+    static int freePort(String host) {
+        try (ServerSocket socket = new ServerSocket(0, 1, InetAddress.getByName(host))) {
+            return socket.getLocalPort();
+        } catch (IOException e) {
+            throw new UncheckedIOException("Cannot find a free port on " + host, e);
+        }
+    }
+
+    /** Sleeps between two polls of a server; an interrupt ends the wait with an exception naming it. */
+    static void pollPause(long millis, String waitingFor) {
+        try {
+            Thread.sleep(millis);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException("Interrupted while waiting for " + waitingFor, e);
         }
     }
 }

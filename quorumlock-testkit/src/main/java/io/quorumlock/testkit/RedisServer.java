@@ -2,8 +2,6 @@ package io.quorumlock.testkit;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
-import java.net.InetAddress;
-import java.net.ServerSocket;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -363,7 +361,7 @@ public final class RedisServer implements AutoCloseable {
 
     private void launchOnFreePort() {
         for (int attempt = 1; attempt <= PORT_ATTEMPTS; attempt++) {
-            port = freePort();
+            port = Processes.freePort(HOST);
             if (launch() == Launch.READY) {
                 return;
             }
@@ -458,7 +456,7 @@ public final class RedisServer implements AutoCloseable {
                 throw new IllegalStateException("Redis node on port " + port + " did not answer PING within "
                         + timeout.toMillis() + " ms\n" + launchOutput());
             }
-            sleepMillis(5);
+            Processes.pollPause(5, "a Redis node");
         }
     }
 
@@ -486,7 +484,7 @@ public final class RedisServer implements AutoCloseable {
                     && !nodeTime.isAfter(after.plus(target).plus(slack))) {
                 return;
             }
-            sleepMillis(1);
+            Processes.pollPause(1, "a Redis node");
         } while (System.nanoTime() - deadline < 0);
         throw new IllegalStateException("Redis node " + uri() + " did not show its clock shifted by " + target
                 + " within " + timeout.toMillis() + " ms: its TIME was " + nodeTime + " at local time " + before);
@@ -546,23 +544,6 @@ public final class RedisServer implements AutoCloseable {
     private void deleteAppendOnlyFiles() {
         for (String name : List.of("appendonly.aof", "appendonlydir", "dump.rdb")) {
             Processes.deleteTree(dir.resolve(name));
-        }
-    }
-
-    private static int freePort() {
-        try (ServerSocket socket = new ServerSocket(0, 1, InetAddress.getByName(HOST))) {
-            return socket.getLocalPort();
-        } catch (IOException e) {
-            throw new UncheckedIOException("Cannot find a free port on " + HOST, e);
-        }
-    }
-
-    private static void sleepMillis(long millis) {
-        try {
-            Thread.sleep(millis);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new IllegalStateException("Interrupted while waiting for a Redis node", e);
         }
     }
 
