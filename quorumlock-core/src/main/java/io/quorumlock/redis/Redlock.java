@@ -206,9 +206,9 @@ public final class Redlock implements DistributedLock<Lease> {
                 lane.link(i).send(set, grants[i]);
             }
             boolean interrupted = !await(lane, ballot, ballot::decided);
+            int yes = ballot.yes(); // counted first: every vote counted came before "now"
             long now = ticker.nanos();
             long validity = QuorumMath.validityNanos(ttlMillis * 1_000_000, now - start, driftFactor);
-            int yes = ballot.yes();
             if (!interrupted && QuorumMath.isHeld(yes, grants.length, validity)) {
                 log.debug(
                         "acquired '{}' with {} of {} votes, validity {} ms, token {}...",
@@ -250,16 +250,17 @@ public final class Redlock implements DistributedLock<Lease> {
             afterGrants(
                     lane, lease.grants(), Request.extendIfEquals(lease.resource(), lease.token(), ttlMillis), ballot);
             boolean interrupted = !await(lane, ballot, ballot::decided);
+            int yes = ballot.yes(); // counted first: every vote counted came before "now"
             long now = ticker.nanos();
             long validity = QuorumMath.validityNanos(ttlMillis * 1_000_000, now - start, driftFactor);
-            boolean held = !interrupted && QuorumMath.isHeld(ballot.yes(), names.size(), validity);
+            boolean held = !interrupted && QuorumMath.isHeld(yes, names.size(), validity);
             if (held) {
                 lease.extended(validity, now + validity);
             }
             if (interrupted) {
                 Thread.currentThread().interrupt();
             }
-            return new Round(held, ballot.yes(), ballot.outcomes());
+            return new Round(held, yes, ballot.outcomes());
         } finally {
             transport.giveBack(lane);
         }
