@@ -4,8 +4,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
-import java.io.BufferedReader;
-import java.io.InputStreamReader;
 import java.net.InetAddress;
 import java.net.ServerSocket;
 import java.nio.charset.StandardCharsets;
@@ -15,7 +13,6 @@ import java.time.Duration;
 import java.util.Base64;
 import java.util.List;
 import java.util.Optional;
-import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.slf4j.Logger;
@@ -145,26 +142,7 @@ class EtcdClusterIT {
 
     @Test
     void aJvmThatIsInterruptedLeavesNoMemberBehind() throws Exception {
-        Path java = Path.of(System.getProperty("java.home"), "bin", "java");
-        Process demo = new ProcessBuilder(
-                        java.toString(), "-cp", System.getProperty("java.class.path"), Demo.class.getName())
-                .redirectError(ProcessBuilder.Redirect.INHERIT)
-                .start();
-        long pid;
-        Path dir;
-        try (BufferedReader out =
-                new BufferedReader(new InputStreamReader(demo.getInputStream(), StandardCharsets.UTF_8))) {
-            pid = Long.parseLong(out.readLine());
-            dir = Path.of(out.readLine());
-        }
-        assertThat(Clients.processGone(pid)).isFalse();
-
-        demo.destroy(); // SIGTERM runs the shutdown hooks, as Ctrl-C's SIGINT does
-
-        assertThat(demo.waitFor(TestTime.scaled(Duration.ofSeconds(20)).toMillis(), TimeUnit.MILLISECONDS))
-                .isTrue();
-        TestTime.await(Duration.ofSeconds(5), () -> Clients.processGone(pid), "etcd " + pid + " to be gone");
-        assertThat(dir).doesNotExist();
+        Clients.assertInterruptedJvmLeavesNothing(Demo.class, "etcd");
     }
 
     /** A program that starts a one-member cluster and runs until it is interrupted. */
