@@ -33,8 +33,6 @@ public final class EtcdServer {
     static final String HOST = "127.0.0.1";
     private static final int LOG_TAIL_LINES = 15;
     private static final Duration READY_TIMEOUT = Duration.ofSeconds(15);
-    private static final Duration EXIT_TIMEOUT = Duration.ofSeconds(10);
-    private static final Duration SIGNAL_TIMEOUT = Duration.ofSeconds(5);
     private static final Duration PROBE_TIMEOUT = Duration.ofMillis(500);
     private static final Pattern MEMBER_ID = Pattern.compile("\"member_id\"\\s*:\\s*\"(\\d+)\"");
     private static final Pattern LEADER = Pattern.compile("\"leader\"\\s*:\\s*\"(\\d+)\"");
@@ -50,8 +48,7 @@ public final class EtcdServer {
     // Volatile, so that the cluster can look at a member while another thread starts it.
     private volatile int clientPort;
     private volatile int peerPort;
-    private volatile Process process;
-    private volatile boolean paused;
+    private final ServerProcess server = new ServerProcess();
     private boolean closed;
     private long logMark;
 
@@ -104,18 +101,17 @@ public final class EtcdServer {
      */
     public synchronized long pid() {
         requireRunning();
-        return process.pid();
+        return server.process().pid();
     }
 
     /** {@return whether the process is alive} A paused member counts as running. */
     public boolean isRunning() {
-        Process running = process;
-        return running != null && running.isAlive();
+        return server.isRunning();
     }
 
     /** {@return whether the member is frozen by {@link #pause()}} */
     public boolean isPaused() {
-        return paused && isRunning();
+        return server.isPaused();
     }
 
     /**
@@ -137,13 +133,10 @@ public final class EtcdServer {
      * @throws IllegalStateException if the process is still there after the (scaled) exit timeout
      */
     public synchronized void stop() {
-        if (process != null) {
-            long pid = process.pid();
-            Processes.kill(process, TestTime.scaled(EXIT_TIMEOUT));
+        long pid = server.kill();
+        if (pid >= 0) {
             log.debug("Stopped etcd member {} at {} (pid {})", name, clientUrl(), pid);
-            process = null;
         }
-        paused = false;
     }
 
     /**
@@ -190,23 +183,17 @@ public final class EtcdServer {
      */
     public synchronized void pause() {
         requireRunning();
-        if (!paused) {
-            Processes.signal(process.pid(), "STOP", true, TestTime.scaled(SIGNAL_TIMEOUT));
-            paused = true;
-        }
+        server.pause();
     }
 
     /** Thaws a member frozen by {@link #pause()} with SIGCONT. Does nothing if it is not paused. */
     public synchronized void resume() {
-        if (paused && isRunning()) {
-            Processes.signal(process.pid(), "CONT", false, TestTime.scaled(SIGNAL_TIMEOUT));
-        }
-        paused = false;
+        server.resume();
     }
 
     @Override
     public String toString() {
-        return "EtcdServer[" + name + " " + clientUrl() + (isRunning() ? (paused ? ", paused" : "") : ", stopped")
+        return "EtcdServer[" + name + " " + clientUrl() + (isRunning() ? (isPaused() ? ", paused" : "") : ", stopped")
                 + "]";
     }
 
@@ -249,12 +236,11 @@ public final class EtcdServer {
                 .redirectOutput(ProcessBuilder.Redirect.appendTo(logFile().toFile()));
         logMark = Processes.size(logFile());
         try {
-            process = builder.start();
+            server.started(builder.start());
         } catch (IOException e) {
             throw new UncheckedIOException("Cannot run " + command.get(0), e);
         }
-        Processes.register(process, dir);
-        paused = false;
+        Processes.register(server.process(), dir);
     }
 
     /**
@@ -263,14 +249,14 @@ public final class EtcdServer {
      * @throws IllegalStateException if the process exited for another reason than a taken port
      */
     synchronized Probe probe(boolean needHealth) {
+        Process process = server.process();
         if (process == null) {
             throw new IllegalStateException("etcd member " + name + " is not running");
         }
         if (!process.isAlive()) {
             String output = launchOutput();
-            String code = exitCode();
-            Processes.kill(process, TestTime.scaled(EXIT_TIMEOUT)); // forgets it
-            process = null;
+            String code = exitCode(process);
+            server.kill(); // forgets it
             if (output.contains("address already in use")) {
                 return Probe.PORT_IN_USE;
             }
@@ -346,7 +332,7 @@ public final class EtcdServer {
         }
     }
 
-    private String exitCode() {
+    private static String exitCode(Process process) {
         try {
             return Integer.toString(process.exitValue());
         } catch (IllegalThreadStateException e) {

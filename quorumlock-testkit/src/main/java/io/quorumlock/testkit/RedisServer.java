@@ -53,8 +53,6 @@ public final class RedisServer implements AutoCloseable {
     private static final int PORT_ATTEMPTS = 5;
     private static final int LOG_TAIL_LINES = 20;
     private static final Duration READY_TIMEOUT = Duration.ofSeconds(10);
-    private static final Duration EXIT_TIMEOUT = Duration.ofSeconds(10);
-    private static final Duration SIGNAL_TIMEOUT = Duration.ofSeconds(5);
     private static final Duration CLOCK_TIMEOUT = Duration.ofSeconds(5);
     private static final Duration COMMAND_TIMEOUT = Duration.ofSeconds(5);
     private static final Duration PROBE_TIMEOUT = Duration.ofMillis(500);
@@ -64,8 +62,7 @@ public final class RedisServer implements AutoCloseable {
     private final Path offsetFile;
     private int port;
     private boolean persistent;
-    private Process process;
-    private boolean paused;
+    private final ServerProcess server = new ServerProcess();
     private boolean closed;
     private Duration clockOffset = Duration.ZERO;
     private String version;
@@ -185,7 +182,7 @@ public final class RedisServer implements AutoCloseable {
      */
     public synchronized long pid() {
         requireRunning();
-        return process.pid();
+        return server.process().pid();
     }
 
     /** {@return the node's own temporary directory: its working directory, log and append-only file} */
@@ -195,12 +192,12 @@ public final class RedisServer implements AutoCloseable {
 
     /** {@return whether the process is alive} A paused node counts as running. */
     public synchronized boolean isRunning() {
-        return process != null && process.isAlive();
+        return server.isRunning();
     }
 
     /** {@return whether the node is frozen by {@link #pause()}} */
     public synchronized boolean isPaused() {
-        return paused && isRunning();
+        return server.isPaused();
     }
 
     /**
@@ -210,13 +207,10 @@ public final class RedisServer implements AutoCloseable {
      * @throws IllegalStateException if the process is still there after the (scaled) exit timeout
      */
     public synchronized void stop() {
-        if (process != null) {
-            long pid = process.pid();
-            Processes.kill(process, TestTime.scaled(EXIT_TIMEOUT));
+        long pid = server.kill();
+        if (pid >= 0) {
             log.debug("Stopped Redis node {} (pid {})", uri(), pid);
-            process = null;
         }
-        paused = false;
     }
 
     /**
@@ -265,10 +259,7 @@ public final class RedisServer implements AutoCloseable {
      */
     public synchronized void pause() {
         requireRunning();
-        if (!paused) {
-            Processes.signal(process.pid(), "STOP", true, TestTime.scaled(SIGNAL_TIMEOUT));
-            paused = true;
-        }
+        server.pause();
     }
 
     /**
@@ -276,10 +267,7 @@ public final class RedisServer implements AutoCloseable {
      * then executed. Does nothing if it is not paused.
      */
     public synchronized void resume() {
-        if (paused && isRunning()) {
-            Processes.signal(process.pid(), "CONT", false, TestTime.scaled(SIGNAL_TIMEOUT));
-        }
-        paused = false;
+        server.resume();
     }
 
     /**
@@ -356,7 +344,7 @@ public final class RedisServer implements AutoCloseable {
 
     @Override
     public synchronized String toString() {
-        return "RedisServer[" + uri() + (isRunning() ? (paused ? ", paused" : "") : ", stopped") + "]";
+        return "RedisServer[" + uri() + (isRunning() ? (isPaused() ? ", paused" : "") : ", stopped") + "]";
     }
 
     private void launchOnFreePort() {
@@ -401,10 +389,11 @@ public final class RedisServer implements AutoCloseable {
         logMark = Processes.size(logFile());
         outMark = Processes.size(outFile());
         try {
-            process = builder.start();
+            server.started(builder.start());
         } catch (IOException e) {
             throw new UncheckedIOException("Cannot run " + binary, e);
         }
+        Process process = server.process();
         Processes.register(process, dir);
         try {
             Launch result = awaitReady();
@@ -431,6 +420,7 @@ public final class RedisServer implements AutoCloseable {
      * and not another server that holds the port (ours then exits on the failed bind).
      */
     private Launch awaitReady() {
+        Process process = server.process();
         Duration timeout = TestTime.scaled(READY_TIMEOUT);
         long deadline = System.nanoTime() + timeout.toNanos();
         while (true) {
@@ -463,7 +453,7 @@ public final class RedisServer implements AutoCloseable {
     private void setClockOffset(Duration target) {
         ClockShift.writeOffset(offsetFile, target);
         clockOffset = target;
-        if (isRunning() && !paused) {
+        if (isRunning() && !isPaused()) {
             awaitClock(target);
         }
     }
@@ -492,7 +482,7 @@ public final class RedisServer implements AutoCloseable {
 
     private <T> T call(Function<Jedis, T> command) {
         requireRunning();
-        if (paused) {
+        if (isPaused()) {
             throw new IllegalStateException("Redis node " + uri() + " is paused; resume() it first");
         }
         try (Jedis jedis = connect(TestTime.scaled(COMMAND_TIMEOUT))) {
