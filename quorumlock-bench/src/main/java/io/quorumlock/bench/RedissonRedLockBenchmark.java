@@ -5,15 +5,10 @@ import java.util.List;
 import java.util.concurrent.TimeUnit;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.BenchmarkMode;
-import org.openjdk.jmh.annotations.Level;
 import org.openjdk.jmh.annotations.Mode;
 import org.openjdk.jmh.annotations.OutputTimeUnit;
-import org.openjdk.jmh.annotations.Param;
 import org.openjdk.jmh.annotations.Scope;
-import org.openjdk.jmh.annotations.Setup;
 import org.openjdk.jmh.annotations.State;
-import org.openjdk.jmh.annotations.TearDown;
-import org.openjdk.jmh.infra.IterationParams;
 import org.redisson.RedissonRedLock;
 import org.redisson.api.RLock;
 import org.redisson.api.RedissonClient;
@@ -28,31 +23,18 @@ import org.redisson.api.RedissonClient;
 @OutputTimeUnit(TimeUnit.MICROSECONDS)
 @State(Scope.Thread)
 @SuppressWarnings("deprecation") // RedissonRedLock is deprecated, and it is what we compare against
-public class RedissonRedLockBenchmark {
+public class RedissonRedLockBenchmark extends NodesBenchmark {
 
-    /** The node URIs, separated by spaces. */
-    @Param("")
-    public String nodes;
-
-    /** How many of the nodes to use, from the first. */
-    @Param("5")
-    public int nodeCount;
-
-    /** The pid of a node to freeze once the clients are set up; empty for none. */
-    @Param("")
-    public String freezePid;
-
-    /** Where to write the trial's own figures; empty for nowhere. */
-    @Param("")
-    public String sideFile;
-
-    private Trial trial;
     private final List<RedissonClient> clients = new ArrayList<>();
     private RedissonRedLock redLock;
 
-    @Setup(Level.Trial)
-    public void setUp() {
-        trial = new Trial(nodes, nodeCount, freezePid, sideFile, "redisson-redlock");
+    @Override
+    protected String library() {
+        return "redisson-redlock";
+    }
+
+    @Override
+    protected void connect() {
         List<RLock> locks = new ArrayList<>();
         for (String uri : trial.uris()) {
             RedissonClient client = Clients.redisson(uri);
@@ -60,27 +42,15 @@ public class RedissonRedLockBenchmark {
             locks.add(client.getLock(trial.key()));
         }
         redLock = new RedissonRedLock(locks.toArray(RLock[]::new));
-        if (trial.freezes()) {
-            for (int i = 0; i < Trial.CYCLES_BEFORE_FREEZE; i++) {
-                cycle();
-            }
-            trial.freeze();
-        }
     }
 
-    @Setup(Level.Iteration)
-    public void iteration(IterationParams params) {
-        trial.iteration(params);
-    }
-
-    @TearDown(Level.Trial)
-    public void tearDown() {
-        trial.thaw();
+    @Override
+    protected void disconnect() {
         clients.forEach(RedissonClient::shutdown);
-        trial.finish();
     }
 
     /** One lock cycle: one pass of tryLock over the nodes, then unlock on all of them. */
+    @Override
     @Benchmark
     public boolean cycle() {
         try {
