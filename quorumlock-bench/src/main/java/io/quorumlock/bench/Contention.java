@@ -75,7 +75,7 @@ final class Contention {
 
     /** A quorumlock client: {@code acquire(resource, ttl, 0)} is one attempt whose failure carries the votes. */
     static Client quorumlock(List<String> uris) {
-        Redlock redlock = Redlock.builder().nodes(uris).retry(BACKOFF).build();
+        Redlock redlock = Clients.quorumlockBuilder(uris).retry(BACKOFF).build();
         return new Client() {
             private Lease lease;
 

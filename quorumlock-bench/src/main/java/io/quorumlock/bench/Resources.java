@@ -57,7 +57,7 @@ record Resources(
             }
             Set<Thread> before = Set.copyOf(Thread.getAllStackTraces().keySet());
             int[] clientsBefore = connectedClients(probes);
-            Redlock redlock = Redlock.builder().nodes(servers.uris()).build();
+            Redlock redlock = Clients.quorumlock(servers.uris());
             int afterBuild;
             int afterFew;
             int afterAll;

@@ -1,6 +1,7 @@
 package io.quorumlock.cli;
 
 import io.quorumlock.cli.demo.DemoCommand;
+import io.quorumlock.cli.torture.TortureCommand;
 import java.io.IOException;
 import java.io.InputStream;
 import java.util.Properties;
@@ -28,7 +29,7 @@ import picocli.CommandLine.Spec;
         versionProvider = Main.Version.class,
         description =
                 "Distributed locks over Redis (a single node or Redlock), and the evidence of what they guarantee.",
-        subcommands = {DemoCommand.class, HelpCommand.class})
+        subcommands = {DemoCommand.class, TortureCommand.class, HelpCommand.class})
 public final class Main implements Callable<Integer> {
 
     /** The exit code of a command that ran and failed. */

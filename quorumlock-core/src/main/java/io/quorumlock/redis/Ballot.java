@@ -8,13 +8,23 @@ import java.util.function.Predicate;
 
 /**
  * Counts the replies of one round (grant, extension or release) as they arrive; {@link
- * QuorumMath#tally} says when the outcome is certain. Replies may be recorded from other threads,
- * also after the round was decided.
+ * QuorumMath#tally} says when the outcome is certain. A yes that the round's {@link Exclusion}
+ * rules out is recorded as {@link Vote#EXCLUDED} and counts as a no. Replies may be recorded from
+ * other threads, also after the round was decided.
  */
 final class Ballot {
 
+    /** Why a node's yes does not count in this round, or null if it counts. */
+    @FunctionalInterface
+    interface Exclusion {
+        Exclusion NONE = node -> null;
+
+        String why(int node);
+    }
+
     private final List<String> nodes;
     private final Predicate<Vote> counts;
+    private final Exclusion exclusion;
     private final NodeOutcome[] outcomes;
     private int yes;
     private int no;
@@ -22,12 +32,23 @@ final class Ballot {
 
     /** {@code counts} says which votes count toward the quorum. */
     Ballot(List<String> nodes, Predicate<Vote> counts) {
+        this(nodes, counts, Exclusion.NONE);
+    }
+
+    /** {@code counts} says which votes count toward the quorum, {@code exclusion} which yes votes do not. */
+    Ballot(List<String> nodes, Predicate<Vote> counts, Exclusion exclusion) {
         this.nodes = nodes;
         this.counts = counts;
+        this.exclusion = exclusion;
         this.outcomes = new NodeOutcome[nodes.size()];
     }
 
-    synchronized void record(int node, NodeOutcome outcome) {
+    void record(int node, NodeOutcome outcome) {
+        String excluded = outcome.vote() == Vote.YES ? exclusion.why(node) : null;
+        count(node, excluded == null ? outcome : new NodeOutcome(outcome.node(), Vote.EXCLUDED, excluded));
+    }
+
+    private synchronized void count(int node, NodeOutcome outcome) {
         if (outcomes[node] != null) {
             return;
         }

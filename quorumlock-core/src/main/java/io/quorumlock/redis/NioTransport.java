@@ -22,13 +22,15 @@ final class NioTransport implements Transport {
     private final List<NodeAddress> nodes;
     private final long timeoutNanos;
     private final Semaphore permits;
+    private final NodeStarts starts;
     private final ConcurrentLinkedDeque<NioLane> idle = new ConcurrentLinkedDeque<>();
     private final ConcurrentLinkedDeque<NioLane> all = new ConcurrentLinkedDeque<>();
 
-    NioTransport(List<NodeAddress> nodes, long timeoutNanos, int maxLanes) {
+    NioTransport(List<NodeAddress> nodes, long timeoutNanos, int maxLanes, Ticker ticker) {
         this.nodes = List.copyOf(nodes);
         this.timeoutNanos = timeoutNanos;
         this.permits = new Semaphore(maxLanes);
+        this.starts = new NodeStarts(nodes.stream().map(NodeAddress::toString).toList(), ticker);
     }
 
     @Override
@@ -48,6 +50,11 @@ final class NioTransport implements Transport {
         }
         lane.catchUp();
         return lane;
+    }
+
+    @Override
+    public long nodeStartNanos(int node) {
+        return starts.startNanos(node);
     }
 
     @Override
@@ -77,7 +84,7 @@ final class NioTransport implements Transport {
             }
             links = new RespLink[nodes.size()];
             for (int i = 0; i < links.length; i++) {
-                links[i] = new RespLink(nodes.get(i), selector, timeoutNanos);
+                links[i] = new RespLink(nodes.get(i), selector, timeoutNanos, starts.of(i));
             }
         }
 

@@ -7,6 +7,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.function.Function;
+import java.util.function.Supplier;
 
 /** Reads a node's INFO and CONFIG and judges it against Redlock's assumptions. */
 final class NodeInspector {
@@ -15,8 +16,11 @@ final class NodeInspector {
 
     private NodeInspector() {}
 
-    /** Inspects one node; {@code query} sends one request and returns its reply or failure. */
-    static NodeCheck inspect(String name, Function<Request, Object> query) {
+    /**
+     * Inspects one node; {@code query} sends one request and returns its reply or failure, {@code
+     * restartGuard} says why the restart guard keeps the node out of the vote now (null if it does not).
+     */
+    static NodeCheck inspect(String name, Function<Request, Object> query, Supplier<String> restartGuard) {
         StringBuilder text = new StringBuilder();
         for (String section : new String[] {"server", "replication", "cluster", "persistence"}) {
             Object reply = query.apply(Request.info(section));
@@ -34,7 +38,7 @@ final class NodeInspector {
             }
             text.append(info).append('\n');
         }
-        Map<String, String> info = parse(text.toString());
+        Map<String, String> info = InfoReply.fields(text.toString());
         List<String> errors = new ArrayList<>();
         List<String> warnings = new ArrayList<>();
         String role = info.getOrDefault("role", "unknown");
@@ -52,6 +56,10 @@ final class NodeInspector {
                     + "Redlock; a failover can lose the lock. Use independent nodes without failover");
         }
         String persistence = persistence(query, info, warnings);
+        String guard = restartGuard.get();
+        if (guard != null) {
+            warnings.add(guard);
+        }
         Verdict verdict = !errors.isEmpty() ? Verdict.ERROR : !warnings.isEmpty() ? Verdict.WARNING : Verdict.OK;
         errors.addAll(warnings);
         return new NodeCheck(name, role, Optional.ofNullable(info.get("run_id")), persistence, verdict, errors);
@@ -111,17 +119,6 @@ final class NodeInspector {
         return query.apply(Request.configGet(name)) instanceof List<?> pair && pair.size() == 2
                 ? Optional.of(String.valueOf(pair.get(1)))
                 : Optional.empty();
-    }
-
-    static Map<String, String> parse(String info) {
-        Map<String, String> fields = new HashMap<>();
-        for (String line : info.split("\r?\n")) {
-            int colon = line.indexOf(':');
-            if (colon > 0 && !line.startsWith("#")) {
-                fields.put(line.substring(0, colon), line.substring(colon + 1).trim());
-            }
-        }
-        return fields;
     }
 
     private static int parseInt(String value) {

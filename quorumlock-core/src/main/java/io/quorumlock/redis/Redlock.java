@@ -19,6 +19,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Predicate;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -33,7 +34,8 @@ import org.slf4j.LoggerFactory;
  *
  * <p>What it guarantees: mutual exclusion only while processes do not pause longer than their
  * lease, clocks do not jump, and a node that restarts without fsync'd persistence stays out
- * for a TTL. Use it to avoid duplicate work. Where a second holder would corrupt data, use a
+ * for a TTL, which the {@linkplain Builder#restartGuard(boolean) restart guard} sees to for the
+ * TTLs of this client. Use it to avoid duplicate work. Where a second holder would corrupt data, use a
  * fenced lock and let the storage reject stale writes.
  *
  * <pre>{@code
@@ -62,6 +64,10 @@ public final class Redlock implements DistributedLock<Lease> {
     private final double driftFactor;
     private final RetryPolicy retry;
     private final Ticker ticker;
+    private final boolean restartGuard;
+    /** The longest TTL asked for so far, for the restart guard. */
+    private final AtomicLong longestTtlNanos = new AtomicLong();
+
     private final SecureRandom random = new SecureRandom();
     private final Watchdog watchdog = new Watchdog();
 
@@ -71,7 +77,8 @@ public final class Redlock implements DistributedLock<Lease> {
             Duration nodeTimeout,
             double driftFactor,
             RetryPolicy retry,
-            Ticker ticker) {
+            Ticker ticker,
+            boolean restartGuard) {
         this.transport = transport;
         this.names = List.copyOf(names);
         this.nodeTimeout = nodeTimeout;
@@ -79,6 +86,7 @@ public final class Redlock implements DistributedLock<Lease> {
         this.driftFactor = driftFactor;
         this.retry = retry;
         this.ticker = ticker;
+        this.restartGuard = restartGuard;
     }
 
     /** Starts the configuration of a lock. */
@@ -166,13 +174,15 @@ public final class Redlock implements DistributedLock<Lease> {
     /**
      * Checks every node for the mistakes that break Redlock's assumptions: replicas, Redis Cluster
      * members, the same server listed twice, replication, and persistence that loses keys on a
-     * restart. Takes a few milliseconds per node; an unreachable node costs the node timeout.
+     * restart; and, with the restart guard on, nodes it keeps out of the vote for now. Takes a few
+     * milliseconds per node; an unreachable node costs the node timeout.
      */
     public NodeCheckReport checkNodes() {
         List<NodeCheck> checks = new ArrayList<>(names.size());
         for (int i = 0; i < names.size(); i++) {
             int node = i;
-            checks.add(NodeInspector.inspect(names.get(i), request -> query(node, request)));
+            checks.add(NodeInspector.inspect(
+                    names.get(i), request -> query(node, request), () -> restartGuardFinding(node)));
         }
         return new NodeCheckReport(NodeInspector.flagSameServers(checks));
     }
@@ -195,11 +205,11 @@ public final class Redlock implements DistributedLock<Lease> {
     Attempt attempt(String resource, Duration ttl) {
         String token = newToken();
         long ttlMillis = ttl.toMillis();
-        Ballot ballot = new Ballot(names, GRANTED);
         Grant[] grants = new Grant[names.size()];
         Transport.Lane lane = transport.borrow();
         try {
             long start = ticker.nanos();
+            Ballot ballot = new Ballot(names, GRANTED, restartGuard(start, ttlMillis));
             Request set = Request.setIfAbsent(resource, token, ttlMillis);
             for (int i = 0; i < grants.length; i++) {
                 grants[i] = new Grant(ballot, i, lane.link(i));
@@ -243,10 +253,10 @@ public final class Redlock implements DistributedLock<Lease> {
 
     Round extend(RedlockLease lease, Duration ttl) {
         long ttlMillis = ttl.toMillis();
-        Ballot ballot = new Ballot(names, GRANTED);
         Transport.Lane lane = transport.borrow();
         try {
             long start = ticker.nanos();
+            Ballot ballot = new Ballot(names, GRANTED, restartGuard(start, ttlMillis));
             afterGrants(
                     lane, lease.grants(), Request.extendIfEquals(lease.resource(), lease.token(), ttlMillis), ballot);
             boolean interrupted = !await(lane, ballot, ballot::decided);
@@ -264,6 +274,30 @@ public final class Redlock implements DistributedLock<Lease> {
         } finally {
             transport.giveBack(lane);
         }
+    }
+
+    /**
+     * Which yes votes of a grant or extension round that starts at {@code roundStart} do not count:
+     * with the restart guard on, those of nodes that may have started less than the longest TTL
+     * asked for (this round's included) before the round.
+     */
+    private Ballot.Exclusion restartGuard(long roundStart, long ttlMillis) {
+        if (!restartGuard) {
+            return Ballot.Exclusion.NONE;
+        }
+        long longest = longestTtlNanos.accumulateAndGet(ttlMillis * 1_000_000, Math::max);
+        return node -> RestartGuard.exclusion(transport.nodeStartNanos(node), roundStart, longest);
+    }
+
+    /** For checkNodes(): why the restart guard keeps the node out of the vote now, or null. */
+    private String restartGuardFinding(int node) {
+        long longest = longestTtlNanos.get();
+        String why =
+                restartGuard ? RestartGuard.exclusion(transport.nodeStartNanos(node), ticker.nanos(), longest) : null;
+        return why == null
+                ? null
+                : why + ": a node up for less than the longest TTL asked for (" + RestartGuard.seconds(longest, true)
+                        + ") may have lost keys in a restart that are still valid elsewhere";
     }
 
     /** Releases a lease; see {@link #release(Transport.Lane, String, String, Grant[])}. */
@@ -367,6 +401,8 @@ public final class Redlock implements DistributedLock<Lease> {
         private double clockDriftFactor = 0.01;
         private RetryPolicy retry = RetryPolicy.DEFAULT;
         private int maxConnectionsPerNode = 8;
+        /** Null until set: on with several nodes, off with one. */
+        private Boolean restartGuard;
 
         private Builder() {}
 
@@ -419,6 +455,31 @@ public final class Redlock implements DistributedLock<Lease> {
         }
 
         /**
+         * Redlock's restart guard, the remedy for nodes that restart without fsync'd persistence:
+         * a node that has been up for less than the longest TTL this client has asked for (in any
+         * acquire or extension so far, the current one included) does not vote until it has been
+         * up that long. Its yes is not counted, shows as {@link Vote#EXCLUDED} in the evidence,
+         * and is released like any other; a grant still needs N/2 + 1 yes votes from the other
+         * nodes. Each new connection reads the node's {@code run_id} and {@code uptime_in_seconds}
+         * ({@code INFO server}, pipelined with its set-up: no extra round trip); a node whose
+         * INFO fails counts as started when the connection was made.
+         *
+         * <p>What it costs: a node gives no vote for the first TTL after it (re)started, so a
+         * freshly started set of nodes gives no quorum at all until its nodes have been up for
+         * the longest TTL; and it cannot tell a node that kept its keys ({@code appendfsync
+         * always}) from one that lost them. It protects against restarts only for the TTLs of
+         * this client: clients of the same nodes should use the same TTLs.
+         *
+         * <p>The default is on with several nodes and off with one node (a single-node lock has
+         * no quorum to protect). Turn it off where every node fsyncs every write ({@code
+         * appendonly yes}, {@code appendfsync always}), or in tests on nodes just started.
+         */
+        public Builder restartGuard(boolean enabled) {
+            this.restartGuard = enabled;
+            return this;
+        }
+
+        /**
          * Checks the configuration and connects lazily to the nodes.
          *
          * @throws IllegalArgumentException naming the setting that is wrong and how to fix it
@@ -426,7 +487,7 @@ public final class Redlock implements DistributedLock<Lease> {
         public Redlock build() {
             List<NodeAddress> addresses = validate();
             return create(
-                    new NioTransport(addresses, nodeTimeout.toNanos(), maxConnectionsPerNode),
+                    new NioTransport(addresses, nodeTimeout.toNanos(), maxConnectionsPerNode, Ticker.SYSTEM),
                     addresses,
                     Ticker.SYSTEM);
         }
@@ -438,7 +499,8 @@ public final class Redlock implements DistributedLock<Lease> {
 
         private Redlock create(Transport transport, List<NodeAddress> addresses, Ticker ticker) {
             List<String> names = addresses.stream().map(NodeAddress::toString).toList();
-            return new Redlock(transport, names, nodeTimeout, clockDriftFactor, retry, ticker);
+            boolean guard = restartGuard != null ? restartGuard : addresses.size() > 1;
+            return new Redlock(transport, names, nodeTimeout, clockDriftFactor, retry, ticker, guard);
         }
 
         private List<NodeAddress> validate() {

@@ -19,7 +19,8 @@ import org.slf4j.LoggerFactory;
  * A pipelined, non-blocking connection to one node. Requests are written at once and their
  * handlers queued; replies are read by whoever waits on the lane's selector and handed to the
  * handlers in order. It connects lazily and sets the connection up first (AUTH, SELECT, SCRIPT
- * LOAD), holding requests back until the node has accepted the set-up. It never piles requests
+ * LOAD), holding requests back until the node has accepted the set-up, and reads {@code INFO
+ * server} for the node's start, answered before any request. It never piles requests
  * onto a node that owes a reply older than the node timeout: those are answered at once as not
  * sent.
  */
@@ -38,6 +39,9 @@ final class RespLink implements Transport.Link {
     private final Selector selector;
     private final long timeoutNanos;
     private final long staleNanos;
+    /** Gets the node's INFO server reply on every new connection: see {@link NodeStarts}. */
+    private final Transport.ReplyHandler serverInfo;
+
     private final ArrayDeque<Pending> pending = new ArrayDeque<>();
     private SocketChannel channel;
     private SelectionKey key;
@@ -49,8 +53,9 @@ final class RespLink implements Transport.Link {
     private ByteBuffer out = ByteBuffer.allocate(1024);
     private ByteBuffer in = ByteBuffer.allocate(4096);
 
-    RespLink(NodeAddress address, Selector selector, long timeoutNanos) {
+    RespLink(NodeAddress address, Selector selector, long timeoutNanos, Transport.ReplyHandler serverInfo) {
         this.address = address;
+        this.serverInfo = serverInfo;
         this.name = address.toString();
         this.selector = selector;
         this.timeoutNanos = timeoutNanos;
@@ -145,6 +150,12 @@ final class RespLink implements Transport.Link {
         }
         setUp(false, "SCRIPT", "LOAD", Scripts.DELETE_IF_EQUALS);
         setUp(false, "SCRIPT", "LOAD", Scripts.EXTEND_IF_EQUALS);
+        // Pipelined like the scripts: its reply comes before any request's, so the node's start is
+        // known before its first vote on this connection. Sent as a request, not as set-up: a node
+        // that refuses INFO (renamed or denied) still serves the lock.
+        Request info = Request.info("server");
+        out = Resp.write(out, info, false);
+        pending.add(new Pending(info, serverInfo, System.nanoTime(), false));
         return true;
     }
 

@@ -15,6 +15,12 @@ interface Transport extends AutoCloseable {
 
     void giveBack(Lane lane);
 
+    /**
+     * The latest time, on the client's ticker, at which the node may have (re)started, as learnt
+     * on the connections to it: for the restart guard. A node not heard from yet counts as started now.
+     */
+    long nodeStartNanos(int node);
+
     @Override
     void close();
 

@@ -22,10 +22,20 @@ final class FakeNode {
     final AtomicInteger calls = new AtomicInteger();
     volatile boolean down;
     volatile long latencyNanos;
+    /** When the node started, on the fake ticker: a day before it was made, unless {@link #restart()}ed. */
+    volatile long startedNanos;
+
     private volatile CountDownLatch frozen = new CountDownLatch(0);
 
     FakeNode(FakeTicker ticker) {
         this.ticker = ticker;
+        this.startedNanos = ticker.nanos() - TimeUnit.DAYS.toNanos(1);
+    }
+
+    /** A restart without persistence: every key lost, started now. */
+    void restart() {
+        keys.clear();
+        startedNanos = ticker.nanos();
     }
 
     void freeze() {

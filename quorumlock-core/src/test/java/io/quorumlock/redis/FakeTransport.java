@@ -35,6 +35,11 @@ final class FakeTransport implements Transport, Transport.Lane {
     public void giveBack(Lane lane) {}
 
     @Override
+    public long nodeStartNanos(int node) {
+        return nodes.get(node).startedNanos;
+    }
+
+    @Override
     public Link link(int node) {
         return new Link() {
             @Override

@@ -124,6 +124,28 @@ class NodeCheckIT {
     }
 
     @Test
+    void showsTheNodesTheRestartGuardKeepsOut() {
+        try (Redlock redlock = Redlock.builder()
+                .nodes(volatileNodes.uris())
+                .nodeTimeout(Duration.ofMillis(200))
+                .build()) {
+            assertThat(redlock.checkNodes().toString())
+                    .as("no TTL asked for yet")
+                    .doesNotContain("restart guard");
+            // The nodes were started for this class, far less than 10 minutes ago.
+            assertThat(redlock.tryAcquire("r", Duration.ofMinutes(10))).isEmpty();
+            NodeCheckReport report = redlock.checkNodes();
+            assertThat(report.nodes()).allSatisfy(node -> {
+                assertThat(node.verdict()).isEqualTo(Verdict.WARNING);
+                assertThat(node.findings())
+                        .anySatisfy(f -> assertThat(f)
+                                .matches("restart guard: up [0-9.]+ s, votes in [0-9.]+ s: .*")
+                                .contains("less than the longest TTL asked for (600 s)"));
+            });
+        }
+    }
+
+    @Test
     void anUnreachableNodeIsAnError() {
         RedisServer node = volatileNodes.get(1);
         node.stop();

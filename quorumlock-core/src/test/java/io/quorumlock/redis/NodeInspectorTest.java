@@ -16,10 +16,31 @@ class NodeInspectorTest {
 
     @Test
     void parsesInfoLines() {
-        assertThat(NodeInspector.parse("# Replication\r\nrole:slave\r\nmaster_host:10.0.0.1\r\n"))
+        assertThat(InfoReply.fields("# Replication\r\nrole:slave\r\nmaster_host:10.0.0.1\r\n"))
                 .containsEntry("role", "slave")
                 .containsEntry("master_host", "10.0.0.1")
                 .doesNotContainKey("# Replication");
+    }
+
+    /** A persistent master, as INFO and CONFIG GET describe it. */
+    private static Object fitNode(Request request) {
+        return switch (request.verb()) {
+            case INFO -> "# " + request.key() + "\r\nrole:master\r\nrun_id:r1\r\nconnected_slaves:0\r\n";
+            case CONFIG_GET -> List.of(request.key(), request.key().equals("appendonly") ? "yes" : "always");
+            default -> new Resp.Error("ERR unexpected");
+        };
+    }
+
+    @Test
+    void showsWhenTheRestartGuardKeepsANodeOut() {
+        assertThat(NodeInspector.inspect("redis://a:1", NodeInspectorTest::fitNode, () -> null)
+                        .verdict())
+                .isEqualTo(Verdict.OK);
+        NodeCheck kept = NodeInspector.inspect(
+                "redis://a:1", NodeInspectorTest::fitNode, () -> "restart guard: up 3 s, votes in 27 s");
+        assertThat(kept.verdict()).isEqualTo(Verdict.WARNING);
+        assertThat(kept.findings()).containsExactly("restart guard: up 3 s, votes in 27 s");
+        assertThat(kept.runId()).contains("r1");
     }
 
     @Test

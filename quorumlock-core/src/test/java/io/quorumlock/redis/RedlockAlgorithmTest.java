@@ -15,6 +15,7 @@ import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
+import java.util.function.Consumer;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
@@ -35,12 +36,16 @@ class RedlockAlgorithmTest {
     }
 
     private Redlock cluster(int n, Duration nodeTimeout, Ticker clock) {
-        while (nodes.size() < n) {
-            nodes.add(new FakeNode(ticker));
-        }
+        return cluster(n, clock, builder -> builder.nodeTimeout(nodeTimeout));
+    }
+
+    /** A client of the first {@code n} nodes, made if need be, with its own {@code settings}. */
+    private Redlock cluster(int n, Ticker clock, Consumer<Redlock.Builder> settings) {
+        makeNodes(n);
         Redlock.Builder builder = Redlock.builder()
-                .nodeTimeout(nodeTimeout)
+                .nodeTimeout(Duration.ofMillis(50))
                 .retry(RetryPolicy.jitteredBackoff(Duration.ofMillis(1), Duration.ofMillis(5)));
+        settings.accept(builder);
         List<String> names = new ArrayList<>();
         for (int i = 0; i < n; i++) {
             builder.node("redis://node" + i + ":6379");
@@ -53,6 +58,12 @@ class RedlockAlgorithmTest {
 
     private Redlock cluster(int n) {
         return cluster(n, Duration.ofMillis(50), ticker);
+    }
+
+    private void makeNodes(int n) {
+        while (nodes.size() < n) {
+            nodes.add(new FakeNode(ticker));
+        }
     }
 
     private long holders(String key) {
@@ -269,6 +280,98 @@ class RedlockAlgorithmTest {
                 .isInstanceOf(java.io.IOException.class)
                 .hasMessage("disk full");
         assertThat(holders("r")).isZero();
+    }
+
+    // ---- the restart guard -------------------------------------------------------------------------
+
+    @Test
+    void aRestartedNodesYesIsNotCountedButIsReleased() throws Exception {
+        Redlock redlock = cluster(3);
+        nodes.get(1).restart();
+        nodes.get(2).restart();
+        LockUnavailableException e = org.junit.jupiter.api.Assertions.assertThrows(
+                LockUnavailableException.class, () -> redlock.acquire("r", TTL, Duration.ZERO));
+        // Both restarted nodes said yes; neither counts, so node 0's yes alone is no quorum.
+        assertThat(e.votes()).isLessThanOrEqualTo(1);
+        assertThat(e.lastAttempt().get(0).vote()).isIn(Vote.YES, Vote.PENDING);
+        assertThat(e.lastAttempt().subList(1, 3))
+                .allSatisfy(o -> assertThat(o.vote()).isEqualTo(Vote.EXCLUDED))
+                .allSatisfy(o -> assertThat(o.detail()).isEqualTo("restart guard: up 0 s, votes in 1 s"));
+        assertThat(e.getMessage()).contains("redis://node1:6379: excluded (restart guard: up 0 s, votes in 1 s)");
+        await(() -> holders("r") == 0, "every yes to be released, the excluded ones too");
+
+        ticker.advance(TTL.toNanos());
+        assertThat(redlock.tryAcquire("r", TTL))
+                .as("up for a TTL: they vote again")
+                .isPresent();
+    }
+
+    @Test
+    void oneExcludedNodeLeavesAQuorumOfTheOthers() throws Exception {
+        Redlock redlock = cluster(3);
+        nodes.get(2).restart();
+        Redlock.Attempt attempt = redlock.attempt("r", TTL);
+        assertThat(attempt.lease()).isPresent();
+        assertThat(attempt.votes()).isEqualTo(2);
+        attempt.lease().get().release();
+        await(() -> holders("r") == 0, "node 2's uncounted yes to be released with the lease");
+    }
+
+    @Test
+    void theLongestTtlAskedForSoFarDecides() throws Exception {
+        makeNodes(3);
+        nodes.forEach(n -> n.startedNanos = ticker.nanos() - 2_000 * MS); // up 2 s
+        Redlock redlock = cluster(3);
+        LockUnavailableException e = org.junit.jupiter.api.Assertions.assertThrows(
+                LockUnavailableException.class, () -> redlock.acquire("r", Duration.ofSeconds(30), Duration.ZERO));
+        assertThat(e.lastAttempt())
+                .anySatisfy(o -> assertThat(o.detail()).isEqualTo("restart guard: up 2 s, votes in 28 s"));
+        assertThat(redlock.tryAcquire("r", TTL))
+                .as("this client has asked for 30 s: the nodes vote only once up that long")
+                .isEmpty();
+        await(() -> holders("r") == 0, "the refused attempts to be released");
+        assertThat(cluster(3).tryAcquire("r", TTL))
+                .as("a client that never asked for more than 1 s")
+                .isPresent();
+        await(() -> holders("r") == 3, "its third grant to land too");
+        ticker.advance(TTL.toNanos() + 1); // that lease expires; the nodes are up for 3 s
+        assertThat(redlock.tryAcquire("r", TTL)).isEmpty();
+        await(() -> holders("r") == 0, "the refused attempt to be released");
+        ticker.advance(27_000 * MS);
+        assertThat(redlock.tryAcquire("r", TTL)).isPresent();
+    }
+
+    @Test
+    void anExtensionDoesNotCountTheYesOfANodeUpForLessThanTheTtl() {
+        Redlock redlock = cluster(3);
+        RedlockLease lease = (RedlockLease) redlock.tryAcquire("r", TTL).orElseThrow();
+        nodes.get(2).startedNanos = ticker.nanos(); // restarted, and kept its keys (appendfsync always)
+        Redlock.Round round = lease.extendRound(TTL);
+        assertThat(round.held()).isTrue();
+        assertThat(round.votes()).isEqualTo(2);
+        assertThat(round.outcomes().get(2).vote()).isIn(Vote.EXCLUDED, Vote.PENDING);
+        nodes.get(1).startedNanos = ticker.nanos();
+        Redlock.Round second = lease.extendRound(TTL);
+        assertThat(second.held()).isFalse();
+        assertThat(second.outcomes()).extracting(NodeOutcome::vote).endsWith(Vote.EXCLUDED, Vote.EXCLUDED);
+    }
+
+    @Test
+    void aSingleNodeLockHasNoRestartGuardUnlessAskedFor() {
+        makeNodes(1);
+        nodes.get(0).restart();
+        assertThat(cluster(1).tryAcquire("r", TTL)).isPresent();
+        Redlock guarded = cluster(1, ticker, builder -> builder.restartGuard(true));
+        assertThat(guarded.tryAcquire("s", TTL)).isEmpty();
+        assertThat(nodes.get(0).tokenOf("s")).isEmpty();
+    }
+
+    @Test
+    void severalNodesCanOptOut() {
+        makeNodes(3);
+        nodes.forEach(FakeNode::restart);
+        assertThat(cluster(3, ticker, builder -> builder.restartGuard(false)).tryAcquire("r", TTL))
+                .isPresent();
     }
 
     @Test

@@ -41,8 +41,12 @@ class RedlockIT {
     }
 
     private Redlock client(int nodes, Duration nodeTimeout) {
+        // These tests are about other behaviour, on nodes started for the class or again by the
+        // reset before each test: the restart guard would keep them out for a TTL. RedlockDebateIT
+        // and TransportIT test the guard.
         Redlock redlock = Redlock.builder()
                 .nodes(redis.uris().subList(0, nodes))
+                .restartGuard(false)
                 .nodeTimeout(nodeTimeout)
                 .retry(RetryPolicy.jitteredBackoff(Duration.ofMillis(1), Duration.ofMillis(20)))
                 .build();

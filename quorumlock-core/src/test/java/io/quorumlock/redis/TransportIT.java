@@ -62,9 +62,18 @@ class TransportIT {
         }
     }
 
+    /** Several nodes, just started: without the restart guard, which would keep them out for a TTL. */
+    private static Redlock unguarded(Duration nodeTimeout) {
+        return Redlock.builder()
+                .nodes(redis.uris())
+                .nodeTimeout(nodeTimeout)
+                .restartGuard(false)
+                .build();
+    }
+
     @Test
     void aFlushedScriptCacheFallsBackToEval() {
-        try (Redlock redlock = Redlock.builder().nodes(redis.uris()).build()) {
+        try (Redlock redlock = unguarded(Duration.ofMillis(50))) {
             redlock.tryAcquire("warm", TTL).orElseThrow().release();
             for (int i = 0; i < 3; i++) {
                 try (Jedis j = admin(i)) {
@@ -97,10 +106,44 @@ class TransportIT {
     }
 
     @Test
+    void aNodeThatRefusesInfoVotesOnlyOnceAConnectionToItIsATtlOld() {
+        RedisServer node = redis.get(0);
+        try (Jedis j = admin(0)) {
+            j.aclSetUser("noinfo", "on", ">pw", "~*", "+@all", "-info");
+        }
+        Duration ttl = Duration.ofMillis(500);
+        try (Redlock redlock = Redlock.builder()
+                .node("redis://noinfo:pw@127.0.0.1:" + node.port())
+                .restartGuard(true)
+                .build()) {
+            // Its start is unknown: the guard counts it as started when the connection was made.
+            LockUnavailableException e = org.junit.jupiter.api.Assertions.assertThrows(
+                    LockUnavailableException.class, () -> redlock.acquire("r", ttl, Duration.ZERO));
+            assertThat(e.lastAttempt().get(0).vote()).isEqualTo(Vote.EXCLUDED);
+            assertThat(e.lastAttempt().get(0).detail()).matches("restart guard: up 0 s, votes in [0-9.]+ s");
+            try (Jedis j = admin(0)) {
+                assertThat(j.get("r")).as("the excluded yes was released").isNull();
+            }
+            TestTime.await(
+                    Duration.ofSeconds(3),
+                    () -> redlock.tryAcquire("r", ttl)
+                            .map(lease -> {
+                                lease.release();
+                                return true;
+                            })
+                            .orElse(false),
+                    "the node to vote a TTL after the connection was made");
+        } finally {
+            try (Jedis j = admin(0)) {
+                j.aclDelUser("noinfo");
+            }
+        }
+    }
+
+    @Test
     void aFrozenNodeIsNotSentMoreThanItOwes() {
         Duration nodeTimeout = Duration.ofMillis(100);
-        try (Redlock redlock =
-                Redlock.builder().nodes(redis.uris()).nodeTimeout(nodeTimeout).build()) {
+        try (Redlock redlock = unguarded(nodeTimeout)) {
             redlock.tryAcquire("warm", TTL).orElseThrow().release();
             redis.get(2).pause();
             redlock.tryAcquire("a", TTL).orElseThrow().release(); // node 2 now owes replies

@@ -55,6 +55,8 @@ class PauseTimelineIT {
 
     @Test
     void aTtlLockAloneLosesTheOtherClientsUpdate() {
+        // With the restart guard on (the default), the nodes just started vote once up for the
+        // TTL of 400 ms: the first acquire, which may wait 10 s, waits for that.
         try (Redlock a = Redlock.builder().nodes(redis.uris()).build();
                 Redlock b = Redlock.builder().nodes(redis.uris()).build()) {
             PauseTimeline.Result result = new PauseTimeline(database, Duration.ofMillis(400))

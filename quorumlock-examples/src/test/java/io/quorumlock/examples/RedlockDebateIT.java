@@ -3,11 +3,15 @@ package io.quorumlock.examples;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.quorumlock.Lease;
+import io.quorumlock.LockUnavailableException;
+import io.quorumlock.NodeOutcome;
+import io.quorumlock.NodeOutcome.Vote;
 import io.quorumlock.redis.Redlock;
 import io.quorumlock.testkit.RedisServer;
 import io.quorumlock.testkit.RedisServersExtension;
 import io.quorumlock.testkit.TestTime;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.stream.IntStream;
 import org.junit.jupiter.api.Assumptions;
@@ -17,7 +21,8 @@ import redis.clients.jedis.Jedis;
 
 /**
  * Redlock's documented weaknesses, shown rather than hidden: a clock that jumps forward on one node,
- * and a node that restarts without its keys, each let two clients hold a quorum at once.
+ * and a node that restarts without its keys, each let two clients hold a quorum at once. The
+ * restart has two remedies: fsync'd persistence, and the client's restart guard.
  */
 class RedlockDebateIT {
 
@@ -31,8 +36,9 @@ class RedlockDebateIT {
     private static final Duration TTL = Duration.ofSeconds(30);
     private static final String KEY = "lock:sku:42";
 
+    /** Plain Redlock, as the debate discusses it: without the restart guard. */
     private static Redlock client(RedisServersExtension nodes) {
-        return Redlock.builder().nodes(nodes.uris()).build();
+        return Redlock.builder().nodes(nodes.uris()).restartGuard(false).build();
     }
 
     private static String valueOn(RedisServer node) {
@@ -52,9 +58,13 @@ class RedlockDebateIT {
 
     /** A takes nodes 0, 1, 2 while nodes 3 and 4 are down, then those come back empty. */
     private static Lease aHoldsTheFirstThree(RedisServersExtension nodes, Redlock a) {
+        return aHoldsTheFirstThree(nodes, a, TTL, Duration.ZERO);
+    }
+
+    private static Lease aHoldsTheFirstThree(RedisServersExtension nodes, Redlock a, Duration ttl, Duration wait) {
         nodes.get(3).stop();
         nodes.get(4).stop();
-        Lease lease = a.tryAcquire(KEY, TTL).orElseThrow();
+        Lease lease = a.acquire(KEY, ttl, wait);
         TestTime.await(Duration.ofSeconds(2), () -> valueOn(nodes.get(2)) != null, "A's grant on node 2");
         nodes.get(3).startAgain();
         nodes.get(4).startAgain();
@@ -102,6 +112,48 @@ class RedlockDebateIT {
             assertThat(leaseA.isValid()).isTrue();
             assertThat(leaseB.isValid()).isTrue();
             assertThat(holders(volatileNodes, tokenA, tokenB)).containsExactly(2L, 3L);
+        }
+    }
+
+    @Test
+    void theRestartGuardKeepsRestartedNodesOutOfTheVoteForATtl() {
+        Duration ttl = TestTime.scaled(Duration.ofSeconds(2));
+        try (Redlock a = Redlock.builder().nodes(volatileNodes.uris()).build(); // the guard is on by default
+                Redlock b = Redlock.builder().nodes(volatileNodes.uris()).build()) {
+            // A waits until nodes 0, 1 and 2, started for this class, have been up for its TTL.
+            Lease leaseA = aHoldsTheFirstThree(volatileNodes, a, ttl, TestTime.scaled(Duration.ofSeconds(5)));
+            volatileNodes.get(2).restart(false); // comes back empty, as nodes 3 and 4 did
+
+            LockUnavailableException refused = org.junit.jupiter.api.Assertions.assertThrows(
+                    LockUnavailableException.class, () -> b.acquire(KEY, ttl, Duration.ZERO));
+            assertThat(leaseA.isValid()).as("A still holds the lock").isTrue();
+            List<NodeOutcome> votes = refused.lastAttempt();
+            assertThat(votes).extracting(NodeOutcome::vote).doesNotContain(Vote.YES);
+            // Nodes 2, 3 and 4 said yes but have been up for less than the TTL. The outcome was
+            // certain once three nodes had refused or been excluded: a later answer shows as pending.
+            assertThat(votes.subList(2, 5))
+                    .extracting(NodeOutcome::vote)
+                    .contains(Vote.EXCLUDED)
+                    .isSubsetOf(Vote.EXCLUDED, Vote.PENDING);
+            assertThat(votes.subList(2, 5))
+                    .filteredOn(o -> o.vote() == Vote.EXCLUDED)
+                    .allSatisfy(o -> assertThat(o.detail()).matches("restart guard: up [0-9.]+ s, votes in [0-9.]+ s"));
+            TestTime.await(
+                    Duration.ofSeconds(2),
+                    () -> IntStream.range(2, 5).allMatch(i -> valueOn(volatileNodes.get(i)) == null),
+                    "B's uncounted yes votes to be released");
+
+            // With nodes 0 and 1 down, only the restarted nodes can grant B the lock: they vote
+            // again once up for the TTL, and by then A's lease has run out.
+            volatileNodes.get(0).stop();
+            volatileNodes.get(1).stop();
+            List<Lease> granted = new ArrayList<>();
+            TestTime.await(
+                    Duration.ofSeconds(5),
+                    () -> b.tryAcquire(KEY, ttl).map(granted::add).isPresent(),
+                    "nodes 2, 3 and 4 to vote again");
+            assertThat(leaseA.isValid()).isFalse();
+            assertThat(granted.get(0).isValid()).isTrue();
         }
     }
 

@@ -18,7 +18,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /** Signals, waits and the safety net that kills every node when the JVM exits. */
-final class Processes {
+public final class Processes {
 
     private static final Logger log = LoggerFactory.getLogger(Processes.class);
 
@@ -85,7 +85,7 @@ final class Processes {
      * Sends a signal such as {@code STOP} or {@code CONT} with the shell's {@code kill}, then waits
      * (on Linux) until the process is in the expected state, stopped or not.
      */
-    static void signal(long pid, String signal, boolean expectStopped, Duration timeout) {
+    public static void signal(long pid, String signal, boolean expectStopped, Duration timeout) {
         try {
             Process kill = new ProcessBuilder("/bin/sh", "-c", "kill -s " + signal + " " + pid)
                     .redirectErrorStream(true)
@@ -117,6 +117,11 @@ final class Processes {
             }
             Thread.sleep(1);
         }
+    }
+
+    /** True if process {@code pid} is stopped (SIGSTOP) now; false if it runs, is gone, or this is not Linux. */
+    public static boolean isStopped(long pid) {
+        return isStopped(Path.of("/proc", Long.toString(pid), "stat"));
     }
 
     /** Reads the state letter of {@code /proc/PID/stat}: "PID (name) STATE ...", T or t when stopped. */

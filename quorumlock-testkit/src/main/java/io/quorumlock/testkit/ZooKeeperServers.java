@@ -4,6 +4,7 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
 import java.net.InetSocketAddress;
+import java.net.ServerSocket;
 import java.net.Socket;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -21,6 +22,7 @@ import org.apache.curator.test.TestingCluster;
 import org.apache.curator.test.TestingServer;
 import org.apache.zookeeper.Watcher;
 import org.apache.zookeeper.ZooKeeper;
+import org.apache.zookeeper.util.ServiceUtils;
 
 /**
  * Real ZooKeeper servers from curator-test, in this JVM, on loopback only: the client port is
@@ -49,6 +51,38 @@ public final class ZooKeeperServers {
         TestingCluster cluster = new TestingCluster(specs);
         cluster.start();
         return cluster;
+    }
+
+    /**
+     * Starts a server of {@code cluster} again after {@link TestingCluster#killServer}, once its
+     * ports are free (a server restarted on a port still held fails to bind). ZooKeeper's request to
+     * exit the JVM when a server fails is turned into a log line, so that a failed restart cannot
+     * end the process that hosts the ensemble.
+     */
+    public static void restart(TestingCluster cluster, InstanceSpec server) throws Exception {
+        ServiceUtils.setSystemExitProcedure(ServiceUtils.LOG_ONLY);
+        long deadline =
+                System.nanoTime() + TestTime.scaled(Duration.ofSeconds(10)).toNanos();
+        for (int port : new int[] {server.getPort(), server.getQuorumPort(), server.getElectionPort()}) {
+            while (!free(port)) {
+                if (System.nanoTime() - deadline >= 0) {
+                    throw new IllegalStateException("port " + port + " of ZooKeeper server " + server.getServerId()
+                            + " is still in use 10 s after the server was killed");
+                }
+                Processes.pollPause(20, "the ports of ZooKeeper server " + server.getServerId());
+            }
+        }
+        cluster.restartServer(server);
+    }
+
+    private static boolean free(int port) {
+        try (ServerSocket socket = new ServerSocket()) {
+            socket.setReuseAddress(true);
+            socket.bind(new InetSocketAddress("127.0.0.1", port));
+            return true;
+        } catch (IOException e) {
+            return false;
+        }
     }
 
     private static InstanceSpec spec(Path dataDir, int serverId) throws IOException {

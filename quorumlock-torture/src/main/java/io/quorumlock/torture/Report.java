@@ -8,8 +8,11 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Collections;
+import java.util.Comparator;
 import java.util.HashSet;
+import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
@@ -36,6 +39,11 @@ public final class Report {
     private static final int TOP = 30;
     private static final int LANE = 26;
     private static final int BAR = 14;
+    // Fault labels go on rows above the lanes, a new row where a label would run into another; their
+    // widths are guessed with a generous width of a character at font size 11.
+    private static final int LABEL_ROW = 13;
+    private static final int MAX_LABEL_ROWS = 4;
+    private static final double CHAR_WIDTH = 6.6;
     private static final String OVERLAP_COLOUR = "#d62728";
     private static final String LEASE_COLOUR = "#4c78a8";
     private static final String FAULT_COLOUR = "#ff7f0e";
@@ -59,7 +67,7 @@ public final class Report {
     /**
      * The figures of one row of the summary table.
      *
-     * @param operations acquire attempts (ACQUIRE invocations)
+     * @param operations acquire attempts (ACQUIRE invocations); write attempts where nothing is acquired
      * @param opsPerSecond operations per second of wall time, first event to last
      * @param acquireP50Millis median latency of successful acquires, from the clients' monotonic clocks
      * @param acquireP99Millis 99th percentile of the same
@@ -74,9 +82,15 @@ public final class Report {
 
     /** Computes the summary figures of a history. */
     public static Summary summarize(List<Event> events) {
-        long operations = events.stream()
+        // A strategy without a lock (a version column) counts its write attempts instead.
+        long acquires = events.stream()
                 .filter(e -> e.op() == Op.ACQUIRE && e.kind() == Kind.INVOKE)
                 .count();
+        long operations = acquires > 0
+                ? acquires
+                : events.stream()
+                        .filter(e -> e.op() == Op.WRITE && e.kind() == Kind.INVOKE)
+                        .count();
         long first = events.stream().mapToLong(Event::wallMillis).min().orElse(0);
         long last = events.stream().mapToLong(Event::wallMillis).max().orElse(0);
         double seconds = (last - first) / 1000.0;
@@ -196,7 +210,10 @@ public final class Report {
         long t0 = events.stream().mapToLong(Event::wallMillis).min().orElse(0);
         long t1 = events.stream().mapToLong(Event::wallMillis).max().orElse(0);
         double scale = (WIDTH - LEFT - RIGHT) / (double) Math.max(1, t1 - t0);
-        int height = TOP + lanes.size() * LANE + 10;
+        Map<Event, FaultLabel> labels = faultLabels(events, t0, scale);
+        int rows = labels.values().stream().mapToInt(FaultLabel::row).max().orElse(0) + 1;
+        int top = TOP + (rows - 1) * LABEL_ROW;
+        int height = top + lanes.size() * LANE + 10;
 
         html.append("<h2>")
                 .append(escape(run.strategy()))
@@ -206,7 +223,7 @@ public final class Report {
                 .append(height)
                 .append("\" font-size=\"11\">\n");
         for (int i = 0; i < lanes.size(); i++) {
-            int y = TOP + i * LANE;
+            int y = top + i * LANE;
             html.append(String.format(
                     Locale.ROOT,
                     "<g class=\"lane\" data-client=\"%s\"><text x=\"4\" y=\"%d\">%s</text>"
@@ -230,7 +247,7 @@ public final class Report {
                             + "<title>%s</title></rect>%n",
                     red ? "lease overlap" : "lease",
                     x,
-                    TOP + lane * LANE + (LANE - BAR) / 2,
+                    top + lane * LANE + (LANE - BAR) / 2,
                     w,
                     BAR,
                     red ? OVERLAP_COLOUR : LEASE_COLOUR,
@@ -248,19 +265,21 @@ public final class Report {
                             + "<title>%s</title></line>%n",
                     start ? "start" : "end",
                     x,
-                    TOP - 12,
+                    top - 12,
                     x,
                     height - 6,
                     FAULT_COLOUR,
                     start ? "" : " stroke-dasharray=\"4 3\"",
                     escape((start ? "" : "end of ") + e.label() + " at " + (e.wallMillis() - t0) + " ms")));
-            if (start) {
+            FaultLabel label = labels.get(e);
+            if (label != null) {
                 html.append(String.format(
                         Locale.ROOT,
-                        "<text class=\"fault-label\" x=\"%.1f\" y=\"%d\" fill=\"%s\">%s</text>%n",
-                        x + 2,
-                        TOP - 16,
+                        "<text class=\"fault-label\" x=\"%.1f\" y=\"%d\" fill=\"%s\"%s>%s</text>%n",
+                        label.leftOfTheMark() ? x - 2 : x + 2,
+                        top - 16 - label.row() * LABEL_ROW,
                         FAULT_COLOUR,
+                        label.leftOfTheMark() ? " text-anchor=\"end\"" : "",
                         escape(e.label())));
             }
         }
@@ -275,6 +294,38 @@ public final class Report {
                             html.append("<li>").append(escape(o.toString())).append("</li>\n"));
             html.append("</ul></details>\n");
         }
+    }
+
+    /** Where a fault's label goes: its row, and whether it ends at the mark (near the right edge). */
+    private record FaultLabel(int row, boolean leftOfTheMark) {}
+
+    /**
+     * Places the labels of the faults' starts, in wall order, each on the lowest row where it runs
+     * into no other label; a label for which there is no row left is not shown (the mark's title
+     * still names the fault).
+     */
+    private static Map<Event, FaultLabel> faultLabels(List<Event> events, long t0, double scale) {
+        Map<Event, FaultLabel> labels = new IdentityHashMap<>();
+        double[] rowEnds = new double[MAX_LABEL_ROWS];
+        Arrays.fill(rowEnds, Double.NEGATIVE_INFINITY);
+        List<Event> starts = events.stream()
+                .filter(e -> e.kind() == Kind.FAULT && e.op() == Op.START)
+                .sorted(Comparator.comparingLong(Event::wallMillis))
+                .toList();
+        for (Event e : starts) {
+            double x = LEFT + (e.wallMillis() - t0) * scale;
+            double width = e.label().length() * CHAR_WIDTH;
+            boolean leftOfTheMark = x + 2 + width > WIDTH;
+            double from = leftOfTheMark ? x - 2 - width : x + 2;
+            for (int row = 0; row < MAX_LABEL_ROWS; row++) {
+                if (rowEnds[row] + 4 <= from) {
+                    rowEnds[row] = from + width;
+                    labels.put(e, new FaultLabel(row, leftOfTheMark));
+                    break;
+                }
+            }
+        }
+        return labels;
     }
 
     private static String describe(Interval interval, long t0) {

@@ -114,7 +114,7 @@ public final class DemoCommand implements Callable<Integer> {
                 "The pause of the Redlock debate, " + PauseDemo.ROUNDS + " rounds each: A locks and reads the stock,"
                         + " pauses until its lease is gone; B locks, sells one unit, writes; A wakes up and writes.");
         out.flush();
-        pause = PauseDemo.run();
+        pause = PauseDemo.run(out);
         PauseDemo.table(pause).forEach(out::println);
         boolean fenceHeld = pause.get(1).lostUpdates() == 0 && pause.get(1).staleWritesRejected() == PauseDemo.ROUNDS;
         out.println();

@@ -53,10 +53,14 @@ final class ReservationClients implements AutoCloseable {
         ReservationClients fleet = new ReservationClients(sku, count);
         try {
             for (int i = 0; i < count; i++) {
+                // Without the restart guard: the nodes were started a moment ago and the TTL is 10 s,
+                // so the guard would refuse every reservation for the first 10 s, the whole default
+                // run. No node restarts during the demo (one is frozen, one killed for good).
                 Redlock redlock = Redlock.builder()
                         .nodes(nodes)
                         .nodeTimeout(NODE_TIMEOUT)
                         .retry(RETRY)
+                        .restartGuard(false)
                         .build();
                 fleet.clients.add(fleet.new Client(redlock, new InventoryService(redlock, repository), random.split()));
             }

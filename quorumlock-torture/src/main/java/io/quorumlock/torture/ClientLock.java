@@ -1,0 +1,137 @@
+package io.quorumlock.torture;
+
+import io.etcd.jetcd.ByteSequence;
+import io.etcd.jetcd.Client;
+import io.etcd.jetcd.KeyValue;
+import io.etcd.jetcd.options.GetOption;
+import io.quorumlock.DistributedLock;
+import io.quorumlock.FencedLease;
+import io.quorumlock.Lease;
+import io.quorumlock.etcd.EtcdLock;
+import io.quorumlock.redis.Redlock;
+import io.quorumlock.testkit.ZooKeeperServers;
+import io.quorumlock.zookeeper.ZooKeeperLock;
+import java.nio.charset.StandardCharsets;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import org.apache.curator.framework.CuratorFramework;
+import org.apache.curator.framework.CuratorFrameworkFactory;
+import org.apache.curator.retry.RetryNTimes;
+
+/**
+ * One client's lock for a strategy, and the means to expire that client's session as the
+ * ensemble does when it stops hearing from the client.
+ */
+abstract class ClientLock implements AutoCloseable {
+
+    static final String ETCD_PREFIX = "torture/";
+
+    /** The lock; empty for the strategy without one. */
+    abstract DistributedLock<? extends Lease> lock();
+
+    /** Expires the session behind {@code lease}; a no-op where there is no session. */
+    void expire(FencedLease lease) throws Exception {}
+
+    @Override
+    public abstract void close();
+
+    /** Opens the lock of {@code strategy} on {@code endpoints} (comma-separated). */
+    static ClientLock open(Strategy strategy, String endpoints, long sessionMillis) {
+        return switch (strategy.servers()) {
+            case REDIS -> redis(strategy, List.of(endpoints.split(",")));
+            case ZOOKEEPER -> zooKeeper(endpoints, sessionMillis);
+            case ETCD -> etcd(endpoints);
+            case NONE -> none();
+        };
+    }
+
+    private static ClientLock redis(Strategy strategy, List<String> uris) {
+        Redlock lock = Redlock.builder()
+                .nodes(uris)
+                .restartGuard(strategy == Strategy.REDLOCK_GUARDED)
+                .build();
+        return new ClientLock() {
+            @Override
+            DistributedLock<? extends Lease> lock() {
+                return lock;
+            }
+
+            @Override
+            public void close() {
+                lock.close();
+            }
+        };
+    }
+
+    private static ClientLock zooKeeper(String connectString, long sessionMillis) {
+        CuratorFramework curator = CuratorFrameworkFactory.builder()
+                .connectString(connectString)
+                .sessionTimeoutMs((int) sessionMillis)
+                .connectionTimeoutMs((int) sessionMillis)
+                .retryPolicy(new RetryNTimes(Integer.MAX_VALUE, 100))
+                .build();
+        curator.start();
+        ZooKeeperLock lock = ZooKeeperLock.builder().client(curator).build();
+        return new ClientLock() {
+            @Override
+            DistributedLock<? extends Lease> lock() {
+                return lock;
+            }
+
+            @Override
+            void expire(FencedLease lease) throws Exception {
+                ZooKeeperServers.expireSession(curator, connectString);
+            }
+
+            @Override
+            public void close() {
+                lock.close();
+                curator.close();
+            }
+        };
+    }
+
+    private static ClientLock etcd(String endpoints) {
+        Client client = Client.builder().endpoints(endpoints.split(",")).build();
+        EtcdLock lock = EtcdLock.builder().client(client).keyPrefix(ETCD_PREFIX).build();
+        return new ClientLock() {
+            @Override
+            DistributedLock<? extends Lease> lock() {
+                return lock;
+            }
+
+            /** Revokes the etcd lease that holds our lock key (the key whose create revision is our token). */
+            @Override
+            void expire(FencedLease lease) throws Exception {
+                ByteSequence prefix = ByteSequence.from(ETCD_PREFIX, StandardCharsets.UTF_8);
+                List<KeyValue> keys = client.getKVClient()
+                        .get(prefix, GetOption.builder().isPrefix(true).build())
+                        .get(5, TimeUnit.SECONDS)
+                        .getKvs();
+                for (KeyValue kv : keys) {
+                    if (kv.getCreateRevision() == lease.fencingToken() && kv.getLease() != 0) {
+                        client.getLeaseClient().revoke(kv.getLease()).get(5, TimeUnit.SECONDS);
+                    }
+                }
+            }
+
+            @Override
+            public void close() {
+                lock.close();
+                client.close();
+            }
+        };
+    }
+
+    private static ClientLock none() {
+        return new ClientLock() {
+            @Override
+            DistributedLock<? extends Lease> lock() {
+                throw new IllegalStateException("this strategy takes no lock");
+            }
+
+            @Override
+            public void close() {}
+        };
+    }
+}

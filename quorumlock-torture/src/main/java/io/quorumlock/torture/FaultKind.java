@@ -1,0 +1,70 @@
+package io.quorumlock.torture;
+
+import java.util.Arrays;
+import java.util.EnumSet;
+import java.util.Locale;
+import java.util.Set;
+import java.util.stream.Collectors;
+
+/** The kinds of fault the nemesis injects; the name is what {@code --faults} takes. */
+public enum FaultKind {
+    /** SIGKILL a minority of the nodes, start them again (empty) after a while. */
+    KILL("kill", "a minority of nodes killed (SIGKILL), started again later"),
+    /** SIGSTOP a minority of the nodes for a while. */
+    FREEZE("freeze", "a minority of nodes frozen (SIGSTOP), then thawed"),
+    /**
+     * Restart a quorum of Redis nodes at once without persistence: their keys are gone. Consensus
+     * members restart one at a time with their data, as they are built to.
+     */
+    RESTART("restart", "a quorum of Redis nodes restarted without persistence (one consensus member, data kept)"),
+    /** Jump the wall clock of a quorum of Redis nodes far forward, then set it back. */
+    CLOCK("clock", "the wall clock of a quorum of Redis nodes jumped forward by an hour, then set back"),
+    /** Freeze a client process at its next write, for longer than its lease (the GC pause). */
+    PAUSE("pause", "a client frozen (SIGSTOP) at its next write, for longer than its lease"),
+    /** Expire the session of the client that holds a fenced lock. */
+    EXPIRE("expire", "the session of the client holding a fenced lock expired by the ensemble");
+
+    private final String option;
+    private final String description;
+
+    FaultKind(String option, String description) {
+        this.option = option;
+        this.description = description;
+    }
+
+    /** The name used on the command line and in fault labels, such as {@code "clock"}. */
+    public String option() {
+        return option;
+    }
+
+    /** One line for the help and the report's legend. */
+    public String description() {
+        return description;
+    }
+
+    /**
+     * Parses a comma-separated list such as {@code "kill,clock"}, or {@code "all"}.
+     *
+     * @throws IllegalArgumentException naming the unknown kind and the known ones
+     */
+    public static Set<FaultKind> parse(String list) {
+        if (list.isBlank() || list.trim().equalsIgnoreCase("all")) {
+            return EnumSet.allOf(FaultKind.class);
+        }
+        Set<FaultKind> kinds = EnumSet.noneOf(FaultKind.class);
+        for (String name : list.split(",")) {
+            String wanted = name.trim().toLowerCase(Locale.ROOT);
+            kinds.add(Arrays.stream(values())
+                    .filter(k -> k.option.equals(wanted))
+                    .findFirst()
+                    .orElseThrow(() -> new IllegalArgumentException("--faults: unknown fault kind '" + name.trim()
+                            + "'; use all or a comma-separated list of " + names())));
+        }
+        return kinds;
+    }
+
+    /** All option names, comma-separated. */
+    public static String names() {
+        return Arrays.stream(values()).map(FaultKind::option).collect(Collectors.joining(", "));
+    }
+}

@@ -1,0 +1,104 @@
+package io.quorumlock.torture;
+
+import java.util.Arrays;
+import java.util.EnumSet;
+import java.util.Locale;
+import java.util.Set;
+import java.util.stream.Collectors;
+
+/** A way to protect the shared record, compared with the others under the same faults. */
+public enum Strategy {
+    /** One Redis node, {@code SET NX PX} and compare-and-delete: an efficiency lock. */
+    REDIS("redis", "single Redis node", Servers.REDIS, 1, false),
+    /** Redlock over 5 nodes, restart guard off: the algorithm as published. */
+    REDLOCK("redlock", "Redlock, 5 nodes", Servers.REDIS, 5, false),
+    /** Redlock over 5 nodes with the client-side restart guard (the default). */
+    REDLOCK_GUARDED("redlock-guarded", "Redlock + restart guard", Servers.REDIS, 5, false),
+    /** ZooKeeper lock, its czxid as fencing token, checked by {@code JdbcFence}. */
+    ZOOKEEPER("zookeeper", "ZooKeeper + JdbcFence", Servers.ZOOKEEPER, 3, true),
+    /** etcd lock, its create revision as fencing token, checked by {@code JdbcFence}. */
+    ETCD("etcd", "etcd + JdbcFence", Servers.ETCD, 3, true),
+    /** No lock: a version column makes the database refuse a write based on a stale read. */
+    OPTIMISTIC("optimistic", "database, version column", Servers.NONE, 0, true);
+
+    /** What a strategy runs on. */
+    public enum Servers {
+        REDIS,
+        ZOOKEEPER,
+        ETCD,
+        NONE
+    }
+
+    private final String option;
+    private final String label;
+    private final Servers servers;
+    private final int nodes;
+    private final boolean claimsCorrectness;
+
+    Strategy(String option, String label, Servers servers, int nodes, boolean claimsCorrectness) {
+        this.option = option;
+        this.label = label;
+        this.servers = servers;
+        this.nodes = nodes;
+        this.claimsCorrectness = claimsCorrectness;
+    }
+
+    /** The name used on the command line and for the run's files, such as {@code "redlock"}. */
+    public String option() {
+        return option;
+    }
+
+    /** The name shown in tables and the report. */
+    public String label() {
+        return label;
+    }
+
+    public Servers servers() {
+        return servers;
+    }
+
+    /** How many nodes or members the strategy runs on. */
+    public int nodes() {
+        return nodes;
+    }
+
+    /**
+     * True for the strategies that promise correctness (no lost update, no stale write accepted)
+     * under every fault; a violation there fails the run. The Redis locks promise efficiency only.
+     */
+    public boolean claimsCorrectness() {
+        return claimsCorrectness;
+    }
+
+    /** True if grants carry fencing tokens that the storage checks. */
+    public boolean fenced() {
+        return servers == Servers.ZOOKEEPER || servers == Servers.ETCD;
+    }
+
+    /**
+     * Parses a comma-separated list such as {@code "redlock,zookeeper"}, or {@code "all"}.
+     *
+     * @throws IllegalArgumentException naming the unknown strategy and the known ones
+     */
+    public static Set<Strategy> parse(String list) {
+        if (list.isBlank() || list.trim().equalsIgnoreCase("all")) {
+            return EnumSet.allOf(Strategy.class);
+        }
+        Set<Strategy> strategies = EnumSet.noneOf(Strategy.class);
+        for (String name : list.split(",")) {
+            strategies.add(byOption(name));
+        }
+        return strategies;
+    }
+
+    /** The strategy named {@code name} on the command line. */
+    public static Strategy byOption(String name) {
+        String wanted = name.trim().toLowerCase(Locale.ROOT);
+        return Arrays.stream(values())
+                .filter(s -> s.option.equals(wanted))
+                .findFirst()
+                .orElseThrow(() -> new IllegalArgumentException("--strategies: unknown strategy '" + name.trim()
+                        + "'; use all or a comma-separated list of "
+                        + Arrays.stream(values()).map(Strategy::option).collect(Collectors.joining(", "))));
+    }
+}

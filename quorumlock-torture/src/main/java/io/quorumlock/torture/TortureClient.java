@@ -1,0 +1,298 @@
+package io.quorumlock.torture;
+
+import io.quorumlock.FencedLease;
+import io.quorumlock.Lease;
+import io.quorumlock.LockUnavailableException;
+import io.quorumlock.jdbc.JdbcFence;
+import io.quorumlock.jdbc.StaleTokenException;
+import io.quorumlock.torture.Event.Kind;
+import io.quorumlock.torture.Event.Op;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.FileAlreadyExistsException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.SQLException;
+import java.time.Duration;
+import java.util.List;
+import java.util.SplittableRandom;
+import java.util.concurrent.atomic.AtomicReference;
+
+/**
+ * One torture client: acquire the lock, read-modify-write the shared record (decrement it by
+ * one), release; again until told to stop. Every step goes into the client's history. Commands
+ * from the harness arrive on another thread through {@link #command}: {@code pause MILLIS
+ * DEADLINE CLAIM} and {@code expire DEADLINE CLAIM} go to every client of a strategy and strike
+ * the first one to reach a write (between its read and its write, the worst moment) before the
+ * wall-clock deadline: that client claims the fault by creating the file CLAIM, which only one
+ * can. {@code stop} ends the loop after the current operation.
+ */
+final class TortureClient {
+
+    /** What a client needs to know; passed to a client process as its arguments. */
+    record Config(
+            Strategy strategy, int index, String endpoints, String jdbcUrl, long ttlMillis, long seed, Path history) {
+
+        String id() {
+            return "client-" + index;
+        }
+
+        String resource() {
+            return "torture-" + strategy.option();
+        }
+
+        List<String> toArgs() {
+            return List.of(
+                    strategy.option(),
+                    Integer.toString(index),
+                    endpoints.isEmpty() ? "-" : endpoints,
+                    jdbcUrl,
+                    Long.toString(ttlMillis),
+                    Long.toString(seed),
+                    history.toString());
+        }
+
+        static Config parse(String[] args) {
+            if (args.length != 7) {
+                throw new IllegalArgumentException(
+                        "usage: STRATEGY INDEX ENDPOINTS JDBC_URL TTL_MILLIS SEED HISTORY_FILE, got " + List.of(args));
+            }
+            return new Config(
+                    Strategy.byOption(args[0]),
+                    Integer.parseInt(args[1]),
+                    args[2].equals("-") ? "" : args[2],
+                    args[3],
+                    Long.parseLong(args[4]),
+                    Long.parseLong(args[5]),
+                    Path.of(args[6]));
+        }
+    }
+
+    /** Freezes the client for a while: a real SIGSTOP of its process, or a sleep of its thread. */
+    interface Pauser {
+        void pause(long millis) throws Exception;
+    }
+
+    /** The shortest work between the read and the write; the longest is five times that. */
+    static final long WORK_MILLIS = 50;
+
+    /** How long one acquire may wait for the lock. */
+    static final Duration MAX_WAIT = Duration.ofSeconds(1);
+
+    private final Config config;
+    private final History history;
+    private final Pauser pauser;
+    private final SplittableRandom random;
+    private final AtomicReference<FencedLease> held = new AtomicReference<>();
+    private volatile boolean stopped;
+    /** A fault asked for, to strike at the next write: a pause (with its length) or an expiry. */
+    private record Strike(String kind, long millis, long deadline, Path claim) {}
+
+    private volatile Strike asked;
+
+    private ClientLock lock;
+
+    TortureClient(Config config, History history, Pauser pauser) {
+        this.config = config;
+        this.history = history;
+        this.pauser = pauser;
+        this.random = new SplittableRandom(config.seed() * 31 + config.index());
+    }
+
+    /** Opens the lock (a slow step for some backends); call before the run starts. */
+    void open() {
+        lock = ClientLock.open(config.strategy(), config.endpoints(), config.ttlMillis());
+    }
+
+    /** Handles one command line from the harness. */
+    void command(String line) throws Exception {
+        String[] words = line.trim().split("\\s+");
+        switch (words[0]) {
+            case "pause" ->
+                asked = new Strike("pause", Long.parseLong(words[1]), Long.parseLong(words[2]), Path.of(words[3]));
+            case "expire" -> asked = new Strike("expire", 0, Long.parseLong(words[1]), Path.of(words[2]));
+            case "stop" -> stopped = true;
+            default -> throw new IllegalArgumentException("unknown command: " + line);
+        }
+    }
+
+    boolean isStopped() {
+        return stopped;
+    }
+
+    /** Expires this client's session if it holds a fenced lease now. */
+    void expireIfHolding() throws Exception {
+        FencedLease lease = held.get();
+        if (lease != null) {
+            record(Event.fault("expire " + config.id(), true, System.nanoTime(), System.currentTimeMillis()));
+            lock.expire(lease);
+            record(Event.fault("expire " + config.id(), false, System.nanoTime(), System.currentTimeMillis()));
+        }
+    }
+
+    /** Loops until stopped, then closes the lock. */
+    void run() throws SQLException {
+        try (Connection db = DriverManager.getConnection(config.jdbcUrl())) {
+            JdbcFence fence = JdbcFence.builder().build();
+            while (!stopped) {
+                if (config.strategy() == Strategy.OPTIMISTIC) {
+                    write(db, fence, null);
+                } else {
+                    lockedWrite(db, fence);
+                }
+            }
+        } finally {
+            lock.close();
+        }
+    }
+
+    private void lockedWrite(Connection db, JdbcFence fence) {
+        record(event(Kind.INVOKE, Op.ACQUIRE));
+        Lease lease;
+        try {
+            lease = lock.lock().acquire(config.resource(), Duration.ofMillis(config.ttlMillis()), MAX_WAIT);
+        } catch (LockUnavailableException e) {
+            record(event(Kind.FAIL, Op.ACQUIRE).withLabel(firstLine(e)));
+            return;
+        } catch (RuntimeException e) {
+            record(event(Kind.INFO, Op.ACQUIRE).withLabel(firstLine(e)));
+            sleep(100);
+            return;
+        }
+        Event granted = event(Kind.OK, Op.ACQUIRE).withValidity(lease.validity().toMillis());
+        FencedLease fenced = lease instanceof FencedLease f ? f : null;
+        if (fenced != null) {
+            granted = granted.withFencingToken(fenced.fencingToken());
+            held.set(fenced);
+            fenced.lost().thenAccept(lost -> {
+                if (held.get() == fenced) {
+                    record(event(Kind.INFO, Op.LEASE_LOST).withLabel(firstLine(lost)));
+                }
+            });
+        }
+        record(granted);
+        try {
+            write(db, fence, fenced);
+        } finally {
+            held.set(null);
+            record(event(Kind.INVOKE, Op.RELEASE));
+            try {
+                lease.close();
+                record(event(Kind.OK, Op.RELEASE));
+            } catch (RuntimeException e) {
+                record(event(Kind.INFO, Op.RELEASE).withLabel(firstLine(e)));
+            }
+        }
+    }
+
+    /** Reads the record, works a little, writes it back decremented by one. */
+    private void write(Connection db, JdbcFence fence, FencedLease lease) {
+        Event invoke = event(Kind.INVOKE, Op.WRITE);
+        record(lease == null ? invoke : invoke.withFencingToken(lease.fencingToken()));
+        try {
+            // A fenced read-modify-write fences its read too: a newer holder's read then makes the
+            // fence refuse an older holder's write, even one that comes before the newer write.
+            SharedRecord.Read read = inTransaction(db, fence, lease, () -> SharedRecord.read(db, name()));
+            strikePoint();
+            sleep(WORK_MILLIS + random.nextInt((int) WORK_MILLIS * 4));
+            long expected = config.strategy() == Strategy.OPTIMISTIC ? read.version() : -1;
+            boolean accepted =
+                    inTransaction(db, fence, lease, () -> SharedRecord.write(db, name(), read.value() - 1, expected));
+            Event ok = event(Kind.OK, Op.WRITE)
+                    .withWrite(read.value(), read.value() - 1)
+                    .withAccepted(accepted);
+            record(config.strategy() == Strategy.OPTIMISTIC ? ok.withFencingToken(read.version()) : ok);
+        } catch (StaleTokenException e) {
+            record(event(Kind.OK, Op.WRITE).withAccepted(false).withLabel(firstLine(e)));
+        } catch (SQLException | RuntimeException e) {
+            record(event(Kind.INFO, Op.WRITE).withLabel(firstLine(e)));
+        }
+    }
+
+    private interface Sql<T> {
+        T run() throws SQLException;
+    }
+
+    /** Runs {@code work} in one transaction behind the fence, or plainly when there is no lease to check. */
+    private static <T> T inTransaction(Connection db, JdbcFence fence, FencedLease lease, Sql<T> work)
+            throws SQLException {
+        if (lease == null) {
+            return work.run();
+        }
+        db.setAutoCommit(false);
+        try {
+            fence.check(db, lease);
+            T result = work.run();
+            db.commit();
+            return result;
+        } catch (SQLException | RuntimeException e) {
+            db.rollback();
+            throw e;
+        } finally {
+            db.setAutoCommit(true);
+        }
+    }
+
+    /** Strikes with the fault the harness asked for, if any and still due: between the read and the write. */
+    private void strikePoint() {
+        Strike strike = asked;
+        if (strike == null) {
+            return;
+        }
+        asked = null;
+        if (System.currentTimeMillis() > strike.deadline() || !claim(strike.claim())) {
+            return;
+        }
+        try {
+            if (strike.kind().equals("expire")) {
+                expireIfHolding();
+                return;
+            }
+            String label = "pause " + config.id();
+            record(Event.fault(label, true, System.nanoTime(), System.currentTimeMillis()));
+            pauser.pause(strike.millis());
+            record(Event.fault(label, false, System.nanoTime(), System.currentTimeMillis()));
+        } catch (Exception e) {
+            record(event(Kind.INFO, Op.WRITE).withLabel(strike.kind() + " failed: " + firstLine(e)));
+        }
+    }
+
+    private static boolean claim(Path file) {
+        try {
+            Files.createFile(file);
+            return true;
+        } catch (FileAlreadyExistsException e) {
+            return false;
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot claim " + file, e);
+        }
+    }
+
+    private String name() {
+        return config.strategy().option();
+    }
+
+    private Event event(Kind kind, Op op) {
+        return Event.of(config.id(), kind, op, System.nanoTime(), System.currentTimeMillis());
+    }
+
+    private void record(Event event) {
+        history.append(event);
+    }
+
+    private static void sleep(long millis) {
+        try {
+            Thread.sleep(millis);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    private static String firstLine(Throwable e) {
+        String message = e.getClass().getSimpleName() + ": " + e.getMessage();
+        int newline = message.indexOf('\n');
+        return newline < 0 ? message : message.substring(0, newline);
+    }
+}
