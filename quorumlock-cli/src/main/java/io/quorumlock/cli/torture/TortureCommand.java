@@ -136,13 +136,14 @@ public final class TortureCommand implements Callable<Integer> {
         } catch (IllegalArgumentException e) {
             throw new ParameterException(spec.commandLine(), e.getMessage());
         }
-        if (png && Screenshot.chromium().isEmpty()) {
-            throw new ParameterException(spec.commandLine(), "--png: " + Screenshot.INSTALL_HINT);
-        }
-        // The libraries' warnings are the faults at work: they go to a file beside the histories.
+        // The libraries' warnings are the faults at work: they go to a file beside the histories, set
+        // before anything logs (the simple logger reads its settings once).
         java.nio.file.Files.createDirectories(folder);
         System.setProperty(
                 "org.slf4j.simpleLogger.logFile", folder.resolve("torture.log").toString());
+        if (png && Screenshot.chromium().isEmpty()) {
+            throw new ParameterException(spec.commandLine(), "--png: " + Screenshot.INSTALL_HINT);
+        }
         PrintWriter console = spec.commandLine().getOut();
         console.printf(
                 "Torture of %d strategies, %d %s each, for %d s (seed %d); histories and report in %s%n",
