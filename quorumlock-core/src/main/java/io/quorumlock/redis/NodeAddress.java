@@ -53,6 +53,11 @@ record NodeAddress(String host, int port, int database, Optional<String> user, O
         return new NodeAddress(uri.getHost().toLowerCase(Locale.ROOT), port, database, user, password);
     }
 
+    /** This address with {@code newPassword} in place of its own. */
+    NodeAddress withPassword(String newPassword) {
+        return new NodeAddress(host, port, database, user, Optional.of(newPassword));
+    }
+
     private static int parseDatabase(String text, String path) {
         if (path == null || path.isEmpty() || path.equals("/")) {
             return 0;

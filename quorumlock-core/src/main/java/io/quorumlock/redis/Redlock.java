@@ -403,6 +403,8 @@ public final class Redlock implements DistributedLock<Lease> {
         private int maxConnectionsPerNode = 8;
         /** Null until set: on with several nodes, off with one. */
         private Boolean restartGuard;
+        /** For nodes whose URI has none; null if not set. */
+        private String password;
 
         private Builder() {}
 
@@ -480,6 +482,18 @@ public final class Redlock implements DistributedLock<Lease> {
         }
 
         /**
+         * The password (Redis AUTH) for every node whose URI carries none, so that a password from
+         * a secret store or the environment need not be written into the URIs. A URI's own
+         * password wins; {@code redis://user:@host:port} names an ACL user without a password.
+         *
+         * @param password the password; empty or null means none
+         */
+        public Builder password(String password) {
+            this.password = password == null || password.isEmpty() ? null : password;
+            return this;
+        }
+
+        /**
          * Checks the configuration and connects lazily to the nodes.
          *
          * @throws IllegalArgumentException naming the setting that is wrong and how to fix it
@@ -512,6 +526,9 @@ public final class Redlock implements DistributedLock<Lease> {
             List<NodeAddress> addresses = new ArrayList<>(uris.size());
             for (String uri : uris) {
                 NodeAddress address = NodeAddress.parse(uri);
+                if (password != null && address.password().isEmpty()) {
+                    address = address.withPassword(password);
+                }
                 NodeAddress earlier = servers.putIfAbsent(address.server(), address);
                 if (earlier != null) {
                     throw new IllegalArgumentException("node " + address.server() + " is listed twice (" + earlier

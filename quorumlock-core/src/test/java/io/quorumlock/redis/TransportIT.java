@@ -48,6 +48,31 @@ class TransportIT {
     }
 
     @Test
+    void theBuildersPasswordServesNodesWhoseUriHasNone() {
+        try (Jedis j = admin(0)) {
+            j.aclSetUser("locker", "on", ">s3cret:/@", "~*", "+@all");
+        }
+        try (Redlock redlock = Redlock.builder()
+                        .node("redis://locker:@127.0.0.1:" + redis.get(0).port()) // a user, no password
+                        .password("s3cret:/@")
+                        .build();
+                Redlock wrong = Redlock.builder()
+                        .node("redis://locker:other@127.0.0.1:" + redis.get(0).port())
+                        .password("s3cret:/@")
+                        .build()) {
+            redlock.tryAcquire("p", TTL).orElseThrow().release();
+            // A password in the URI wins over the builder's.
+            LockUnavailableException e = org.junit.jupiter.api.Assertions.assertThrows(
+                    LockUnavailableException.class, () -> wrong.acquire("p", TTL, Duration.ZERO));
+            assertThat(e.getMessage()).contains("WRONGPASS").doesNotContain("s3cret");
+        } finally {
+            try (Jedis j = admin(0)) {
+                j.aclDelUser("locker");
+            }
+        }
+    }
+
+    @Test
     void aWrongPasswordShowsInTheEvidence() {
         try (Redlock redlock = Redlock.builder()
                 .node("redis://nobody:wrong@127.0.0.1:" + redis.get(0).port())
