@@ -1,0 +1,156 @@
+package io.quorumlock.cli.lock;
+
+import io.quorumlock.DistributedLock;
+import io.quorumlock.Lease;
+import io.quorumlock.etcd.EtcdLock;
+import io.quorumlock.redis.Redlock;
+import io.quorumlock.zookeeper.ZooKeeperLock;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Optional;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import picocli.CommandLine.Option;
+
+/**
+ * The options that name where the lock lives, mixed into the commands that take a lock: exactly
+ * one backend, from the command line or else from the configuration file. A Redis password never
+ * needs the command line: {@value #PASSWORD_ENV} or the file's {@code redis.password} serve the
+ * nodes whose URI has none.
+ */
+public final class LockOptions {
+
+    /** The environment variable that holds the Redis password. */
+    public static final String PASSWORD_ENV = "QUORUMLOCK_REDIS_PASSWORD";
+
+    private static final Logger log = LoggerFactory.getLogger(LockOptions.class);
+
+    /** Where a lock lives. */
+    public enum Kind {
+        REDIS,
+        ZOOKEEPER,
+        ETCD
+    }
+
+    /**
+     * A resolved backend.
+     *
+     * @param kind which one
+     * @param endpoints the Redis URIs, the ZooKeeper connect string (one element) or the etcd URLs
+     * @param password the Redis password for URIs without one
+     */
+    public record Backend(Kind kind, List<String> endpoints, Optional<String> password) {
+
+        /** True for the backends whose leases carry a fencing token. */
+        public boolean fenced() {
+            return kind != Kind.REDIS;
+        }
+
+        /** Opens the lock; for Redis also checks the URIs (a bad one is an {@link IllegalArgumentException}). */
+        public DistributedLock<? extends Lease> open() {
+            return switch (kind) {
+                case REDIS ->
+                    Redlock.builder()
+                            .nodes(endpoints)
+                            .password(password.orElse(null))
+                            .build();
+                case ZOOKEEPER ->
+                    ZooKeeperLock.builder().connectString(endpoints.get(0)).build();
+                case ETCD -> EtcdLock.builder().endpoints(endpoints).build();
+            };
+        }
+    }
+
+    @Option(
+            names = "--redis",
+            paramLabel = "URI[,URI...]",
+            split = ",",
+            description = "Redis nodes, such as redis://10.0.0.1:6379: one node for a single-node lock, 3 or 5"
+                    + " independent nodes for Redlock. A URI may omit the password: it is taken from "
+                    + PASSWORD_ENV + " or the config file's redis.password.")
+    private List<String> redis;
+
+    @Option(
+            names = "--zookeeper",
+            paramLabel = "CONNECT_STRING",
+            description = "A ZooKeeper ensemble, such as zk1:2181,zk2:2181,zk3:2181: a fenced lock.")
+    private String zookeeper;
+
+    @Option(
+            names = "--etcd",
+            paramLabel = "ENDPOINTS",
+            split = ",",
+            description = "etcd endpoints, such as http://10.0.0.1:2379,http://10.0.0.2:2379: a fenced lock.")
+    private List<String> etcd;
+
+    @Option(
+            names = "--config",
+            paramLabel = "FILE",
+            description = "Settings file (redis, redis.password, zookeeper, etcd as key = value lines); default:"
+                    + " ~/.config/quorumlock/config if it exists.")
+    private Path config;
+
+    /**
+     * The backend named on the command line, else in the configuration file.
+     *
+     * @throws IllegalArgumentException when none or several are named, naming the options
+     */
+    public Backend backend() {
+        ConfigFile file = ConfigFile.load(config);
+        List<Backend> named = new ArrayList<>();
+        Optional<String> password = Optional.ofNullable(System.getenv(PASSWORD_ENV))
+                .filter(p -> !p.isEmpty())
+                .or(() -> file.get("redis.password"));
+        if (redis != null || zookeeper != null || etcd != null) {
+            if (redis != null) {
+                named.add(new Backend(Kind.REDIS, trimmed(redis), password));
+            }
+            if (zookeeper != null) {
+                named.add(new Backend(Kind.ZOOKEEPER, List.of(zookeeper.trim()), Optional.empty()));
+            }
+            if (etcd != null) {
+                named.add(new Backend(Kind.ETCD, trimmed(etcd), Optional.empty()));
+            }
+        } else {
+            file.get("redis").ifPresent(v -> named.add(new Backend(Kind.REDIS, split(v), password)));
+            file.get("zookeeper").ifPresent(v -> named.add(new Backend(Kind.ZOOKEEPER, List.of(v), Optional.empty())));
+            file.get("etcd").ifPresent(v -> named.add(new Backend(Kind.ETCD, split(v), Optional.empty())));
+        }
+        if (named.isEmpty()) {
+            throw new IllegalArgumentException("name where the lock lives: --redis URI[,URI...], --zookeeper"
+                    + " CONNECT_STRING or --etcd ENDPOINTS (or one of redis, zookeeper, etcd in "
+                    + file.source().orElse(ConfigFile.defaultPath()) + ")");
+        }
+        if (named.size() > 1) {
+            throw new IllegalArgumentException("name one backend only, not "
+                    + named.stream()
+                            .map(b -> "--" + b.kind().name().toLowerCase(java.util.Locale.ROOT))
+                            .toList()
+                    + (redis == null && zookeeper == null && etcd == null
+                            ? " (all set in " + file.source().orElseThrow() + "; choose one on the command line)"
+                            : ""));
+        }
+        Backend backend = named.get(0);
+        if (backend.endpoints().isEmpty() || backend.endpoints().stream().anyMatch(String::isEmpty)) {
+            throw new IllegalArgumentException(
+                    "--" + backend.kind().name().toLowerCase(java.util.Locale.ROOT) + ": an empty address in the list");
+        }
+        if (file.exposesPassword()) {
+            log.warn(
+                    "{} holds a Redis password and others may read it: chmod 600 {}",
+                    file.source().orElseThrow(),
+                    file.source().orElseThrow());
+        }
+        return backend;
+    }
+
+    private static List<String> trimmed(List<String> values) {
+        return values.stream().map(String::trim).toList();
+    }
+
+    private static List<String> split(String value) {
+        return trimmed(Arrays.asList(value.split(",")));
+    }
+}

@@ -1,0 +1,90 @@
+package io.quorumlock.cli.lock;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.util.List;
+import java.util.Optional;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+
+class LockOptionsTest {
+
+    @Command(name = "t")
+    static final class WithLock implements Runnable {
+        @Mixin
+        LockOptions lock;
+
+        @Override
+        public void run() {}
+    }
+
+    private static LockOptions parse(String... args) {
+        WithLock command = new WithLock();
+        new CommandLine(command).parseArgs(args);
+        return command.lock;
+    }
+
+    @Test
+    void theCommandLineNamesTheBackend() {
+        LockOptions.Backend redis = parse("--redis", "redis://a:1, redis://b:2").backend();
+        assertThat(redis.kind()).isEqualTo(LockOptions.Kind.REDIS);
+        assertThat(redis.endpoints()).containsExactly("redis://a:1", "redis://b:2");
+        assertThat(parse("--zookeeper", "zk1:2181,zk2:2181").backend().endpoints())
+                .containsExactly("zk1:2181,zk2:2181");
+        assertThat(parse("--etcd", "http://e1:2379,http://e2:2379").backend().fenced())
+                .isTrue();
+    }
+
+    @Test
+    void oneBackendOnly(@TempDir Path dir) throws IOException {
+        Path empty = Files.writeString(dir.resolve("config"), "");
+        assertThatThrownBy(
+                        () -> parse("--redis", "redis://a:1", "--etcd", "http://e:2379", "--config", empty.toString())
+                                .backend())
+                .hasMessageContaining("one backend only")
+                .hasMessageContaining("--redis")
+                .hasMessageContaining("--etcd");
+        assertThatThrownBy(() -> parse("--config", empty.toString()).backend())
+                .hasMessageContaining("--redis URI")
+                .hasMessageContaining(empty.toString());
+    }
+
+    @Test
+    void theConfigFileCanNameTheNodesAndThePassword(@TempDir Path dir) throws IOException {
+        Path file = Files.writeString(
+                dir.resolve("config"),
+                "redis = redis://10.0.0.1:6379, redis://10.0.0.2:6379\nredis.password = s3cret\n");
+        Files.setPosixFilePermissions(file, PosixFilePermissions.fromString("rw-------"));
+        LockOptions.Backend backend = parse("--config", file.toString()).backend();
+        assertThat(backend.kind()).isEqualTo(LockOptions.Kind.REDIS);
+        assertThat(backend.endpoints()).containsExactly("redis://10.0.0.1:6379", "redis://10.0.0.2:6379");
+        if (System.getenv(LockOptions.PASSWORD_ENV) == null) {
+            assertThat(backend.password()).isEqualTo(Optional.of("s3cret"));
+        }
+        assertThat(ConfigFile.read(file).exposesPassword()).isFalse();
+        Files.setPosixFilePermissions(file, PosixFilePermissions.fromString("rw-r--r--"));
+        assertThat(ConfigFile.read(file).exposesPassword()).isTrue();
+
+        // The command line wins over the file's nodes, and keeps its password.
+        LockOptions.Backend explicit =
+                parse("--config", file.toString(), "--redis", "redis://c:3").backend();
+        assertThat(explicit.endpoints()).isEqualTo(List.of("redis://c:3"));
+    }
+
+    @Test
+    void anUnknownSettingOrAMissingFileIsNamed(@TempDir Path dir) throws IOException {
+        Path file = Files.writeString(dir.resolve("config"), "redis.pasword = typo\n");
+        assertThatThrownBy(() -> ConfigFile.read(file))
+                .hasMessageContaining("unknown setting 'redis.pasword'")
+                .hasMessageContaining(file.toString());
+        assertThatThrownBy(() -> ConfigFile.read(dir.resolve("missing"))).hasMessageContaining("--config: cannot read");
+    }
+}
