@@ -1,6 +1,9 @@
 package io.quorumlock.cli;
 
 import io.quorumlock.cli.demo.DemoCommand;
+import io.quorumlock.cli.nodes.CheckCommand;
+import io.quorumlock.cli.nodes.NodesCommand;
+import io.quorumlock.cli.run.RunCommand;
 import io.quorumlock.cli.torture.TortureCommand;
 import java.io.IOException;
 import java.io.InputStream;
@@ -29,7 +32,14 @@ import picocli.CommandLine.Spec;
         versionProvider = Main.Version.class,
         description =
                 "Distributed locks over Redis (a single node or Redlock), and the evidence of what they guarantee.",
-        subcommands = {DemoCommand.class, TortureCommand.class, HelpCommand.class})
+        subcommands = {
+            RunCommand.class,
+            CheckCommand.class,
+            NodesCommand.class,
+            DemoCommand.class,
+            TortureCommand.class,
+            HelpCommand.class
+        })
 public final class Main implements Callable<Integer> {
 
     /** The exit code of a command that ran and failed. */

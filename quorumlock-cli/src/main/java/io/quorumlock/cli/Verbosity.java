@@ -14,7 +14,7 @@ public final class Verbosity {
     private static volatile boolean verbose;
 
     /** Whether {@code -v} was given: failures are then shown with their stack trace. */
-    static boolean isVerbose() {
+    public static boolean isVerbose() {
         return verbose;
     }
 

@@ -25,7 +25,24 @@ class MainTest {
                         new String[] {"demo", "--stock", "many"},
                         "Invalid value for option '--stock': 'many' is not an int"),
                 Arguments.of(new String[] {"demo", "--bogus"}, "Unknown option: '--bogus'"),
-                Arguments.of(new String[] {"nonsense"}, "Unmatched argument at index 0: 'nonsense'"),
+                Arguments.of(new String[] {"xyzzy"}, "Unmatched argument at index 0: 'xyzzy'"),
+                Arguments.of(new String[] {"nodes", "--count", "0"}, "--count must be between 1 and 15, was 0"),
+                Arguments.of(new String[] {"nodes", "--count", "16"}, "--count must be between 1 and 15, was 16"),
+                Arguments.of(
+                        new String[] {"nodes", "--count", "five"},
+                        "Invalid value for option '--count': 'five' is not an int"),
+                Arguments.of(
+                        new String[] {"check", "--zookeeper", "zk1:2181"},
+                        "check inspects Redis nodes, not --zookeeper: name them with --redis URI[,URI...] (or redis"
+                                + " in the config file)"),
+                Arguments.of(
+                        new String[] {"check", "--etcd", "http://127.0.0.1:2379"},
+                        "check inspects Redis nodes, not --etcd: name them with --redis URI[,URI...] (or redis in"
+                                + " the config file)"),
+                Arguments.of(
+                        new String[] {"check", "--redis", "redis://127.0.0.1:1,redis://127.0.0.1:1"},
+                        "node 127.0.0.1:1 is listed twice (redis://127.0.0.1:1 and redis://127.0.0.1:1): each Redis"
+                                + " server may vote only once; list independent servers"),
                 Arguments.of(new String[] {}, "Missing command: try 'quorumlock demo'"));
     }
 

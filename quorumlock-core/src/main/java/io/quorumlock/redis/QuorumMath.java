@@ -65,6 +65,11 @@ final class QuorumMath {
         return Math.max(0, validityNanos - ttlNanos / 3);
     }
 
+    /** What every TTL must be longer than with this node timeout. */
+    static Duration ttlFloor(Duration nodeTimeout) {
+        return nodeTimeout.multipliedBy(MIN_TTL_IN_NODE_TIMEOUTS);
+    }
+
     /** Null when the TTL is usable with this node timeout, else the message that says why not. */
     static String ttlProblem(Duration ttl, Duration nodeTimeout) {
         if (ttl == null) {
@@ -73,7 +78,7 @@ final class QuorumMath {
         if (ttl.isZero() || ttl.isNegative()) {
             return "ttl must be positive, was " + ttl.toMillis() + " ms";
         }
-        Duration min = nodeTimeout.multipliedBy(MIN_TTL_IN_NODE_TIMEOUTS);
+        Duration min = ttlFloor(nodeTimeout);
         if (ttl.compareTo(min) <= 0) {
             return "ttl must be longer than " + MIN_TTL_IN_NODE_TIMEOUTS + " x nodeTimeout (" + min.toMillis()
                     + " ms), was " + ttl.toMillis() + " ms: raise the ttl or lower nodeTimeout";

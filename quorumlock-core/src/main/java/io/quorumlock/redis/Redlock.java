@@ -19,6 +19,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Predicate;
 import org.slf4j.Logger;
@@ -162,13 +163,41 @@ public final class Redlock implements DistributedLock<Lease> {
     public <T, X extends Exception> T withLock(
             String resource, Duration ttl, Duration maxWait, CriticalSection<T, X> work) throws X {
         Objects.requireNonNull(work, "work");
-        RedlockLease lease = (RedlockLease) acquire(resource, ttl, maxWait);
-        Watchdog.Watch watch = watchdog.watch(lease, ttl);
-        try {
-            return CriticalSections.run(lease, lease.lost(), work);
-        } finally {
-            watch.stop();
+        Lease lease = acquire(resource, ttl, maxWait);
+        return CriticalSections.run(lease, keepAlive(lease, ttl), work); // its release stops the watchdog
+    }
+
+    /**
+     * Keeps a lease of this lock alive outside {@link #withLock}, for work that is not a Java call
+     * (a child process, a job driven by callbacks): the watchdog extends the lease to {@code ttl}
+     * whenever about a third of the TTL is left, until the lease is released. If an extension
+     * fails, the lease is lost: it is no longer {@linkplain Lease#isValid() valid}, and the
+     * returned future completes with the evidence; the work should then stop, since another
+     * holder may enter. The future never completes if the lease is released first. {@code
+     * CriticalSections.run(lease, keepAlive(lease, ttl), work)} is what {@code withLock} does.
+     *
+     * @param lease a lease granted by this lock, not yet released
+     * @param ttl the TTL of each extension, usually the TTL of the grant
+     * @return completes when the lease is lost, as {@link io.quorumlock.FencedLease#lost()} does
+     * @throws IllegalArgumentException if the lease was not granted by this lock or the TTL is unusable
+     * @throws IllegalStateException if the lease was released or is already kept alive
+     */
+    public CompletableFuture<LeaseLostException> keepAlive(Lease lease, Duration ttl) {
+        if (!(lease instanceof RedlockLease own) || !own.grantedBy(this)) {
+            throw new IllegalArgumentException("the lease was not granted by this Redlock: " + lease);
         }
+        checkTtl(ttl);
+        own.keptAliveBy(watchdog, ttl);
+        return own.lost().copy();
+    }
+
+    /**
+     * How long a TTL must at least be with this lock: every TTL must be longer than this floor, 3
+     * x the node timeout, so that a grant and an extension each fit in it with time to spare.
+     * Shorter TTLs are refused by every call that takes one.
+     */
+    public Duration ttlFloor() {
+        return QuorumMath.ttlFloor(nodeTimeout);
     }
 
     /**

@@ -5,6 +5,7 @@ import io.quorumlock.LeaseLostException;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicReference;
 
 /** A lease granted by {@link Redlock}: its token, and each node's answer to the grant. */
 final class RedlockLease implements Lease {
@@ -17,6 +18,8 @@ final class RedlockLease implements Lease {
     private volatile long validityNanos;
     private volatile long validUntilNanos;
     private final CompletableFuture<LeaseLostException> lost = new CompletableFuture<>();
+    /** The watchdog's watch that keeps this lease alive; null if none. */
+    private final AtomicReference<Watchdog.Watch> watch = new AtomicReference<>();
 
     RedlockLease(
             Redlock redlock, String resource, String token, Grant[] grants, long validityNanos, long validUntilNanos) {
@@ -67,7 +70,30 @@ final class RedlockLease implements Lease {
     @Override
     public void release() {
         if (released.compareAndSet(false, true)) {
+            Watchdog.Watch keeper = watch.get();
+            if (keeper != null) {
+                keeper.stop();
+            }
             redlock.release(resource, token, grants);
+        }
+    }
+
+    boolean grantedBy(Redlock lock) {
+        return redlock == lock;
+    }
+
+    /** Has {@code watchdog} extend this lease to {@code ttl} until it is released. */
+    void keptAliveBy(Watchdog watchdog, Duration ttl) {
+        if (released.get()) {
+            throw new IllegalStateException("the lease on '" + resource + "' was released; acquire a new one");
+        }
+        Watchdog.Watch started = watchdog.watch(this, ttl);
+        if (!watch.compareAndSet(null, started)) {
+            started.stop();
+            throw new IllegalStateException("the lease on '" + resource + "' is already kept alive");
+        }
+        if (released.get()) {
+            started.stop(); // released while the watch started: release() may not have seen it
         }
     }
 

@@ -13,6 +13,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
 import java.util.function.Consumer;
@@ -280,6 +281,64 @@ class RedlockAlgorithmTest {
                 .isInstanceOf(java.io.IOException.class)
                 .hasMessage("disk full");
         assertThat(holders("r")).isZero();
+    }
+
+    @Test
+    void keepAliveExtendsTheLeaseUntilItIsReleasedThenStops() throws Exception {
+        Redlock redlock = cluster(3, Duration.ofMillis(100), Ticker.SYSTEM);
+        Lease lease = redlock.acquire("r", Duration.ofMillis(600), Duration.ZERO);
+        CompletableFuture<LeaseLostException> lost = redlock.keepAlive(lease, Duration.ofMillis(600));
+        long end = System.nanoTime() + 1800 * MS; // three TTLs
+        while (System.nanoTime() < end) {
+            assertThat(lease.isValid()).isTrue();
+            assertThat(holders("r")).isGreaterThanOrEqualTo(2);
+            Thread.sleep(10);
+        }
+        lease.release();
+        int calls = nodes.get(0).calls.get();
+        Thread.sleep(700); // longer than a TTL: an extension still scheduled would have run
+        assertThat(nodes.get(0).calls.get())
+                .as("no extension after the release")
+                .isEqualTo(calls);
+        assertThat(lost).isNotDone();
+        assertThat(holders("r")).isLessThanOrEqualTo(1);
+    }
+
+    @Test
+    void keepAliveReportsTheLossWhenAnExtensionFails() throws Exception {
+        Redlock redlock = cluster(3, Duration.ofMillis(100), Ticker.SYSTEM);
+        Lease lease = redlock.acquire("r", Duration.ofMillis(600), Duration.ZERO);
+        CompletableFuture<LeaseLostException> lost = redlock.keepAlive(lease, Duration.ofMillis(600));
+        nodes.get(0).down = true;
+        nodes.get(1).down = true;
+        LeaseLostException loss = lost.get(5, TimeUnit.SECONDS);
+        assertThat(loss.getMessage()).contains("lease on 'r' lost", "of 3 votes in time", "unreachable");
+        assertThat(lease.isValid()).isFalse();
+        lost.complete(null); // the caller's copy: the lease's own state is not touched
+        assertThat(lease.isValid()).isFalse();
+        lease.release();
+    }
+
+    @Test
+    void keepAliveRefusesAForeignReleasedOrAlreadyKeptLease() {
+        Redlock redlock = cluster(1);
+        Lease other = cluster(1).tryAcquire("other", TTL).orElseThrow();
+        assertThatThrownBy(() -> redlock.keepAlive(other, TTL))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageStartingWith("the lease was not granted by this Redlock");
+        Lease lease = redlock.tryAcquire("r", TTL).orElseThrow();
+        assertThatThrownBy(() -> redlock.keepAlive(lease, Duration.ofMillis(100)))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageStartingWith("ttl must be longer than 3 x nodeTimeout");
+        redlock.keepAlive(lease, TTL);
+        assertThatThrownBy(() -> redlock.keepAlive(lease, TTL))
+                .isInstanceOf(IllegalStateException.class)
+                .hasMessage("the lease on 'r' is already kept alive");
+        lease.release();
+        assertThatThrownBy(() -> redlock.keepAlive(lease, TTL))
+                .isInstanceOf(IllegalStateException.class)
+                .hasMessage("the lease on 'r' was released; acquire a new one");
+        other.release();
     }
 
     // ---- the restart guard -------------------------------------------------------------------------

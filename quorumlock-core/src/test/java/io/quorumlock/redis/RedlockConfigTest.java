@@ -91,6 +91,10 @@ class RedlockConfigTest {
                     .isInstanceOf(IllegalArgumentException.class)
                     .hasMessage(
                             "ttl must be longer than 3 x nodeTimeout (150 ms), was 120 ms: raise the ttl or lower nodeTimeout");
+            assertThat(redlock.ttlFloor()).isEqualTo(Duration.ofMillis(150));
+            assertThatThrownBy(() -> redlock.tryAcquire("r", redlock.ttlFloor()))
+                    .isInstanceOf(IllegalArgumentException.class)
+                    .hasMessageStartingWith("ttl must be longer than 3 x nodeTimeout (150 ms), was 150 ms");
             assertThatThrownBy(() -> redlock.acquire("r", Duration.ofSeconds(1), Duration.ofMillis(-1)))
                     .isInstanceOf(IllegalArgumentException.class)
                     .hasMessage("maxWait must not be negative, was -1 ms");

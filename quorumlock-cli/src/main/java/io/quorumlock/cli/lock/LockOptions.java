@@ -25,8 +25,6 @@ public final class LockOptions {
     /** The environment variable that holds the Redis password. */
     public static final String PASSWORD_ENV = "QUORUMLOCK_REDIS_PASSWORD";
 
-    private static final Logger log = LoggerFactory.getLogger(LockOptions.class);
-
     /** Where a lock lives. */
     public enum Kind {
         REDIS,
@@ -67,9 +65,10 @@ public final class LockOptions {
             names = "--redis",
             paramLabel = "URI[,URI...]",
             split = ",",
+            hideParamSyntax = true,
             description = "Redis nodes, such as redis://10.0.0.1:6379: one node for a single-node lock, 3 or 5"
-                    + " independent nodes for Redlock. A URI may omit the password: it is taken from "
-                    + PASSWORD_ENV + " or the config file's redis.password.")
+                    + " independent nodes for Redlock. A URI may omit the password (redis://host:port, or redis://user:@host:port for an"
+                    + " ACL user): it is then taken from " + PASSWORD_ENV + " or the config file's redis.password.")
     private List<String> redis;
 
     @Option(
@@ -82,6 +81,7 @@ public final class LockOptions {
             names = "--etcd",
             paramLabel = "ENDPOINTS",
             split = ",",
+            hideParamSyntax = true,
             description = "etcd endpoints, such as http://10.0.0.1:2379,http://10.0.0.2:2379: a fenced lock.")
     private List<String> etcd;
 
@@ -138,6 +138,9 @@ public final class LockOptions {
                     "--" + backend.kind().name().toLowerCase(java.util.Locale.ROOT) + ": an empty address in the list");
         }
         if (file.exposesPassword()) {
+            // Not a static logger: picocli makes this mixin before -v is read, and a logger made
+            // then would fix the log level before Verbosity can set it.
+            Logger log = LoggerFactory.getLogger(LockOptions.class);
             log.warn(
                     "{} holds a Redis password and others may read it: chmod 600 {}",
                     file.source().orElseThrow(),

@@ -1,0 +1,58 @@
+package io.quorumlock.cli.run;
+
+import io.quorumlock.LockUnavailableException;
+import io.quorumlock.NodeOutcome;
+import io.quorumlock.cli.Formats;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.stream.Collectors;
+
+/**
+ * The one line {@code run} prints when the lock was not acquired: the last attempt's evidence,
+ * the nodes grouped by their answer, such as {@code held by another owner: redis://10.0.0.1:6379,
+ * redis://10.0.0.2:6379; unreachable: redis://10.0.0.3:6379 (connection refused)}.
+ */
+final class Refusal {
+
+    private Refusal() {}
+
+    /**
+     * Why the lock was not acquired, such as {@code lock 'job' not acquired (one attempt, --wait 0;
+     * 1 of 3 votes, 2 needed): held by another owner: redis://10.0.0.2:6379; timed out:
+     * redis://10.0.0.3:6379 (no reply within 50 ms)}.
+     */
+    static String line(LockUnavailableException e, Duration wait) {
+        List<NodeOutcome> outcomes = e.lastAttempt();
+        boolean oneAuthority = outcomes.size() == 1 && e.quorum() == 1; // one node, or a consensus service
+        String tries = wait.isZero() && e.attempts() == 1
+                ? "one attempt, --wait 0"
+                : "within --wait " + Formats.duration(wait) + ", " + e.attempts()
+                        + (e.attempts() == 1 ? " attempt" : " attempts");
+        String votes =
+                oneAuthority ? "" : "; " + e.votes() + " of " + outcomes.size() + " votes, " + e.quorum() + " needed";
+        return "lock '" + e.resource() + "' not acquired (" + tries + votes + "): " + evidence(outcomes);
+    }
+
+    /** The nodes that did not say yes, grouped by answer in the order the answers first appear. */
+    private static String evidence(List<NodeOutcome> outcomes) {
+        Map<NodeOutcome.Vote, List<NodeOutcome>> byVote = new LinkedHashMap<>();
+        for (NodeOutcome outcome : outcomes) {
+            if (outcome.vote() != NodeOutcome.Vote.YES) {
+                byVote.computeIfAbsent(outcome.vote(), v -> new ArrayList<>()).add(outcome);
+            }
+        }
+        if (byVote.isEmpty()) {
+            return "the votes came too late: no validity was left";
+        }
+        return byVote.entrySet().stream()
+                .map(group -> group.getKey().description() + ": "
+                        + group.getValue().stream()
+                                .map(o -> o.detail().isEmpty() ? o.node() : o.node() + " (" + o.detail() + ")")
+                                .collect(Collectors.joining(", ")))
+                .collect(Collectors.joining("; "))
+                .replace('\n', ' ');
+    }
+}

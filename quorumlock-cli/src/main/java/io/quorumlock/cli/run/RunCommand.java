@@ -1,0 +1,407 @@
+package io.quorumlock.cli.run;
+
+import io.quorumlock.DistributedLock;
+import io.quorumlock.FencedLease;
+import io.quorumlock.Lease;
+import io.quorumlock.LeaseLostException;
+import io.quorumlock.LockUnavailableException;
+import io.quorumlock.cli.DurationConverter;
+import io.quorumlock.cli.Formats;
+import io.quorumlock.cli.Signals;
+import io.quorumlock.cli.Verbosity;
+import io.quorumlock.cli.lock.LockOptions;
+import io.quorumlock.cli.lock.LockOptions.Backend;
+import io.quorumlock.cli.lock.LockOptions.Kind;
+import io.quorumlock.redis.Redlock;
+import java.io.IOException;
+import java.io.PrintWriter;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.temporal.ChronoUnit;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.Callable;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.IModelTransformer;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.ParameterException;
+import picocli.CommandLine.Parameters;
+import picocli.CommandLine.Spec;
+
+/**
+ * {@code quorumlock run [options] -- COMMAND [ARGS...]}: runs a command while holding a lock, so
+ * that it runs at most once at a time across machines (a cron job on several hosts). The lease is
+ * kept alive while the command runs and released when it exits; run exits with the command's exit
+ * code, or with {@value #NOT_ACQUIRED} when the lock is busy and {@value #LEASE_LOST} when the
+ * lease was lost while the command ran.
+ */
+@Command(
+        name = "run",
+        sortOptions = false,
+        modelTransformer = RunCommand.CommandStartsAtFirstPositional.class,
+        customSynopsis = {
+            "quorumlock run (--redis=URI[,URI...] | --zookeeper=CONNECT_STRING |",
+            "                      --etcd=ENDPOINTS | --config=FILE) --resource=NAME",
+            "                      [--ttl=TIME] [--wait=TIME] [--grace=TIME]",
+            "                      [--on-lost=ACTION] [-v] [--] COMMAND [ARG...]"
+        },
+        description = {
+            "",
+            "Runs COMMAND while holding a lock on --resource, so that it runs at most once at a time across machines"
+                    + " (a cron job installed on several hosts).",
+            "",
+            "Takes the lock (waiting up to --wait), runs the command with run's stdin, stdout and stderr, keeps the"
+                    + " lease alive while it runs (Redis: an extension about every ttl/3; ZooKeeper: the session;"
+                    + " etcd: the lease's keep-alive), releases it when the command exits, and exits with the"
+                    + " command's exit code. If the lock is busy, the command does not run: one line on stderr says"
+                    + " who holds it or which nodes did not answer, and the exit code is 75.",
+            "",
+            "If the lease is lost while the command runs (another holder may then start), the command and what it"
+                    + " started get SIGTERM, and SIGKILL after --grace; run exits with 76. SIGINT and SIGTERM sent to"
+                    + " run are passed on to the command, and the lock is released once it has exited. SIGKILL of run"
+                    + " itself cannot be handled: the command goes on, and the lease ends when its TTL runs out.",
+            ""
+        },
+        exitCodeListHeading = "%nExit codes:%n",
+        exitCodeList = {
+            "0-255:the command's exit code; 128+N when signal N ended it, as shells report it",
+            "1:run itself failed (the lock service refused or failed, not a busy lock)",
+            "2:usage error (nothing was started)",
+            "75:the lock was not acquired within --wait (EX_TEMPFAIL); the command did not run",
+            "76:the lease was lost while the command ran and it was stopped (--on-lost=terminate)",
+            "126, 127:the command could not be run, or was not found"
+        },
+        footerHeading = "%nThe command's environment gets:%n",
+        footer = {
+            "  " + RunCommand.RESOURCE_ENV + "       the --resource name",
+            "  " + RunCommand.VALID_UNTIL_ENV + "    when the lease ends unless extended, in ISO-8601",
+            "                            UTC, such as 2026-05-01T02:00:29.950Z",
+            "  " + RunCommand.FENCING_TOKEN_ENV + "  ZooKeeper and etcd only: the lease's fencing token,",
+            "                            larger than any earlier holder's; pass it to the",
+            "                            storage with each write",
+            "",
+            "run reads " + LockOptions.PASSWORD_ENV + " (the Redis password for URIs without",
+            "one) and does not pass it on to the command.",
+            "",
+            "In a crontab on every host, with the nodes in ~/.config/quorumlock/config:",
+            "  0 2 * * * quorumlock run --resource nightly-report -- /opt/bin/report",
+            ""
+        })
+public final class RunCommand implements Callable<Integer> {
+
+    /** The exit code when the lock was not acquired within --wait: EX_TEMPFAIL of sysexits.h. */
+    public static final int NOT_ACQUIRED = 75;
+    /** The exit code when the lease was lost while the command ran, and the command was stopped. */
+    public static final int LEASE_LOST = 76;
+    /** The exit code when the command exists but could not be run, as shells use it. */
+    public static final int CANNOT_EXECUTE = 126;
+    /** The exit code when the command was not found, as shells use it. */
+    public static final int NOT_FOUND = 127;
+
+    /** The resource name, in the command's environment. */
+    public static final String RESOURCE_ENV = "QUORUMLOCK_RESOURCE";
+    /** When the lease ends as granted, in the command's environment. */
+    public static final String VALID_UNTIL_ENV = "QUORUMLOCK_VALID_UNTIL";
+    /** The fencing token of a ZooKeeper or etcd lease, in the command's environment. */
+    public static final String FENCING_TOKEN_ENV = "QUORUMLOCK_FENCING_TOKEN";
+
+    /** etcd leases are whole seconds. */
+    private static final Duration ETCD_MIN_TTL = Duration.ofSeconds(1);
+
+    /**
+     * The loggers whose lines say what run reports itself in one line: a lost lease, a node that
+     * refused the connection, and the ZooKeeper client's stack traces when the ensemble is unreachable.
+     */
+    private static final String[] REPORTED_BY_RUN = {
+        "io.quorumlock.redis.Watchdog",
+        "io.quorumlock.redis.RespLink",
+        "io.quorumlock.etcd.EtcdLease",
+        "org.apache.curator",
+        "org.apache.zookeeper"
+    };
+
+    @Spec
+    private CommandSpec spec;
+
+    @Mixin
+    private LockOptions lockOptions;
+
+    private String resource;
+    private Duration ttl;
+    private Duration wait;
+    private Duration grace;
+
+    @Option(
+            names = "--on-lost",
+            paramLabel = "ACTION",
+            defaultValue = "terminate",
+            order = 15,
+            converter = OnLost.Converter.class,
+            completionCandidates = OnLost.Choices.class,
+            description = "When the lease is lost while the command runs: terminate (SIGTERM, then SIGKILL after"
+                    + " --grace; exit code 76) or continue (one line on stderr; the command goes on, and its exit"
+                    + " code is run's). Default: ${DEFAULT-VALUE}.")
+    private OnLost onLost;
+
+    @Mixin
+    private Verbosity verbosity;
+
+    @Parameters(
+            paramLabel = "COMMAND",
+            arity = "0..*",
+            description = "The command and its arguments. Everything from the first argument that is not an option"
+                    + " on is the command's; write -- before it to be explicit.")
+    private List<String> command = new ArrayList<>();
+
+    @Option(
+            names = "--resource",
+            paramLabel = "NAME",
+            order = 11,
+            description = "The lock's name, the same on every host that must not run the command at once,"
+                    + " such as nightly-report. Required.")
+    void setResource(String resource) {
+        require(!resource.isBlank(), "--resource must not be empty: name the lock, such as --resource nightly-report");
+        this.resource = resource;
+    }
+
+    @Option(
+            names = "--ttl",
+            paramLabel = "TIME",
+            defaultValue = "30s",
+            order = 12,
+            converter = DurationConverter.class,
+            description = "How long the lease lasts unless extended: the longest the lock stays taken after run dies"
+                    + " without releasing it. Redis: longer than 150 ms; etcd: at least 1s (whole seconds, rounded"
+                    + " up); ZooKeeper: only checked, the session keeps the lease. Default: ${DEFAULT-VALUE}.")
+    void setTtl(Duration ttl) {
+        require(isPositive(ttl), "--ttl must be positive, was " + Formats.duration(ttl) + ": such as --ttl 30s");
+        this.ttl = ttl;
+    }
+
+    @Option(
+            names = "--wait",
+            paramLabel = "TIME",
+            defaultValue = "0s",
+            order = 13,
+            converter = DurationConverter.class,
+            description = "How long to wait for a busy lock before giving up with exit code 75. Default:"
+                    + " ${DEFAULT-VALUE}, give up at once, as a cron job wants.")
+    void setWait(Duration wait) {
+        this.wait = notNegative("--wait", wait, "0s gives up at once");
+    }
+
+    @Option(
+            names = "--grace",
+            paramLabel = "TIME",
+            defaultValue = "10s",
+            order = 14,
+            converter = DurationConverter.class,
+            description = "After a lost lease, how long the command has between SIGTERM and SIGKILL. Default:"
+                    + " ${DEFAULT-VALUE}.")
+    void setGrace(Duration grace) {
+        this.grace = notNegative("--grace", grace, "0s sends SIGKILL at once");
+    }
+
+    @Override
+    public Integer call() throws Exception {
+        if (command.isEmpty()) {
+            throw usage("no command to run: give it after the options, such as quorumlock run --redis"
+                    + " redis://10.0.0.1:6379 --resource nightly-report -- /usr/local/bin/nightly-report");
+        }
+        if (resource == null) {
+            throw usage("--resource is missing: name the lock, such as --resource nightly-report");
+        }
+        Backend backend;
+        try {
+            backend = lockOptions.backend();
+        } catch (IllegalArgumentException e) {
+            throw usage(e.getMessage(), e);
+        }
+        if (backend.kind() == Kind.ETCD && ttl.compareTo(ETCD_MIN_TTL) < 0) {
+            throw usage("--ttl must be at least 1s with etcd, whose leases are whole seconds; was "
+                    + Formats.duration(ttl));
+        }
+        quietLinesRunReportsItself();
+        try (DistributedLock<? extends Lease> lock = open(backend)) {
+            if (backend.kind() == Kind.REDIS) {
+                Duration floor = ((Redlock) lock).ttlFloor();
+                if (ttl.compareTo(floor) <= 0) {
+                    throw usage("--ttl must be longer than " + Formats.duration(floor) + " with Redis (3 x the node"
+                            + " timeout: a grant and an extension must fit in it), was " + Formats.duration(ttl));
+                }
+            }
+            Lease lease;
+            try {
+                lease = acquire(lock, backend.kind());
+            } catch (LockUnavailableException e) {
+                report(Refusal.line(e, wait));
+                return NOT_ACQUIRED;
+            } catch (IllegalArgumentException e) {
+                throw usage(e.getMessage(), e); // a resource name the backend cannot take
+            }
+            return runUnder(lock, lease);
+        }
+    }
+
+    /** Opens the lock; a bad address is a usage error. No connection is made yet for Redis. */
+    private DistributedLock<? extends Lease> open(Backend backend) {
+        try {
+            return backend.open();
+        } catch (IllegalArgumentException e) {
+            throw usage(e.getMessage(), e);
+        }
+    }
+
+    private Lease acquire(DistributedLock<? extends Lease> lock, Kind kind) {
+        if (kind == Kind.ZOOKEEPER && wait.isZero()) {
+            // acquire(..., 0) makes its one attempt without waiting for the first connection of the
+            // client just made; tryAcquire waits for it (up to the connection timeout).
+            Optional<? extends Lease> lease = lock.tryAcquire(resource, ttl);
+            if (lease.isPresent()) {
+                return lease.get();
+            }
+        }
+        return lock.acquire(resource, ttl, wait);
+    }
+
+    /** Runs the command under the lease, releases the lease, and returns run's exit code. */
+    private int runUnder(DistributedLock<? extends Lease> lock, Lease lease) throws InterruptedException {
+        AtomicReference<Child> started = new AtomicReference<>();
+        Thread lastResort = new Thread(() -> stopAndRelease(started.get(), lease), "quorumlock-run-exit");
+        Runtime.getRuntime().addShutdownHook(lastResort);
+        try {
+            CompletableFuture<LeaseLostException> lost =
+                    lease instanceof FencedLease fenced ? fenced.lost() : ((Redlock) lock).keepAlive(lease, ttl);
+            Child child;
+            try {
+                child = Child.start(command, environment(lease));
+            } catch (IOException e) {
+                return cannotRun(e);
+            }
+            started.set(child);
+            try (Signals signals = Signals.install(child::forward)) {
+                return new Supervision(child, lease, onLost, grace, this::report).awaitExit(lost);
+            }
+        } finally {
+            releaseQuietly(lease);
+            try {
+                Runtime.getRuntime().removeShutdownHook(lastResort);
+            } catch (IllegalStateException shuttingDown) {
+                // the hook runs, or has run: it finds the lease released
+            }
+        }
+    }
+
+    /** What the command's environment gets, and loses (null values). */
+    private Map<String, String> environment(Lease lease) {
+        Map<String, String> env = new HashMap<>();
+        env.put(LockOptions.PASSWORD_ENV, null); // the lock's secret, not the command's
+        env.put(RESOURCE_ENV, resource);
+        env.put(
+                VALID_UNTIL_ENV,
+                Instant.now()
+                        .plus(lease.remaining())
+                        .truncatedTo(ChronoUnit.MILLIS)
+                        .toString());
+        env.put(FENCING_TOKEN_ENV, lease instanceof FencedLease fenced ? Long.toString(fenced.fencingToken()) : null);
+        return env;
+    }
+
+    /** The command could not be started: one line, and the shell's exit code for it. */
+    private int cannotRun(IOException e) {
+        // "Cannot run program "x": error=2, No such file or directory"
+        Matcher errno = Pattern.compile("error=(\\d+), (.*)").matcher(String.valueOf(e.getMessage()));
+        boolean found = errno.find();
+        report("cannot run " + command.get(0) + ": " + (found ? errno.group(2) : e.getMessage()));
+        return found && errno.group(1).equals("2") ? NOT_FOUND : CANNOT_EXECUTE;
+    }
+
+    /** The shutdown hook: run is ending before the command did (SIGHUP, an error): stop it, then release. */
+    private void stopAndRelease(Child child, Lease lease) {
+        if (child != null && child.isAlive()) {
+            child.terminate();
+            try {
+                child.awaitTerminatedOrKill(System.nanoTime() + grace.toNanos());
+            } catch (InterruptedException e) {
+                child.kill();
+            }
+        }
+        releaseQuietly(lease);
+    }
+
+    private static void releaseQuietly(Lease lease) {
+        try {
+            lease.release();
+        } catch (RuntimeException e) {
+            // The lease ends with its TTL; the library logged what went wrong.
+        }
+    }
+
+    /**
+     * Turns off the library's log lines that say what run reports itself in one line (a lost lease,
+     * a node refusing the connection, which the refusal's evidence names), unless -v asks for more.
+     * Takes effect because these loggers are made only once the lock is opened.
+     */
+    private static void quietLinesRunReportsItself() {
+        if (Verbosity.isVerbose()) {
+            return;
+        }
+        for (String logger : REPORTED_BY_RUN) {
+            String property = "org.slf4j.simpleLogger.log." + logger;
+            if (System.getProperty(property) == null) {
+                System.setProperty(property, "off");
+            }
+        }
+    }
+
+    /** One line on stderr, as {@code quorumlock run: ...}. */
+    private void report(String line) {
+        PrintWriter err = spec.commandLine().getErr();
+        err.println(spec.qualifiedName() + ": " + line.replace('\n', ' '));
+        err.flush();
+    }
+
+    private ParameterException usage(String message) {
+        return new ParameterException(spec.commandLine(), message);
+    }
+
+    private ParameterException usage(String message, Exception cause) {
+        return new ParameterException(spec.commandLine(), message, cause);
+    }
+
+    private void require(boolean valid, String message) {
+        if (!valid) {
+            throw usage(message);
+        }
+    }
+
+    private Duration notNegative(String option, Duration value, String remedy) {
+        require(!value.isNegative(), option + " must not be negative, was " + Formats.duration(value) + ": " + remedy);
+        return value;
+    }
+
+    private static boolean isPositive(Duration duration) {
+        return !duration.isNegative() && !duration.isZero();
+    }
+
+    /**
+     * Everything from the first positional argument on is the command's, options included: {@code
+     * quorumlock run --resource r sh -c 'exit 7'} runs {@code sh -c 'exit 7'}.
+     */
+    static final class CommandStartsAtFirstPositional implements IModelTransformer {
+        @Override
+        public CommandSpec transform(CommandSpec commandSpec) {
+            commandSpec.parser().stopAtPositional(true);
+            return commandSpec;
+        }
+    }
+}

@@ -1,0 +1,266 @@
+package io.quorumlock.cli.run;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.quorumlock.testkit.RedisServer;
+import io.quorumlock.testkit.RedisServersExtension;
+import io.quorumlock.testkit.TestTime;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.api.io.TempDir;
+import redis.clients.jedis.Jedis;
+
+/**
+ * {@code quorumlock run} over three real Redis nodes (Redlock), as separate processes: mutual
+ * exclusion, waiting, a lease lost to frozen nodes, exit codes and signals.
+ *
+ * <p>The restart guard stays on, as {@code run} uses it (on with several nodes): a node up for less
+ * than the TTL does not vote. So these runs use a TTL of 2 s, and each test first waits until the
+ * nodes have been up longer than that (only the first test of the class waits).
+ */
+@Timeout(value = 90, unit = TimeUnit.SECONDS, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
+class RunRedisIT {
+
+    @RegisterExtension
+    static final RedisServersExtension redis = RedisServersExtension.nodes(3);
+
+    private static final Duration TTL = Duration.ofSeconds(2);
+    private static final Duration GRACE = Duration.ofSeconds(1);
+
+    @TempDir
+    Path dir;
+
+    private String nodes;
+
+    @BeforeEach
+    void nodesOlderThanTheTtl() {
+        nodes = String.join(",", redis.uris());
+        for (int i = 0; i < redis.size(); i++) {
+            RedisServer node = redis.get(i);
+            // uptime_in_seconds is whole seconds: one more than the TTL is surely older than it.
+            TestTime.await(
+                    Duration.ofSeconds(10),
+                    () -> uptimeSeconds(node) > TTL.toSeconds() + 1,
+                    node + " to be up longer than the TTL, for the restart guard");
+        }
+    }
+
+    private static long uptimeSeconds(RedisServer node) {
+        try (Jedis jedis = node.connect(Duration.ofSeconds(1))) {
+            return jedis.info("server")
+                    .lines()
+                    .filter(line -> line.startsWith("uptime_in_seconds:"))
+                    .mapToLong(line -> Long.parseLong(
+                            line.substring("uptime_in_seconds:".length()).trim()))
+                    .findFirst()
+                    .orElseThrow();
+        }
+    }
+
+    /** {@code run} over the three nodes with a 2 s TTL, and more options, then {@code --} and the command. */
+    private RunProcess run(Map<String, String> env, List<String> options, String... command) {
+        List<String> args =
+                new ArrayList<>(List.of("--redis", nodes, "--resource", "job", "--ttl", TTL.toMillis() + "ms"));
+        args.addAll(options);
+        args.add("--");
+        args.addAll(List.of(command));
+        return RunProcess.start(dir, env, args.toArray(String[]::new));
+    }
+
+    private RunProcess run(List<String> options, String... command) {
+        return run(Map.of(), options, command);
+    }
+
+    private List<String> lines(String file) throws IOException {
+        Path path = dir.resolve(file);
+        return Files.exists(path) ? Files.readAllLines(path) : List.of();
+    }
+
+    /** The begin/end lines of the children that wrote {@code file}, checked to come in pairs, never interleaved. */
+    private List<String> exclusivePairs(String file) throws IOException {
+        List<String> lines = lines(file);
+        assertThat(lines.size() % 2).as("whole pairs: " + lines).isZero();
+        for (int i = 0; i < lines.size(); i += 2) {
+            assertThat(lines.get(i)).as("line " + i + " of " + lines).startsWith("begin ");
+            assertThat(lines.get(i + 1))
+                    .as("the same child ends before another begins: " + lines)
+                    .isEqualTo("end " + lines.get(i).substring("begin ".length()));
+        }
+        return lines;
+    }
+
+    private String critical(String file) {
+        Path f = dir.resolve(file);
+        return "echo begin $$ >> " + f + "; sleep 1; echo end $$ >> " + f;
+    }
+
+    @Test
+    void twoRunsAtOnceNeverOverlapAndTheLoserExits75WithOneLineSayingWhy() throws Exception {
+        try (RunProcess a = run(List.of(), "sh", "-c", critical("f"));
+                RunProcess b = run(List.of(), "sh", "-c", critical("f"))) {
+            int codeA = a.exitCode();
+            int codeB = b.exitCode();
+
+            assertThat(List.of(codeA, codeB)).as(a.err() + b.err()).containsExactlyInAnyOrder(0, 75);
+            RunProcess loser = codeA == 75 ? a : b;
+            assertThat(loser.err().lines().toList())
+                    .singleElement()
+                    .asString()
+                    .startsWith("quorumlock run: lock 'job' not acquired (one attempt, --wait 0; ")
+                    .containsPattern(
+                            "[01] of 3 votes, 2 needed\\): held by another owner: redis://127\\.0\\.0\\.1:\\d+");
+            assertThat(exclusivePairs("f")).as("only the winner ran").hasSize(2);
+            assertThat(a.out() + b.out()).isEmpty();
+        }
+    }
+
+    @Test
+    void withWaitTheSecondRunsAfterTheFirst() throws Exception {
+        try (RunProcess a = run(List.of("--wait", "10s"), "sh", "-c", critical("f"));
+                RunProcess b = run(List.of("--wait", "10s"), "sh", "-c", critical("f"))) {
+            assertThat(a.exitCode()).as(a.err()).isZero();
+            assertThat(b.exitCode()).as(b.err()).isZero();
+            assertThat(exclusivePairs("f")).hasSize(4);
+            assertThat(a.err() + b.err()).isEmpty();
+        }
+    }
+
+    @Test
+    void aLeaseLostToFrozenNodesTerminatesTheCommandThenKillsItAfterTheGraceAndExits76() throws Exception {
+        Path started = dir.resolve("started");
+        // The command ignores SIGTERM, so only the SIGKILL after --grace ends it and its sleep.
+        String script = "trap '' TERM; sleep 60 & echo $$ $! > " + started + "; wait; wait; echo finished";
+        try (RunProcess run = run(List.of("--grace", GRACE.toMillis() + "ms"), "sh", "-c", script)) {
+            TestTime.await(Duration.ofSeconds(20), () -> Files.exists(started) && size(started) > 0, "the command");
+            List<Long> pids = pids(started);
+            redis.get(0).pause();
+            redis.get(1).pause();
+            long frozen = System.nanoTime();
+
+            assertThat(run.exitCode()).as(run.err()).isEqualTo(76);
+            Duration took = Duration.ofNanos(System.nanoTime() - frozen);
+            assertThat(took).isLessThan(TestTime.scaled(TTL.plus(GRACE).plusSeconds(1)));
+            assertThat(took).as("SIGKILL only after the grace").isGreaterThanOrEqualTo(GRACE);
+            assertThat(run.err().lines().toList())
+                    .singleElement()
+                    .asString()
+                    .startsWith("quorumlock run: lease on 'job' lost: extension got ")
+                    .contains("timed out", "stopping the command: SIGTERM now, SIGKILL after --grace 1.00 s");
+            assertThat(run.out()).isEmpty();
+            for (long pid : pids) {
+                TestTime.await(Duration.ofSeconds(2), () -> isGone(pid), "process " + pid + " to be gone");
+            }
+        }
+    }
+
+    @Test
+    void onLostContinueReportsTheLossAndLetsTheCommandFinishWithItsOwnCode() throws Exception {
+        Path started = dir.resolve("started");
+        Path proceed = dir.resolve("proceed");
+        String script = "echo $$ > " + started + "; while [ ! -e " + proceed + " ]; do sleep 0.05; done; exit 4";
+        try (RunProcess run = run(List.of("--on-lost=continue"), "sh", "-c", script)) {
+            TestTime.await(Duration.ofSeconds(20), () -> Files.exists(started), "the command");
+            redis.get(0).pause();
+            redis.get(1).pause();
+            TestTime.await(Duration.ofSeconds(5), () -> !run.err().isEmpty(), "the report of the loss");
+            assertThat(run.isAlive()).isTrue();
+            Files.writeString(proceed, "");
+
+            assertThat(run.exitCode()).as(run.err()).isEqualTo(4);
+            assertThat(run.err().lines().toList())
+                    .singleElement()
+                    .asString()
+                    .startsWith("quorumlock run: lease on 'job' lost: extension got ")
+                    .endsWith("; the command goes on (--on-lost=continue), though another holder may now run at the"
+                            + " same time");
+        }
+    }
+
+    @Test
+    void exitsWithTheCommandsExitCodeAnd128PlusTheSignalThatEndedIt() throws Exception {
+        try (RunProcess seven = run(List.of(), "sh", "-c", "exit 7")) {
+            assertThat(seven.exitCode()).as(seven.err()).isEqualTo(7);
+            assertThat(seven.err()).isEmpty();
+        }
+        try (RunProcess killed = run(List.of(), "sh", "-c", "kill -KILL $$")) {
+            assertThat(killed.exitCode()).as(killed.err()).isEqualTo(128 + 9);
+            assertThat(killed.err()).isEmpty();
+        }
+    }
+
+    @Test
+    void sigtermToRunReachesTheCommandAndTheLockIsReleasedAfterItExits() throws Exception {
+        Path started = dir.resolve("started");
+        Path marker = dir.resolve("marker");
+        String script = "trap 'echo TERM > " + marker + "; kill $p; exit 3' TERM; sleep 60 & p=$!; echo $$ > " + started
+                + "; wait $p";
+        try (RunProcess run = run(List.of(), "sh", "-c", script)) {
+            TestTime.await(Duration.ofSeconds(20), () -> Files.exists(started), "the command");
+            run.terminate();
+
+            assertThat(run.exitCode()).as(run.err()).isEqualTo(3);
+            assertThat(Files.readString(marker)).isEqualTo("TERM\n");
+            assertThat(run.err()).isEmpty();
+        }
+        try (RunProcess next = run(List.of(), "true")) {
+            assertThat(next.exitCode())
+                    .as("released: the next run acquires at once; " + next.err())
+                    .isZero();
+        }
+    }
+
+    @Test
+    void theCommandSeesTheResourceAndTheLeasesEndButNoTokenAndNoPassword() throws Exception {
+        Instant before = Instant.now();
+        try (RunProcess run = run(
+                Map.of("QUORUMLOCK_FENCING_TOKEN", "999", "QUORUMLOCK_REDIS_PASSWORD", ""),
+                List.of(),
+                "sh",
+                "-c",
+                "echo \"$QUORUMLOCK_RESOURCE|$QUORUMLOCK_VALID_UNTIL|${QUORUMLOCK_FENCING_TOKEN-unset}|"
+                        + "${QUORUMLOCK_REDIS_PASSWORD-unset}\"")) {
+            assertThat(run.exitCode()).as(run.err()).isZero();
+            String[] seen = run.out().trim().split("\\|", -1);
+            assertThat(seen[0]).isEqualTo("job");
+            Instant validUntil = Instant.parse(seen[1]);
+            assertThat(validUntil).isAfter(before).isBefore(Instant.now().plus(TTL));
+            assertThat(seen[2]).as("a Redis lease has no fencing token").isEqualTo("unset");
+            assertThat(seen[3]).isEqualTo("unset");
+        }
+    }
+
+    private static long size(Path file) {
+        try {
+            return Files.size(file);
+        } catch (IOException e) {
+            return 0;
+        }
+    }
+
+    /** Not running: exited, or a zombie that its new parent has not reaped yet. */
+    private static boolean isGone(long pid) {
+        try {
+            String stat = Files.readString(Path.of("/proc", Long.toString(pid), "stat"));
+            return stat.charAt(stat.lastIndexOf(')') + 2) == 'Z';
+        } catch (IOException e) {
+            return true;
+        }
+    }
+
+    private static List<Long> pids(Path file) throws IOException {
+        return List.of(Files.readString(file).trim().split(" ")).stream()
+                .map(Long::parseLong)
+                .toList();
+    }
+}

@@ -1,0 +1,106 @@
+package io.quorumlock.cli.run;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.quorumlock.testkit.TestTime;
+import io.quorumlock.testkit.ZooKeeperServers;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.concurrent.TimeUnit;
+import org.apache.curator.test.TestingServer;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+/** {@code quorumlock run} on a fenced lock: a real ZooKeeper server (curator-test, in this JVM). */
+@Timeout(value = 90, unit = TimeUnit.SECONDS, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
+class RunZooKeeperIT {
+
+    private static final String SHOW_ENV =
+            "echo \"$QUORUMLOCK_FENCING_TOKEN|$QUORUMLOCK_RESOURCE|$QUORUMLOCK_VALID_UNTIL\"";
+
+    @TempDir
+    static Path zkDir;
+
+    private static TestingServer zooKeeper;
+
+    @TempDir
+    Path dir;
+
+    @BeforeAll
+    static void startZooKeeper() throws Exception {
+        zooKeeper = ZooKeeperServers.server(zkDir);
+    }
+
+    @AfterAll
+    static void stopZooKeeper() throws Exception {
+        if (zooKeeper != null) {
+            zooKeeper.close();
+        }
+    }
+
+    private RunProcess run(String... args) {
+        String[] all = new String[args.length + 4];
+        all[0] = "--zookeeper";
+        all[1] = zooKeeper.getConnectString();
+        all[2] = "--resource";
+        all[3] = "invoice-numbers";
+        System.arraycopy(args, 0, all, 4, args.length);
+        return RunProcess.start(dir, all);
+    }
+
+    /** The token, resource and lease end one run's command saw, checked. */
+    private long tokenSeenByOneRun() throws Exception {
+        Instant before = Instant.now();
+        try (RunProcess run = run("--", "sh", "-c", SHOW_ENV)) {
+            assertThat(run.exitCode()).as(run.err()).isZero();
+            assertThat(run.err()).isEmpty();
+            String[] seen = run.out().trim().split("\\|", -1);
+            assertThat(seen).hasSize(3);
+            assertThat(seen[1]).isEqualTo("invoice-numbers");
+            // A ZooKeeper lease lives as long as its session: the end as granted is a session timeout away.
+            assertThat(Instant.parse(seen[2]))
+                    .isAfter(before)
+                    .isBefore(Instant.now().plusSeconds(60));
+            long token = Long.parseLong(seen[0]);
+            assertThat(token).isPositive();
+            return token;
+        }
+    }
+
+    @Test
+    void eachRunsCommandSeesAFencingTokenLargerThanTheRunBefore() throws Exception {
+        long first = tokenSeenByOneRun();
+        long second = tokenSeenByOneRun();
+        long third = tokenSeenByOneRun();
+
+        assertThat(second).isGreaterThan(first);
+        assertThat(third).isGreaterThan(second);
+    }
+
+    @Test
+    void aBusyLockNamesItsHolderAndExits75() throws Exception {
+        Path started = dir.resolve("started");
+        Path proceed = dir.resolve("proceed");
+        try (RunProcess holder =
+                run("--", "sh", "-c", "touch " + started + "; while [ ! -e " + proceed + " ]; do sleep 0.05; done")) {
+            TestTime.await(Duration.ofSeconds(30), () -> Files.exists(started), "the first run's command");
+            try (RunProcess second =
+                    run("--", "touch", dir.resolve("second-ran").toString())) {
+                assertThat(second.exitCode()).as(second.err()).isEqualTo(75);
+                assertThat(second.err().lines().toList())
+                        .singleElement()
+                        .asString()
+                        .startsWith("quorumlock run: lock 'invoice-numbers' not acquired (one attempt, --wait 0):"
+                                + " held by another owner: zookeeper://");
+                assertThat(dir.resolve("second-ran")).doesNotExist();
+            }
+            Files.writeString(proceed, "");
+            assertThat(holder.exitCode()).as(holder.err()).isZero();
+        }
+    }
+}
