@@ -119,6 +119,23 @@ public final class Processes {
         }
     }
 
+    /**
+     * True if the process runs: alive and not a zombie. A killed process whose parent died is
+     * reaped late by init; as a zombie it holds nothing but its pid.
+     */
+    public static boolean isRunning(ProcessHandle process) {
+        if (!process.isAlive()) {
+            return false;
+        }
+        try {
+            String stat =
+                    Files.readString(Path.of("/proc", Long.toString(process.pid()), "stat"), StandardCharsets.US_ASCII);
+            return stat.charAt(stat.lastIndexOf(')') + 2) != 'Z';
+        } catch (IOException | RuntimeException gone) {
+            return process.isAlive(); // not Linux, or gone meanwhile
+        }
+    }
+
     /** True if process {@code pid} is stopped (SIGSTOP) now; false if it runs, is gone, or this is not Linux. */
     public static boolean isStopped(long pid) {
         return isStopped(Path.of("/proc", Long.toString(pid), "stat"));

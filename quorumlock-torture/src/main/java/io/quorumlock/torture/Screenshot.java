@@ -1,5 +1,6 @@
 package io.quorumlock.torture;
 
+import io.quorumlock.testkit.Processes;
 import java.awt.image.BufferedImage;
 import java.io.File;
 import java.io.IOException;
@@ -251,7 +252,7 @@ public final class Screenshot {
         processes.forEach(ProcessHandle::destroyForcibly);
         long deadline = System.nanoTime() + GRACE.toNanos();
         for (ProcessHandle p : processes) {
-            while (running(p) && System.nanoTime() < deadline) {
+            while (Processes.isRunning(p) && System.nanoTime() < deadline) {
                 try {
                     Thread.sleep(10);
                 } catch (InterruptedException e) {
@@ -259,22 +260,9 @@ public final class Screenshot {
                     return;
                 }
             }
-            if (running(p)) {
+            if (Processes.isRunning(p)) {
                 log.warn("Chromium process {} survived SIGKILL for {}", p.pid(), GRACE);
             }
-        }
-    }
-
-    /** Alive and not a zombie (the orphans' reaper, init, takes its time; a zombie holds nothing). */
-    private static boolean running(ProcessHandle p) {
-        if (!p.isAlive()) {
-            return false;
-        }
-        try {
-            String stat = Files.readString(Path.of("/proc", Long.toString(p.pid()), "stat"));
-            return stat.charAt(stat.lastIndexOf(')') + 2) != 'Z';
-        } catch (IOException | RuntimeException e) {
-            return p.isAlive();
         }
     }
 

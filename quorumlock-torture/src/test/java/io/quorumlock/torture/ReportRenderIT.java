@@ -9,6 +9,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
+import io.quorumlock.testkit.Processes;
+import io.quorumlock.testkit.TestTime;
 import io.quorumlock.torture.Event.Op;
 import java.awt.image.BufferedImage;
 import java.nio.file.Files;
@@ -208,10 +210,13 @@ class ReportRenderIT {
                 .hasMessageContaining("did not render")
                 .hasMessageContaining("killed");
 
-        assertThat(ProcessHandle.current().descendants().filter(ProcessHandle::isAlive))
-                .as("processes left by the test JVM")
-                .isEmpty();
+        // SIGKILLed processes take a moment to go, and init reaps the orphaned zombies late.
+        TestTime.await(
+                Duration.ofSeconds(5),
+                () -> ProcessHandle.current().descendants().noneMatch(Processes::isRunning),
+                "the killed Chromium processes to be gone");
         assertThat(ProcessHandle.allProcesses()
+                        .filter(Processes::isRunning)
                         .filter(p -> p.info().commandLine().orElse("").contains("quorumlock-chromium-")))
                 .as("Chromium processes left")
                 .isEmpty();

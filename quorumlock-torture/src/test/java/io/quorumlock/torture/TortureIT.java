@@ -3,6 +3,7 @@ package io.quorumlock.torture;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.quorumlock.testkit.EtcdCluster;
+import io.quorumlock.testkit.Processes;
 import io.quorumlock.testkit.RedisServer;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -92,7 +93,7 @@ class TortureIT {
             assertThat(dirs.filter(Files::isDirectory).count())
                     .isEqualTo(result.outcomes().size());
         }
-        assertThat(ProcessHandle.current().descendants().filter(ProcessHandle::isAlive))
+        assertThat(ProcessHandle.current().descendants().filter(Processes::isRunning))
                 .as("client processes and servers left behind")
                 .isEmpty();
     }
