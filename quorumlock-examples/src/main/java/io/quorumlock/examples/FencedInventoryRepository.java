@@ -16,9 +16,13 @@ import javax.sql.DataSource;
  * stays. The token must come from a consensus system (ZooKeeper's zxid, etcd's revision), never
  * from a TTL lock alone.
  *
- * <p>Two limits of this form, which {@link FencedStockService} with {@code JdbcFence} lifts: the
- * comparison is strict ({@code last_token < ?}), so one lease cannot write the same row twice; and
- * every table that the lock protects needs its own {@code last_token} column.
+ * <p>Three limits of this form, which {@link FencedStockService} with {@code JdbcFence} lifts: the
+ * comparison is strict ({@code last_token < ?}), so one lease cannot write the same row twice;
+ * every table that the lock protects needs its own {@code last_token} column; and the read is not
+ * fenced. In a read-modify-write, a holder whose lease ran out after its read can still write
+ * before the new holder does (its token is then still the newest the row has seen), and the new
+ * holder, who read the same value, overwrites it: a lost update. Fence the read as well, in the
+ * same transaction as the write, as {@link FencedStockService} does.
  */
 public final class FencedInventoryRepository {
 

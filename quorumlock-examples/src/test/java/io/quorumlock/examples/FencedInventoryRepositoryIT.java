@@ -46,4 +46,21 @@ class FencedInventoryRepositoryIT {
         assertThat(repository.findStock("SKU-42")).hasValue(8);
         assertThat(repository.updateStock("SKU-7", 1, 99)).isFalse(); // no such SKU
     }
+
+    /**
+     * The limit of fencing only the write: A (token 33) reads, its lease runs out, B (token 34)
+     * reads the same stock; A's write lands first, its token still the newest the row has seen,
+     * then B's. Two units sold, one recorded. FencedStockService fences the read too.
+     */
+    @ParameterizedTest
+    @EnumSource(Engine.class)
+    void anUnfencedReadLetsAnExpiredHoldersWriteLandFirstAndLoseAnUpdate(Engine engine) throws Exception {
+        FencedInventoryRepository repository = repository(engine);
+        int seenByA = repository.findStock("SKU-42").orElseThrow();
+        int seenByB = repository.findStock("SKU-42").orElseThrow(); // B holds the lock now
+
+        assertThat(repository.updateStock("SKU-42", seenByA - 1, 33)).isTrue(); // A is not refused
+        assertThat(repository.updateStock("SKU-42", seenByB - 1, 34)).isTrue();
+        assertThat(repository.findStock("SKU-42")).hasValue(9); // 2 sold, 1 recorded
+    }
 }
