@@ -26,8 +26,22 @@ public interface DistributedLock<L extends Lease> extends AutoCloseable {
      * Runs {@code work} while holding the lock, keeping the lease alive, and releases it after.
      * If the lease is lost meanwhile, the thread running the work is interrupted and the call
      * ends with {@link LeaseLostException}, whatever the work returned.
+     *
+     * @throws LockUnavailableException if the lock could not be acquired within {@code maxWait}
      */
-    <T, X extends Exception> T withLock(String resource, Duration ttl, Duration maxWait, CriticalSection<T, X> work)
+    default <T, X extends Exception> T withLock(
+            String resource, Duration ttl, Duration maxWait, CriticalSection<T, X> work) throws X {
+        java.util.Objects.requireNonNull(work, "work");
+        return withLease(resource, ttl, maxWait, lease -> work.run());
+    }
+
+    /**
+     * As {@link #withLock}, and hands the work its lease: a fenced write passes {@code
+     * lease.fencingToken()} to the storage, such as {@code fence.check(tx, lease)}.
+     *
+     * @throws LockUnavailableException if the lock could not be acquired within {@code maxWait}
+     */
+    <T, X extends Exception> T withLease(String resource, Duration ttl, Duration maxWait, LeasedSection<L, T, X> work)
             throws X;
 
     @Override

@@ -1,10 +1,10 @@
 package io.quorumlock.redis;
 
-import io.quorumlock.CriticalSection;
 import io.quorumlock.CriticalSections;
 import io.quorumlock.DistributedLock;
 import io.quorumlock.Lease;
 import io.quorumlock.LeaseLostException;
+import io.quorumlock.LeasedSection;
 import io.quorumlock.LockUnavailableException;
 import io.quorumlock.NodeOutcome;
 import io.quorumlock.NodeOutcome.Vote;
@@ -160,11 +160,12 @@ public final class Redlock implements DistributedLock<Lease> {
      * @throws X what the work throws, when the lease held throughout
      */
     @Override
-    public <T, X extends Exception> T withLock(
-            String resource, Duration ttl, Duration maxWait, CriticalSection<T, X> work) throws X {
+    public <T, X extends Exception> T withLease(
+            String resource, Duration ttl, Duration maxWait, LeasedSection<Lease, T, X> work) throws X {
         Objects.requireNonNull(work, "work");
         Lease lease = acquire(resource, ttl, maxWait);
-        return CriticalSections.run(lease, keepAlive(lease, ttl), work); // its release stops the watchdog
+        // Its release stops the watchdog.
+        return CriticalSections.run(lease, keepAlive(lease, ttl), () -> work.run(lease));
     }
 
     /**

@@ -259,6 +259,19 @@ class RedlockIT {
     }
 
     @Test
+    void withLeaseHandsTheWorkItsLeaseAndReleasesItAfter() {
+        Redlock redlock = client(3);
+        Lease seen = redlock.withLease("r", Duration.ofSeconds(5), WAIT, lease -> {
+            assertThat(lease.resource()).isEqualTo("r");
+            assertThat(lease.isValid()).isTrue();
+            assertThat(holders(3, "r")).isEqualTo(3);
+            return lease;
+        });
+        assertThat(seen.isValid()).isFalse();
+        assertThat(holders(3, "r")).isZero();
+    }
+
+    @Test
     void withLockExtendsWhileTheWorkRuns() throws Exception {
         Redlock redlock = client(3);
         String result = redlock.withLock("r", Duration.ofMillis(400), WAIT, () -> {

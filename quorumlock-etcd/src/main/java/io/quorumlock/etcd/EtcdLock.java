@@ -12,11 +12,11 @@ import io.etcd.jetcd.lock.LockResponse;
 import io.etcd.jetcd.options.GetOption;
 import io.etcd.jetcd.options.LeaseOption;
 import io.grpc.Status;
-import io.quorumlock.CriticalSection;
 import io.quorumlock.CriticalSections;
 import io.quorumlock.DistributedLock;
 import io.quorumlock.FencedLease;
 import io.quorumlock.LeaseLostException;
+import io.quorumlock.LeasedSection;
 import io.quorumlock.LockUnavailableException;
 import io.quorumlock.NodeOutcome;
 import io.quorumlock.NodeOutcome.Vote;
@@ -200,10 +200,11 @@ public final class EtcdLock implements DistributedLock<FencedLease> {
      * @throws X what the work throws, when the lease held throughout
      */
     @Override
-    public <T, X extends Exception> T withLock(
-            String resource, Duration ttl, Duration maxWait, CriticalSection<T, X> work) throws X {
+    public <T, X extends Exception> T withLease(
+            String resource, Duration ttl, Duration maxWait, LeasedSection<FencedLease, T, X> work) throws X {
         Objects.requireNonNull(work, "work");
-        return CriticalSections.run(acquire(resource, ttl, maxWait), work);
+        FencedLease lease = acquire(resource, ttl, maxWait);
+        return CriticalSections.run(lease, () -> work.run(lease));
     }
 
     /**

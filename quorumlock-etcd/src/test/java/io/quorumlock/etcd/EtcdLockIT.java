@@ -232,6 +232,17 @@ class EtcdLockIT {
     }
 
     @Test
+    void withLeaseHandsTheWorkItsFencingToken() {
+        long first = a.withLease("fenced-work", TTL, WAIT, FencedLease::fencingToken);
+        long second = a.withLease("fenced-work", TTL, WAIT, lease -> {
+            assertThat(lockKeys("fenced-work")).hasSize(1);
+            return lease.fencingToken();
+        });
+        assertThat(second).isGreaterThan(first);
+        assertThat(lockKeys("fenced-work")).isEmpty();
+    }
+
+    @Test
     void aLeaseIsKeptAliveBeyondItsTtlAndCanBeExtended() {
         Duration ttl = Duration.ofSeconds(2);
         try (FencedLease lease = a.acquire("long-job", ttl, WAIT)) {

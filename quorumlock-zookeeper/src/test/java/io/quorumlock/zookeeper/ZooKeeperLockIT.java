@@ -292,6 +292,18 @@ class ZooKeeperLockIT {
     }
 
     @Test
+    void withLeaseHandsTheWorkItsFencingToken() throws Exception {
+        ZooKeeperLock a = newLock();
+        long first = a.withLease("fenced-work", TTL, WAIT, FencedLease::fencingToken);
+        long second = a.withLease("fenced-work", TTL, WAIT, lease -> {
+            assertThat(contenders(a, "fenced-work")).isEqualTo(1);
+            return lease.fencingToken();
+        });
+        assertThat(second).isGreaterThan(first);
+        assertThat(contenders(a, "fenced-work")).isZero();
+    }
+
+    @Test
     void withLockInterruptsTheWorkAndThrowsWhenTheSessionIsLost() throws Exception {
         ZooKeeperLock a = newLock();
         assertThat(a.withLock("work", TTL, WAIT, () -> "done")).isEqualTo("done");
