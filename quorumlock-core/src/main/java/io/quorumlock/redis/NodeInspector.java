@@ -12,7 +12,8 @@ import java.util.function.Supplier;
 /** Reads a node's INFO and CONFIG and judges it against Redlock's assumptions. */
 final class NodeInspector {
 
-    private static final String KEEP_OUT = "or keep a restarted node out of the quorum for at least the longest TTL";
+    private static final String KEEP_OUT = "or keep a restarted node out of the quorum for at least the longest TTL"
+            + " (Redlock.Builder.restartGuard, on by default with several nodes, does this for its own client)";
 
     private NodeInspector() {}
 
