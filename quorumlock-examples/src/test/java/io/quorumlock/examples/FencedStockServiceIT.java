@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.catchThrowableOfType;
 
 import io.quorumlock.jdbc.JdbcFence;
 import io.quorumlock.jdbc.StaleTokenException;
+import io.quorumlock.jdbc.TestLease;
 import io.quorumlock.testkit.PostgresServerExtension;
 import java.sql.Connection;
 import javax.sql.DataSource;

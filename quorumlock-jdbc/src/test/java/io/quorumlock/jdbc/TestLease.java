@@ -5,8 +5,11 @@ import io.quorumlock.LeaseLostException;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 
-/** A fenced lease with a given token, as a consensus lock would grant it; it never runs out. */
-record TestLease(String resource, long fencingToken) implements FencedLease {
+/**
+ * A fenced lease with a given token, as a consensus lock would grant it; it never runs out. Shared
+ * with other modules' tests through this module's test jar.
+ */
+public record TestLease(String resource, long fencingToken) implements FencedLease {
 
     @Override
     public Duration validity() {
