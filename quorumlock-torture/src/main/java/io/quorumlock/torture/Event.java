@@ -3,6 +3,7 @@ package io.quorumlock.torture;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.OptionalLong;
+import java.util.function.Consumer;
 
 /**
  * One line of a torture history: something a client invoked or observed, a fault the nemesis
@@ -118,109 +119,79 @@ public record Event(
 
     /** This event with a plain lease's token and validity. */
     public Event withLease(String token, long validityMillis) {
-        return new Event(
-                client,
-                kind,
-                op,
-                monotonicNanos,
-                wallMillis,
-                token,
-                fencingToken,
-                validityMillis,
-                read,
-                written,
-                accepted,
-                label);
+        return with(e -> {
+            e.leaseToken = token;
+            e.validityMillis = validityMillis;
+        });
     }
 
     /** This event with a fencing token. */
     public Event withFencingToken(long token) {
-        return new Event(
-                client,
-                kind,
-                op,
-                monotonicNanos,
-                wallMillis,
-                leaseToken,
-                OptionalLong.of(token),
-                validityMillis,
-                read,
-                written,
-                accepted,
-                label);
+        return with(e -> e.fencingToken = OptionalLong.of(token));
     }
 
     /** This event with the validity of the lease in milliseconds. */
     public Event withValidity(long millis) {
-        return withLease(leaseToken, millis);
+        return with(e -> e.validityMillis = millis);
     }
 
     /** This event with the value a write read and the value it writes. */
     public Event withWrite(long readValue, long writtenValue) {
-        return new Event(
-                client,
-                kind,
-                op,
-                monotonicNanos,
-                wallMillis,
-                leaseToken,
-                fencingToken,
-                validityMillis,
-                OptionalLong.of(readValue),
-                OptionalLong.of(writtenValue),
-                accepted,
-                label);
+        return with(e -> {
+            e.read = OptionalLong.of(readValue);
+            e.written = OptionalLong.of(writtenValue);
+        });
     }
 
     /** This event with a written value (or state value) only. */
     public Event withWritten(long value) {
-        return new Event(
-                client,
-                kind,
-                op,
-                monotonicNanos,
-                wallMillis,
-                leaseToken,
-                fencingToken,
-                validityMillis,
-                read,
-                OptionalLong.of(value),
-                accepted,
-                label);
+        return with(e -> e.written = OptionalLong.of(value));
     }
 
     /** This event with whether the storage accepted the write. */
     public Event withAccepted(boolean isAccepted) {
-        return new Event(
-                client,
-                kind,
-                op,
-                monotonicNanos,
-                wallMillis,
-                leaseToken,
-                fencingToken,
-                validityMillis,
-                read,
-                written,
-                Optional.of(isAccepted),
-                label);
+        return with(e -> e.accepted = Optional.of(isAccepted));
     }
 
     /** This event with a label. */
     public Event withLabel(String text) {
+        return with(e -> e.label = text);
+    }
+
+    /** The details a {@code with...} method may change; the identity (client, kind, op, clocks) stays. */
+    private static final class Details {
+        String leaseToken;
+        OptionalLong fencingToken;
+        long validityMillis;
+        OptionalLong read;
+        OptionalLong written;
+        Optional<Boolean> accepted;
+        String label;
+    }
+
+    private Event with(Consumer<Details> change) {
+        Details e = new Details();
+        e.leaseToken = leaseToken;
+        e.fencingToken = fencingToken;
+        e.validityMillis = validityMillis;
+        e.read = read;
+        e.written = written;
+        e.accepted = accepted;
+        e.label = label;
+        change.accept(e);
         return new Event(
                 client,
                 kind,
                 op,
                 monotonicNanos,
                 wallMillis,
-                leaseToken,
-                fencingToken,
-                validityMillis,
-                read,
-                written,
-                accepted,
-                text);
+                e.leaseToken,
+                e.fencingToken,
+                e.validityMillis,
+                e.read,
+                e.written,
+                e.accepted,
+                e.label);
     }
 
     /** True for a client operation's completion: OK, FAIL or INFO. */
