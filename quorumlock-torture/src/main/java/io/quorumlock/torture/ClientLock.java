@@ -22,18 +22,42 @@ import org.apache.curator.retry.RetryNTimes;
  * One client's lock for a strategy, and the means to expire that client's session as the
  * ensemble does when it stops hearing from the client.
  */
-abstract class ClientLock implements AutoCloseable {
+final class ClientLock implements AutoCloseable {
 
     static final String ETCD_PREFIX = "torture/";
 
-    /** The lock; empty for the strategy without one. */
-    abstract DistributedLock<? extends Lease> lock();
+    /** Expires the session behind a lease, as the ensemble does when it stops hearing from the client. */
+    private interface Expiry {
+        void expire(FencedLease lease) throws Exception;
+    }
+
+    private final DistributedLock<? extends Lease> lock;
+    private final Expiry expiry;
+    private final Runnable closer;
+
+    private ClientLock(DistributedLock<? extends Lease> lock, Expiry expiry, Runnable closer) {
+        this.lock = lock;
+        this.expiry = expiry;
+        this.closer = closer;
+    }
+
+    /** The lock. */
+    DistributedLock<? extends Lease> lock() {
+        if (lock == null) {
+            throw new IllegalStateException("this strategy takes no lock");
+        }
+        return lock;
+    }
 
     /** Expires the session behind {@code lease}; a no-op where there is no session. */
-    void expire(FencedLease lease) throws Exception {}
+    void expire(FencedLease lease) throws Exception {
+        expiry.expire(lease);
+    }
 
     @Override
-    public abstract void close();
+    public void close() {
+        closer.run();
+    }
 
     /** Opens the lock of {@code strategy} on {@code endpoints} (comma-separated). */
     static ClientLock open(Strategy strategy, String endpoints, long sessionMillis) {
@@ -41,7 +65,7 @@ abstract class ClientLock implements AutoCloseable {
             case REDIS -> redis(strategy, List.of(endpoints.split(",")));
             case ZOOKEEPER -> zooKeeper(endpoints, sessionMillis);
             case ETCD -> etcd(endpoints);
-            case NONE -> none();
+            case NONE -> new ClientLock(null, lease -> {}, () -> {});
         };
     }
 
@@ -50,17 +74,7 @@ abstract class ClientLock implements AutoCloseable {
                 .nodes(uris)
                 .restartGuard(strategy == Strategy.REDLOCK_GUARDED)
                 .build();
-        return new ClientLock() {
-            @Override
-            DistributedLock<? extends Lease> lock() {
-                return lock;
-            }
-
-            @Override
-            public void close() {
-                lock.close();
-            }
-        };
+        return new ClientLock(lock, lease -> {}, lock::close);
     }
 
     private static ClientLock zooKeeper(String connectString, long sessionMillis) {
@@ -72,66 +86,32 @@ abstract class ClientLock implements AutoCloseable {
                 .build();
         curator.start();
         ZooKeeperLock lock = ZooKeeperLock.builder().client(curator).build();
-        return new ClientLock() {
-            @Override
-            DistributedLock<? extends Lease> lock() {
-                return lock;
-            }
-
-            @Override
-            void expire(FencedLease lease) throws Exception {
-                ZooKeeperServers.expireSession(curator, connectString);
-            }
-
-            @Override
-            public void close() {
-                lock.close();
-                curator.close();
-            }
-        };
+        return new ClientLock(lock, lease -> ZooKeeperServers.expireSession(curator, connectString), () -> {
+            lock.close();
+            curator.close();
+        });
     }
 
     private static ClientLock etcd(String endpoints) {
         Client client = Client.builder().endpoints(endpoints.split(",")).build();
         EtcdLock lock = EtcdLock.builder().client(client).keyPrefix(ETCD_PREFIX).build();
-        return new ClientLock() {
-            @Override
-            DistributedLock<? extends Lease> lock() {
-                return lock;
-            }
-
-            /** Revokes the etcd lease that holds our lock key (the key whose create revision is our token). */
-            @Override
-            void expire(FencedLease lease) throws Exception {
-                ByteSequence prefix = ByteSequence.from(ETCD_PREFIX, StandardCharsets.UTF_8);
-                List<KeyValue> keys = client.getKVClient()
-                        .get(prefix, GetOption.builder().isPrefix(true).build())
-                        .get(5, TimeUnit.SECONDS)
-                        .getKvs();
-                for (KeyValue kv : keys) {
-                    if (kv.getCreateRevision() == lease.fencingToken() && kv.getLease() != 0) {
-                        client.getLeaseClient().revoke(kv.getLease()).get(5, TimeUnit.SECONDS);
-                    }
-                }
-            }
-
-            @Override
-            public void close() {
-                lock.close();
-                client.close();
-            }
-        };
+        return new ClientLock(lock, lease -> revokeLeaseOf(client, lease), () -> {
+            lock.close();
+            client.close();
+        });
     }
 
-    private static ClientLock none() {
-        return new ClientLock() {
-            @Override
-            DistributedLock<? extends Lease> lock() {
-                throw new IllegalStateException("this strategy takes no lock");
+    /** Revokes the etcd lease that holds our lock key: the key whose create revision is our token. */
+    private static void revokeLeaseOf(Client client, FencedLease lease) throws Exception {
+        ByteSequence prefix = ByteSequence.from(ETCD_PREFIX, StandardCharsets.UTF_8);
+        List<KeyValue> keys = client.getKVClient()
+                .get(prefix, GetOption.builder().isPrefix(true).build())
+                .get(5, TimeUnit.SECONDS)
+                .getKvs();
+        for (KeyValue kv : keys) {
+            if (kv.getCreateRevision() == lease.fencingToken() && kv.getLease() != 0) {
+                client.getLeaseClient().revoke(kv.getLease()).get(5, TimeUnit.SECONDS);
             }
-
-            @Override
-            public void close() {}
-        };
+        }
     }
 }
