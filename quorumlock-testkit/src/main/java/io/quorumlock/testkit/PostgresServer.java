@@ -53,7 +53,6 @@ public final class PostgresServer implements AutoCloseable {
 
     private static final String HOST = "127.0.0.1";
     private static final String DATABASE = "postgres";
-    private static final int PORT_ATTEMPTS = 5;
     private static final int LOG_TAIL_LINES = 20;
     private static final Duration INITDB_TIMEOUT = Duration.ofSeconds(60);
     private static final Duration READY_TIMEOUT = Duration.ofSeconds(30);
@@ -80,11 +79,6 @@ public final class PostgresServer implements AutoCloseable {
 
     private boolean closed;
     private long logMark;
-
-    private enum Launch {
-        READY,
-        PORT_IN_USE
-    }
 
     private PostgresServer(PostgresBinaries.Lookup binaries) {
         this.binaries = binaries;
@@ -296,15 +290,14 @@ public final class PostgresServer implements AutoCloseable {
     }
 
     private void launchOnFreePort() {
-        for (int attempt = 1; attempt <= PORT_ATTEMPTS; attempt++) {
-            port = Processes.freePort(HOST);
-            if (launch() == Launch.READY) {
-                return;
-            }
-            log.debug("Port {} was taken before PostgreSQL could bind it; trying another", port);
-        }
-        throw new IllegalStateException(
-                "PostgreSQL could not bind a free port in " + PORT_ATTEMPTS + " attempts\n" + launchOutput());
+        Launch.onFreePort(
+                HOST,
+                "PostgreSQL",
+                free -> {
+                    port = free;
+                    return launch();
+                },
+                this::launchOutput);
     }
 
     private Launch launch() {
@@ -330,18 +323,11 @@ public final class PostgresServer implements AutoCloseable {
         } catch (IOException e) {
             throw new UncheckedIOException("Cannot run " + command.get(0), e);
         }
-        try {
-            Launch result = awaitReady();
-            if (result == Launch.READY) {
-                log.debug("Started PostgreSQL {} (postmaster pid {}, dir {})", jdbcUrl(), postmasterPid, dir);
-            } else {
-                stop();
-            }
-            return result;
-        } catch (RuntimeException e) {
-            stop();
-            throw e;
+        Launch result = Launch.settle(this::awaitReady, this::stop);
+        if (result == Launch.READY) {
+            log.debug("Started PostgreSQL {} (postmaster pid {}, dir {})", jdbcUrl(), postmasterPid, dir);
         }
+        return result;
     }
 
     /**

@@ -50,7 +50,6 @@ public final class RedisServer implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(RedisServer.class);
 
     private static final String HOST = "127.0.0.1";
-    private static final int PORT_ATTEMPTS = 5;
     private static final int LOG_TAIL_LINES = 20;
     private static final Duration READY_TIMEOUT = Duration.ofSeconds(10);
     private static final Duration CLOCK_TIMEOUT = Duration.ofSeconds(5);
@@ -68,11 +67,6 @@ public final class RedisServer implements AutoCloseable {
     private String version;
     private long logMark; // sizes of the log files when the node was last launched
     private long outMark;
-
-    private enum Launch {
-        READY,
-        PORT_IN_USE
-    }
 
     private RedisServer(Path binary, boolean persistent) {
         this.binary = binary;
@@ -348,15 +342,14 @@ public final class RedisServer implements AutoCloseable {
     }
 
     private void launchOnFreePort() {
-        for (int attempt = 1; attempt <= PORT_ATTEMPTS; attempt++) {
-            port = Processes.freePort(HOST);
-            if (launch() == Launch.READY) {
-                return;
-            }
-            log.debug("Port {} was taken before the Redis node could bind it; trying another", port);
-        }
-        throw new IllegalStateException(
-                "Redis node could not bind a free port in " + PORT_ATTEMPTS + " attempts\n" + launchOutput());
+        Launch.onFreePort(
+                HOST,
+                "The Redis node",
+                free -> {
+                    port = free;
+                    return launch();
+                },
+                this::launchOutput);
     }
 
     private Launch launch() {
@@ -395,24 +388,17 @@ public final class RedisServer implements AutoCloseable {
         }
         Process process = server.process();
         Processes.register(process, dir);
-        try {
-            Launch result = awaitReady();
-            if (result == Launch.READY) {
-                log.debug(
-                        "Started Redis {} node {} (pid {}, persistent: {}, dir {})",
-                        version,
-                        uri(),
-                        process.pid(),
-                        persistent,
-                        dir);
-            } else {
-                stop();
-            }
-            return result;
-        } catch (RuntimeException e) {
-            stop();
-            throw e;
+        Launch result = Launch.settle(this::awaitReady, this::stop);
+        if (result == Launch.READY) {
+            log.debug(
+                    "Started Redis {} node {} (pid {}, persistent: {}, dir {})",
+                    version,
+                    uri(),
+                    process.pid(),
+                    persistent,
+                    dir);
         }
+        return result;
     }
 
     /**
