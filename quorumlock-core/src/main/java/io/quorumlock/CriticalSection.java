@@ -1,10 +1,11 @@
 package io.quorumlock;
 
 /**
- * Work that runs while a lock is held. Like {@link java.util.concurrent.Callable}, but the
- * exception it may throw is a type parameter, so a lambda that throws only unchecked exceptions
- * needs no catch: {@code redlock.withLock("job", ttl, wait, () -> report.send())}. A {@code
- * Callable} fits as {@code callable::call}.
+ * Work that runs while a lock is held and returns a result. Like {@link
+ * java.util.concurrent.Callable}, but the exception it may throw is a type parameter, so a lambda
+ * that throws only unchecked exceptions needs no catch: {@code int sent =
+ * redlock.withLock("job", ttl, wait, () -> report.send())} with an {@code int send()}. A {@code
+ * Callable} fits as {@code callable::call}; work that returns nothing is a {@link CriticalRunnable}.
  *
  * @param <T> the result type
  * @param <X> the checked exception the work may throw

@@ -36,6 +36,21 @@ public interface DistributedLock<L extends Lease> extends AutoCloseable {
     }
 
     /**
+     * As {@link #withLock(String, Duration, Duration, CriticalSection)}, for work that returns
+     * nothing: {@code redlock.withLock("rebuild:cache", ttl, wait, () -> rebuildCache())}.
+     *
+     * @throws LockUnavailableException if the lock could not be acquired within {@code maxWait}
+     */
+    default <X extends Exception> void withLock(
+            String resource, Duration ttl, Duration maxWait, CriticalRunnable<X> work) throws X {
+        java.util.Objects.requireNonNull(work, "work");
+        withLease(resource, ttl, maxWait, lease -> {
+            work.run();
+            return null;
+        });
+    }
+
+    /**
      * As {@link #withLock}, and hands the work its lease: a fenced write passes {@code
      * lease.fencingToken()} to the storage, such as {@code fence.check(tx, lease)}.
      *
@@ -43,6 +58,22 @@ public interface DistributedLock<L extends Lease> extends AutoCloseable {
      */
     <T, X extends Exception> T withLease(String resource, Duration ttl, Duration maxWait, LeasedSection<L, T, X> work)
             throws X;
+
+    /**
+     * As {@link #withLease}, for work that returns nothing: {@code locks.runWithLease("sku:42", ttl,
+     * wait, lease -> fence.check(tx, lease))}. (A second {@code withLease} would make every
+     * one-argument lambda ambiguous, hence the name.)
+     *
+     * @throws LockUnavailableException if the lock could not be acquired within {@code maxWait}
+     */
+    default <X extends Exception> void runWithLease(
+            String resource, Duration ttl, Duration maxWait, LeasedRunnable<L, X> work) throws X {
+        java.util.Objects.requireNonNull(work, "work");
+        withLease(resource, ttl, maxWait, lease -> {
+            work.run(lease);
+            return null;
+        });
+    }
 
     @Override
     void close();

@@ -21,6 +21,12 @@ public record NodeOutcome(String node, Vote vote, String detail) {
         UNREACHABLE("unreachable"),
         /** The node answered with an error, or the connection broke after the request was sent. */
         ERROR("error"),
+        /**
+         * The node refused for a reason only a change of configuration fixes: a wrong, missing or
+         * unneeded password, an ACL that forbids a command the lock needs, a replica or a Redis
+         * Cluster member where an independent master belongs. The detail names the remedy.
+         */
+        MISCONFIGURED("configuration error"),
         /** The node was not counted: the outcome was decided before it answered. */
         PENDING("no reply before the decision"),
         /** The node's vote was not counted by the client's own rules. */

@@ -25,25 +25,36 @@ final class Ballot {
     private final List<String> nodes;
     private final Predicate<Vote> counts;
     private final Exclusion exclusion;
+    /** Where configuration errors are logged; null where they are not. */
+    private final Misconfigurations misconfigurations;
+
     private final NodeOutcome[] outcomes;
     private int yes;
     private int no;
     private boolean expired;
+    private boolean misconfigured;
 
     /** {@code counts} says which votes count toward the quorum. */
     Ballot(List<String> nodes, Predicate<Vote> counts) {
-        this(nodes, counts, Exclusion.NONE);
+        this(nodes, counts, Exclusion.NONE, null);
     }
 
-    /** {@code counts} says which votes count toward the quorum, {@code exclusion} which yes votes do not. */
-    Ballot(List<String> nodes, Predicate<Vote> counts, Exclusion exclusion) {
+    /**
+     * {@code counts} says which votes count toward the quorum, {@code exclusion} which yes votes do
+     * not; configuration errors go to {@code misconfigurations}, late ones included.
+     */
+    Ballot(List<String> nodes, Predicate<Vote> counts, Exclusion exclusion, Misconfigurations misconfigurations) {
         this.nodes = nodes;
         this.counts = counts;
         this.exclusion = exclusion;
+        this.misconfigurations = misconfigurations;
         this.outcomes = new NodeOutcome[nodes.size()];
     }
 
     void record(int node, NodeOutcome outcome) {
+        if (outcome.vote() == Vote.MISCONFIGURED && misconfigurations != null) {
+            misconfigurations.seen(node, outcome);
+        }
         String excluded = outcome.vote() == Vote.YES ? exclusion.why(node) : null;
         count(node, excluded == null ? outcome : new NodeOutcome(outcome.node(), Vote.EXCLUDED, excluded));
     }
@@ -53,6 +64,7 @@ final class Ballot {
             return;
         }
         outcomes[node] = outcome;
+        misconfigured |= outcome.vote() == Vote.MISCONFIGURED;
         if (counts.test(outcome.vote())) {
             yes++;
         } else {
@@ -73,6 +85,11 @@ final class Ballot {
     /** The wait for this round ran into its deadline: nodes that have not answered timed out. */
     synchronized void expire() {
         expired = true;
+    }
+
+    /** Some node refused with a configuration error. */
+    synchronized boolean misconfigured() {
+        return misconfigured;
     }
 
     synchronized int yes() {

@@ -37,7 +37,9 @@ final class Grant implements Transport.ReplyHandler {
         NodeOutcome answered = outcome;
         if (answered == null) {
             link.sendBehind(request, handler);
-        } else if (answered.vote() == Vote.HELD_BY_OTHER || answered.vote() == Vote.UNREACHABLE) {
+        } else if (answered.vote() == Vote.HELD_BY_OTHER
+                || answered.vote() == Vote.UNREACHABLE
+                || answered.vote() == Vote.MISCONFIGURED) {
             round.record(node, new NodeOutcome(answered.node(), answered.vote(), "never held the key"));
         } else {
             current.send(request, handler);

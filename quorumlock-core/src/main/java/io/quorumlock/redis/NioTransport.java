@@ -3,6 +3,7 @@ package io.quorumlock.redis;
 import io.quorumlock.NodeOutcome.Vote;
 import java.io.IOException;
 import java.io.UncheckedIOException;
+import java.nio.channels.ClosedSelectorException;
 import java.nio.channels.SelectionKey;
 import java.nio.channels.Selector;
 import java.util.List;
@@ -104,6 +105,8 @@ final class NioTransport implements Transport {
                     selector.select(this::ready, Math.max(1, TimeUnit.NANOSECONDS.toMillis(left + 999_999)));
                 } catch (IOException e) {
                     throw new UncheckedIOException("selector failed", e);
+                } catch (ClosedSelectorException e) {
+                    throw new IllegalStateException("the Redlock was closed during this call", e);
                 }
                 if (Thread.interrupted()) {
                     throw new InterruptedException();

@@ -26,16 +26,8 @@ final class NodeInspector {
         for (String section : new String[] {"server", "replication", "cluster", "persistence"}) {
             Object reply = query.apply(Request.info(section));
             if (!(reply instanceof String info)) {
-                String why = reply instanceof Resp.Failure f
-                        ? f.vote().description() + " (" + f.detail() + ")"
-                        : "INFO refused (" + ((Resp.Error) reply).message() + ")";
                 return new NodeCheck(
-                        name,
-                        "unknown",
-                        Optional.empty(),
-                        "unknown",
-                        Verdict.ERROR,
-                        List.of(why + ": start the node or remove it from the list"));
+                        name, "unknown", Optional.empty(), "unknown", Verdict.ERROR, List.of(unanswered(reply)));
             }
             text.append(info).append('\n');
         }
@@ -64,6 +56,18 @@ final class NodeInspector {
         Verdict verdict = !errors.isEmpty() ? Verdict.ERROR : !warnings.isEmpty() ? Verdict.WARNING : Verdict.OK;
         errors.addAll(warnings);
         return new NodeCheck(name, role, Optional.ofNullable(info.get("run_id")), persistence, verdict, errors);
+    }
+
+    /** Why INFO got no answer, and the remedy: a configuration error names its own. */
+    private static String unanswered(Object reply) {
+        io.quorumlock.NodeOutcome outcome = Request.info("server").outcome("", reply);
+        if (outcome.vote() == io.quorumlock.NodeOutcome.Vote.MISCONFIGURED) {
+            return outcome.vote().description() + " (" + outcome.detail() + ")";
+        }
+        if (reply instanceof Resp.Error) {
+            return "INFO refused (" + outcome.detail() + "): allow INFO for this user";
+        }
+        return outcome.vote().description() + " (" + outcome.detail() + "): start the node or remove it from the list";
     }
 
     private static String persistence(

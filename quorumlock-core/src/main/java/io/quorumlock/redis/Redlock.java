@@ -5,6 +5,7 @@ import io.quorumlock.DistributedLock;
 import io.quorumlock.Lease;
 import io.quorumlock.LeaseLostException;
 import io.quorumlock.LeasedSection;
+import io.quorumlock.LockConfigurationException;
 import io.quorumlock.LockUnavailableException;
 import io.quorumlock.NodeOutcome;
 import io.quorumlock.NodeOutcome.Vote;
@@ -66,8 +67,14 @@ public final class Redlock implements DistributedLock<Lease> {
     private final RetryPolicy retry;
     private final Ticker ticker;
     private final boolean restartGuard;
+    /** Who holds the leases of this lock: stored beside each token, so that refusals can name it. */
+    private final String holder;
     /** The longest TTL asked for so far, for the restart guard. */
     private final AtomicLong longestTtlNanos = new AtomicLong();
+    /** Each node's configuration error, logged once rather than on every retry. */
+    private final Misconfigurations misconfigurations;
+
+    private volatile boolean closed;
 
     private final SecureRandom random = new SecureRandom();
     private final Watchdog watchdog = new Watchdog();
@@ -79,7 +86,8 @@ public final class Redlock implements DistributedLock<Lease> {
             double driftFactor,
             RetryPolicy retry,
             Ticker ticker,
-            boolean restartGuard) {
+            boolean restartGuard,
+            String holder) {
         this.transport = transport;
         this.names = List.copyOf(names);
         this.nodeTimeout = nodeTimeout;
@@ -88,6 +96,8 @@ public final class Redlock implements DistributedLock<Lease> {
         this.retry = retry;
         this.ticker = ticker;
         this.restartGuard = restartGuard;
+        this.holder = holder;
+        this.misconfigurations = new Misconfigurations(names.size());
     }
 
     /** Starts the configuration of a lock. */
@@ -111,21 +121,34 @@ public final class Redlock implements DistributedLock<Lease> {
      * @return the lease, or empty if no quorum granted it with validity left (the attempt then
      *     released whatever it had taken)
      * @throws IllegalArgumentException if the resource is empty or the TTL unusable
+     * @throws LockConfigurationException if it was not granted and a node refused with a
+     *     configuration error (a wrong password, a replica)
+     * @throws IllegalStateException if this lock is closed
      */
     @Override
     public Optional<Lease> tryAcquire(String resource, Duration ttl) {
-        return attempt(checkResource(resource), checkTtl(ttl)).lease();
+        ensureOpen();
+        Attempt attempt = attempt(checkResource(resource), checkTtl(ttl));
+        if (attempt.lease().isEmpty() && attempt.misconfigured()) {
+            throw new LockConfigurationException(resource, 1, attempt.outcomes());
+        }
+        return attempt.lease();
     }
 
     /**
      * Locks {@code resource} for {@code ttl}, retrying with jittered backoff until {@code maxWait}
      * has passed. A {@code maxWait} of zero makes exactly one attempt.
      *
-     * @throws LockUnavailableException if no attempt succeeded in time, with the votes of the last one
+     * @throws LockUnavailableException if no attempt succeeded in time, with the votes of the last
+     *     one, each {@code held by another owner} naming the holder where it could be read
+     * @throws LockConfigurationException at once, without waiting further, if an attempt was not
+     *     granted and a node refused with a configuration error (a wrong password, a replica)
      * @throws QuorumLockException if the thread was interrupted while waiting (the interrupt flag stays set)
+     * @throws IllegalStateException if this lock is closed
      */
     @Override
     public Lease acquire(String resource, Duration ttl, Duration maxWait) {
+        ensureOpen();
         checkResource(resource);
         checkTtl(ttl);
         Objects.requireNonNull(maxWait, "maxWait");
@@ -139,10 +162,18 @@ public final class Redlock implements DistributedLock<Lease> {
             if (attempt.lease().isPresent()) {
                 return attempt.lease().get();
             }
+            if (attempt.misconfigured()) {
+                throw new LockConfigurationException(resource, attempts, attempt.outcomes());
+            }
             long waited = ticker.nanos() - start;
             if (!retry.pauseBeforeNextAttempt(attempts, budget - waited, resource)) {
                 throw new LockUnavailableException(
-                        resource, Duration.ofNanos(waited), attempts, attempt.votes(), quorum(), attempt.outcomes());
+                        resource,
+                        Duration.ofNanos(waited),
+                        attempts,
+                        attempt.votes(),
+                        quorum(),
+                        withHolders(resource, attempt.outcomes()));
             }
         }
     }
@@ -163,6 +194,7 @@ public final class Redlock implements DistributedLock<Lease> {
     public <T, X extends Exception> T withLease(
             String resource, Duration ttl, Duration maxWait, LeasedSection<Lease, T, X> work) throws X {
         Objects.requireNonNull(work, "work");
+        ensureOpen();
         Lease lease = acquire(resource, ttl, maxWait);
         // Its release stops the watchdog.
         return CriticalSections.run(lease, keepAlive(lease, ttl), () -> work.run(lease));
@@ -184,6 +216,7 @@ public final class Redlock implements DistributedLock<Lease> {
      * @throws IllegalStateException if the lease was released or is already kept alive
      */
     public CompletableFuture<LeaseLostException> keepAlive(Lease lease, Duration ttl) {
+        ensureOpen();
         if (!(lease instanceof RedlockLease own) || !own.grantedBy(this)) {
             throw new IllegalArgumentException("the lease was not granted by this Redlock: " + lease);
         }
@@ -208,6 +241,7 @@ public final class Redlock implements DistributedLock<Lease> {
      * milliseconds per node; an unreachable node costs the node timeout.
      */
     public NodeCheckReport checkNodes() {
+        ensureOpen();
         List<NodeCheck> checks = new ArrayList<>(names.size());
         for (int i = 0; i < names.size(); i++) {
             int node = i;
@@ -217,9 +251,14 @@ public final class Redlock implements DistributedLock<Lease> {
         return new NodeCheckReport(NodeInspector.flagSameServers(checks));
     }
 
-    /** Stops the watchdog and closes every connection; deletes still owed an answer are left to the TTL. */
+    /**
+     * Stops the watchdog and closes every connection; deletes still owed an answer are left to the
+     * TTL. Every later call on this lock, and on the leases it granted, throws {@link
+     * IllegalStateException}. Idempotent.
+     */
     @Override
     public void close() {
+        closed = true;
         watchdog.close();
         transport.close();
     }
@@ -227,19 +266,19 @@ public final class Redlock implements DistributedLock<Lease> {
     // ---- one round of the algorithm --------------------------------------------------------------
 
     /** The result of one attempt: the lease if granted, and the evidence either way. */
-    record Attempt(Optional<Lease> lease, int votes, List<NodeOutcome> outcomes) {}
+    record Attempt(Optional<Lease> lease, int votes, List<NodeOutcome> outcomes, boolean misconfigured) {}
 
     /** The result of one extension round. */
     record Round(boolean held, int votes, List<NodeOutcome> outcomes) {}
 
     Attempt attempt(String resource, Duration ttl) {
-        String token = newToken();
+        String token = newToken() + " " + holder; // compared whole: the holder is part of the token
         long ttlMillis = ttl.toMillis();
         Grant[] grants = new Grant[names.size()];
         Transport.Lane lane = transport.borrow();
         try {
             long start = ticker.nanos();
-            Ballot ballot = new Ballot(names, GRANTED, restartGuard(start, ttlMillis));
+            Ballot ballot = new Ballot(names, GRANTED, restartGuard(start, ttlMillis), misconfigurations);
             Request set = Request.setIfAbsent(resource, token, ttlMillis);
             for (int i = 0; i < grants.length; i++) {
                 grants[i] = new Grant(ballot, i, lane.link(i));
@@ -258,7 +297,7 @@ public final class Redlock implements DistributedLock<Lease> {
                         validity / 1_000_000,
                         token.substring(0, 8));
                 RedlockLease lease = new RedlockLease(this, resource, token, grants, validity, now + validity);
-                return new Attempt(Optional.of(lease), yes, ballot.outcomes());
+                return new Attempt(Optional.of(lease), yes, ballot.outcomes(), false);
             }
             release(lane, resource, token, grants);
             if (interrupted) {
@@ -275,18 +314,19 @@ public final class Redlock implements DistributedLock<Lease> {
                     quorum(),
                     validity / 1_000_000,
                     outcomes);
-            return new Attempt(Optional.empty(), yes, outcomes);
+            return new Attempt(Optional.empty(), yes, outcomes, ballot.misconfigured());
         } finally {
             transport.giveBack(lane);
         }
     }
 
     Round extend(RedlockLease lease, Duration ttl) {
+        ensureOpen();
         long ttlMillis = ttl.toMillis();
         Transport.Lane lane = transport.borrow();
         try {
             long start = ticker.nanos();
-            Ballot ballot = new Ballot(names, GRANTED, restartGuard(start, ttlMillis));
+            Ballot ballot = new Ballot(names, GRANTED, restartGuard(start, ttlMillis), misconfigurations);
             afterGrants(
                     lane, lease.grants(), Request.extendIfEquals(lease.resource(), lease.token(), ttlMillis), ballot);
             boolean interrupted = !await(lane, ballot, ballot::decided);
@@ -332,6 +372,11 @@ public final class Redlock implements DistributedLock<Lease> {
 
     /** Releases a lease; see {@link #release(Transport.Lane, String, String, Grant[])}. */
     void release(String resource, String token, Grant[] grants) {
+        if (closed) {
+            throw new IllegalStateException("the Redlock that granted the lease on '" + resource
+                    + "' is closed: the lease was not released and stays taken until its TTL runs out;"
+                    + " release leases before closing their lock");
+        }
         Transport.Lane lane = transport.borrow();
         try {
             release(lane, resource, token, grants);
@@ -379,18 +424,74 @@ public final class Redlock implements DistributedLock<Lease> {
 
     /** One request to one node, answered or failed within the node timeout: for checks. */
     private Object query(int node, Request request) {
+        return query(new int[] {node}, request)[0];
+    }
+
+    /** One request to each of {@code nodes} at once; each reply, or its failure within the node timeout. */
+    private Object[] query(int[] nodes, Request request) {
         Transport.Lane lane = transport.borrow();
         try {
-            Object[] reply = new Object[1];
-            lane.link(node).send(request, (sent, value, link) -> reply[0] = value);
+            Object[] replies = new Object[nodes.length];
+            int[] answered = {0};
+            for (int i = 0; i < nodes.length; i++) {
+                int slot = i;
+                lane.link(nodes[i]).send(request, (sent, value, link) -> {
+                    synchronized (replies) {
+                        replies[slot] = value;
+                        answered[0]++;
+                    }
+                });
+            }
             try {
-                lane.await(() -> reply[0] != null, System.nanoTime() + nodeTimeoutNanos);
+                lane.await(
+                        () -> {
+                            synchronized (replies) {
+                                return answered[0] == nodes.length;
+                            }
+                        },
+                        System.nanoTime() + nodeTimeoutNanos);
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
             }
-            return reply[0] != null ? reply[0] : new Resp.Failure(Vote.TIMED_OUT, "no reply within the node timeout");
+            synchronized (replies) {
+                for (int i = 0; i < replies.length; i++) {
+                    if (replies[i] == null) {
+                        replies[i] = new Resp.Failure(Vote.TIMED_OUT, "no reply within the node timeout");
+                    }
+                }
+                return replies.clone();
+            }
         } finally {
             transport.giveBack(lane);
+        }
+    }
+
+    /**
+     * The outcomes, with the holder read from each node that said {@code held by another owner}
+     * (the holder then, not necessarily at the vote): for the evidence of a refusal, off the hot path.
+     */
+    private List<NodeOutcome> withHolders(String resource, List<NodeOutcome> outcomes) {
+        int[] held = java.util.stream.IntStream.range(0, outcomes.size())
+                .filter(i -> outcomes.get(i).vote() == Vote.HELD_BY_OTHER)
+                .toArray();
+        if (held.length == 0 || Thread.currentThread().isInterrupted()) {
+            return outcomes;
+        }
+        Object[] values = query(held, Request.get(resource));
+        List<NodeOutcome> named = new ArrayList<>(outcomes);
+        for (int i = 0; i < held.length; i++) {
+            String who = Holder.of(values[i]);
+            if (who != null) {
+                NodeOutcome o = outcomes.get(held[i]);
+                named.set(held[i], new NodeOutcome(o.node(), o.vote(), "holder " + who));
+            }
+        }
+        return named;
+    }
+
+    private void ensureOpen() {
+        if (closed) {
+            throw new IllegalStateException("this Redlock is closed: build a new one to lock again");
         }
     }
 
@@ -435,6 +536,8 @@ public final class Redlock implements DistributedLock<Lease> {
         private Boolean restartGuard;
         /** For nodes whose URI has none; null if not set. */
         private String password;
+        /** Null until set: pid@host. */
+        private String holder;
 
         private Builder() {}
 
@@ -524,6 +627,18 @@ public final class Redlock implements DistributedLock<Lease> {
         }
 
         /**
+         * The name stored with each lease's key beside its random token, so that a client refused
+         * a busy lock learns who holds it ({@code held by another owner (holder billing-worker-1)}).
+         * Release and extension compare the whole value, name included. Printable ASCII, at most
+         * 64 characters, never a secret: it goes into messages and logs. The default is the
+         * process's {@code pid@host}.
+         */
+        public Builder holder(String name) {
+            this.holder = name;
+            return this;
+        }
+
+        /**
          * Checks the configuration and connects lazily to the nodes.
          *
          * @throws IllegalArgumentException naming the setting that is wrong and how to fix it
@@ -544,7 +659,15 @@ public final class Redlock implements DistributedLock<Lease> {
         private Redlock create(Transport transport, List<NodeAddress> addresses, Ticker ticker) {
             List<String> names = addresses.stream().map(NodeAddress::toString).toList();
             boolean guard = restartGuard != null ? restartGuard : addresses.size() > 1;
-            return new Redlock(transport, names, nodeTimeout, clockDriftFactor, retry, ticker, guard);
+            return new Redlock(
+                    transport,
+                    names,
+                    nodeTimeout,
+                    clockDriftFactor,
+                    retry,
+                    ticker,
+                    guard,
+                    holder != null ? holder : Holder.defaultName());
         }
 
         private List<NodeAddress> validate() {
@@ -580,6 +703,10 @@ public final class Redlock implements DistributedLock<Lease> {
             if (retry == null) {
                 throw new IllegalArgumentException(
                         "retry must not be null: use RetryPolicy.DEFAULT or RetryPolicy.jitteredBackoff");
+            }
+            String holderProblem = holder == null ? null : Holder.problem(holder);
+            if (holderProblem != null) {
+                throw new IllegalArgumentException(holderProblem);
             }
             if (maxConnectionsPerNode < 1) {
                 throw new IllegalArgumentException(

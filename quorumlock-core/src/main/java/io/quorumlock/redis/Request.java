@@ -5,7 +5,8 @@ import io.quorumlock.NodeOutcome.Vote;
 
 /**
  * One request of the algorithm to one node, and how a reply to it reads as a vote. The lock verbs
- * are conditional on the token; {@link #info} and {@link #configGet} serve {@code checkNodes()}.
+ * are conditional on the token; {@link #get} names a holder, {@link #info} and {@link #configGet}
+ * serve {@code checkNodes()}.
  */
 record Request(Verb verb, String key, String token, long ttlMillis) {
 
@@ -13,6 +14,7 @@ record Request(Verb verb, String key, String token, long ttlMillis) {
         SET_IF_ABSENT,
         DELETE_IF_EQUALS,
         EXTEND_IF_EQUALS,
+        GET,
         INFO,
         CONFIG_GET
     }
@@ -29,6 +31,11 @@ record Request(Verb verb, String key, String token, long ttlMillis) {
         return new Request(Verb.EXTEND_IF_EQUALS, key, token, ttlMillis);
     }
 
+    /** Reads the key's value: whose lease holds it. */
+    static Request get(String key) {
+        return new Request(Verb.GET, key, null, 0);
+    }
+
     static Request info(String section) {
         return new Request(Verb.INFO, section, null, 0);
     }
@@ -43,7 +50,10 @@ record Request(Verb verb, String key, String token, long ttlMillis) {
             return new NodeOutcome(node, failure.vote(), failure.detail());
         }
         if (reply instanceof Resp.Error error) {
-            return new NodeOutcome(node, Vote.ERROR, error.message());
+            String misconfiguration = NodeErrors.misconfiguration(error.message());
+            return misconfiguration != null
+                    ? new NodeOutcome(node, Vote.MISCONFIGURED, misconfiguration)
+                    : new NodeOutcome(node, Vote.ERROR, NodeErrors.shortened(error.message()));
         }
         boolean yes = "OK".equals(reply) || Long.valueOf(1).equals(reply);
         return new NodeOutcome(node, yes ? Vote.YES : Vote.HELD_BY_OTHER, "");

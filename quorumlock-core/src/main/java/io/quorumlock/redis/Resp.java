@@ -63,6 +63,7 @@ final class Resp {
                 out = bulk(out, request.token());
                 yield extend ? bulk(out, Long.toString(request.ttlMillis())) : out;
             }
+            case GET -> command(out, "GET", key);
             case INFO -> command(out, "INFO", key);
             case CONFIG_GET -> command(out, "CONFIG", "GET", key);
         };

@@ -217,11 +217,12 @@ final class RespLink implements Transport.Link {
         if (request == null) {
             close(Vote.ERROR, "protocol error: a reply nobody asked for");
         } else if (request.handler() == null) {
-            if (reply instanceof Resp.Error error) {
-                // Nothing but the set-up was sent: every request waiting behind it was not sent.
-                log.warn("node {} refused the connection set-up: {}", name, error.message());
-                connected = false;
-                close(Vote.UNREACHABLE, "not sent: the node refused the connection set-up: " + error.message());
+            if (reply instanceof Resp.Error error && request.withScript()) {
+                // AUTH or SELECT refused: nothing but the set-up was sent, the requests behind it were not.
+                setUpRefused(error.message());
+            } else if (reply instanceof Resp.Error error) {
+                // SCRIPT LOAD refused: the requests went on; EVALSHA falls back to EVAL, or shows the error.
+                log.debug("node {} refused to load a script: {}", name, NodeErrors.shortened(error.message()));
             } else if (request.withScript() && --setupOwed == 0) {
                 write();
             }
@@ -235,6 +236,18 @@ final class RespLink implements Transport.Link {
             write();
         } else {
             request.handler().onReply(request.request(), reply, this);
+        }
+    }
+
+    private void setUpRefused(String error) {
+        // A server may echo what it was sent: the password never goes into the evidence.
+        String text = address.password().map(p -> error.replace(p, "***")).orElse(error);
+        String misconfiguration = NodeErrors.misconfiguration(text);
+        connected = false;
+        if (misconfiguration != null) {
+            close(Vote.MISCONFIGURED, "not sent: " + misconfiguration);
+        } else {
+            close(Vote.UNREACHABLE, "not sent: the node refused the connection set-up: " + NodeErrors.shortened(text));
         }
     }
 
@@ -256,7 +269,9 @@ final class RespLink implements Transport.Link {
         setupOwed = 0;
         out.clear();
         in.clear();
-        Resp.Failure failure = new Resp.Failure(connected ? vote : Vote.UNREACHABLE, detail);
+        // Nothing was sent on a connection that never came up, unless its set-up was refused.
+        Resp.Failure failure =
+                new Resp.Failure(connected || vote == Vote.MISCONFIGURED ? vote : Vote.UNREACHABLE, detail);
         connected = false;
         List<Pending> owed = new ArrayList<>(pending);
         pending.clear();

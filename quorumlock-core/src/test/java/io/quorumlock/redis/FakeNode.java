@@ -85,6 +85,8 @@ final class FakeNode {
                     keys.put(key, new Entry(request.token(), expiry(request)));
                 }
                 return ours ? 1L : 0L;
+            case GET:
+                return tokenOf(key).<Object>map(t -> t).orElse(Resp.NIL);
             default:
                 return new Resp.Error("ERR unknown command");
         }

@@ -80,10 +80,15 @@ class RespTest {
         assertThat(set.outcome("n", Resp.NIL).vote()).isEqualTo(io.quorumlock.NodeOutcome.Vote.HELD_BY_OTHER);
         assertThat(Request.deleteIfEquals("k", "t").outcome("n", 0L).vote())
                 .isEqualTo(io.quorumlock.NodeOutcome.Vote.HELD_BY_OTHER);
-        assertThat(set.outcome("n", new Resp.Error("READONLY You can't write against a read only replica.")))
+        assertThat(set.outcome("n", new Resp.Error("LOADING Redis is loading the dataset in memory")))
                 .satisfies(o -> {
                     assertThat(o.vote()).isEqualTo(io.quorumlock.NodeOutcome.Vote.ERROR);
-                    assertThat(o.detail()).startsWith("READONLY");
+                    assertThat(o.detail()).startsWith("LOADING");
+                });
+        assertThat(set.outcome("n", new Resp.Error("READONLY You can't write against a read only replica.")))
+                .satisfies(o -> {
+                    assertThat(o.vote()).isEqualTo(io.quorumlock.NodeOutcome.Vote.MISCONFIGURED);
+                    assertThat(o.detail()).startsWith("READONLY").endsWith("list masters only");
                 });
     }
 }

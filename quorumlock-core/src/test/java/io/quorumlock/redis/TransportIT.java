@@ -3,6 +3,7 @@ package io.quorumlock.redis;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.quorumlock.Lease;
+import io.quorumlock.LockConfigurationException;
 import io.quorumlock.LockUnavailableException;
 import io.quorumlock.NodeOutcome.Vote;
 import io.quorumlock.testkit.RedisServer;
@@ -37,7 +38,7 @@ class TransportIT {
                 Jedis j = admin(0)) {
             Lease lease = redlock.tryAcquire("r", TTL).orElseThrow();
             j.select(3);
-            assertThat(j.get("r")).hasSize(32);
+            assertThat(j.get("r")).matches("[0-9a-f]{32} .+@.+"); // the token, then the holder
             lease.release();
             assertThat(j.get("r")).isNull();
         } finally {
@@ -62,8 +63,8 @@ class TransportIT {
                         .build()) {
             redlock.tryAcquire("p", TTL).orElseThrow().release();
             // A password in the URI wins over the builder's.
-            LockUnavailableException e = org.junit.jupiter.api.Assertions.assertThrows(
-                    LockUnavailableException.class, () -> wrong.acquire("p", TTL, Duration.ZERO));
+            LockConfigurationException e = org.junit.jupiter.api.Assertions.assertThrows(
+                    LockConfigurationException.class, () -> wrong.acquire("p", TTL, Duration.ZERO));
             assertThat(e.getMessage()).contains("WRONGPASS").doesNotContain("s3cret");
         } finally {
             try (Jedis j = admin(0)) {
@@ -77,12 +78,12 @@ class TransportIT {
         try (Redlock redlock = Redlock.builder()
                 .node("redis://nobody:wrong@127.0.0.1:" + redis.get(0).port())
                 .build()) {
-            LockUnavailableException e = org.junit.jupiter.api.Assertions.assertThrows(
-                    LockUnavailableException.class, () -> redlock.acquire("r", TTL, Duration.ZERO));
+            LockConfigurationException e = org.junit.jupiter.api.Assertions.assertThrows(
+                    LockConfigurationException.class, () -> redlock.acquire("r", TTL, Duration.ZERO));
             // Nothing is sent behind a refused AUTH, so nothing can have been locked as another user.
-            assertThat(e.lastAttempt().get(0).vote()).isEqualTo(Vote.UNREACHABLE);
+            assertThat(e.lastAttempt().get(0).vote()).isEqualTo(Vote.MISCONFIGURED);
             assertThat(e.getMessage())
-                    .contains("refused the connection set-up: WRONGPASS")
+                    .contains("not sent: WRONGPASS", "check the password")
                     .doesNotContain(":wrong");
         }
     }
