@@ -28,22 +28,42 @@ import org.slf4j.LoggerFactory;
  * nothing: its transaction is rolled back.
  *
  * <pre>{@code
- * JdbcFence fence = JdbcFence.builder().build();       // table quorumlock_fence
- * fence.createTable(connection);                        // once, or run fence.ddl() in a migration
+ * class StockSales {
+ *     private final JdbcFence fence = JdbcFence.builder().build(); // table quorumlock_fence
+ *     private final DistributedLock<FencedLease> locks;            // a ZooKeeperLock or an EtcdLock
+ *     private final DataSource database;
  *
- * try (FencedLease lease = lock.acquire("inventory:SKU-42", ttl, maxWait);
- *         Connection tx = dataSource.getConnection()) {
- *     tx.setAutoCommit(false);
- *     try {
- *         fence.check(tx, lease);                       // StaleTokenException if a newer holder wrote
- *         // ... read and write the inventory on tx ...
- *         tx.commit();
- *     } catch (SQLException | RuntimeException e) {
- *         tx.rollback();                                // a stale writer leaves no trace
- *         throw e;
+ *     StockSales(DistributedLock<FencedLease> locks, DataSource database) throws SQLException {
+ *         this.locks = locks;
+ *         this.database = database;
+ *         try (Connection connection = database.getConnection()) {
+ *             fence.createTable(connection);                        // or run fence.ddl() in a migration
+ *         }
+ *     }
+ *
+ *     void sellOne(String sku) throws SQLException {
+ *         try (FencedLease lease = locks.acquire("stock:" + sku, Duration.ofSeconds(30), Duration.ofSeconds(5));
+ *                 Connection tx = database.getConnection()) {
+ *             tx.setAutoCommit(false);
+ *             try {
+ *                 fence.check(tx, lease);                           // first, before the read
+ *                 // ... read the stock of sku on tx, write it decremented ...
+ *                 tx.commit();
+ *             } catch (StaleTokenException e) {
+ *                 tx.rollback();                                    // a newer holder wrote: this lease is gone
+ *                 throw e;
+ *             } catch (SQLException | RuntimeException e) {
+ *                 tx.rollback();                                    // any other failure: nothing half done
+ *                 throw e;
+ *             }
+ *         }
  *     }
  * }
  * }</pre>
+ *
+ * <p>The README's Quick start has the same as a complete program, on ZooKeeper and PostgreSQL.
+ * Without the table, every call that uses it fails with an {@link SQLException} that names the
+ * table and both ways to create it.
  *
  * <p>The table holds one row per resource: {@code (resource, token)}. {@link #check} runs {@code
  * UPDATE <table> SET token = ? WHERE resource = ? AND token <= ?}; when that updates no row, the
