@@ -6,12 +6,16 @@ import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.SQLFeatureNotSupportedException;
+import java.sql.SQLSyntaxErrorException;
 import java.sql.SQLTransactionRollbackException;
 import java.sql.Savepoint;
 import java.sql.Statement;
 import java.util.Locale;
 import java.util.Objects;
+import java.util.Optional;
 import java.util.OptionalLong;
+import java.util.Set;
+import java.util.function.Predicate;
 import java.util.regex.Pattern;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -24,22 +28,42 @@ import org.slf4j.LoggerFactory;
  * nothing: its transaction is rolled back.
  *
  * <pre>{@code
- * JdbcFence fence = JdbcFence.builder().build();       // table quorumlock_fence
- * fence.createTable(connection);                        // once, or run fence.ddl() in a migration
+ * class StockSales {
+ *     private final JdbcFence fence = JdbcFence.builder().build(); // table quorumlock_fence
+ *     private final DistributedLock<FencedLease> locks;            // a ZooKeeperLock or an EtcdLock
+ *     private final DataSource database;
  *
- * try (FencedLease lease = lock.acquire("inventory:SKU-42", ttl, maxWait);
- *         Connection tx = dataSource.getConnection()) {
- *     tx.setAutoCommit(false);
- *     try {
- *         fence.check(tx, lease);                       // StaleTokenException if a newer holder wrote
- *         // ... read and write the inventory on tx ...
- *         tx.commit();
- *     } catch (SQLException | RuntimeException e) {
- *         tx.rollback();                                // a stale writer leaves no trace
- *         throw e;
+ *     StockSales(DistributedLock<FencedLease> locks, DataSource database) throws SQLException {
+ *         this.locks = locks;
+ *         this.database = database;
+ *         try (Connection connection = database.getConnection()) {
+ *             fence.createTable(connection);                        // or run fence.ddl() in a migration
+ *         }
+ *     }
+ *
+ *     void sellOne(String sku) throws SQLException {
+ *         try (FencedLease lease = locks.acquire("stock:" + sku, Duration.ofSeconds(30), Duration.ofSeconds(5));
+ *                 Connection tx = database.getConnection()) {
+ *             tx.setAutoCommit(false);
+ *             try {
+ *                 fence.check(tx, lease);                           // first, before the read
+ *                 // ... read the stock of sku on tx, write it decremented ...
+ *                 tx.commit();
+ *             } catch (StaleTokenException e) {
+ *                 tx.rollback();                                    // a newer holder wrote: this lease is gone
+ *                 throw e;
+ *             } catch (SQLException | RuntimeException e) {
+ *                 tx.rollback();                                    // any other failure: nothing half done
+ *                 throw e;
+ *             }
+ *         }
  *     }
  * }
  * }</pre>
+ *
+ * <p>The README's Quick start has the same as a complete program, on ZooKeeper and PostgreSQL.
+ * Without the table, every call that uses it fails with an {@link SQLException} that names the
+ * table and both ways to create it.
  *
  * <p>The table holds one row per resource: {@code (resource, token)}. {@link #check} runs {@code
  * UPDATE <table> SET token = ? WHERE resource = ? AND token <= ?}; when that updates no row, the
@@ -74,6 +98,15 @@ public final class JdbcFence {
 
     /** Integrity constraint violation: SQLSTATE class 23 (23505 on PostgreSQL and H2). */
     private static final String INTEGRITY_VIOLATION_CLASS = "23";
+
+    /** PostgreSQL's undefined_table: after it, PostgreSQL refuses every statement of the transaction. */
+    private static final String UNDEFINED_TABLE_POSTGRESQL = "42P01";
+
+    /**
+     * A missing table: the standard 42S02, H2's 42S03 (with candidates that differ in case) and
+     * 42S04 (the database is empty), PostgreSQL's 42P01.
+     */
+    private static final Set<String> TABLE_NOT_FOUND = Set.of("42S02", "42S03", "42S04", UNDEFINED_TABLE_POSTGRESQL);
 
     /** SQLSTATE for a serialization failure, which tells the caller to retry the transaction. */
     private static final String SERIALIZATION_FAILURE = "40001";
@@ -152,7 +185,8 @@ public final class JdbcFence {
      * @throws IllegalArgumentException if the connection is in auto-commit mode, or the resource
      *     name is empty or longer than {@link #maxResourceLength()}
      * @throws SQLException if the database fails; a serialization failure (SQLSTATE 40001) means
-     *     the transaction should be retried
+     *     the transaction should be retried; if the fence table does not exist, the message says so
+     *     and how to create it, the database's error is the cause and its SQLSTATE is kept
      */
     public void check(Connection tx, FencedLease lease) throws SQLException {
         Objects.requireNonNull(lease, "lease");
@@ -182,11 +216,20 @@ public final class JdbcFence {
      * @param connection any connection, in a transaction or not
      * @param resource the name of the fenced resource
      * @return the newest token, or empty if no write to the resource was ever fenced
-     * @throws SQLException if the database fails
+     * @throws SQLException if the database fails; a missing fence table as in {@link
+     *     #check(Connection, FencedLease)}
      */
     public OptionalLong newestToken(Connection connection, String resource) throws SQLException {
         Objects.requireNonNull(connection, "connection");
         Objects.requireNonNull(resource, "resource");
+        try {
+            return readNewestToken(connection, resource);
+        } catch (SQLException e) {
+            throw explainMissingTable(e, connection);
+        }
+    }
+
+    private OptionalLong readNewestToken(Connection connection, String resource) throws SQLException {
         try (PreparedStatement statement = connection.prepareStatement(select)) {
             statement.setString(1, resource);
             try (ResultSet rows = statement.executeQuery()) {
@@ -203,11 +246,19 @@ public final class JdbcFence {
                     + " is in auto-commit mode: call setAutoCommit(false) and make the protected writes on the"
                     + " same connection before commit()");
         }
+        try {
+            recordInRounds(tx, resource, token);
+        } catch (SQLException e) {
+            throw explainMissingTable(e, tx);
+        }
+    }
+
+    private void recordInRounds(Connection tx, String resource, long token) throws SQLException {
         for (int round = 1; round <= MAX_ROUNDS; round++) {
             if (advance(tx, resource, token)) {
                 return;
             }
-            OptionalLong newest = newestToken(tx, resource);
+            OptionalLong newest = readNewestToken(tx, resource);
             if (newest.isPresent()) {
                 if (newest.getAsLong() > token) {
                     log.debug("Refused stale token {} for '{}': newest is {}", token, resource, newest.getAsLong());
@@ -277,13 +328,35 @@ public final class JdbcFence {
     }
 
     private static boolean isIntegrityViolation(SQLException e) {
+        return sqlState(e, state -> state.startsWith(INTEGRITY_VIOLATION_CLASS)).isPresent();
+    }
+
+    /**
+     * A missing fence table, which the database reports with the table's name only, told with the
+     * remedy; any other failure is returned as it is.
+     */
+    private SQLException explainMissingTable(SQLException e, Connection connection) throws SQLException {
+        Optional<String> state = sqlState(e, TABLE_NOT_FOUND::contains);
+        if (state.isEmpty()) {
+            return e;
+        }
+        String message = "the fence table " + table + " does not exist: call fence.createTable(connection) once,"
+                + " or run fence.ddl() in a migration (" + ddl() + ")";
+        if (state.get().equals(UNDEFINED_TABLE_POSTGRESQL) && !connection.getAutoCommit()) {
+            message += "; PostgreSQL has aborted the transaction: roll it back";
+        }
+        return new SQLSyntaxErrorException(message, state.get(), e.getErrorCode(), e);
+    }
+
+    /** {@return the first SQLSTATE in the exception's chain that matches, if any} */
+    private static Optional<String> sqlState(SQLException e, Predicate<String> matches) {
         for (SQLException next = e; next != null; next = next.getNextException()) {
             String state = next.getSQLState();
-            if (state != null && state.startsWith(INTEGRITY_VIOLATION_CLASS)) {
-                return true;
+            if (state != null && matches.test(state)) {
+                return Optional.of(state);
             }
         }
-        return false;
+        return Optional.empty();
     }
 
     private void requireValidResource(String resource) {

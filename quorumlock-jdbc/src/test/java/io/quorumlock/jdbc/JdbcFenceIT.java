@@ -8,6 +8,7 @@ import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
+import java.sql.SQLSyntaxErrorException;
 import java.sql.Statement;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -23,7 +24,9 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import javax.sql.DataSource;
+import org.assertj.core.api.ThrowableAssert.ThrowingCallable;
 import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
@@ -195,6 +198,70 @@ class JdbcFenceIT {
         tx.rollback();
         assertThat(qualified.newestToken(tx, "r")).hasValue(5);
         assertThat(fence.newestToken(tx, "r")).isEmpty(); // the other fence table
+    }
+
+    /**
+     * A fence whose table was never created says so, with the remedy, on every call that uses the
+     * table; the database's own error is the cause and its SQLSTATE is kept. Then the remedy works.
+     */
+    @ParameterizedTest
+    @EnumSource(Engine.class)
+    void aMissingTableIsNamedWithTheRemedy(Engine engine) throws Exception {
+        database = engine.dataSource(postgres);
+        JdbcFence missing =
+                JdbcFence.builder().table("missing_" + tables.incrementAndGet()).build();
+        String outsideTransaction = "the fence table " + missing.table() + " does not exist: call"
+                + " fence.createTable(connection) once, or run fence.ddl() in a migration (" + missing.ddl() + ")";
+        String inTransaction = outsideTransaction
+                + (engine == Engine.POSTGRESQL ? "; PostgreSQL has aborted the transaction: roll it back" : "");
+        Connection tx = transaction();
+        List<ThrowingCallable> calls = List.of(
+                () -> missing.check(tx, new TestLease("r", 1)),
+                () -> missing.checkRawToken(tx, "r", 1),
+                () -> missing.newestToken(tx, "r"));
+        for (ThrowingCallable call : calls) {
+            assertThat(missingTable(call).getMessage()).isEqualTo(inTransaction);
+            tx.rollback();
+        }
+        try (Connection autoCommit = database.getConnection()) {
+            assertThat(missingTable(() -> missing.newestToken(autoCommit, "r")).getMessage())
+                    .isEqualTo(outsideTransaction);
+        }
+
+        missing.createTable(tx);
+        missing.check(tx, new TestLease("r", 1));
+        tx.commit();
+        assertThat(missing.newestToken(tx, "r")).hasValue(1);
+    }
+
+    /** H2 has three ways of saying a table is not there: an empty database, a plain miss, a miss with candidates. */
+    @Test
+    void everyH2TableNotFoundIsNamedWithTheRemedy() throws Exception {
+        database = Engine.H2.dataSource(postgres);
+        Connection tx = transaction();
+        JdbcFence missing = JdbcFence.builder().build();
+        ThrowingCallable check = () -> missing.checkRawToken(tx, "r", 1);
+        assertThat(missingTable(check).getSQLState()).isEqualTo("42S04"); // the database is empty
+        try (Statement statement = tx.createStatement()) {
+            statement.execute("CREATE TABLE other (id INT)");
+            assertThat(missingTable(check).getSQLState()).isEqualTo("42S02");
+            statement.execute("CREATE TABLE \"quorumlock_fence\" (id INT)"); // quoted: another name on H2
+            assertThat(missingTable(check).getSQLState()).isEqualTo("42S03"); // with candidates
+        }
+    }
+
+    /** {@return the SQLException the call throws, checked to be the explained missing table} */
+    private static SQLException missingTable(ThrowingCallable call) {
+        SQLException explained = catchThrowableOfType(SQLException.class, call);
+        assertThat((Throwable) explained)
+                .isInstanceOf(SQLSyntaxErrorException.class)
+                .hasMessageStartingWith("the fence table ")
+                .hasMessageContaining("call fence.createTable(connection) once, or run fence.ddl() in a migration");
+        assertThat(explained.getCause()).isInstanceOf(SQLException.class);
+        assertThat(explained.getSQLState())
+                .isIn("42S02", "42S03", "42S04", "42P01")
+                .isEqualTo(((SQLException) explained.getCause()).getSQLState());
+        return explained;
     }
 
     /**
