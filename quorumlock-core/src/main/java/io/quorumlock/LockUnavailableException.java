@@ -11,6 +11,10 @@ import java.util.stream.Collectors;
 public class LockUnavailableException extends QuorumLockException {
     private static final long serialVersionUID = 1L;
 
+    private static final String RESTART_GUARD_REMEDY = ". Nodes excluded by the restart guard vote once they"
+            + " have been up for the longest TTL asked for: wait, or where every node fsyncs every write (appendfsync"
+            + " always), or in a test on nodes just started, build the lock with restartGuard(false)";
+
     private final String resource;
     private final int attempts;
     private final int votes;
@@ -43,8 +47,9 @@ public class LockUnavailableException extends QuorumLockException {
                     attempts == 1 ? "" : "s",
                     others.isEmpty() ? "granted too late: no validity left" : others);
         }
+        boolean excluded = outcomes.stream().anyMatch(o -> o.vote() == NodeOutcome.Vote.EXCLUDED);
         return String.format(
-                "could not acquire '%s' within %d ms (%d attempt%s): last attempt got %d of %d votes, %d needed%s",
+                "could not acquire '%s' within %d ms (%d attempt%s): last attempt got %d of %d votes, %d needed%s%s",
                 resource,
                 waited.toMillis(),
                 attempts,
@@ -52,7 +57,8 @@ public class LockUnavailableException extends QuorumLockException {
                 votes,
                 outcomes.size(),
                 quorum,
-                others.isEmpty() ? " (the votes came too late: no validity left)" : "; " + others);
+                others.isEmpty() ? " (the votes came too late: no validity left)" : "; " + others,
+                excluded ? RESTART_GUARD_REMEDY : "");
     }
 
     /** The resource that could not be locked. */

@@ -1,0 +1,157 @@
+package io.quorumlock.examples.readme;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.junit.platform.engine.discovery.DiscoverySelectors.selectClass;
+
+import io.quorumlock.testkit.PostgresServer;
+import io.quorumlock.testkit.RedisServers;
+import io.quorumlock.testkit.ZooKeeperServers;
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.PrintStream;
+import java.lang.reflect.Method;
+import java.net.URLClassLoader;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.apache.curator.test.TestingServer;
+import org.junit.jupiter.api.Assumptions;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+import org.junit.platform.launcher.core.LauncherDiscoveryRequestBuilder;
+import org.junit.platform.launcher.core.LauncherFactory;
+import org.junit.platform.launcher.listeners.SummaryGeneratingListener;
+import org.junit.platform.launcher.listeners.TestExecutionSummary;
+
+/**
+ * The README's code is tested code: every java block is a whole class that compiles against the
+ * project's artifacts, the Quick start and the fenced example run as pasted against real servers
+ * (only their addresses swapped for the test's), the test kit's example runs as a JUnit test, and
+ * the dependency block names this build's version.
+ */
+@Timeout(value = 120, unit = TimeUnit.SECONDS, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
+class ReadmeIT {
+
+    private static final Readme README = Readme.load();
+
+    @TempDir
+    static Path classes;
+
+    private static URLClassLoader loader;
+
+    @BeforeAll
+    static void compileEveryJavaBlock() throws IOException {
+        List<Readme.Block> blocks = README.blocks("java");
+        assertThat(blocks).as("java blocks in README.md").hasSizeGreaterThanOrEqualTo(3);
+        loader = SnippetCompiler.compile(blocks, classes);
+    }
+
+    @Test
+    void theQuickStartRunsAsPastedAgainstThreeFreshNodes() throws Exception {
+        Readme.Block quickStart = README.java("QuickStart");
+        try (RedisServers nodes = RedisServers.start(3, false)) {
+            // The README's nodes are those of 'quorumlock nodes --count 3 --port 7001'.
+            Map<String, String> addresses = new LinkedHashMap<>();
+            for (int i = 0; i < 3; i++) {
+                addresses.put(
+                        "127.0.0.1:" + (7001 + i), "127.0.0.1:" + nodes.get(i).port());
+            }
+            String out = run(quickStart, addresses);
+            assertThat(out).isEqualTo("daily report sent\ncache rebuilt\n");
+        }
+    }
+
+    @Test
+    void theFencedExampleRunsAsPastedAndSellsOneUnitPerRun(@TempDir Path dir) throws Exception {
+        Assumptions.assumeTrue(
+                PostgresServer.available(),
+                () -> PostgresServer.unavailableReason().orElse("no PostgreSQL"));
+        Readme.Block fenced = README.java("FencedQuickStart");
+        try (TestingServer zookeeper = ZooKeeperServers.server(dir);
+                PostgresServer postgres = PostgresServer.start()) {
+            Map<String, String> addresses = new LinkedHashMap<>();
+            addresses.put("127.0.0.1:2181", zookeeper.getConnectString());
+            addresses.put("jdbc:postgresql://127.0.0.1:5432/postgres", postgres.jdbcUrl());
+            addresses.put("\"postgres\"", "\"" + postgres.user() + "\"");
+
+            assertThat(run(fenced, addresses)).startsWith("sold one, 9 left; token ");
+            assertThat(run(fenced, addresses)).startsWith("sold one, 8 left; token ");
+        }
+    }
+
+    @Test
+    void theTestKitExampleRunsAsAJUnitTest() {
+        Readme.Block testKit = README.java("NodeFaultsTest");
+        SummaryGeneratingListener listener = new SummaryGeneratingListener();
+        Class<?> test = SnippetCompiler.load(loader, testKit);
+        LauncherFactory.create()
+                .execute(
+                        LauncherDiscoveryRequestBuilder.request()
+                                .selectors(selectClass(test))
+                                .build(),
+                        listener);
+        TestExecutionSummary summary = listener.getSummary();
+        summary.getFailures().forEach(f -> f.getException().printStackTrace());
+        assertThat(summary.getTestsSucceededCount()).as(testKit + " passed").isEqualTo(1);
+        assertThat(summary.getTotalFailureCount()).isZero();
+    }
+
+    @Test
+    void theDependencyBlockNamesThisBuildsVersions() throws IOException {
+        String pom = Files.readString(README.path().resolveSibling("pom.xml"));
+        String version = tag(pom, "version"); // the parent's own, the first in its pom
+        String slf4j = tag(pom, "slf4j.version");
+        List<Readme.Block> xml = README.blocks("xml");
+        assertThat(xml).as("the README's dependency block").isNotEmpty();
+        String dependencies = xml.get(0).text();
+        assertThat(dependencies)
+                .contains("<artifactId>quorumlock-core</artifactId>\n  <version>" + version + "</version>")
+                .contains("<artifactId>slf4j-simple</artifactId>")
+                .contains("<version>" + slf4j + "</version>");
+        assertThat(README.blocks("sh"))
+                .as("the Quick start's install line")
+                .anySatisfy(sh -> assertThat(sh.text()).contains("mvn -B install -DskipTests", version));
+    }
+
+    private static String tag(String xml, String name) {
+        Matcher m = Pattern.compile("<" + Pattern.quote(name) + ">([^<]+)</").matcher(xml);
+        assertThat(m.find()).as("<" + name + "> in pom.xml").isTrue();
+        return m.group(1);
+    }
+
+    /**
+     * Compiles the block again with its addresses swapped, runs its {@code main}, and returns what
+     * it printed.
+     */
+    private static String run(Readme.Block block, Map<String, String> addresses) throws Exception {
+        String text = block.text();
+        for (Map.Entry<String, String> swap : addresses.entrySet()) {
+            assertThat(text).as(block + " names " + swap.getKey()).contains(swap.getKey());
+            text = text.replace(swap.getKey(), swap.getValue());
+        }
+        Path dir = Files.createTempDirectory(classes, "run");
+        Readme.Block swapped = new Readme.Block(block.language(), block.line(), text);
+        try (URLClassLoader own = SnippetCompiler.compile(List.of(swapped), dir)) {
+            Method main = SnippetCompiler.load(own, swapped).getMethod("main", String[].class);
+            PrintStream stdout = System.out;
+            ByteArrayOutputStream out = new ByteArrayOutputStream();
+            synchronized (ReadmeIT.class) {
+                System.setOut(new PrintStream(out, true, StandardCharsets.UTF_8));
+                try {
+                    main.invoke(null, (Object) new String[0]);
+                } finally {
+                    System.setOut(stdout);
+                }
+            }
+            return out.toString(StandardCharsets.UTF_8);
+        }
+    }
+}

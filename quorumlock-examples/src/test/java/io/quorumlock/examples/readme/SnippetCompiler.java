@@ -1,0 +1,116 @@
+package io.quorumlock.examples.readme;
+
+import java.io.File;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.net.MalformedURLException;
+import java.net.URI;
+import java.net.URL;
+import java.net.URLClassLoader;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.jar.JarFile;
+import java.util.jar.Manifest;
+import javax.tools.Diagnostic;
+import javax.tools.DiagnosticCollector;
+import javax.tools.JavaCompiler;
+import javax.tools.JavaFileObject;
+import javax.tools.SimpleJavaFileObject;
+import javax.tools.StandardJavaFileManager;
+import javax.tools.ToolProvider;
+
+/**
+ * Compiles README blocks as a user's build would, against the test's classpath, with every warning an
+ * error but "try" (a lease held by try-with-resources and never named is the idiom).
+ */
+final class SnippetCompiler {
+
+    private SnippetCompiler() {}
+
+    /** Compiles {@code blocks} into {@code dir}, failing with javac's messages and the README lines. */
+    static URLClassLoader compile(List<Readme.Block> blocks, Path dir) throws IOException {
+        JavaCompiler javac = ToolProvider.getSystemJavaCompiler();
+        DiagnosticCollector<JavaFileObject> diagnostics = new DiagnosticCollector<>();
+        List<JavaFileObject> sources = new ArrayList<>();
+        for (Readme.Block block : blocks) {
+            sources.add(new Source(block));
+        }
+        List<String> options = List.of(
+                "-d", dir.toString(), "-classpath", classpath(), "-Xlint:all,-processing,-try", "-Werror", "-proc:none");
+        try (StandardJavaFileManager files = javac.getStandardFileManager(diagnostics, null, null)) {
+            boolean ok = javac.getTask(null, files, diagnostics, options, null, sources)
+                    .call();
+            if (!ok) {
+                StringBuilder why = new StringBuilder("README.md's java blocks do not compile:");
+                for (Diagnostic<? extends JavaFileObject> d : diagnostics.getDiagnostics()) {
+                    Readme.Block block = d.getSource() instanceof Source s ? s.block : null;
+                    long line = block == null ? d.getLineNumber() : block.line() + d.getLineNumber() - 1;
+                    why.append("\n  README.md:").append(line).append(": ").append(d.getMessage(null));
+                }
+                throw new AssertionError(why.toString());
+            }
+        }
+        return new URLClassLoader(new URL[] {dir.toUri().toURL()}, SnippetCompiler.class.getClassLoader());
+    }
+
+    static Class<?> load(ClassLoader loader, Readme.Block block) {
+        try {
+            return Class.forName(block.className(), true, loader);
+        } catch (ClassNotFoundException e) {
+            throw new AssertionError(block + " compiled, but its class " + block.className() + " is missing", e);
+        }
+    }
+
+    /**
+     * The test JVM's classpath. Surefire and failsafe may start it with one manifest-only jar whose
+     * {@code Class-Path} lists the real entries: those are expanded.
+     */
+    static String classpath() {
+        List<String> entries = new ArrayList<>();
+        for (String entry : System.getProperty("java.class.path").split(File.pathSeparator)) {
+            entries.add(entry);
+            if (!entry.endsWith(".jar") || !Files.isRegularFile(Path.of(entry))) {
+                continue;
+            }
+            try (JarFile jar = new JarFile(entry)) {
+                Manifest manifest = jar.getManifest();
+                String listed =
+                        manifest == null ? null : manifest.getMainAttributes().getValue("Class-Path");
+                if (listed != null) {
+                    for (String url : listed.trim().split("\\s+")) {
+                        entries.add(Path.of(URI.create(url).isAbsolute() ? URI.create(url) : toUri(entry, url))
+                                .toString());
+                    }
+                }
+            } catch (IOException e) {
+                throw new UncheckedIOException("cannot read the manifest of " + entry, e);
+            }
+        }
+        return String.join(File.pathSeparator, entries);
+    }
+
+    private static URI toUri(String jar, String relative) {
+        try {
+            return new URL(Path.of(jar).toUri().toURL(), relative).toURI();
+        } catch (MalformedURLException | java.net.URISyntaxException e) {
+            throw new IllegalArgumentException("a Class-Path entry that is no URL: " + relative, e);
+        }
+    }
+
+    /** A block as a source file named after its class. */
+    private static final class Source extends SimpleJavaFileObject {
+        final Readme.Block block;
+
+        Source(Readme.Block block) {
+            super(URI.create("string:///" + block.className() + Kind.SOURCE.extension), Kind.SOURCE);
+            this.block = block;
+        }
+
+        @Override
+        public CharSequence getCharContent(boolean ignoreEncodingErrors) {
+            return block.text();
+        }
+    }
+}
