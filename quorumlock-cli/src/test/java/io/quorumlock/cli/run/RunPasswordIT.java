@@ -64,10 +64,14 @@ class RunPasswordIT {
     void aWrongOrMissingPasswordIsRefusedWithoutShowingIt() throws Exception {
         try (RunProcess wrong = run(Map.of("QUORUMLOCK_REDIS_PASSWORD", "not-" + PASSWORD), "true");
                 RunProcess none = run(Map.of(), "true")) {
-            assertThat(wrong.exitCode()).as(wrong.err()).isEqualTo(75);
-            assertThat(none.exitCode()).as(none.err()).isEqualTo(75);
-            assertThat(wrong.err()).contains("WRONGPASS").doesNotContain(PASSWORD);
-            assertThat(none.err()).contains("NOAUTH").doesNotContain(PASSWORD);
+            // a configuration error, not a busy lock: exit 1, and one line that names the fix
+            assertThat(wrong.exitCode()).as(wrong.err()).isEqualTo(1);
+            assertThat(none.exitCode()).as(none.err()).isEqualTo(1);
+            assertThat(wrong.err()).contains("WRONGPASS", "check the password").doesNotContain(PASSWORD);
+            assertThat(none.err()).contains("NOAUTH", "set the password").doesNotContain(PASSWORD);
+            assertThat(wrong.err().lines().filter(l -> l.contains("configuration error")))
+                    .as("logged once, not once per retry")
+                    .hasSizeLessThanOrEqualTo(2);
             assertThat(wrong.out() + none.out()).isEmpty();
         }
     }

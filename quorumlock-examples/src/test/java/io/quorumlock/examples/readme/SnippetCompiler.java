@@ -38,7 +38,13 @@ final class SnippetCompiler {
             sources.add(new Source(block));
         }
         List<String> options = List.of(
-                "-d", dir.toString(), "-classpath", classpath(), "-Xlint:all,-processing,-try", "-Werror", "-proc:none");
+                "-d",
+                dir.toString(),
+                "-classpath",
+                classpath(),
+                "-Xlint:all,-processing,-try",
+                "-Werror",
+                "-proc:none");
         try (StandardJavaFileManager files = javac.getStandardFileManager(diagnostics, null, null)) {
             boolean ok = javac.getTask(null, files, diagnostics, options, null, sources)
                     .call();
