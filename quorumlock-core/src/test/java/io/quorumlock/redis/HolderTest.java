@@ -1,0 +1,38 @@
+package io.quorumlock.redis;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import org.junit.jupiter.api.Test;
+
+/** The holder's name beside each token: what is stored, and what a refusal may show of a key's value. */
+class HolderTest {
+
+    private static final String TOKEN = "0123456789abcdef0123456789abcdef";
+
+    @Test
+    void theDefaultIsPidAtHost() {
+        assertThat(Holder.defaultName()).startsWith(ProcessHandle.current().pid() + "@");
+        assertThat(Holder.problem(Holder.defaultName())).isNull();
+    }
+
+    @Test
+    void namesMustBeShortPrintableAscii() {
+        assertThat(Holder.problem("billing-worker-1")).isNull();
+        assertThat(Holder.problem("")).contains("1 to 64 characters");
+        assertThat(Holder.problem("x".repeat(65))).contains("1 to 64 characters", "was 65");
+        assertThat(Holder.problem("bad\nname")).contains("printable ASCII");
+        assertThat(Holder.problem(null)).contains("was null");
+    }
+
+    @Test
+    void onlyAValueWrittenByALeaseWithAHolderNamesOne() {
+        assertThat(Holder.of(TOKEN + " 4242@web-1")).isEqualTo("4242@web-1");
+        assertThat(Holder.of(TOKEN)).as("a bare token names nobody").isNull();
+        assertThat(Holder.of("someone else's value with spaces")).isNull();
+        assertThat(Holder.of("g123456789abcdef0123456789abcdef 4242@web-1")).isNull();
+        assertThat(Holder.of(TOKEN + " " + "x".repeat(65))).isNull();
+        assertThat(Holder.of(TOKEN + " a\u0007b")).isNull();
+        assertThat(Holder.of(Resp.NIL)).isNull();
+        assertThat(Holder.of(42L)).isNull();
+    }
+}
