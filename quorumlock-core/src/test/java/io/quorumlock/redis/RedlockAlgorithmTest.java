@@ -297,13 +297,15 @@ class RedlockAlgorithmTest {
             Thread.sleep(10);
         }
         lease.release();
+        // Release returns once a majority is free; a straggler's delete may still reach node 0.
+        await(() -> holders("r") == 0, "every node's delete");
         int calls = nodes.get(0).calls.get();
         Thread.sleep(700); // longer than a TTL: an extension still scheduled would have run
         assertThat(nodes.get(0).calls.get())
                 .as("no extension after the release")
                 .isEqualTo(calls);
         assertThat(lost).isNotDone();
-        assertThat(holders("r")).isLessThanOrEqualTo(1);
+        assertThat(holders("r")).isZero();
     }
 
     @Test
