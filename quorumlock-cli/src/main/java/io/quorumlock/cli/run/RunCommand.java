@@ -55,6 +55,7 @@ import picocli.CommandLine.Spec;
             "                      [--on-lost=ACTION] [-v] [--] COMMAND [ARG...]"
         },
         description = {
+            "Runs a command while holding a lock, so that it runs at most once at a time across machines.",
             "",
             "Runs COMMAND while holding a lock on --resource, so that it runs at most once at a time across machines"
                     + " (a cron job installed on several hosts).",
