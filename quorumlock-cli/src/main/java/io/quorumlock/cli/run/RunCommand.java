@@ -13,6 +13,7 @@ import io.quorumlock.cli.lock.LockOptions;
 import io.quorumlock.cli.lock.LockOptions.Backend;
 import io.quorumlock.cli.lock.LockOptions.Kind;
 import io.quorumlock.redis.Redlock;
+import io.quorumlock.zookeeper.ZooKeeperLock;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.time.Duration;
@@ -182,7 +183,8 @@ public final class RunCommand implements Callable<Integer> {
             converter = DurationConverter.class,
             description = "How long the lease lasts unless extended: the longest the lock stays taken after run dies"
                     + " without releasing it. Redis: longer than 150 ms; etcd: at least 1s (whole seconds, rounded"
-                    + " up); ZooKeeper: only checked, the session keeps the lease. Default: ${DEFAULT-VALUE}.")
+                    + " up); ZooKeeper: the session timeout, which keeps the lease, and which the ensemble must grant"
+                    + " (by default 2 to 20 x its tickTime). Default: ${DEFAULT-VALUE}.")
     void setTtl(Duration ttl) {
         require(isPositive(ttl), "--ttl must be positive, was " + Formats.duration(ttl) + ": such as --ttl 30s");
         this.ttl = ttl;
@@ -233,6 +235,9 @@ public final class RunCommand implements Callable<Integer> {
         }
         quietLinesRunReportsItself();
         try (DistributedLock<? extends Lease> lock = open(backend)) {
+            if (lock instanceof ZooKeeperLock zooKeeper) {
+                checkSessionTimeout(zooKeeper);
+            }
             if (backend.kind() == Kind.REDIS) {
                 Duration floor = ((Redlock) lock).ttlFloor();
                 if (ttl.compareTo(floor) <= 0) {
@@ -256,10 +261,33 @@ public final class RunCommand implements Callable<Integer> {
     /** Opens the lock; a bad address is a usage error. No connection is made yet for Redis. */
     private DistributedLock<? extends Lease> open(Backend backend) {
         try {
-            return backend.open();
+            return backend.open(ttl);
         } catch (IllegalArgumentException e) {
             throw usage(e.getMessage(), e);
         }
+    }
+
+    /**
+     * The ZooKeeper session, which keeps the lease, was asked for a timeout of --ttl: refuses a
+     * --ttl that the ensemble bounded to another value. An unreachable ensemble is left to the
+     * acquisition to report.
+     */
+    private void checkSessionTimeout(ZooKeeperLock lock) {
+        Duration granted = lock.sessionTimeout().orElse(ttl);
+        int longer = ttl.compareTo(granted);
+        if (longer != 0) {
+            String bound = longer > 0 ? "maxSessionTimeout" : "minSessionTimeout";
+            throw usage("--ttl " + option(ttl) + " is " + (longer > 0 ? "longer" : "shorter")
+                    + " than this ZooKeeper ensemble allows: it granted a session timeout of " + option(granted)
+                    + ", its " + bound + " (by default " + (longer > 0 ? "20" : "2") + " x tickTime); use --ttl "
+                    + option(granted) + (longer > 0 ? " or less, or raise " : " or more, or lower ") + bound
+                    + " on the servers");
+        }
+    }
+
+    /** A duration as an option value: 30s, 1500ms. */
+    private static String option(Duration duration) {
+        return duration.toMillis() % 1000 == 0 ? duration.toSeconds() + "s" : duration.toMillis() + "ms";
     }
 
     private Lease acquire(DistributedLock<? extends Lease> lock, Kind kind) {
