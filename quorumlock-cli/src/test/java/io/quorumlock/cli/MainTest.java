@@ -29,6 +29,19 @@ class MainTest {
                 Arguments.of(new String[] {"xyzzy"}, "Unmatched argument at index 0: 'xyzzy'"),
                 Arguments.of(new String[] {"nodes", "--count", "0"}, "--count must be between 1 and 15, was 0"),
                 Arguments.of(new String[] {"nodes", "--count", "16"}, "--count must be between 1 and 15, was 16"),
+                Arguments.of(new String[] {"nodes", "--zookeeper", "8"}, "--zookeeper must be between 1 and 7, was 8"),
+                Arguments.of(new String[] {"nodes", "--etcd", "0"}, "--etcd must be between 1 and 7, was 0"),
+                Arguments.of(
+                        new String[] {"nodes", "--port", "65536"}, "--port must be between 1 and 65535, was 65536"),
+                Arguments.of(
+                        new String[] {"nodes", "--count", "3", "--port", "65534"},
+                        "--port 65534 leaves no room for 3 nodes: the last port would be 65536, past 65535"),
+                Arguments.of(
+                        new String[] {"nodes", "--etcd", "1", "--port", "7001"},
+                        "--port is for Redis nodes: add --count N"),
+                Arguments.of(
+                        new String[] {"nodes", "--postgres", "--persistent"},
+                        "--persistent is for Redis nodes: add --count N"),
                 Arguments.of(
                         new String[] {"nodes", "--count", "five"},
                         "Invalid value for option '--count': 'five' is not an int"),
