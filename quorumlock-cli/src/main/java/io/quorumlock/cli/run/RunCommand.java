@@ -23,7 +23,6 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Optional;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicReference;
@@ -247,7 +246,7 @@ public final class RunCommand implements Callable<Integer> {
             }
             Lease lease;
             try {
-                lease = acquire(lock, backend.kind());
+                lease = lock.acquire(resource, ttl, wait);
             } catch (LockUnavailableException e) {
                 report(Refusal.line(e, wait));
                 return NOT_ACQUIRED;
@@ -269,8 +268,9 @@ public final class RunCommand implements Callable<Integer> {
 
     /**
      * The ZooKeeper session, which keeps the lease, was asked for a timeout of --ttl: refuses a
-     * --ttl that the ensemble bounded to another value. An unreachable ensemble is left to the
-     * acquisition to report.
+     * --ttl that the ensemble bounded to another value. Waits for the first connection (up to the
+     * connection timeout), so that the one attempt of --wait 0 meets a connected client; an
+     * unreachable ensemble is left to that attempt to report.
      */
     private void checkSessionTimeout(ZooKeeperLock lock) {
         Duration granted = lock.sessionTimeout().orElse(ttl);
@@ -288,18 +288,6 @@ public final class RunCommand implements Callable<Integer> {
     /** A duration as an option value: 30s, 1500ms. */
     private static String option(Duration duration) {
         return duration.toMillis() % 1000 == 0 ? duration.toSeconds() + "s" : duration.toMillis() + "ms";
-    }
-
-    private Lease acquire(DistributedLock<? extends Lease> lock, Kind kind) {
-        if (kind == Kind.ZOOKEEPER && wait.isZero()) {
-            // acquire(..., 0) makes its one attempt without waiting for the first connection of the
-            // client just made; tryAcquire waits for it (up to the connection timeout).
-            Optional<? extends Lease> lease = lock.tryAcquire(resource, ttl);
-            if (lease.isPresent()) {
-                return lease.get();
-            }
-        }
-        return lock.acquire(resource, ttl, wait);
     }
 
     /** Runs the command under the lease, releases the lease, and returns run's exit code. */
