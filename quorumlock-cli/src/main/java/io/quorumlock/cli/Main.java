@@ -7,6 +7,7 @@ import io.quorumlock.cli.run.RunCommand;
 import io.quorumlock.cli.torture.TortureCommand;
 import java.io.IOException;
 import java.io.InputStream;
+import java.io.PrintWriter;
 import java.util.Properties;
 import java.util.concurrent.Callable;
 import picocli.CommandLine;
@@ -18,6 +19,7 @@ import picocli.CommandLine.ParameterException;
 import picocli.CommandLine.ParseResult;
 import picocli.CommandLine.ScopeType;
 import picocli.CommandLine.Spec;
+import picocli.CommandLine.UnmatchedArgumentException;
 
 /**
  * The {@code quorumlock} command line. Each subcommand is a class of its own, listed in {@link
@@ -31,7 +33,8 @@ import picocli.CommandLine.Spec;
         mixinStandardHelpOptions = true,
         versionProvider = Main.Version.class,
         description =
-                "Distributed locks over Redis (a single node or Redlock), and the evidence of what they guarantee.",
+                "Distributed locks over Redis (a single node or Redlock), ZooKeeper and etcd, and the evidence of what they"
+                        + " guarantee.",
         subcommands = {
             RunCommand.class,
             CheckCommand.class,
@@ -55,13 +58,33 @@ public final class Main implements Callable<Integer> {
 
     /** A fresh command line with the error handling of the CLI; for {@link #main} and for tests. */
     public static CommandLine commandLine() {
-        return new CommandLine(new Main()).setExecutionExceptionHandler(Main::reportFailure);
+        return new CommandLine(new Main())
+                .setExecutionExceptionHandler(Main::reportFailure)
+                .setParameterExceptionHandler(Main::reportUsageError);
     }
 
     /** Without a subcommand there is nothing to do: a usage error. */
     @Override
     public Integer call() {
         throw new ParameterException(spec.commandLine(), "Missing command: try 'quorumlock demo'");
+    }
+
+    /**
+     * A usage error: the message on one line, then where the help is, rather than the whole help
+     * (which buries the message). Exit code 2.
+     */
+    private static int reportUsageError(ParameterException error, String[] args) {
+        CommandLine command = error.getCommandLine();
+        String message = String.valueOf(error.getMessage()).replaceAll("\\s*\\R\\s*", " ");
+        if (error instanceof UnmatchedArgumentException unmatched
+                && !unmatched.getSuggestions().isEmpty()) {
+            message += " (did you mean " + String.join(" or ", unmatched.getSuggestions()) + "?)";
+        }
+        PrintWriter err = command.getErr();
+        err.println(command.getColorScheme().errorText(message));
+        err.println("see '" + command.getCommandSpec().qualifiedName() + " --help'");
+        err.flush();
+        return command.getCommandSpec().exitCodeOnInvalidInput();
     }
 
     /** One line for a failure, rather than a stack trace; -v shows where it came from. */

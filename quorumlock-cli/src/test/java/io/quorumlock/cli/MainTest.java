@@ -2,6 +2,7 @@ package io.quorumlock.cli;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import java.util.List;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -28,6 +29,19 @@ class MainTest {
                 Arguments.of(new String[] {"xyzzy"}, "Unmatched argument at index 0: 'xyzzy'"),
                 Arguments.of(new String[] {"nodes", "--count", "0"}, "--count must be between 1 and 15, was 0"),
                 Arguments.of(new String[] {"nodes", "--count", "16"}, "--count must be between 1 and 15, was 16"),
+                Arguments.of(new String[] {"nodes", "--zookeeper", "8"}, "--zookeeper must be between 1 and 7, was 8"),
+                Arguments.of(new String[] {"nodes", "--etcd", "0"}, "--etcd must be between 1 and 7, was 0"),
+                Arguments.of(
+                        new String[] {"nodes", "--port", "65536"}, "--port must be between 1 and 65535, was 65536"),
+                Arguments.of(
+                        new String[] {"nodes", "--count", "3", "--port", "65534"},
+                        "--port 65534 leaves no room for 3 nodes: the last port would be 65536, past 65535"),
+                Arguments.of(
+                        new String[] {"nodes", "--etcd", "1", "--port", "7001"},
+                        "--port is for Redis nodes: add --count N"),
+                Arguments.of(
+                        new String[] {"nodes", "--postgres", "--persistent"},
+                        "--persistent is for Redis nodes: add --count N"),
                 Arguments.of(
                         new String[] {"nodes", "--count", "five"},
                         "Invalid value for option '--count': 'five' is not an int"),
@@ -46,15 +60,53 @@ class MainTest {
                 Arguments.of(new String[] {}, "Missing command: try 'quorumlock demo'"));
     }
 
+    /** The error of each command, and the help it points to. */
+    static Stream<Arguments> usageErrors() {
+        return Stream.of(
+                Arguments.of(
+                        new String[] {"run", "--redis", "redis://127.0.0.1:1", "--resource", "job", "--ttl", "soon"},
+                        "Invalid value for option '--ttl': 'soon' is not a duration: use a number and a unit, such as"
+                                + " 500ms, 10s, 2m or 1h",
+                        "see 'quorumlock run --help'"),
+                Arguments.of(
+                        new String[] {"run", "--ttll", "3s"},
+                        "Unknown option: '--ttll' (did you mean --ttl?)",
+                        "see 'quorumlock run --help'"),
+                Arguments.of(
+                        new String[] {"check", "--redis", "redis://127.0.0.1:1", "--bogus"},
+                        "Unknown option: '--bogus'",
+                        "see 'quorumlock check --help'"),
+                Arguments.of(
+                        new String[] {"nodes", "--count", "0"},
+                        "--count must be between 1 and 15, was 0",
+                        "see 'quorumlock nodes --help'"),
+                Arguments.of(
+                        new String[] {"nods"},
+                        "Unmatched argument at index 0: 'nods' (did you mean nodes?)",
+                        "see 'quorumlock --help'"));
+    }
+
     @ParameterizedTest
     @MethodSource("badOptions")
-    void aBadOptionGivesOneLineNamingItThenTheUsageAndExitCode2(String[] args, String error) {
+    void aBadOptionGivesOneLineNamingItThenWhereTheHelpIsAndExitCode2(String[] args, String error) {
         CliRun run = CliRun.of(args);
 
         assertThat(run.exitCode()).isEqualTo(2);
         assertThat(run.firstErrorLine()).isEqualTo(error);
-        assertThat(run.err().lines().skip(1).filter(line -> line.startsWith("Usage: quorumlock")))
-                .isNotEmpty();
+        assertThat(run.err().lines().skip(1).toList())
+                .singleElement()
+                .asString()
+                .matches("see 'quorumlock( \\w+)? --help'");
+        assertThat(run.out()).isEmpty();
+    }
+
+    @ParameterizedTest
+    @MethodSource("usageErrors")
+    void aUsageErrorIsTwoShortLinesTheMessageAndTheCommandsHelp(String[] args, String error, String seeHelp) {
+        CliRun run = CliRun.of(args);
+
+        assertThat(run.exitCode()).isEqualTo(2);
+        assertThat(run.err().lines().toList()).containsExactly(error, seeHelp);
         assertThat(run.out()).isEmpty();
     }
 
@@ -72,6 +124,17 @@ class MainTest {
 
         assertThat(run.exitCode()).isZero();
         assertThat(run.out()).contains("Usage: quorumlock").containsPattern("(?m)^\\s+demo\\s");
+    }
+
+    @Test
+    void helpGivesEverySubcommandAOneLineSummary() {
+        CliRun run = CliRun.of("--help");
+
+        List<String> names = List.copyOf(run.commandLine().getSubcommands().keySet());
+        assertThat(names).contains("run", "check", "nodes", "demo", "torture", "help");
+        for (String name : names) {
+            assertThat(run.out()).as("a summary beside " + name).containsPattern("(?m)^  " + name + "\\s+[A-Z]\\w+ ");
+        }
     }
 
     @Test

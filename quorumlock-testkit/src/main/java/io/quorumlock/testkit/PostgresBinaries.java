@@ -73,7 +73,8 @@ final class PostgresBinaries {
                         Optional.empty(),
                         Optional.of(BIN_ENV + " is set to '" + configured
                                 + "', which holds no executable initdb and postgres: point it at a PostgreSQL"
-                                + " bin directory (such as /usr/lib/postgresql/15/bin) or unset it"));
+                                + " bin directory (such as /usr/lib/postgresql/15/bin), or unset it and install the"
+                                + " Debian package postgresql (apt-get install postgresql)"));
             }
             binDir = Optional.of(dir);
         } else {

@@ -51,8 +51,13 @@ public final class Processes {
         dirs.forEach(Processes::deleteTree);
     }
 
-    /** Deletes a file or a directory with everything in it; logs a failure rather than throwing it. */
-    static void deleteTree(Path root) {
+    /**
+     * Deletes a file or a directory with everything in it, such as the data directory of servers
+     * started in this JVM; logs a failure rather than throwing it.
+     *
+     * @param root what to delete; nothing happens if it does not exist
+     */
+    public static void deleteTree(Path root) {
         dirs.remove(root);
         if (!Files.exists(root)) {
             return;

@@ -105,6 +105,35 @@ public final class RedisServer implements AutoCloseable {
         return start(binary(), persistent);
     }
 
+    /**
+     * Starts a node on a given port of 127.0.0.1, rather than a free one.
+     *
+     * @param port the port, from 1 to 65535
+     * @param persistent as for {@link #start(boolean)}
+     * @return the running node, answering PING
+     * @throws IllegalArgumentException if the port is out of range
+     * @throws PortInUseException if another process holds the port
+     * @throws IllegalStateException if no binary is found or the node does not come up
+     */
+    public static RedisServer start(int port, boolean persistent) {
+        if (port < 1 || port > 65535) {
+            throw new IllegalArgumentException("port must be between 1 and 65535, was " + port);
+        }
+        RedisServer server = new RedisServer(binary(), persistent);
+        try {
+            synchronized (server) {
+                server.port = port;
+                if (server.launch() == Launch.PORT_IN_USE) {
+                    throw new PortInUseException(HOST, port);
+                }
+            }
+            return server;
+        } catch (RuntimeException e) {
+            server.close();
+            throw e;
+        }
+    }
+
     /** Starts a node that runs this binary; for tests of the kit itself. */
     static RedisServer start(Path binary, boolean persistent) {
         RedisServer server = new RedisServer(binary, persistent);

@@ -9,6 +9,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Consumer;
+import java.util.function.IntFunction;
 
 /**
  * Several independent Redis nodes (not replicas of each other), as Redlock needs them.
@@ -55,6 +56,30 @@ public final class RedisServers implements AutoCloseable, Iterable<RedisServer> 
      * @throws IllegalStateException if a node does not come up; the others are then closed
      */
     public static RedisServers start(int count, boolean persistent) {
+        return start(count, i -> RedisServer.start(persistent));
+    }
+
+    /**
+     * Starts {@code count} nodes on consecutive ports from {@code firstPort}, in parallel: node
+     * {@code i} listens on {@code firstPort + i}.
+     *
+     * @param count how many nodes, at least 1
+     * @param persistent as for {@link #start(int, boolean)}
+     * @param firstPort the port of the first node
+     * @return the running nodes
+     * @throws IllegalArgumentException if {@code count} is less than 1 or a port would be out of range
+     * @throws PortInUseException if another process holds one of the ports; no node is left running
+     * @throws IllegalStateException if a node does not come up; the others are then closed
+     */
+    public static RedisServers start(int count, boolean persistent, int firstPort) {
+        if (firstPort < 1 || (long) firstPort + count - 1 > 65535) {
+            throw new IllegalArgumentException(
+                    "the ports of " + count + " nodes from " + firstPort + " must be between 1 and 65535");
+        }
+        return start(count, i -> RedisServer.start(firstPort + i, persistent));
+    }
+
+    private static RedisServers start(int count, IntFunction<RedisServer> startNode) {
         if (count < 1) {
             throw new IllegalArgumentException("count must be at least 1, was " + count);
         }
@@ -67,7 +92,8 @@ public final class RedisServers implements AutoCloseable, Iterable<RedisServer> 
         try {
             List<Future<RedisServer>> starts = new ArrayList<>();
             for (int i = 0; i < count; i++) {
-                starts.add(pool.submit(() -> RedisServer.start(persistent)));
+                int index = i;
+                starts.add(pool.submit(() -> startNode.apply(index)));
             }
             List<RedisServer> started = new ArrayList<>();
             RuntimeException failure = null;

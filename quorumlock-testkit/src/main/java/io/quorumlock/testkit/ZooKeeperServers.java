@@ -14,6 +14,7 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Properties;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import org.apache.curator.framework.CuratorFramework;
@@ -29,6 +30,11 @@ import org.apache.zookeeper.util.ServiceUtils;
  * bound to 127.0.0.1 ({@code clientPortAddress}) and the quorum ports use 127.0.0.1 as hostname.
  * The tick is 100 ms, so sessions may be as short as 200 ms and expire promptly; sessions of up
  * to 30 s are allowed.
+ *
+ * <p>curator-test is an optional dependency of the kit: add {@code
+ * org.apache.curator:curator-test} (test scope) in the version of the Curator that
+ * quorumlock-zookeeper uses; without it, {@link #server} and {@link #cluster} fail with a message
+ * that names it.
  */
 public final class ZooKeeperServers {
 
@@ -39,11 +45,13 @@ public final class ZooKeeperServers {
 
     /** A standalone server with its data in {@code dir}; started. */
     public static TestingServer server(Path dir) throws Exception {
+        requireCuratorTest();
         return new TestingServer(spec(dir.resolve("zk-standalone"), 1), true);
     }
 
     /** An ensemble of {@code size} servers with their data under {@code dir}; started. */
     public static TestingCluster cluster(Path dir, int size) throws Exception {
+        requireCuratorTest();
         List<InstanceSpec> specs = new ArrayList<>();
         for (int id = 1; id <= size; id++) {
             specs.add(spec(dir.resolve("zk-" + id), id));
@@ -73,6 +81,33 @@ public final class ZooKeeperServers {
             }
         }
         cluster.restartServer(server);
+    }
+
+    /** Fails with the dependency to add, rather than a NoClassDefFoundError, where curator-test is missing. */
+    private static void requireCuratorTest() {
+        try {
+            Class.forName("org.apache.curator.test.TestingServer", false, ZooKeeperServers.class.getClassLoader());
+        } catch (ClassNotFoundException e) {
+            throw new IllegalStateException(
+                    "ZooKeeperServers needs curator-test on the class path: add the dependency"
+                            + " org.apache.curator:curator-test:" + curatorVersion() + " (test scope);"
+                            + " quorumlock-testkit leaves it optional, so that tests of Redis alone do not get a"
+                            + " ZooKeeper server",
+                    e);
+        }
+    }
+
+    /** The Curator version the kit was built with, from {@code versions.properties}. */
+    private static String curatorVersion() {
+        Properties versions = new Properties();
+        try (InputStream in = ZooKeeperServers.class.getResourceAsStream("versions.properties")) {
+            if (in != null) {
+                versions.load(in);
+            }
+        } catch (IOException e) {
+            // named as unknown below
+        }
+        return versions.getProperty("curator", "(the version of your curator-framework)");
     }
 
     private static boolean free(int port) {

@@ -3,12 +3,40 @@ package io.quorumlock.testkit;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import java.io.IOException;
+import java.net.InetAddress;
+import java.net.ServerSocket;
 import java.time.Duration;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 import redis.clients.jedis.Jedis;
 
 class RedisServersIT {
+
+    @Test
+    void startsTheNodesOnThePortsAskedForAndATakenPortFailsNamingIt() throws IOException {
+        int free = Processes.freePort("127.0.0.1");
+        try (RedisServers nodes = RedisServers.start(1, false, free)) {
+            assertThat(nodes.uris()).containsExactly("redis://127.0.0.1:" + free);
+            try (Jedis jedis = Clients.connect(nodes.get(0))) {
+                assertThat(jedis.ping()).isEqualTo("PONG");
+            }
+        }
+        long before = ProcessHandle.current().children().count();
+        try (ServerSocket taken = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+            int port = taken.getLocalPort();
+            assertThatThrownBy(() -> RedisServers.start(1, false, port))
+                    .isInstanceOfSatisfying(
+                            PortInUseException.class, e -> assertThat(e.port()).isEqualTo(port))
+                    .hasMessage("port " + port + " of 127.0.0.1 is in use by another process");
+        }
+        assertThat(ProcessHandle.current().children().count())
+                .as("no node left running")
+                .isEqualTo(before);
+        assertThatThrownBy(() -> RedisServers.start(2, false, 65535))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessage("the ports of 2 nodes from 65535 must be between 1 and 65535");
+    }
 
     @Test
     void startsIndependentNodesAndResetBringsThemBackEmpty() {

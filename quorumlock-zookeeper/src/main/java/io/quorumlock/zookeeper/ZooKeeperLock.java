@@ -52,8 +52,12 @@ import org.slf4j.LoggerFactory;
  * ZooKeeper deletes once it empties, and the suffixes then restart from zero. Tokens are only as
  * monotonic as the ensemble's data: an ensemble rebuilt from empty data directories starts again.
  *
- * <p>A lease lives as long as the ZooKeeper session that created its node, not for a TTL; the
- * {@code ttl} of the {@link DistributedLock} methods only has to be positive. Liveness comes from
+ * <p>A lease lives as long as the ZooKeeper session that created its node, not for a TTL: the
+ * {@code ttl} of the {@link DistributedLock} methods only has to be positive and does not change
+ * how long a lease lasts. What bounds how long a crashed holder keeps the lock is the {@linkplain
+ * #sessionTimeout() session timeout}, set with {@link Builder#sessionTimeout} (10 s by default) and
+ * bounded by the ensemble; a lock whose leases should last about {@code ttl} after a crash is built
+ * with {@code sessionTimeout(ttl)}, and checks {@link #sessionTimeout()}. Liveness comes from
  * the session: when the connection drops (Curator's SUSPENDED), {@link FencedLease#isValid()}
  * turns false at once; when it comes back within the session timeout and the node is still this
  * session's, the lease is valid again. When the session is lost (Curator's LOST: the ensemble
@@ -130,11 +134,37 @@ public final class ZooKeeperLock implements DistributedLock<FencedLease> {
     }
 
     /**
+     * The session timeout the ensemble granted this lock's client: how long the ensemble keeps a
+     * lease after it last heard from the holder, and the {@link FencedLease#validity()} of every
+     * lease, whatever the ttl asked for. It is what {@link Builder#sessionTimeout} asked for, bounded
+     * by the server to its {@code minSessionTimeout} and {@code maxSessionTimeout} (by default 2 and
+     * 20 times its {@code tickTime}). Before the first connection, waits for it up to the connection
+     * timeout.
+     *
+     * @return the negotiated session timeout, or empty if the client has not connected to the
+     *     ensemble (within the connection timeout, or before the thread was interrupted)
+     * @throws IllegalStateException if this lock was closed
+     */
+    public Optional<Duration> sessionTimeout() {
+        checkOpen();
+        if (negotiatedSessionTimeout().isZero()) {
+            try {
+                connected(System.nanoTime() + client.getZookeeperClient().getConnectionTimeoutMs() * 1_000_000L);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }
+        return Optional.of(negotiatedSessionTimeout()).filter(timeout -> !timeout.isZero());
+    }
+
+    /**
      * Makes one attempt to lock {@code resource}: takes it if nobody holds it and nobody is
      * waiting for it. If the client is not connected, waits up to the connection timeout for a
      * connection first.
      *
-     * @param ttl only checked to be positive: the lease lives as long as the session
+     * @param ttl only checked to be positive: the lease lives as long as the session, and its
+     *     {@link FencedLease#validity()} is the {@linkplain #sessionTimeout() session timeout}
+     *     whatever the ttl
      * @return the lease, or empty if the lock is held or queued for, or the ensemble could not be
      *     reached within the connection timeout
      * @throws IllegalArgumentException if the resource is not a valid node name or the TTL is not positive
@@ -164,7 +194,9 @@ public final class ZooKeeperLock implements DistributedLock<FencedLease> {
      * Builder#client}: by what its retry policy allows). A {@code maxWait} of zero makes one
      * attempt without waiting.
      *
-     * @param ttl only checked to be positive: the lease lives as long as the session
+     * @param ttl only checked to be positive: the lease lives as long as the session, and its
+     *     {@link FencedLease#validity()} is the {@linkplain #sessionTimeout() session timeout}
+     *     whatever the ttl
      * @throws LockUnavailableException if it was not acquired in time, with the evidence of the
      *     last attempt: one outcome for the ensemble, naming the holder or the connection problem
      * @throws IllegalArgumentException if the resource is not a valid node name, the TTL is not
@@ -582,9 +614,11 @@ public final class ZooKeeperLock implements DistributedLock<FencedLease> {
         /**
          * The ZooKeeper session timeout: how long the ensemble keeps the lock nodes of a client it
          * no longer hears from, and so how long a crashed holder blocks the lock and how soon a
-         * partitioned holder learns its loss. The server bounds it (by default between 2 and 20
-         * times its {@code tickTime}); the lease's {@link FencedLease#validity()} reports the
-         * negotiated value. The default is 10 s.
+         * partitioned holder learns its loss. A lease lives as long as the session: this, not the
+         * {@code ttl} passed to {@code acquire} or {@code tryAcquire}, is how long a lease outlives
+         * its holder. The server bounds it (by default between 2 and 20 times its {@code
+         * tickTime}), without an error; {@link ZooKeeperLock#sessionTimeout()} and each lease's
+         * {@link FencedLease#validity()} report the negotiated value. The default is 10 s.
          */
         public Builder sessionTimeout(Duration timeout) {
             this.sessionTimeout = timeout;
@@ -594,7 +628,7 @@ public final class ZooKeeperLock implements DistributedLock<FencedLease> {
         /**
          * How long to wait for a connection to the ensemble: in {@link ZooKeeperLock#tryAcquire}
          * when not connected, and per try in Curator's operations. At most the session timeout.
-         * The default is 5 s.
+         * The default is 5 s, or the session timeout if that is shorter.
          */
         public Builder connectionTimeout(Duration timeout) {
             this.connectionTimeout = timeout;
@@ -642,7 +676,9 @@ public final class ZooKeeperLock implements DistributedLock<FencedLease> {
             }
             validateConnectString();
             Duration session = sessionTimeout == null ? DEFAULT_SESSION_TIMEOUT : sessionTimeout;
-            Duration connection = connectionTimeout == null ? DEFAULT_CONNECTION_TIMEOUT : connectionTimeout;
+            Duration connection = connectionTimeout != null
+                    ? connectionTimeout
+                    : DEFAULT_CONNECTION_TIMEOUT.compareTo(session) < 0 ? DEFAULT_CONNECTION_TIMEOUT : session;
             checkTimeout("sessionTimeout", session, "10 s");
             checkTimeout("connectionTimeout", connection, "5 s");
             if (connection.compareTo(session) > 0) {

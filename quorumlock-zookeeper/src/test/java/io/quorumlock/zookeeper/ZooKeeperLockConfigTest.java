@@ -74,9 +74,22 @@ class ZooKeeperLockConfigTest {
                 "connectionTimeout must be positive, was -5 ms (the default is 5 s)");
         rejects(b -> b.connectString("zk1:2181").sessionTimeout(Duration.ofDays(30)), "sessionTimeout must be at most");
         rejects(
-                b -> b.connectString("zk1:2181").sessionTimeout(Duration.ofSeconds(2)),
-                "connectionTimeout (5000 ms) must not be longer than sessionTimeout (2000 ms)",
+                b -> b.connectString("zk1:2181")
+                        .sessionTimeout(Duration.ofSeconds(2))
+                        .connectionTimeout(Duration.ofSeconds(3)),
+                "connectionTimeout (3000 ms) must not be longer than sessionTimeout (2000 ms)",
                 "lower connectionTimeout or raise sessionTimeout");
+    }
+
+    @Test
+    void aShortSessionTimeoutAloneShortensTheDefaultConnectionTimeout() {
+        try (ZooKeeperLock lock = ZooKeeperLock.builder()
+                .connectString("127.0.0.1:1")
+                .sessionTimeout(Duration.ofSeconds(2))
+                .build()) {
+            assertThat(lock.client().getZookeeperClient().getConnectionTimeoutMs())
+                    .isEqualTo(2000);
+        }
     }
 
     @Test
@@ -146,11 +159,21 @@ class ZooKeeperLockConfigTest {
     }
 
     @Test
+    void theSessionTimeoutIsEmptyWhileTheEnsembleCannotBeReached() throws IOException {
+        try (ZooKeeperLock lock = unreachable()) {
+            assertThat(lock.sessionTimeout()).isEmpty();
+        }
+    }
+
+    @Test
     void aClosedLockRefusesWork() throws IOException {
         ZooKeeperLock lock = unreachable();
         lock.close();
         lock.close();
         assertThatThrownBy(() -> lock.acquire("job", TTL, Duration.ZERO))
+                .isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("closed");
+        assertThatThrownBy(lock::sessionTimeout)
                 .isInstanceOf(IllegalStateException.class)
                 .hasMessageContaining("closed");
     }

@@ -359,6 +359,19 @@ class ZooKeeperLockIT {
     }
 
     @Test
+    void sessionTimeoutIsWhatTheEnsembleGrantedAndTheLeaseLivesThatLongWhateverTheTtl() {
+        // The kit's server allows sessions from 200 ms (2 ticks) to 30 s.
+        ZooKeeperLock granted = newLock(Duration.ofSeconds(3));
+        ZooKeeperLock clamped = newLock(Duration.ofSeconds(60));
+
+        assertThat(granted.sessionTimeout()).contains(Duration.ofSeconds(3));
+        assertThat(clamped.sessionTimeout()).contains(Duration.ofSeconds(30));
+        try (FencedLease lease = granted.acquire("session-timeout", Duration.ofMinutes(5), WAIT)) {
+            assertThat(lease.validity()).isEqualTo(Duration.ofSeconds(3));
+        }
+    }
+
+    @Test
     void aSuppliedClientIsUsedAndLeftOpen() throws Exception {
         try (CuratorFramework client = CuratorFrameworkFactory.builder()
                 .connectString(server.getConnectString())

@@ -6,6 +6,7 @@ import io.quorumlock.etcd.EtcdLock;
 import io.quorumlock.redis.Redlock;
 import io.quorumlock.zookeeper.ZooKeeperLock;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
@@ -48,6 +49,19 @@ public final class LockOptions {
 
         /** Opens the lock; for Redis also checks the URIs (a bad one is an {@link IllegalArgumentException}). */
         public DistributedLock<? extends Lease> open() {
+            return open(Optional.empty());
+        }
+
+        /**
+         * Opens the lock for leases of {@code ttl}: a ZooKeeper lease lives as long as its session,
+         * so the ZooKeeper session timeout is {@code ttl} (check what the ensemble granted with
+         * {@link ZooKeeperLock#sessionTimeout()}); Redis and etcd take the ttl with each lease.
+         */
+        public DistributedLock<? extends Lease> open(Duration ttl) {
+            return open(Optional.of(ttl));
+        }
+
+        private DistributedLock<? extends Lease> open(Optional<Duration> ttl) {
             return switch (kind) {
                 case REDIS ->
                     Redlock.builder()
@@ -55,7 +69,10 @@ public final class LockOptions {
                             .password(password.orElse(null))
                             .build();
                 case ZOOKEEPER ->
-                    ZooKeeperLock.builder().connectString(endpoints.get(0)).build();
+                    ZooKeeperLock.builder()
+                            .connectString(endpoints.get(0))
+                            .sessionTimeout(ttl.orElse(null))
+                            .build();
                 case ETCD -> EtcdLock.builder().endpoints(endpoints).build();
             };
         }

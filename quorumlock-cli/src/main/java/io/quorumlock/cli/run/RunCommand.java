@@ -13,6 +13,7 @@ import io.quorumlock.cli.lock.LockOptions;
 import io.quorumlock.cli.lock.LockOptions.Backend;
 import io.quorumlock.cli.lock.LockOptions.Kind;
 import io.quorumlock.redis.Redlock;
+import io.quorumlock.zookeeper.ZooKeeperLock;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.time.Duration;
@@ -22,7 +23,6 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Optional;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicReference;
@@ -55,6 +55,7 @@ import picocli.CommandLine.Spec;
             "                      [--on-lost=ACTION] [-v] [--] COMMAND [ARG...]"
         },
         description = {
+            "Runs a command while holding a lock, so that it runs at most once at a time across machines.",
             "",
             "Runs COMMAND while holding a lock on --resource, so that it runs at most once at a time across machines"
                     + " (a cron job installed on several hosts).",
@@ -181,7 +182,8 @@ public final class RunCommand implements Callable<Integer> {
             converter = DurationConverter.class,
             description = "How long the lease lasts unless extended: the longest the lock stays taken after run dies"
                     + " without releasing it. Redis: longer than 150 ms; etcd: at least 1s (whole seconds, rounded"
-                    + " up); ZooKeeper: only checked, the session keeps the lease. Default: ${DEFAULT-VALUE}.")
+                    + " up); ZooKeeper: the session timeout, which keeps the lease, and which the ensemble must grant"
+                    + " (by default 2 to 20 x its tickTime). Default: ${DEFAULT-VALUE}.")
     void setTtl(Duration ttl) {
         require(isPositive(ttl), "--ttl must be positive, was " + Formats.duration(ttl) + ": such as --ttl 30s");
         this.ttl = ttl;
@@ -232,6 +234,9 @@ public final class RunCommand implements Callable<Integer> {
         }
         quietLinesRunReportsItself();
         try (DistributedLock<? extends Lease> lock = open(backend)) {
+            if (lock instanceof ZooKeeperLock zooKeeper) {
+                checkSessionTimeout(zooKeeper);
+            }
             if (backend.kind() == Kind.REDIS) {
                 Duration floor = ((Redlock) lock).ttlFloor();
                 if (ttl.compareTo(floor) <= 0) {
@@ -241,7 +246,7 @@ public final class RunCommand implements Callable<Integer> {
             }
             Lease lease;
             try {
-                lease = acquire(lock, backend.kind());
+                lease = lock.acquire(resource, ttl, wait);
             } catch (LockUnavailableException e) {
                 report(Refusal.line(e, wait));
                 return NOT_ACQUIRED;
@@ -255,22 +260,34 @@ public final class RunCommand implements Callable<Integer> {
     /** Opens the lock; a bad address is a usage error. No connection is made yet for Redis. */
     private DistributedLock<? extends Lease> open(Backend backend) {
         try {
-            return backend.open();
+            return backend.open(ttl);
         } catch (IllegalArgumentException e) {
             throw usage(e.getMessage(), e);
         }
     }
 
-    private Lease acquire(DistributedLock<? extends Lease> lock, Kind kind) {
-        if (kind == Kind.ZOOKEEPER && wait.isZero()) {
-            // acquire(..., 0) makes its one attempt without waiting for the first connection of the
-            // client just made; tryAcquire waits for it (up to the connection timeout).
-            Optional<? extends Lease> lease = lock.tryAcquire(resource, ttl);
-            if (lease.isPresent()) {
-                return lease.get();
-            }
+    /**
+     * The ZooKeeper session, which keeps the lease, was asked for a timeout of --ttl: refuses a
+     * --ttl that the ensemble bounded to another value. Waits for the first connection (up to the
+     * connection timeout), so that the one attempt of --wait 0 meets a connected client; an
+     * unreachable ensemble is left to that attempt to report.
+     */
+    private void checkSessionTimeout(ZooKeeperLock lock) {
+        Duration granted = lock.sessionTimeout().orElse(ttl);
+        int longer = ttl.compareTo(granted);
+        if (longer != 0) {
+            String bound = longer > 0 ? "maxSessionTimeout" : "minSessionTimeout";
+            throw usage("--ttl " + option(ttl) + " is " + (longer > 0 ? "longer" : "shorter")
+                    + " than this ZooKeeper ensemble allows: it granted a session timeout of " + option(granted)
+                    + ", its " + bound + " (by default " + (longer > 0 ? "20" : "2") + " x tickTime); use --ttl "
+                    + option(granted) + (longer > 0 ? " or less, or raise " : " or more, or lower ") + bound
+                    + " on the servers");
         }
-        return lock.acquire(resource, ttl, wait);
+    }
+
+    /** A duration as an option value: 30s, 1500ms. */
+    private static String option(Duration duration) {
+        return duration.toMillis() % 1000 == 0 ? duration.toSeconds() + "s" : duration.toMillis() + "ms";
     }
 
     /** Runs the command under the lease, releases the lease, and returns run's exit code. */

@@ -26,11 +26,17 @@ class HelpTest {
                         "nodes",
                         List.of(
                                 "--count=N",
-                                "1 to 15 (default: 5)",
+                                "1 to 15 (default: 5 when no other server is asked for, else none)",
+                                "--port=P",
                                 "--persistent",
+                                "--zookeeper=N",
+                                "--etcd=N",
+                                "--postgres",
                                 "until Ctrl-C (or SIGTERM)",
                                 "restart guard",
-                                "Exit code 0 once the nodes are stopped")));
+                                "QUORUMLOCK_ETCD",
+                                "QUORUMLOCK_PG_BIN",
+                                "Exit code 0 once the servers are stopped")));
     }
 
     @ParameterizedTest

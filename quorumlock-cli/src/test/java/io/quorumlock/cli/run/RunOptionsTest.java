@@ -22,7 +22,7 @@ import org.junit.jupiter.params.provider.MethodSource;
 
 /**
  * Bad input to {@code quorumlock run}, in-process: one line that names the option and the remedy,
- * the usage, exit code 2, and nothing started: the command never runs, and the "server" (a socket
+ * where the help is, exit code 2, and nothing started: the command never runs, and the "server" (a socket
  * that only counts the connections it gets) is never contacted.
  */
 class RunOptionsTest {
@@ -125,10 +125,9 @@ class RunOptionsTest {
 
         assertThat(run.exitCode()).as(run.err()).isEqualTo(2);
         assertThat(run.firstErrorLine()).startsWith(error);
-        assertThat(run.err().lines().skip(1).findFirst())
-                .as("then the usage, or picocli's suggestion for an unknown option")
-                .hasValueSatisfying(
-                        line -> assertThat(line).matches("Usage: quorumlock run .*|Possible solutions: .*"));
+        assertThat(run.err().lines().skip(1).toList())
+                .as("then where the help is")
+                .containsExactly("see 'quorumlock run --help'");
         assertThat(run.out()).isEmpty();
         assertThat(run.err()).doesNotContain("hunter2");
         assertThat(marker).as("the command did not run").doesNotExist();

@@ -83,6 +83,35 @@ class RunZooKeeperIT {
     }
 
     @Test
+    void theSessionTimeoutFollowsTheTtlSoTheLeaseEndsAboutTtlAway() throws Exception {
+        Instant before = Instant.now();
+        try (RunProcess run = run("--ttl", "7s", "--", "sh", "-c", "echo \"$QUORUMLOCK_VALID_UNTIL\"")) {
+            assertThat(run.exitCode()).as(run.err()).isZero();
+            Instant after = Instant.now();
+            Instant validUntil = Instant.parse(run.out().trim());
+
+            assertThat(validUntil).isBetween(before.plusSeconds(7), after.plusSeconds(7));
+            assertThat(run.err()).isEmpty();
+        }
+    }
+
+    @Test
+    void aTtlTheEnsembleCannotGrantIsAUsageErrorNamingWhatItGranted() throws Exception {
+        // The kit's servers grant sessions of up to 30 s.
+        try (RunProcess run =
+                run("--ttl", "60s", "--", "touch", dir.resolve("ran").toString())) {
+            assertThat(run.exitCode()).as(run.err()).isEqualTo(2);
+            assertThat(run.err().lines().toList())
+                    .containsExactly(
+                            "--ttl 60s is longer than this ZooKeeper ensemble allows: it granted a session timeout of"
+                                    + " 30s, its maxSessionTimeout (by default 20 x tickTime); use --ttl 30s or less,"
+                                    + " or raise maxSessionTimeout on the servers",
+                            "see 'quorumlock run --help'");
+            assertThat(dir.resolve("ran")).doesNotExist();
+        }
+    }
+
+    @Test
     void aBusyLockNamesItsHolderAndExits75() throws Exception {
         Path started = dir.resolve("started");
         Path proceed = dir.resolve("proceed");
