@@ -26,9 +26,12 @@ final class NioTransport implements Transport {
     private final NodeStarts starts;
     private final ConcurrentLinkedDeque<NioLane> idle = new ConcurrentLinkedDeque<>();
     private final ConcurrentLinkedDeque<NioLane> all = new ConcurrentLinkedDeque<>();
+    /** For the {@code rediss://} nodes; null if there are none. */
+    private final TlsConfig tls;
 
-    NioTransport(List<NodeAddress> nodes, long timeoutNanos, int maxLanes, Ticker ticker) {
+    NioTransport(List<NodeAddress> nodes, long timeoutNanos, int maxLanes, Ticker ticker, TlsConfig tls) {
         this.nodes = List.copyOf(nodes);
+        this.tls = tls;
         this.timeoutNanos = timeoutNanos;
         this.permits = new Semaphore(maxLanes);
         this.starts = new NodeStarts(nodes.stream().map(NodeAddress::toString).toList(), ticker);
@@ -85,7 +88,7 @@ final class NioTransport implements Transport {
             }
             links = new RespLink[nodes.size()];
             for (int i = 0; i < links.length; i++) {
-                links[i] = new RespLink(nodes.get(i), selector, timeoutNanos, starts.of(i));
+                links[i] = new RespLink(nodes.get(i), selector, timeoutNanos, starts.of(i), tls);
             }
         }
 

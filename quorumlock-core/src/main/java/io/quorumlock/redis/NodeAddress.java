@@ -5,8 +5,11 @@ import java.net.URISyntaxException;
 import java.util.Locale;
 import java.util.Optional;
 
-/** A parsed {@code redis://[user:password@]host:port[/db]} node URI. Never prints its password. */
-record NodeAddress(String host, int port, int database, Optional<String> user, Optional<String> password) {
+/**
+ * A parsed {@code redis://[user:password@]host:port[/db]} node URI ({@code rediss://} for TLS).
+ * Never prints its password.
+ */
+record NodeAddress(String host, int port, int database, Optional<String> user, Optional<String> password, boolean tls) {
 
     static final int DEFAULT_PORT = 6379;
 
@@ -21,11 +24,8 @@ record NodeAddress(String host, int port, int database, Optional<String> user, O
             throw invalid(text, "it is not a URI (" + e.getReason() + ")");
         }
         String scheme = uri.getScheme() == null ? "" : uri.getScheme().toLowerCase(Locale.ROOT);
-        if (scheme.equals("rediss")) {
-            throw invalid(text, "TLS (rediss://) is not supported yet; use redis:// on a trusted network");
-        }
-        if (!scheme.equals("redis")) {
-            throw invalid(text, "the scheme must be redis://");
+        if (!scheme.equals("redis") && !scheme.equals("rediss")) {
+            throw invalid(text, "the scheme must be redis:// (or rediss:// for TLS)");
         }
         if (uri.getHost() == null || uri.getHost().isEmpty()) {
             throw invalid(text, "it names no host; write redis://host:port");
@@ -50,12 +50,13 @@ record NodeAddress(String host, int port, int database, Optional<String> user, O
                 password = nonEmpty(info.substring(colon + 1));
             }
         }
-        return new NodeAddress(uri.getHost().toLowerCase(Locale.ROOT), port, database, user, password);
+        return new NodeAddress(
+                uri.getHost().toLowerCase(Locale.ROOT), port, database, user, password, scheme.equals("rediss"));
     }
 
     /** This address with {@code newPassword} in place of its own. */
     NodeAddress withPassword(String newPassword) {
-        return new NodeAddress(host, port, database, user, Optional.of(newPassword));
+        return new NodeAddress(host, port, database, user, Optional.of(newPassword), tls);
     }
 
     private static int parseDatabase(String text, String path) {
@@ -94,6 +95,6 @@ record NodeAddress(String host, int port, int database, Optional<String> user, O
 
     @Override
     public String toString() {
-        return "redis://" + server() + (database == 0 ? "" : "/" + database);
+        return (tls ? "rediss://" : "redis://") + server() + (database == 0 ? "" : "/" + database);
     }
 }

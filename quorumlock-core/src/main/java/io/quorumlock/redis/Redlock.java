@@ -11,6 +11,7 @@ import io.quorumlock.NodeOutcome;
 import io.quorumlock.NodeOutcome.Vote;
 import io.quorumlock.QuorumLockException;
 import io.quorumlock.RetryPolicy;
+import java.nio.file.Path;
 import java.security.SecureRandom;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -23,6 +24,7 @@ import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Predicate;
+import javax.net.ssl.SSLContext;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -539,9 +541,19 @@ public final class Redlock implements DistributedLock<Lease> {
         /** Null until set: pid@host. */
         private String holder;
 
+        private SSLContext tlsContext;
+        private Path tlsCaBundle;
+        private Path tlsCertificate;
+        private Path tlsKey;
+        private boolean tlsClientCertificateSet;
+        private boolean insecureTrustAll;
+
         private Builder() {}
 
-        /** Adds a node, {@code redis://[user:password@]host:port[/db]}. One node makes a single-node lock. */
+        /**
+         * Adds a node, {@code redis://[user:password@]host:port[/db]}, or {@code rediss://...} for
+         * TLS. One node makes a single-node lock.
+         */
         public Builder node(String uri) {
             uris.add(uri);
             return this;
@@ -639,16 +651,112 @@ public final class Redlock implements DistributedLock<Lease> {
         }
 
         /**
+         * The TLS context for the {@code rediss://} nodes, for trust or client keys that PEM files
+         * do not serve (a key store, a hardware token). Hostname verification stays on. Not together
+         * with {@link #tlsCaBundle}, {@link #tlsClientCertificate} or {@link
+         * #insecureTrustAllCertificates}. The default is none: the JDK trust store, no client
+         * certificate.
+         */
+        public Builder tls(SSLContext context) {
+            this.tlsContext = context;
+            return this;
+        }
+
+        /**
+         * The CAs that the {@code rediss://} nodes' certificates must be issued by, as a PEM file of
+         * one or more certificates, in place of the JDK trust store. The nodes' names are checked
+         * against their certificates either way. The default is the JDK trust store.
+         */
+        public Builder tlsCaBundle(Path caBundle) {
+            this.tlsCaBundle = caBundle;
+            return this;
+        }
+
+        /**
+         * The client certificate presented to {@code rediss://} nodes that require one (mutual TLS,
+         * Redis's {@code tls-auth-clients yes}): a PEM certificate (intermediates may follow it)
+         * and its private key, an unencrypted PKCS#8 PEM file ({@code -----BEGIN PRIVATE
+         * KEY-----}), RSA or EC. Keep the key file readable by this user only. The default is none.
+         */
+        public Builder tlsClientCertificate(Path certificate, Path key) {
+            this.tlsCertificate = certificate;
+            this.tlsKey = key;
+            this.tlsClientCertificateSet = true;
+            return this;
+        }
+
+        /**
+         * Turns off the verification of the {@code rediss://} nodes' certificates and names: the
+         * traffic is encrypted, but anyone on the network path can pose as a node and grant locks.
+         * For tests and first trials only; {@link #build()} logs a warning. Prefer {@link
+         * #tlsCaBundle} with the CA that issued the nodes' certificates. The default is off.
+         */
+        public Builder insecureTrustAllCertificates() {
+            this.insecureTrustAll = true;
+            return this;
+        }
+
+        /**
          * Checks the configuration and connects lazily to the nodes.
          *
          * @throws IllegalArgumentException naming the setting that is wrong and how to fix it
          */
         public Redlock build() {
             List<NodeAddress> addresses = validate();
+            TlsConfig tls = addresses.stream().anyMatch(NodeAddress::tls) ? tlsConfig() : null;
             return create(
-                    new NioTransport(addresses, nodeTimeout.toNanos(), maxConnectionsPerNode, Ticker.SYSTEM),
+                    new NioTransport(addresses, nodeTimeout.toNanos(), maxConnectionsPerNode, Ticker.SYSTEM, tls),
                     addresses,
                     Ticker.SYSTEM);
+        }
+
+        private TlsConfig tlsConfig() {
+            if (tlsContext != null) {
+                return TlsConfig.of(tlsContext);
+            }
+            if (insecureTrustAll) {
+                log.warn("insecureTrustAllCertificates(): the certificates of the rediss:// nodes are not verified, so"
+                        + " anyone on the network path can pose as a node and grant locks; give the nodes' CA with"
+                        + " tlsCaBundle instead");
+                return TlsConfig.trustingAll(tlsCertificate, tlsKey);
+            }
+            return TlsConfig.fromPem(tlsCaBundle, tlsCertificate, tlsKey);
+        }
+
+        /** The TLS settings agree with each other and with the nodes. */
+        private void validateTls(List<NodeAddress> addresses) {
+            List<String> set = new ArrayList<>();
+            if (tlsContext != null) {
+                set.add("tls(SSLContext)");
+            }
+            if (tlsCaBundle != null) {
+                set.add("tlsCaBundle");
+            }
+            if (tlsClientCertificateSet) {
+                set.add("tlsClientCertificate");
+            }
+            if (insecureTrustAll) {
+                set.add("insecureTrustAllCertificates()");
+            }
+            if (set.isEmpty()) {
+                return;
+            }
+            if (addresses.stream().noneMatch(NodeAddress::tls)) {
+                throw new IllegalArgumentException(String.join(" and ", set)
+                        + " set, but no node is rediss://: write the nodes as rediss://host:port to connect with TLS");
+            }
+            if (tlsContext != null && set.size() > 1) {
+                throw new IllegalArgumentException(String.join(" and ", set)
+                        + " set: give the trust and the client key in the SSLContext, or drop tls(SSLContext)");
+            }
+            if (insecureTrustAll && tlsCaBundle != null) {
+                throw new IllegalArgumentException("insecureTrustAllCertificates() and tlsCaBundle set: drop"
+                        + " insecureTrustAllCertificates() to verify the nodes against the bundle");
+            }
+            if (tlsClientCertificateSet && (tlsCertificate == null || tlsKey == null)) {
+                throw new IllegalArgumentException("tlsClientCertificate needs both files, was certificate "
+                        + tlsCertificate + " and key " + tlsKey + ": give the PEM certificate and its PKCS#8 key");
+            }
         }
 
         /** Builds over a given transport: for tests of the algorithm. */
@@ -712,6 +820,7 @@ public final class Redlock implements DistributedLock<Lease> {
                 throw new IllegalArgumentException(
                         "maxConnectionsPerNode must be at least 1, was " + maxConnectionsPerNode);
             }
+            validateTls(addresses);
             if (addresses.size() > 1 && addresses.size() % 2 == 0) {
                 log.warn(
                         "{} nodes tolerate no more failures than {}: a quorum of {} is needed; use an odd number of nodes",

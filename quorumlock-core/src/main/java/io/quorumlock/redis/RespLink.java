@@ -3,12 +3,9 @@ package io.quorumlock.redis;
 import io.quorumlock.NodeOutcome.Vote;
 import java.io.IOException;
 import java.net.ConnectException;
-import java.net.InetSocketAddress;
-import java.net.StandardSocketOptions;
 import java.nio.ByteBuffer;
 import java.nio.channels.SelectionKey;
 import java.nio.channels.Selector;
-import java.nio.channels.SocketChannel;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.List;
@@ -18,8 +15,9 @@ import org.slf4j.LoggerFactory;
 /**
  * A pipelined, non-blocking connection to one node. Requests are written at once and their
  * handlers queued; replies are read by whoever waits on the lane's selector and handed to the
- * handlers in order. It connects lazily and sets the connection up first (AUTH, SELECT, SCRIPT
- * LOAD), holding requests back until the node has accepted the set-up, and reads {@code INFO
+ * handlers in order. It connects lazily (over TLS for {@code rediss://}: see {@link Wire}) and sets
+ * the connection up first (AUTH, SELECT, SCRIPT LOAD), holding requests back until the handshake
+ * is done and the node has accepted the set-up, and reads {@code INFO
  * server} for the node's start, answered before any request. It never piles requests
  * onto a node that owes a reply older than the node timeout: those are answered at once as not
  * sent.
@@ -41,9 +39,11 @@ final class RespLink implements Transport.Link {
     private final long staleNanos;
     /** Gets the node's INFO server reply on every new connection: see {@link NodeStarts}. */
     private final Transport.ReplyHandler serverInfo;
+    /** For {@code rediss://} nodes; null if none is configured. */
+    private final TlsConfig tls;
 
     private final ArrayDeque<Pending> pending = new ArrayDeque<>();
-    private SocketChannel channel;
+    private Wire channel;
     private SelectionKey key;
     private boolean connected;
     /** AUTH and SELECT; requests wait in {@link #out} until the node has accepted them. */
@@ -53,8 +53,14 @@ final class RespLink implements Transport.Link {
     private ByteBuffer out = ByteBuffer.allocate(1024);
     private ByteBuffer in = ByteBuffer.allocate(4096);
 
-    RespLink(NodeAddress address, Selector selector, long timeoutNanos, Transport.ReplyHandler serverInfo) {
+    RespLink(
+            NodeAddress address,
+            Selector selector,
+            long timeoutNanos,
+            Transport.ReplyHandler serverInfo,
+            TlsConfig tls) {
         this.address = address;
+        this.tls = tls;
         this.serverInfo = serverInfo;
         this.name = address.toString();
         this.selector = selector;
@@ -83,9 +89,14 @@ final class RespLink implements Transport.Link {
         Pending oldest = pending.peek();
         long owedFor = oldest == null ? 0 : now - oldest.sentAt();
         if (owedFor > staleNanos) {
-            close(Vote.TIMED_OUT, "no reply within " + staleNanos / 1_000_000 + " ms; connection dropped");
+            close(
+                    Vote.TIMED_OUT,
+                    (connected ? "no reply within " + staleNanos / 1_000_000 + " ms" : channel.notUpWithin(owedFor))
+                            + "; connection dropped");
         } else if (!behind && owedFor > timeoutNanos) {
-            String why = "not sent: the node owes a reply for " + owedFor / 1_000_000 + " ms";
+            String why = connected
+                    ? "not sent: the node owes a reply for " + owedFor / 1_000_000 + " ms"
+                    : "not sent: " + channel.notUpWithin(owedFor);
             handler.onReply(request, new Resp.Failure(Vote.UNREACHABLE, why), this);
             return;
         }
@@ -103,17 +114,18 @@ final class RespLink implements Transport.Link {
             return;
         }
         try {
-            if (readyKey.isConnectable()) {
-                channel.finishConnect();
-                connected = true;
-                key.interestOps(SelectionKey.OP_READ);
+            boolean connecting = !connected;
+            if (connecting && !(connected = channel.connect())) {
+                return; // still connecting, or in the TLS handshake
             }
-            if (readyKey.isWritable() || readyKey.isConnectable()) {
+            if (readyKey.isWritable() || connecting) {
                 write();
             }
             if (key != null && key.isValid() && readyKey.isReadable()) {
                 read();
             }
+        } catch (Wire.Failure e) { // a certificate, or the wrong scheme: a configuration error
+            close(e.vote(), e.getMessage());
         } catch (IOException e) {
             close(
                     connected ? Vote.ERROR : Vote.UNREACHABLE,
@@ -125,14 +137,15 @@ final class RespLink implements Transport.Link {
 
     private boolean open(Request request, Transport.ReplyHandler handler) {
         try {
-            channel = SocketChannel.open();
-            channel.configureBlocking(false);
-            channel.setOption(StandardSocketOptions.TCP_NODELAY, true);
-            connected = channel.connect(new InetSocketAddress(address.host(), address.port()));
-            key = channel.register(selector, connected ? SelectionKey.OP_READ : SelectionKey.OP_CONNECT, this);
+            channel = Wire.open(address, tls, selector, this);
+            key = channel.key();
+            connected = channel.connect();
         } catch (IOException | RuntimeException e) {
-            close(Vote.UNREACHABLE, "could not connect: " + reason(e));
-            handler.onReply(request, new Resp.Failure(Vote.UNREACHABLE, "could not connect: " + reason(e)), this);
+            // A TLS handshake may fail at once, on a fast node: a configuration error keeps its vote.
+            Vote vote = e instanceof Wire.Failure failure ? failure.vote() : Vote.UNREACHABLE;
+            String why = e instanceof Wire.Failure ? e.getMessage() : "could not connect: " + reason(e);
+            close(vote, why);
+            handler.onReply(request, new Resp.Failure(vote, why), this);
             return false;
         }
         // AUTH and SELECT must be accepted before any request may go: held back until answered.
@@ -176,7 +189,9 @@ final class RespLink implements Transport.Link {
         }
         try {
             boolean more = flush(setup) || (setupOwed == 0 && flush(out));
-            key.interestOps(more ? SelectionKey.OP_READ | SelectionKey.OP_WRITE : SelectionKey.OP_READ);
+            channel.interest(more);
+        } catch (Wire.Failure e) {
+            close(e.vote(), e.getMessage());
         } catch (IOException e) {
             close(Vote.ERROR, "connection lost: " + reason(e));
         }
@@ -209,7 +224,8 @@ final class RespLink implements Transport.Link {
             }
             in.compact();
             in = Resp.room(in, 1024);
-        } while (count > 0 && in.position() > 0); // a full buffer may have left more behind
+            // A full buffer may have left more behind, in the socket or in the TLS engine.
+        } while (count > 0 && (in.position() > 0 || channel.buffered()));
     }
 
     private void deliver(Object reply) {
@@ -253,9 +269,6 @@ final class RespLink implements Transport.Link {
 
     /** Drops the connection; every request still owed a reply gets {@code vote} as its failure. */
     synchronized void close(Vote vote, String detail) {
-        if (key != null) {
-            key.cancel();
-        }
         if (channel != null) {
             try {
                 channel.close();

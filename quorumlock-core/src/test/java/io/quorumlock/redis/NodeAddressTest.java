@@ -31,13 +31,21 @@ class NodeAddressTest {
         assertThat(NodeAddress.parse("redis://h:1").password()).isEqualTo(Optional.empty());
     }
 
+    @Test
+    void redissTurnsTlsOn() {
+        NodeAddress a = NodeAddress.parse("rediss://u:pw@Redis.example:6380/2");
+        assertThat(a.tls()).isTrue();
+        assertThat(a.host()).isEqualTo("redis.example");
+        assertThat(a.toString()).isEqualTo("rediss://redis.example:6380/2");
+        assertThat(NodeAddress.parse("redis://h:1").tls()).isFalse();
+    }
+
     @ParameterizedTest
     @CsvSource(
             delimiter = '|',
             value = {
                 "localhost:6379|the scheme must be redis://",
                 "http://h:1|the scheme must be redis://",
-                "rediss://h:6379|TLS (rediss://) is not supported yet",
                 "redis://h:99999|invalid node URI",
                 "redis://h:1/x|the path must be a database number",
                 "redis://h:1?timeout=3|query parameters",

@@ -61,6 +61,10 @@ public final class RedisServer implements AutoCloseable {
     private final Path offsetFile;
     private int port;
     private boolean persistent;
+    /** For a TLS node: its certificates; null for a plain one. */
+    private final TlsMaterial tls;
+
+    private final boolean requireClientCertificates;
     private final ServerProcess server = new ServerProcess();
     private boolean closed;
     private Duration clockOffset = Duration.ZERO;
@@ -69,8 +73,14 @@ public final class RedisServer implements AutoCloseable {
     private long outMark;
 
     private RedisServer(Path binary, boolean persistent) {
+        this(binary, persistent, null, false);
+    }
+
+    private RedisServer(Path binary, boolean persistent, TlsMaterial tls, boolean requireClientCertificates) {
         this.binary = binary;
         this.persistent = persistent;
+        this.tls = tls;
+        this.requireClientCertificates = requireClientCertificates;
         try {
             this.dir = Files.createTempDirectory("quorumlock-redis-");
         } catch (IOException e) {
@@ -134,9 +144,32 @@ public final class RedisServer implements AutoCloseable {
         }
     }
 
+    /**
+     * Starts a node without persistence that speaks TLS only ({@code --port 0 --tls-port P}), with
+     * the server certificate and key of {@code material}, checking client certificates against
+     * its CA. Its {@link #uri()} is {@code rediss://127.0.0.1:P}. The binary must be built with
+     * TLS (Debian's {@code redis-server} is). The kit's own connections ({@link #connect}, the
+     * readiness probe, {@link #flushAll()}) trust the material's CA and present its client
+     * certificate.
+     *
+     * @param material the certificates, such as {@link TlsMaterial#generate()}; they stay the caller's to close
+     * @param requireClientCertificates {@code true} for {@code --tls-auth-clients yes} (mutual TLS:
+     *     a client without a certificate issued by the CA is refused), {@code false} for {@code no}
+     * @return the running node, answering PING over TLS
+     * @throws IllegalStateException if no binary is found or the node does not come up (a binary
+     *     without TLS says so in the log carried by the message)
+     */
+    public static RedisServer startTls(TlsMaterial material, boolean requireClientCertificates) {
+        Objects.requireNonNull(material, "material");
+        return launchedOnFreePort(new RedisServer(binary(), false, material, requireClientCertificates));
+    }
+
     /** Starts a node that runs this binary; for tests of the kit itself. */
     static RedisServer start(Path binary, boolean persistent) {
-        RedisServer server = new RedisServer(binary, persistent);
+        return launchedOnFreePort(new RedisServer(binary, persistent));
+    }
+
+    private static RedisServer launchedOnFreePort(RedisServer server) {
         try {
             server.launchOnFreePort();
             return server;
@@ -193,9 +226,14 @@ public final class RedisServer implements AutoCloseable {
         return port;
     }
 
-    /** {@return the node's address as {@code redis://127.0.0.1:PORT}} */
+    /** {@return the node's address as {@code redis://127.0.0.1:PORT}, or {@code rediss://} for a TLS node} */
     public String uri() {
-        return "redis://" + HOST + ":" + port();
+        return (tls != null ? "rediss://" : "redis://") + HOST + ":" + port();
+    }
+
+    /** {@return whether the node speaks TLS only: started by {@link #startTls}} */
+    public boolean isTls() {
+        return tls != null;
     }
 
     /**
@@ -382,16 +420,25 @@ public final class RedisServer implements AutoCloseable {
     }
 
     private Launch launch() {
-        List<String> command = new ArrayList<>(List.of(
-                binary.toString(),
-                "--port",
-                Integer.toString(port),
-                "--bind",
-                HOST,
-                "--save",
-                "",
-                "--appendonly",
-                persistent ? "yes" : "no"));
+        List<String> command = new ArrayList<>(List.of(binary.toString()));
+        if (tls == null) {
+            command.addAll(List.of("--port", Integer.toString(port)));
+        } else {
+            command.addAll(List.of(
+                    "--port",
+                    "0",
+                    "--tls-port",
+                    Integer.toString(port),
+                    "--tls-cert-file",
+                    tls.serverCertificate().toString(),
+                    "--tls-key-file",
+                    tls.serverKey().toString(),
+                    "--tls-ca-cert-file",
+                    tls.caCertificate().toString(),
+                    "--tls-auth-clients",
+                    requireClientCertificates ? "yes" : "no"));
+        }
+        command.addAll(List.of("--bind", HOST, "--save", "", "--appendonly", persistent ? "yes" : "no"));
         if (persistent) {
             command.addAll(List.of("--appendfsync", "always"));
         } else {
@@ -514,14 +561,17 @@ public final class RedisServer implements AutoCloseable {
      */
     public Jedis connect(Duration timeout) {
         int millis = (int) Math.min(Integer.MAX_VALUE, timeout.toMillis());
-        return new Jedis(
-                HOST,
-                port,
-                DefaultJedisClientConfig.builder()
-                        .timeoutMillis(millis)
-                        .autoNegotiateProtocol(false)
-                        .clientSetInfoConfig(ClientSetInfoConfig.DISABLED)
-                        .build());
+        DefaultJedisClientConfig.Builder config = DefaultJedisClientConfig.builder()
+                .timeoutMillis(millis)
+                .autoNegotiateProtocol(false)
+                .clientSetInfoConfig(ClientSetInfoConfig.DISABLED);
+        if (tls != null) {
+            // No name check: the kit reaches its own node, whatever names its certificate carries.
+            config.ssl(true)
+                    .sslSocketFactory(tls.clientContext().getSocketFactory())
+                    .sslParameters(new javax.net.ssl.SSLParameters());
+        }
+        return new Jedis(HOST, port, config.build());
     }
 
     private static String infoField(String info, String name) {

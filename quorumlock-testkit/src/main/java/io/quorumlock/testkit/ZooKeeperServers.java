@@ -14,7 +14,6 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Properties;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import org.apache.curator.framework.CuratorFramework;
@@ -97,17 +96,9 @@ public final class ZooKeeperServers {
         }
     }
 
-    /** The Curator version the kit was built with, from {@code versions.properties}. */
+    /** The Curator version the kit was built with. */
     private static String curatorVersion() {
-        Properties versions = new Properties();
-        try (InputStream in = ZooKeeperServers.class.getResourceAsStream("versions.properties")) {
-            if (in != null) {
-                versions.load(in);
-            }
-        } catch (IOException e) {
-            // named as unknown below
-        }
-        return versions.getProperty("curator", "(the version of your curator-framework)");
+        return KitVersions.of("curator", "(the version of your curator-framework)");
     }
 
     private static boolean free(int port) {

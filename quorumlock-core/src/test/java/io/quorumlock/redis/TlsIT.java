@@ -1,0 +1,312 @@
+package io.quorumlock.redis;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.quorumlock.Lease;
+import io.quorumlock.LockConfigurationException;
+import io.quorumlock.NodeOutcome;
+import io.quorumlock.NodeOutcome.Vote;
+import io.quorumlock.testkit.RedisServer;
+import io.quorumlock.testkit.TestTime;
+import io.quorumlock.testkit.TlsMaterial;
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.net.InetAddress;
+import java.net.ServerSocket;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import redis.clients.jedis.Jedis;
+
+/** TLS and mutual TLS on real redis-server nodes, and each misconfiguration's one-line evidence. */
+@Timeout(value = 60, unit = TimeUnit.SECONDS, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
+class TlsIT {
+
+    private static final Duration TTL = Duration.ofSeconds(10);
+    private static final Duration NODE_TIMEOUT = Duration.ofMillis(200);
+    /** A refusal comes within about the node timeout: the handshake's failure, not a wait. */
+    private static final Duration PROMPTLY = TestTime.scaled(Duration.ofMillis(1500));
+
+    private static TlsMaterial material;
+    private static TlsMaterial otherCa;
+    private static TlsMaterial otherName;
+    private static final List<RedisServer> tlsNodes = new ArrayList<>();
+    private static RedisServer mutual;
+    private static RedisServer untrusted;
+    private static RedisServer misnamed;
+    private static RedisServer plain;
+
+    @BeforeAll
+    static void startNodes() {
+        material = TlsMaterial.generate();
+        otherCa = TlsMaterial.generate();
+        otherName = TlsMaterial.generate("other.example");
+        for (int i = 0; i < 4; i++) {
+            tlsNodes.add(RedisServer.startTls(material, false));
+        }
+        mutual = RedisServer.startTls(material, true);
+        untrusted = RedisServer.startTls(otherCa, false);
+        misnamed = RedisServer.startTls(otherName, false);
+        plain = RedisServer.start();
+    }
+
+    @AfterAll
+    static void stopNodes() {
+        List<AutoCloseable> all = new ArrayList<>(tlsNodes);
+        all.addAll(List.of(mutual, untrusted, misnamed, plain, material, otherCa, otherName));
+        for (AutoCloseable c : all) {
+            try {
+                if (c != null) {
+                    c.close();
+                }
+            } catch (Exception e) {
+                // the others still close
+            }
+        }
+    }
+
+    private static Redlock.Builder builder(List<String> uris) {
+        return Redlock.builder().nodes(uris).nodeTimeout(NODE_TIMEOUT).restartGuard(false);
+    }
+
+    private static String port(RedisServer node) {
+        return "127.0.0.1:" + node.port();
+    }
+
+    @Test
+    void threeTlsNodesLockExtendAndRelease() {
+        List<String> uris =
+                tlsNodes.subList(0, 3).stream().map(RedisServer::uri).toList();
+        assertThat(uris).allMatch(u -> u.startsWith("rediss://"));
+        try (Redlock redlock =
+                builder(uris).tlsCaBundle(material.caCertificate()).build()) {
+            Lease lease = redlock.acquire("tls:job", TTL, Duration.ofSeconds(5));
+            try (Jedis jedis = tlsNodes.get(0).connect(Duration.ofSeconds(2))) {
+                assertThat(jedis.get("tls:job")).isNotNull();
+                assertThat(lease.extend(TTL)).isTrue();
+                assertThat(jedis.pttl("tls:job")).isGreaterThan(TTL.toMillis() - 2_000);
+                lease.release();
+                assertThat(jedis.get("tls:job")).isNull();
+            }
+            // Connections are kept: a second cycle needs no new handshake, and works the same.
+            redlock.tryAcquire("tls:job", TTL).orElseThrow().release();
+        }
+    }
+
+    @Test
+    void aContextOfTheUsersOwnWorks() {
+        try (Redlock redlock = builder(List.of(tlsNodes.get(0).uri()))
+                .tls(material.clientContext())
+                .build()) {
+            redlock.tryAcquire("tls:context", TTL).orElseThrow().release();
+        }
+    }
+
+    @Test
+    void mutualTlsRequiredAndGivenWorks() {
+        try (Redlock redlock = builder(List.of(mutual.uri()))
+                .tlsCaBundle(material.caCertificate())
+                .tlsClientCertificate(material.clientCertificate(), material.clientKey())
+                .build()) {
+            redlock.tryAcquire("tls:mutual", TTL).orElseThrow().release();
+        }
+    }
+
+    @Test
+    void anUntrustedCertificateSaysWhose() {
+        NodeOutcome outcome = refused(untrusted.uri(), b -> b.tlsCaBundle(material.caCertificate()));
+        assertThat(outcome.detail())
+                .startsWith("TLS: untrusted certificate (subject CN=127.0.0.1, issuer CN=" + otherCa.caName() + ")")
+                .contains("tlsCaBundle", "--tls-ca");
+    }
+
+    @Test
+    void theJdkTrustStoreIsTheDefaultAndRefusesATestCa() {
+        NodeOutcome outcome = refused(tlsNodes.get(0).uri(), b -> {});
+        assertThat(outcome.detail()).startsWith("TLS: untrusted certificate").contains(material.caName());
+    }
+
+    @Test
+    void aCertificateForAnotherNameIsAHostnameMismatch() {
+        NodeOutcome outcome = refused(misnamed.uri(), b -> b.tlsCaBundle(otherName.caCertificate()));
+        assertThat(outcome.detail())
+                .startsWith("TLS: hostname mismatch")
+                .contains("is for DNS:other.example, not 127.0.0.1");
+    }
+
+    @Test
+    void aNodeThatRequiresAClientCertificateSaysSo() {
+        NodeOutcome outcome = refused(mutual.uri(), b -> b.tlsCaBundle(material.caCertificate()));
+        assertThat(outcome.detail()).startsWith(TlsErrors.CLIENT_CERTIFICATE_REQUIRED);
+    }
+
+    @Test
+    void aClientCertificateOfAnotherCaIsRefused() {
+        NodeOutcome outcome = refused(
+                mutual.uri(),
+                b -> b.tlsCaBundle(material.caCertificate())
+                        .tlsClientCertificate(otherCa.clientCertificate(), otherCa.clientKey()));
+        assertThat(outcome.detail()).startsWith("TLS: the node refused our client certificate");
+    }
+
+    @Test
+    void tlsToAPlainPortSaysUseRedis() {
+        // A plain Redis port never answers a TLS hello (it waits for a line end): the first round
+        // times out, the next one says why.
+        try (Redlock redlock = builder(List.of("rediss://" + port(plain)))
+                .tlsCaBundle(material.caCertificate())
+                .build()) {
+            NodeOutcome first =
+                    timed(() -> redlock.attempt("tls:plain", TTL)).outcomes().get(0);
+            assertThat(first.vote()).as(first.toString()).isEqualTo(Vote.TIMED_OUT);
+            NodeOutcome second =
+                    timed(() -> redlock.attempt("tls:plain", TTL)).outcomes().get(0);
+            assertThat(second.vote()).as(second.toString()).isEqualTo(Vote.UNREACHABLE);
+            assertThat(second.detail())
+                    .matches("not sent: TLS handshake not answered after \\d+ ms; if the node does not serve TLS,"
+                            + " use redis://");
+        }
+    }
+
+    @Test
+    void plainTextToATlsPortSaysUseRediss() {
+        try (Redlock redlock =
+                builder(List.of("redis://" + port(tlsNodes.get(0)))).build()) {
+            NodeOutcome outcome =
+                    timed(() -> redlock.attempt("tls:plain", TTL)).outcomes().get(0);
+            assertThat(outcome.vote()).isIn(Vote.ERROR, Vote.MISCONFIGURED);
+            assertThat(outcome.detail()).contains("use rediss://").doesNotContain("\n");
+        }
+    }
+
+    @Test
+    void oneBadCertificateOfFiveStillGivesALock() {
+        List<String> uris =
+                new ArrayList<>(tlsNodes.stream().map(RedisServer::uri).toList());
+        uris.add(untrusted.uri());
+        try (Redlock redlock =
+                builder(uris).tlsCaBundle(material.caCertificate()).build()) {
+            Redlock.Attempt attempt = redlock.attempt("tls:five", TTL);
+            assertThat(attempt.lease()).isPresent();
+            NodeOutcome bad = attempt.outcomes().get(4);
+            assertThat(bad.vote()).as(bad.toString()).isEqualTo(Vote.MISCONFIGURED);
+            assertThat(bad.detail()).startsWith("TLS: untrusted certificate");
+            attempt.lease().get().release();
+        }
+    }
+
+    @Test
+    void aHandshakeThatNeverEndsCostsTheNodeTimeoutNotAHang() throws Exception {
+        try (ServerSocket silent = new ServerSocket(0, 50, InetAddress.getLoopbackAddress());
+                Redlock redlock = Redlock.builder()
+                        .node("rediss://127.0.0.1:" + silent.getLocalPort())
+                        .nodeTimeout(Duration.ofMillis(50))
+                        .tlsCaBundle(material.caCertificate())
+                        .build()) {
+            // The kernel accepts the connection; nobody ever answers the hello. Each round costs at
+            // most the node timeout; the connection is dropped after the stale limit (1 s here) and
+            // the next round starts a new one.
+            long end =
+                    System.nanoTime() + TestTime.scaled(Duration.ofMillis(2500)).toNanos();
+            long longestOwed = 0;
+            int fresh = 0;
+            boolean owed = false;
+            while (System.nanoTime() < end) {
+                NodeOutcome outcome = timed(() -> redlock.attempt("tls:silent", TTL))
+                        .outcomes()
+                        .get(0);
+                if (outcome.vote() == Vote.TIMED_OUT) {
+                    fresh += owed ? 1 : 0;
+                    owed = false;
+                } else {
+                    assertThat(outcome.vote()).as(outcome.toString()).isEqualTo(Vote.UNREACHABLE);
+                    java.util.regex.Matcher m = java.util.regex.Pattern.compile(
+                                    "not sent: TLS handshake not answered after (\\d+) ms; if the node does not"
+                                            + " serve TLS, use redis://")
+                            .matcher(outcome.detail());
+                    assertThat(m.matches()).as(outcome.detail()).isTrue();
+                    longestOwed = Math.max(longestOwed, Long.parseLong(m.group(1)));
+                    owed = true;
+                }
+                java.util.concurrent.locks.LockSupport.parkNanos(10_000_000);
+            }
+            assertThat(fresh)
+                    .as("rounds on a new connection after the stale one was dropped")
+                    .isPositive();
+            assertThat(longestOwed)
+                    .isLessThan(TestTime.scaled(Duration.ofMillis(1100)).toMillis());
+        }
+    }
+
+    @Test
+    void theInsecureSettingWorksAndWarns() {
+        PrintStream stderr = System.err;
+        ByteArrayOutputStream log = new ByteArrayOutputStream();
+        System.setErr(new PrintStream(log, true, StandardCharsets.UTF_8));
+        Redlock redlock;
+        try {
+            redlock = builder(List.of(misnamed.uri()))
+                    .insecureTrustAllCertificates()
+                    .build();
+        } finally {
+            System.setErr(stderr);
+        }
+        try (redlock) {
+            redlock.tryAcquire("tls:insecure", TTL).orElseThrow().release();
+        }
+        assertThat(log.toString(StandardCharsets.UTF_8))
+                .contains("WARN", "insecureTrustAllCertificates()", "not verified");
+    }
+
+    @Test
+    void badTlsFilesFailInBuild() {
+        assertThatThrownBy(() -> builder(List.of(tlsNodes.get(0).uri()))
+                        .tlsCaBundle(material.serverKey())
+                        .build())
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("tlsCaBundle: " + material.serverKey() + " holds no certificate");
+        assertThatThrownBy(() -> builder(List.of(tlsNodes.get(0).uri()))
+                        .tlsClientCertificate(material.clientCertificate(), otherCa.clientKey())
+                        .build())
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("is not the key of the certificate");
+    }
+
+    /** The node's refusal, a configuration error, given promptly. */
+    private static NodeOutcome refused(String uri, Consumer<Redlock.Builder> tls) {
+        Redlock.Builder builder = builder(List.of(uri));
+        tls.accept(builder);
+        try (Redlock redlock = builder.build()) {
+            NodeOutcome outcome = timed(() -> {
+                try {
+                    return redlock.tryAcquire("tls:refused", TTL)
+                            .map(granted -> new NodeOutcome(uri, Vote.YES, "granted"))
+                            .orElseGet(() -> redlock.attempt("tls:refused", TTL)
+                                    .outcomes()
+                                    .get(0));
+                } catch (LockConfigurationException refusal) {
+                    return refusal.lastAttempt().get(0);
+                }
+            });
+            assertThat(outcome.vote()).as(outcome.toString()).isEqualTo(Vote.MISCONFIGURED);
+            assertThat(outcome.detail()).doesNotContain("\n");
+            return outcome;
+        }
+    }
+
+    private static <T> T timed(java.util.function.Supplier<T> call) {
+        long start = System.nanoTime();
+        T result = call.get();
+        Duration took = Duration.ofNanos(System.nanoTime() - start);
+        assertThat(took).isLessThan(PROMPTLY);
+        return result;
+    }
+}
