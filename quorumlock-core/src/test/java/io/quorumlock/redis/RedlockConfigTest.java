@@ -100,4 +100,32 @@ class RedlockConfigTest {
                     .hasMessage("maxWait must not be negative, was -1 ms");
         }
     }
+
+    @Test
+    void tlsSettingsWithoutATlsNode() {
+        rejects(
+                b -> b.node("redis://127.0.0.1:6379").tlsCaBundle(java.nio.file.Path.of("ca.pem")),
+                "tlsCaBundle set, but no node is rediss://",
+                "rediss://host:port");
+    }
+
+    @Test
+    void tlsSettingsThatContradictEachOther() throws Exception {
+        javax.net.ssl.SSLContext context = javax.net.ssl.SSLContext.getDefault();
+        rejects(
+                b -> b.node("rediss://127.0.0.1:6379").tls(context).tlsCaBundle(java.nio.file.Path.of("ca.pem")),
+                "tls(SSLContext) and tlsCaBundle set",
+                "drop tls(SSLContext)");
+        rejects(
+                b -> b.node("rediss://127.0.0.1:6379")
+                        .insecureTrustAllCertificates()
+                        .tlsCaBundle(java.nio.file.Path.of("ca.pem")),
+                "insecureTrustAllCertificates() and tlsCaBundle set");
+        rejects(
+                b -> b.node("rediss://127.0.0.1:6379").tlsClientCertificate(java.nio.file.Path.of("c.pem"), null),
+                "tlsClientCertificate needs both files");
+        rejects(
+                b -> b.node("rediss://127.0.0.1:6379").tlsCaBundle(java.nio.file.Path.of("/nonexistent/ca.pem")),
+                "tlsCaBundle: cannot read /nonexistent/ca.pem");
+    }
 }
