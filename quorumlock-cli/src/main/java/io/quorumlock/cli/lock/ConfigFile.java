@@ -18,6 +18,9 @@ import java.util.Set;
  * <pre>
  * redis = redis://10.0.0.1:6379,redis://10.0.0.2:6379,redis://10.0.0.3:6379
  * redis.password = s3cret
+ * redis.tls.ca = /etc/quorumlock/redis-ca.pem
+ * redis.tls.cert = /etc/quorumlock/client.pem
+ * redis.tls.key = /etc/quorumlock/client.key
  * zookeeper = zk1:2181,zk2:2181,zk3:2181
  * etcd = http://10.0.0.1:2379,http://10.0.0.2:2379
  * </pre>
@@ -28,7 +31,8 @@ import java.util.Set;
 public record ConfigFile(Optional<Path> source, Properties properties) {
 
     /** The keys a file may hold. */
-    static final Set<String> KEYS = Set.of("redis", "redis.password", "zookeeper", "etcd");
+    static final Set<String> KEYS =
+            Set.of("redis", "redis.password", "redis.tls.ca", "redis.tls.cert", "redis.tls.key", "zookeeper", "etcd");
 
     /** The file used when {@code --config} is not given. */
     public static Path defaultPath() {
@@ -55,7 +59,8 @@ public record ConfigFile(Optional<Path> source, Properties properties) {
         for (String key : properties.stringPropertyNames()) {
             if (!KEYS.contains(key)) {
                 throw new IllegalArgumentException("--config: unknown setting '" + key + "' in " + file
-                        + "; known settings: redis, redis.password, zookeeper, etcd");
+                        + "; known settings: redis, redis.password, redis.tls.ca, redis.tls.cert, redis.tls.key,"
+                        + " zookeeper, etcd");
             }
         }
         return new ConfigFile(Optional.of(file), properties);

@@ -40,7 +40,12 @@ public final class LockOptions {
      * @param endpoints the Redis URIs, the ZooKeeper connect string (one element) or the etcd URLs
      * @param password the Redis password for URIs without one
      */
-    public record Backend(Kind kind, List<String> endpoints, Optional<String> password) {
+    public record Backend(Kind kind, List<String> endpoints, Optional<String> password, RedisTls tls) {
+
+        /** A backend without TLS files. */
+        public Backend(Kind kind, List<String> endpoints, Optional<String> password) {
+            this(kind, endpoints, password, RedisTls.NONE);
+        }
 
         /** True for the backends whose leases carry a fencing token. */
         public boolean fenced() {
@@ -64,9 +69,7 @@ public final class LockOptions {
         private DistributedLock<? extends Lease> open(Optional<Duration> ttl) {
             return switch (kind) {
                 case REDIS ->
-                    Redlock.builder()
-                            .nodes(endpoints)
-                            .password(password.orElse(null))
+                    tls.configure(Redlock.builder().nodes(endpoints).password(password.orElse(null)))
                             .build();
                 case ZOOKEEPER ->
                     ZooKeeperLock.builder()
@@ -89,6 +92,27 @@ public final class LockOptions {
     private List<String> redis;
 
     @Option(
+            names = "--tls-ca",
+            paramLabel = "FILE",
+            description = "The CAs (PEM) that the rediss:// nodes' certificates must be issued by; default: the JDK"
+                    + " trust store. Config file: redis.tls.ca.")
+    private Path tlsCa;
+
+    @Option(
+            names = "--tls-cert",
+            paramLabel = "FILE",
+            description = "A client certificate (PEM) for rediss:// nodes that require one (mutual TLS), with"
+                    + " --tls-key. Config file: redis.tls.cert.")
+    private Path tlsCert;
+
+    @Option(
+            names = "--tls-key",
+            paramLabel = "FILE",
+            description = "The client certificate's private key: unencrypted PKCS#8 PEM (BEGIN PRIVATE KEY), RSA or"
+                    + " EC. Config file: redis.tls.key.")
+    private Path tlsKey;
+
+    @Option(
             names = "--zookeeper",
             paramLabel = "CONNECT_STRING",
             description = "A ZooKeeper ensemble, such as zk1:2181,zk2:2181,zk3:2181: a fenced lock.")
@@ -105,7 +129,8 @@ public final class LockOptions {
     @Option(
             names = "--config",
             paramLabel = "FILE",
-            description = "Settings file (redis, redis.password, zookeeper, etcd as key = value lines); default:"
+            description = "Settings file (redis, redis.password, redis.tls.ca, redis.tls.cert, redis.tls.key,"
+                    + " zookeeper, etcd as key = value lines); default:"
                     + " ~/.config/quorumlock/config if it exists.")
     private Path config;
 
@@ -122,7 +147,7 @@ public final class LockOptions {
                 .or(() -> file.get("redis.password"));
         if (redis != null || zookeeper != null || etcd != null) {
             if (redis != null) {
-                named.add(new Backend(Kind.REDIS, trimmed(redis), password));
+                named.add(new Backend(Kind.REDIS, trimmed(redis), password, redisTls(file)));
             }
             if (zookeeper != null) {
                 named.add(new Backend(Kind.ZOOKEEPER, List.of(zookeeper.trim()), Optional.empty()));
@@ -131,7 +156,7 @@ public final class LockOptions {
                 named.add(new Backend(Kind.ETCD, trimmed(etcd), Optional.empty()));
             }
         } else {
-            file.get("redis").ifPresent(v -> named.add(new Backend(Kind.REDIS, split(v), password)));
+            file.get("redis").ifPresent(v -> named.add(new Backend(Kind.REDIS, split(v), password, redisTls(file))));
             file.get("zookeeper").ifPresent(v -> named.add(new Backend(Kind.ZOOKEEPER, List.of(v), Optional.empty())));
             file.get("etcd").ifPresent(v -> named.add(new Backend(Kind.ETCD, split(v), Optional.empty())));
         }
@@ -150,6 +175,17 @@ public final class LockOptions {
                             : ""));
         }
         Backend backend = named.get(0);
+        boolean tlsOptions = tlsCa != null || tlsCert != null || tlsKey != null;
+        if (tlsOptions && backend.kind() != Kind.REDIS) {
+            throw new IllegalArgumentException("--tls-ca, --tls-cert and --tls-key are for Redis nodes (rediss://)");
+        }
+        if (backend.kind() == Kind.REDIS
+                && backend.tls().any()
+                && backend.endpoints().stream()
+                        .noneMatch(e -> e.toLowerCase(java.util.Locale.ROOT).startsWith("rediss://"))) {
+            throw new IllegalArgumentException("--tls-ca, --tls-cert and --tls-key (redis.tls.*) are for TLS nodes:"
+                    + " write them as rediss://host:port");
+        }
         if (backend.endpoints().isEmpty() || backend.endpoints().stream().anyMatch(String::isEmpty)) {
             throw new IllegalArgumentException(
                     "--" + backend.kind().name().toLowerCase(java.util.Locale.ROOT) + ": an empty address in the list");
@@ -164,6 +200,55 @@ public final class LockOptions {
                     file.source().orElseThrow());
         }
         return backend;
+    }
+
+    /**
+     * The TLS files for the Redis nodes: each from the command line, else from the config file.
+     *
+     * @param ca the CA bundle, {@code --tls-ca}; empty for the JDK trust store
+     * @param certificate the client certificate, {@code --tls-cert}
+     * @param key its private key, {@code --tls-key}
+     */
+    public record RedisTls(Optional<Path> ca, Optional<Path> certificate, Optional<Path> key) {
+
+        /** No TLS files: rediss:// nodes are checked against the JDK trust store. */
+        public static final RedisTls NONE = new RedisTls(Optional.empty(), Optional.empty(), Optional.empty());
+
+        /** Whether any file is given. */
+        public boolean any() {
+            return ca.isPresent() || certificate.isPresent() || key.isPresent();
+        }
+
+        /** Gives the files to {@code builder}. */
+        public Redlock.Builder configure(Redlock.Builder builder) {
+            ca.ifPresent(builder::tlsCaBundle);
+            if (certificate.isPresent()) {
+                builder.tlsClientCertificate(certificate.get(), key.orElseThrow());
+            }
+            return builder;
+        }
+    }
+
+    private RedisTls redisTls(ConfigFile file) {
+        RedisTls tls = new RedisTls(
+                tlsFile(tlsCa, file, "redis.tls.ca", "--tls-ca"),
+                tlsFile(tlsCert, file, "redis.tls.cert", "--tls-cert"),
+                tlsFile(tlsKey, file, "redis.tls.key", "--tls-key"));
+        if (tls.certificate().isPresent() != tls.key().isPresent()) {
+            throw new IllegalArgumentException(
+                    "--tls-cert and --tls-key (redis.tls.cert, redis.tls.key) go together: give the client certificate"
+                            + " and its key");
+        }
+        return tls;
+    }
+
+    private static Optional<Path> tlsFile(Path option, ConfigFile file, String key, String name) {
+        Optional<Path> path = Optional.ofNullable(option).or(() -> file.get(key).map(Path::of));
+        if (path.isPresent() && !java.nio.file.Files.isReadable(path.get())) {
+            throw new IllegalArgumentException(
+                    name + " (" + key + "): cannot read " + path.get() + ": give a readable PEM file");
+        }
+        return path;
     }
 
     private static List<String> trimmed(List<String> values) {
