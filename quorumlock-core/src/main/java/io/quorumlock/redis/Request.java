@@ -44,6 +44,35 @@ record Request(Verb verb, String key, String token, long ttlMillis) {
         return new Request(Verb.CONFIG_GET, name, null, 0);
     }
 
+    /** The command as an operator knows it, for messages. */
+    String command() {
+        return switch (verb) {
+            case SET_IF_ABSENT -> "SET";
+            case DELETE_IF_EQUALS -> "the release script (EVALSHA)";
+            case EXTEND_IF_EQUALS -> "the extension script (EVALSHA)";
+            case GET -> "GET";
+            case INFO -> "INFO";
+            case CONFIG_GET -> "CONFIG GET";
+        };
+    }
+
+    /**
+     * Whether {@code reply} has a shape a Redis server answers this request with. Any other shape
+     * means the peer is no Redis server, or its stream is out of step: a protocol error.
+     */
+    boolean fits(Reply reply) {
+        if (reply instanceof Reply.Error || reply instanceof Reply.Failure) {
+            return true;
+        }
+        return switch (verb) {
+            case SET_IF_ABSENT -> reply.equals(Reply.Simple.OK) || reply == Reply.Nil.NIL;
+            case DELETE_IF_EQUALS, EXTEND_IF_EQUALS -> reply instanceof Reply.Int;
+            case GET -> reply instanceof Reply.Bulk || reply == Reply.Nil.NIL;
+            case INFO -> reply instanceof Reply.Bulk;
+            case CONFIG_GET -> reply instanceof Reply.Array;
+        };
+    }
+
     /**
      * The vote a reply means: {@code +OK} to SET, or 1 to a script, is yes; nil to SET, or 0 to a
      * script, is "held by another owner"; an error reply is an error or a configuration error; a
@@ -66,7 +95,7 @@ record Request(Verb verb, String key, String token, long ttlMillis) {
         if (set ? reply == Reply.Nil.NIL : reply.equals(Reply.Int.ZERO)) {
             return new NodeOutcome(node, Vote.HELD_BY_OTHER, "");
         }
-        return new NodeOutcome(node, Vote.ERROR, "protocol error: " + shape(reply) + " is no reply to " + verb);
+        return new NodeOutcome(node, Vote.ERROR, "protocol error: " + shape(reply) + " is no reply to " + command());
     }
 
     private static Vote vote(Reply.Kind kind) {

@@ -27,11 +27,23 @@ final class RespLink implements Transport.Link {
 
     private static final Logger log = LoggerFactory.getLogger(RespLink.class);
 
+    /** A sent request and who gets its reply; or, with a null request, a set-up command. */
+    private record Pending(
+            Request request, Transport.ReplyHandler handler, long sentAt, boolean withScript, SetUp setUp) {
+
+        Pending(Request request, Transport.ReplyHandler handler, long sentAt, boolean withScript) {
+            this(request, handler, sentAt, withScript, null);
+        }
+    }
+
     /**
-     * A sent request and who gets its reply. A null handler marks a set-up command, whose {@code
-     * withScript} then says whether requests were held back behind it.
+     * A set-up command: what a Redis server answers it with (null: anything), whether requests are
+     * held back until it is answered, and whether an error fails the connection.
      */
-    private record Pending(Request request, Transport.ReplyHandler handler, long sentAt, boolean withScript) {}
+    private record SetUp(String command, Reply expected, boolean holdsRequests, boolean required) {}
+
+    /** The library's version, for CLIENT SETINFO; null when not run from its jar. */
+    private static final String VERSION = RespLink.class.getPackage().getImplementationVersion();
 
     private final NodeAddress address;
     private final String name;
@@ -120,9 +132,12 @@ final class RespLink implements Transport.Link {
                     (connected ? "connection lost: " : "could not connect: ") + reason(e));
         } catch (RespReader.ProtocolException e) {
             Pending head = pending.peek();
-            String asked = head == null || head.request() == null
+            String asked = head == null
                     ? ""
-                    : ": no reply to " + head.request().verb();
+                    : ": no reply to "
+                            + (head.setUp() != null
+                                    ? head.setUp().command()
+                                    : head.request().command());
             close(Reply.Kind.PROTOCOL, "protocol error: the node " + e.getMessage() + asked);
         }
     }
@@ -142,7 +157,7 @@ final class RespLink implements Transport.Link {
         // AUTH and SELECT must be accepted before any request may go: held back until answered.
         if (address.password().isPresent()) {
             setUp(
-                    true,
+                    new SetUp("AUTH", Reply.Simple.OK, true, true),
                     address.user().isPresent()
                             ? new String[] {
                                 "AUTH", address.user().get(), address.password().get()
@@ -150,10 +165,30 @@ final class RespLink implements Transport.Link {
                             : new String[] {"AUTH", address.password().get()});
         }
         if (address.database() != 0) {
-            setUp(true, "SELECT", Integer.toString(address.database()));
+            setUp(new SetUp("SELECT", Reply.Simple.OK, true, true), "SELECT", Integer.toString(address.database()));
         }
-        setUp(false, "SCRIPT", "LOAD", Scripts.DELETE_IF_EQUALS);
-        setUp(false, "SCRIPT", "LOAD", Scripts.EXTEND_IF_EQUALS);
+        // Pipelined with the requests, errors ignored: names the connection for operators (CLIENT
+        // LIST), and loads the scripts (a refused load makes EVALSHA fall back to EVAL).
+        setUp(new SetUp("CLIENT SETNAME", Reply.Simple.OK, false, false), "CLIENT", "SETNAME", "quorumlock");
+        setUp(
+                new SetUp("CLIENT SETINFO", Reply.Simple.OK, false, false),
+                "CLIENT",
+                "SETINFO",
+                "LIB-NAME",
+                "quorumlock");
+        if (VERSION != null) {
+            setUp(new SetUp("CLIENT SETINFO", Reply.Simple.OK, false, false), "CLIENT", "SETINFO", "LIB-VER", VERSION);
+        }
+        setUp(
+                new SetUp("SCRIPT LOAD", new Reply.Bulk(Scripts.DELETE_IF_EQUALS_SHA), false, false),
+                "SCRIPT",
+                "LOAD",
+                Scripts.DELETE_IF_EQUALS);
+        setUp(
+                new SetUp("SCRIPT LOAD", new Reply.Bulk(Scripts.EXTEND_IF_EQUALS_SHA), false, false),
+                "SCRIPT",
+                "LOAD",
+                Scripts.EXTEND_IF_EQUALS);
         // Pipelined like the scripts: its reply comes before any request's, so the node's start is
         // known before its first vote on this connection. Sent as a request, not as set-up: a node
         // that refuses INFO (renamed or denied) still serves the lock.
@@ -163,14 +198,14 @@ final class RespLink implements Transport.Link {
         return true;
     }
 
-    private void setUp(boolean holdRequests, String... command) {
-        if (holdRequests) {
+    private void setUp(SetUp what, String... command) {
+        if (what.holdsRequests()) {
             setup = Resp.command(setup, command);
             setupOwed++;
         } else {
             out = Resp.command(out, command);
         }
-        pending.add(new Pending(null, null, System.nanoTime(), holdRequests));
+        pending.add(new Pending(null, null, System.nanoTime(), false, what));
     }
 
     /** Writes the set-up commands, and the requests once the set-up is answered. */
@@ -226,16 +261,21 @@ final class RespLink implements Transport.Link {
         Pending request = pending.poll();
         if (request == null) {
             close(Reply.Kind.PROTOCOL, "protocol error: the node sent a reply nobody asked for");
-        } else if (request.handler() == null) {
-            if (reply instanceof Reply.Error error && request.withScript()) {
+        } else if (request.setUp() != null) {
+            SetUp what = request.setUp();
+            if (reply instanceof Reply.Error error && what.required()) {
                 // AUTH or SELECT refused: nothing but the set-up was sent, the requests behind it were not.
                 setUpRefused(error.message());
             } else if (reply instanceof Reply.Error error) {
-                // SCRIPT LOAD refused: the requests went on; EVALSHA falls back to EVAL, or shows the error.
-                log.debug("node {} refused to load a script: {}", name, NodeErrors.shortened(error.message()));
-            } else if (request.withScript() && --setupOwed == 0) {
+                // The requests went on; a refused SCRIPT LOAD makes EVALSHA fall back to EVAL.
+                log.debug("node {} refused {}: {}", name, what.command(), NodeErrors.shortened(error.message()));
+            } else if (what.expected() != null && !what.expected().equals(reply)) {
+                outOfStep(reply, what.command());
+            } else if (what.holdsRequests() && --setupOwed == 0) {
                 write();
             }
+        } else if (!request.request().fits(reply)) {
+            outOfStep(reply, request.request().command());
         } else if (reply instanceof Reply.Error error
                 && error.message().startsWith("NOSCRIPT")
                 && !request.withScript()) {
@@ -247,6 +287,14 @@ final class RespLink implements Transport.Link {
         } else {
             request.handler().onReply(request.request(), reply, this);
         }
+    }
+
+    /** A well-formed reply that no Redis server sends to what was asked: the stream cannot be trusted. */
+    private void outOfStep(Reply reply, String command) {
+        close(
+                Reply.Kind.PROTOCOL,
+                "protocol error: the node answered " + Request.shape(reply) + " to " + command
+                        + ": not a Redis server, or out of step");
     }
 
     private void setUpRefused(String error) {
