@@ -21,7 +21,11 @@ final class NioTransport implements Transport {
 
     private final List<NodeAddress> nodes;
     private final long timeoutNanos;
+    private final Ticker ticker;
+    private final int maxLanes;
+    /** Fair: callers get a lane in the order they asked, so none starves under load. */
     private final Semaphore permits;
+
     private final NodeStarts starts;
     private final ConcurrentLinkedDeque<NioLane> idle = new ConcurrentLinkedDeque<>();
     private final ConcurrentLinkedDeque<NioLane> all = new ConcurrentLinkedDeque<>();
@@ -29,27 +33,38 @@ final class NioTransport implements Transport {
     NioTransport(List<NodeAddress> nodes, long timeoutNanos, int maxLanes, Ticker ticker) {
         this.nodes = List.copyOf(nodes);
         this.timeoutNanos = timeoutNanos;
-        this.permits = new Semaphore(maxLanes);
+        this.ticker = ticker;
+        this.maxLanes = maxLanes;
+        this.permits = new Semaphore(maxLanes, true);
         this.starts = new NodeStarts(nodes.stream().map(NodeAddress::toString).toList(), ticker);
     }
 
     @Override
-    public Lane borrow() {
+    public Lane borrow(long deadlineNanos) {
+        long waited = ticker.nanos();
         try {
-            if (!permits.tryAcquire(timeoutNanos, TimeUnit.NANOSECONDS)) {
-                return new RefusingLane(nodes, "not sent: all connections are busy; raise maxConnectionsPerNode");
+            if (!permits.tryAcquire(Math.max(0, deadlineNanos - waited), TimeUnit.NANOSECONDS)) {
+                return new RefusingLane(
+                        nodes,
+                        "not sent: all " + maxLanes + " connections per node stayed busy for "
+                                + (ticker.nanos() - waited) / 1_000_000 + " ms; raise maxConnectionsPerNode");
             }
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             return new RefusingLane(nodes, "not sent: interrupted");
         }
-        NioLane lane = idle.pollFirst();
-        if (lane == null) {
-            lane = new NioLane();
-            all.add(lane);
+        try {
+            NioLane lane = idle.pollFirst();
+            if (lane == null) {
+                lane = new NioLane();
+                all.add(lane);
+            }
+            lane.catchUp();
+            return lane;
+        } catch (RuntimeException | Error e) { // the permit must not be lost with the lane
+            permits.release();
+            throw e;
         }
-        lane.catchUp();
-        return lane;
     }
 
     @Override
@@ -84,7 +99,7 @@ final class NioTransport implements Transport {
             }
             links = new RespLink[nodes.size()];
             for (int i = 0; i < links.length; i++) {
-                links[i] = new RespLink(nodes.get(i), selector, timeoutNanos, starts.of(i));
+                links[i] = new RespLink(nodes.get(i), selector, timeoutNanos, ticker, starts.of(i));
             }
         }
 
@@ -96,7 +111,7 @@ final class NioTransport implements Transport {
         @Override
         public boolean await(BooleanSupplier done, long deadlineNanos) throws InterruptedException {
             while (!done.getAsBoolean()) {
-                long left = deadlineNanos - System.nanoTime();
+                long left = deadlineNanos - ticker.nanos();
                 if (left <= 0) {
                     return false;
                 }

@@ -49,6 +49,7 @@ final class RespLink implements Transport.Link {
     private final String name;
     private final Selector selector;
     private final long timeoutNanos;
+    private final Ticker ticker;
     private final long staleNanos;
     /** Gets the node's INFO server reply on every new connection: see {@link NodeStarts}. */
     private final Transport.ReplyHandler serverInfo;
@@ -65,8 +66,14 @@ final class RespLink implements Transport.Link {
     private ByteBuffer in = ByteBuffer.allocate(4096);
     private RespReader reader = new RespReader();
 
-    RespLink(NodeAddress address, Selector selector, long timeoutNanos, Transport.ReplyHandler serverInfo) {
+    RespLink(
+            NodeAddress address,
+            Selector selector,
+            long timeoutNanos,
+            Ticker ticker,
+            Transport.ReplyHandler serverInfo) {
         this.address = address;
+        this.ticker = ticker;
         this.serverInfo = serverInfo;
         this.name = address.toString();
         this.selector = selector;
@@ -91,7 +98,7 @@ final class RespLink implements Transport.Link {
     }
 
     private synchronized void send(Request request, Transport.ReplyHandler handler, boolean behind) {
-        long now = System.nanoTime();
+        long now = ticker.nanos();
         Pending oldest = pending.peek();
         long owedFor = oldest == null ? 0 : now - oldest.sentAt();
         if (owedFor > staleNanos) {
@@ -194,7 +201,7 @@ final class RespLink implements Transport.Link {
         // that refuses INFO (renamed or denied) still serves the lock.
         Request info = Request.info("server");
         out = Resp.write(out, info, false);
-        pending.add(new Pending(info, serverInfo, System.nanoTime(), false));
+        pending.add(new Pending(info, serverInfo, ticker.nanos(), false));
         return true;
     }
 
@@ -205,7 +212,7 @@ final class RespLink implements Transport.Link {
         } else {
             out = Resp.command(out, command);
         }
-        pending.add(new Pending(null, null, System.nanoTime(), false, what));
+        pending.add(new Pending(null, null, ticker.nanos(), false, what));
     }
 
     /** Writes the set-up commands, and the requests once the set-up is answered. */

@@ -53,7 +53,7 @@ class RespTest {
                 });
         // a reply of another shape answers nothing that was asked: an error, never a yes
         assertThat(set.outcome("n", new Reply.Simple("PONG")).detail())
-                .isEqualTo("protocol error: +PONG is no reply to SET_IF_ABSENT");
+                .isEqualTo("protocol error: +PONG is no reply to SET");
         assertThat(Request.deleteIfEquals("k", "t")
                         .outcome("n", Reply.Simple.OK)
                         .vote())
