@@ -1,6 +1,5 @@
 package io.quorumlock.redis;
 
-import io.quorumlock.NodeOutcome.Vote;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.channels.ClosedSelectorException;
@@ -133,7 +132,7 @@ final class NioTransport implements Transport {
 
         void close() {
             for (RespLink link : links) {
-                link.close(Vote.ERROR, "client closed");
+                link.close(Reply.Kind.BROKEN, "client closed");
             }
             try {
                 selector.close();
@@ -162,7 +161,7 @@ final class NioTransport implements Transport {
 
         @Override
         public void send(Request request, ReplyHandler handler) {
-            handler.onReply(request, new Resp.Failure(Vote.UNREACHABLE, why), this);
+            handler.onReply(request, new Reply.Failure(Reply.Kind.NOT_SENT, why), this);
         }
 
         @Override

@@ -423,15 +423,15 @@ public final class Redlock implements DistributedLock<Lease> {
     }
 
     /** One request to one node, answered or failed within the node timeout: for checks. */
-    private Object query(int node, Request request) {
+    private Reply query(int node, Request request) {
         return query(new int[] {node}, request)[0];
     }
 
     /** One request to each of {@code nodes} at once; each reply, or its failure within the node timeout. */
-    private Object[] query(int[] nodes, Request request) {
+    private Reply[] query(int[] nodes, Request request) {
         Transport.Lane lane = transport.borrow();
         try {
-            Object[] replies = new Object[nodes.length];
+            Reply[] replies = new Reply[nodes.length];
             int[] answered = {0};
             for (int i = 0; i < nodes.length; i++) {
                 int slot = i;
@@ -456,7 +456,7 @@ public final class Redlock implements DistributedLock<Lease> {
             synchronized (replies) {
                 for (int i = 0; i < replies.length; i++) {
                     if (replies[i] == null) {
-                        replies[i] = new Resp.Failure(Vote.TIMED_OUT, "no reply within the node timeout");
+                        replies[i] = new Reply.Failure(Reply.Kind.TIMED_OUT, "no reply within the node timeout");
                     }
                 }
                 return replies.clone();
@@ -477,7 +477,7 @@ public final class Redlock implements DistributedLock<Lease> {
         if (held.length == 0 || Thread.currentThread().isInterrupted()) {
             return outcomes;
         }
-        Object[] values = query(held, Request.get(resource));
+        Reply[] values = query(held, Request.get(resource));
         List<NodeOutcome> named = new ArrayList<>(outcomes);
         for (int i = 0; i < held.length; i++) {
             String who = Holder.of(values[i]);

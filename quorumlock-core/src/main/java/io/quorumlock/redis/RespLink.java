@@ -1,6 +1,5 @@
 package io.quorumlock.redis;
 
-import io.quorumlock.NodeOutcome.Vote;
 import java.io.IOException;
 import java.net.ConnectException;
 import java.net.InetSocketAddress;
@@ -52,6 +51,7 @@ final class RespLink implements Transport.Link {
     private int setupOwed;
     private ByteBuffer out = ByteBuffer.allocate(1024);
     private ByteBuffer in = ByteBuffer.allocate(4096);
+    private RespReader reader = new RespReader();
 
     RespLink(NodeAddress address, Selector selector, long timeoutNanos, Transport.ReplyHandler serverInfo) {
         this.address = address;
@@ -83,10 +83,10 @@ final class RespLink implements Transport.Link {
         Pending oldest = pending.peek();
         long owedFor = oldest == null ? 0 : now - oldest.sentAt();
         if (owedFor > staleNanos) {
-            close(Vote.TIMED_OUT, "no reply within " + staleNanos / 1_000_000 + " ms; connection dropped");
+            close(Reply.Kind.TIMED_OUT, "no reply within " + staleNanos / 1_000_000 + " ms; connection dropped");
         } else if (!behind && owedFor > timeoutNanos) {
             String why = "not sent: the node owes a reply for " + owedFor / 1_000_000 + " ms";
-            handler.onReply(request, new Resp.Failure(Vote.UNREACHABLE, why), this);
+            handler.onReply(request, new Reply.Failure(Reply.Kind.NOT_SENT, why), this);
             return;
         }
         if (channel == null && !open(request, handler)) {
@@ -116,10 +116,14 @@ final class RespLink implements Transport.Link {
             }
         } catch (IOException e) {
             close(
-                    connected ? Vote.ERROR : Vote.UNREACHABLE,
+                    connected ? Reply.Kind.BROKEN : Reply.Kind.NOT_SENT,
                     (connected ? "connection lost: " : "could not connect: ") + reason(e));
-        } catch (RuntimeException e) { // a reply that does not parse: the stream cannot be trusted any more
-            close(Vote.ERROR, "protocol error: " + e.getMessage());
+        } catch (RespReader.ProtocolException e) {
+            Pending head = pending.peek();
+            String asked = head == null || head.request() == null
+                    ? ""
+                    : ": no reply to " + head.request().verb();
+            close(Reply.Kind.PROTOCOL, "protocol error: the node " + e.getMessage() + asked);
         }
     }
 
@@ -131,8 +135,8 @@ final class RespLink implements Transport.Link {
             connected = channel.connect(new InetSocketAddress(address.host(), address.port()));
             key = channel.register(selector, connected ? SelectionKey.OP_READ : SelectionKey.OP_CONNECT, this);
         } catch (IOException | RuntimeException e) {
-            close(Vote.UNREACHABLE, "could not connect: " + reason(e));
-            handler.onReply(request, new Resp.Failure(Vote.UNREACHABLE, "could not connect: " + reason(e)), this);
+            close(Reply.Kind.NOT_SENT, "could not connect: " + reason(e));
+            handler.onReply(request, new Reply.Failure(Reply.Kind.NOT_SENT, "could not connect: " + reason(e)), this);
             return false;
         }
         // AUTH and SELECT must be accepted before any request may go: held back until answered.
@@ -178,7 +182,7 @@ final class RespLink implements Transport.Link {
             boolean more = flush(setup) || (setupOwed == 0 && flush(out));
             key.interestOps(more ? SelectionKey.OP_READ | SelectionKey.OP_WRITE : SelectionKey.OP_READ);
         } catch (IOException e) {
-            close(Vote.ERROR, "connection lost: " + reason(e));
+            close(Reply.Kind.BROKEN, "connection lost: " + reason(e));
         }
     }
 
@@ -191,42 +195,48 @@ final class RespLink implements Transport.Link {
     }
 
     /** Reads what has arrived and hands every whole reply to its handler. */
-    private void read() throws IOException {
+    private void read() throws IOException, RespReader.ProtocolException {
         int count;
         do {
             count = channel.read(in);
             if (count < 0) {
-                close(Vote.ERROR, "connection lost: closed by the node");
+                close(Reply.Kind.BROKEN, "connection lost: closed by the node");
                 return;
             }
             in.flip();
-            Object reply;
-            while (channel != null && (reply = Resp.parse(in)) != Resp.INCOMPLETE) {
+            Reply reply;
+            while (channel != null && (reply = reader.next(in)) != null) {
                 deliver(reply);
             }
             if (channel == null) {
                 return;
             }
             in.compact();
-            in = Resp.room(in, 1024);
+            if (in.remaining() < 1024) {
+                if (in.capacity() >= RespReader.MAX_BUFFER) {
+                    throw new RespReader.ProtocolException(
+                            "sent more than " + RespReader.MAX_BUFFER + " bytes that are no whole reply");
+                }
+                in = Resp.room(in, 1024); // doubles: at most twice MAX_BUFFER
+            }
         } while (count > 0 && in.position() > 0); // a full buffer may have left more behind
     }
 
-    private void deliver(Object reply) {
+    private void deliver(Reply reply) {
         Pending request = pending.poll();
         if (request == null) {
-            close(Vote.ERROR, "protocol error: a reply nobody asked for");
+            close(Reply.Kind.PROTOCOL, "protocol error: the node sent a reply nobody asked for");
         } else if (request.handler() == null) {
-            if (reply instanceof Resp.Error error && request.withScript()) {
+            if (reply instanceof Reply.Error error && request.withScript()) {
                 // AUTH or SELECT refused: nothing but the set-up was sent, the requests behind it were not.
                 setUpRefused(error.message());
-            } else if (reply instanceof Resp.Error error) {
+            } else if (reply instanceof Reply.Error error) {
                 // SCRIPT LOAD refused: the requests went on; EVALSHA falls back to EVAL, or shows the error.
                 log.debug("node {} refused to load a script: {}", name, NodeErrors.shortened(error.message()));
             } else if (request.withScript() && --setupOwed == 0) {
                 write();
             }
-        } else if (reply instanceof Resp.Error error
+        } else if (reply instanceof Reply.Error error
                 && error.message().startsWith("NOSCRIPT")
                 && !request.withScript()) {
             // The script cache was flushed since this connection loaded it: send the script itself.
@@ -245,14 +255,16 @@ final class RespLink implements Transport.Link {
         String misconfiguration = NodeErrors.misconfiguration(text);
         connected = false;
         if (misconfiguration != null) {
-            close(Vote.MISCONFIGURED, "not sent: " + misconfiguration);
+            close(Reply.Kind.MISCONFIGURED, "not sent: " + misconfiguration);
         } else {
-            close(Vote.UNREACHABLE, "not sent: the node refused the connection set-up: " + NodeErrors.shortened(text));
+            close(
+                    Reply.Kind.NOT_SENT,
+                    "not sent: the node refused the connection set-up: " + NodeErrors.shortened(text));
         }
     }
 
-    /** Drops the connection; every request still owed a reply gets {@code vote} as its failure. */
-    synchronized void close(Vote vote, String detail) {
+    /** Drops the connection; every request still owed a reply gets a failure of {@code kind}. */
+    synchronized void close(Reply.Kind kind, String detail) {
         if (key != null) {
             key.cancel();
         }
@@ -269,9 +281,10 @@ final class RespLink implements Transport.Link {
         setupOwed = 0;
         out.clear();
         in.clear();
+        reader = new RespReader();
         // Nothing was sent on a connection that never came up, unless its set-up was refused.
-        Resp.Failure failure =
-                new Resp.Failure(connected || vote == Vote.MISCONFIGURED ? vote : Vote.UNREACHABLE, detail);
+        Reply.Failure failure =
+                new Reply.Failure(connected || kind == Reply.Kind.MISCONFIGURED ? kind : Reply.Kind.NOT_SENT, detail);
         connected = false;
         List<Pending> owed = new ArrayList<>(pending);
         pending.clear();

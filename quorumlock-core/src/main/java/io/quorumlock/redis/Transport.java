@@ -52,9 +52,9 @@ interface Transport extends AutoCloseable {
         void sendBehind(Request request, ReplyHandler handler);
     }
 
-    /** Receives one reply: a RESP value, or a {@link Resp.Failure} when there is none. */
+    /** Receives one reply: a RESP value, or a {@link Reply.Failure} when there is none. */
     @FunctionalInterface
     interface ReplyHandler {
-        void onReply(Request request, Object reply, Link link);
+        void onReply(Request request, Reply reply, Link link);
     }
 }
