@@ -7,6 +7,8 @@ import java.nio.channels.SelectionKey;
 import java.nio.channels.Selector;
 import java.util.List;
 import java.util.concurrent.ConcurrentLinkedDeque;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
@@ -27,6 +29,10 @@ final class NioTransport implements Transport {
     private final Semaphore permits;
 
     private final NodeStarts starts;
+    private final Resolver[] resolvers;
+    /** Looks host names up, off the callers' path; null when every node is an IP literal. */
+    private final ExecutorService lookups;
+
     private final ConcurrentLinkedDeque<NioLane> idle = new ConcurrentLinkedDeque<>();
     private final ConcurrentLinkedDeque<NioLane> all = new ConcurrentLinkedDeque<>();
 
@@ -37,6 +43,16 @@ final class NioTransport implements Transport {
         this.maxLanes = maxLanes;
         this.permits = new Semaphore(maxLanes, true);
         this.starts = new NodeStarts(nodes.stream().map(NodeAddress::toString).toList(), ticker);
+        this.lookups = nodes.stream().allMatch(n -> Resolver.isLiteral(n.host()))
+                ? null
+                : Executors.newSingleThreadExecutor(runnable -> {
+                    Thread thread = new Thread(runnable, "quorumlock-dns");
+                    thread.setDaemon(true);
+                    return thread;
+                });
+        this.resolvers = nodes.stream()
+                .map(n -> new Resolver(n.host(), n.port(), ticker, lookups))
+                .toArray(Resolver[]::new);
     }
 
     @Override
@@ -85,6 +101,9 @@ final class NioTransport implements Transport {
         for (NioLane lane : all) {
             lane.close();
         }
+        if (lookups != null) {
+            lookups.shutdownNow();
+        }
     }
 
     private final class NioLane implements Lane {
@@ -99,7 +118,7 @@ final class NioTransport implements Transport {
             }
             links = new RespLink[nodes.size()];
             for (int i = 0; i < links.length; i++) {
-                links[i] = new RespLink(nodes.get(i), selector, timeoutNanos, ticker, starts.of(i));
+                links[i] = new RespLink(nodes.get(i), resolvers[i], selector, timeoutNanos, ticker, starts.of(i));
             }
         }
 

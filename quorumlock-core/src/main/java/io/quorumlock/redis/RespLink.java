@@ -2,7 +2,6 @@ package io.quorumlock.redis;
 
 import java.io.IOException;
 import java.net.ConnectException;
-import java.net.InetSocketAddress;
 import java.net.StandardSocketOptions;
 import java.nio.ByteBuffer;
 import java.nio.channels.SelectionKey;
@@ -50,6 +49,7 @@ final class RespLink implements Transport.Link {
     private final Selector selector;
     private final long timeoutNanos;
     private final Ticker ticker;
+    private final Resolver resolver;
     private final long staleNanos;
     /** Gets the node's INFO server reply on every new connection: see {@link NodeStarts}. */
     private final Transport.ReplyHandler serverInfo;
@@ -68,11 +68,13 @@ final class RespLink implements Transport.Link {
 
     RespLink(
             NodeAddress address,
+            Resolver resolver,
             Selector selector,
             long timeoutNanos,
             Ticker ticker,
             Transport.ReplyHandler serverInfo) {
         this.address = address;
+        this.resolver = resolver;
         this.ticker = ticker;
         this.serverInfo = serverInfo;
         this.name = address.toString();
@@ -150,11 +152,16 @@ final class RespLink implements Transport.Link {
     }
 
     private boolean open(Request request, Transport.ReplyHandler handler) {
+        Resolver.Result target = resolver.address(ticker.nanos() + timeoutNanos);
+        if (target.address() == null) {
+            handler.onReply(request, new Reply.Failure(Reply.Kind.NOT_SENT, "not sent: " + target.failure()), this);
+            return false;
+        }
         try {
             channel = SocketChannel.open();
             channel.configureBlocking(false);
             channel.setOption(StandardSocketOptions.TCP_NODELAY, true);
-            connected = channel.connect(new InetSocketAddress(address.host(), address.port()));
+            connected = channel.connect(target.address());
             key = channel.register(selector, connected ? SelectionKey.OP_READ : SelectionKey.OP_CONNECT, this);
         } catch (IOException | RuntimeException e) {
             close(Reply.Kind.NOT_SENT, "could not connect: " + reason(e));

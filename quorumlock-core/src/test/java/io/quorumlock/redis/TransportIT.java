@@ -50,6 +50,15 @@ class TransportIT {
     }
 
     @Test
+    void aHostNameIsResolvedOffTheCallersPath() {
+        try (Redlock redlock = Redlock.builder()
+                .node("redis://localhost:" + redis.get(0).port())
+                .build()) {
+            redlock.tryAcquire("by-name", TTL).orElseThrow().release();
+        }
+    }
+
+    @Test
     void everyConnectionNamesItselfForOperators() {
         try (Redlock redlock = Redlock.builder().node(redis.get(0).uri()).build();
                 Jedis j = admin(0)) {
