@@ -22,7 +22,7 @@ final class Grant implements Transport.ReplyHandler {
     }
 
     @Override
-    public void onReply(Request request, Object reply, Transport.Link from) {
+    public void onReply(Request request, Reply reply, Transport.Link from) {
         NodeOutcome answer = request.outcome(from.node(), reply);
         outcome = answer;
         ballot.record(node, answer);

@@ -66,13 +66,14 @@ final class Holder {
      * The holder named by a key's value as a node returned it; null if the value is not a string
      * that quorumlock wrote with a holder (another program's value is not shown: it is not ours).
      */
-    static String of(Object value) {
-        if (!(value instanceof String text)
-                || text.length() <= TOKEN_LENGTH + 1
-                || text.length() > TOKEN_LENGTH + 1 + MAX_LENGTH
-                || text.charAt(TOKEN_LENGTH) != ' ') {
+    static String of(Reply value) {
+        if (!(value instanceof Reply.Bulk bulk)
+                || bulk.text().length() <= TOKEN_LENGTH + 1
+                || bulk.text().length() > TOKEN_LENGTH + 1 + MAX_LENGTH
+                || bulk.text().charAt(TOKEN_LENGTH) != ' ') {
             return null;
         }
+        String text = bulk.text();
         for (int i = 0; i < TOKEN_LENGTH; i++) {
             if (Character.digit(text.charAt(i), 16) < 0) {
                 return null;

@@ -1,6 +1,5 @@
 package io.quorumlock.redis;
 
-import io.quorumlock.NodeOutcome.Vote;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.channels.ClosedSelectorException;
@@ -8,6 +7,8 @@ import java.nio.channels.SelectionKey;
 import java.nio.channels.Selector;
 import java.util.List;
 import java.util.concurrent.ConcurrentLinkedDeque;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
@@ -22,8 +23,16 @@ final class NioTransport implements Transport {
 
     private final List<NodeAddress> nodes;
     private final long timeoutNanos;
+    private final Ticker ticker;
+    private final int maxLanes;
+    /** Fair: callers get a lane in the order they asked, so none starves under load. */
     private final Semaphore permits;
+
     private final NodeStarts starts;
+    private final Resolver[] resolvers;
+    /** Looks host names up, off the callers' path; null when every node is an IP literal. */
+    private final ExecutorService lookups;
+
     private final ConcurrentLinkedDeque<NioLane> idle = new ConcurrentLinkedDeque<>();
     private final ConcurrentLinkedDeque<NioLane> all = new ConcurrentLinkedDeque<>();
     /** For the {@code rediss://} nodes; null if there are none. */
@@ -33,27 +42,48 @@ final class NioTransport implements Transport {
         this.nodes = List.copyOf(nodes);
         this.tls = tls;
         this.timeoutNanos = timeoutNanos;
-        this.permits = new Semaphore(maxLanes);
+        this.ticker = ticker;
+        this.maxLanes = maxLanes;
+        this.permits = new Semaphore(maxLanes, true);
         this.starts = new NodeStarts(nodes.stream().map(NodeAddress::toString).toList(), ticker);
+        this.lookups = nodes.stream().allMatch(n -> Resolver.isLiteral(n.host()))
+                ? null
+                : Executors.newSingleThreadExecutor(runnable -> {
+                    Thread thread = new Thread(runnable, "quorumlock-dns");
+                    thread.setDaemon(true);
+                    return thread;
+                });
+        this.resolvers = nodes.stream()
+                .map(n -> new Resolver(n.host(), n.port(), ticker, lookups))
+                .toArray(Resolver[]::new);
     }
 
     @Override
-    public Lane borrow() {
+    public Lane borrow(long deadlineNanos) {
+        long waited = ticker.nanos();
         try {
-            if (!permits.tryAcquire(timeoutNanos, TimeUnit.NANOSECONDS)) {
-                return new RefusingLane(nodes, "not sent: all connections are busy; raise maxConnectionsPerNode");
+            if (!permits.tryAcquire(Math.max(0, deadlineNanos - waited), TimeUnit.NANOSECONDS)) {
+                return new RefusingLane(
+                        nodes,
+                        "not sent: all " + maxLanes + " connections per node stayed busy for "
+                                + (ticker.nanos() - waited) / 1_000_000 + " ms; raise maxConnectionsPerNode");
             }
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             return new RefusingLane(nodes, "not sent: interrupted");
         }
-        NioLane lane = idle.pollFirst();
-        if (lane == null) {
-            lane = new NioLane();
-            all.add(lane);
+        try {
+            NioLane lane = idle.pollFirst();
+            if (lane == null) {
+                lane = new NioLane();
+                all.add(lane);
+            }
+            lane.catchUp();
+            return lane;
+        } catch (RuntimeException | Error e) { // the permit must not be lost with the lane
+            permits.release();
+            throw e;
         }
-        lane.catchUp();
-        return lane;
     }
 
     @Override
@@ -74,6 +104,9 @@ final class NioTransport implements Transport {
         for (NioLane lane : all) {
             lane.close();
         }
+        if (lookups != null) {
+            lookups.shutdownNow();
+        }
     }
 
     private final class NioLane implements Lane {
@@ -88,7 +121,7 @@ final class NioTransport implements Transport {
             }
             links = new RespLink[nodes.size()];
             for (int i = 0; i < links.length; i++) {
-                links[i] = new RespLink(nodes.get(i), selector, timeoutNanos, starts.of(i), tls);
+                links[i] = new RespLink(nodes.get(i), resolvers[i], selector, timeoutNanos, ticker, starts.of(i), tls);
             }
         }
 
@@ -100,7 +133,7 @@ final class NioTransport implements Transport {
         @Override
         public boolean await(BooleanSupplier done, long deadlineNanos) throws InterruptedException {
             while (!done.getAsBoolean()) {
-                long left = deadlineNanos - System.nanoTime();
+                long left = deadlineNanos - ticker.nanos();
                 if (left <= 0) {
                     return false;
                 }
@@ -136,7 +169,7 @@ final class NioTransport implements Transport {
 
         void close() {
             for (RespLink link : links) {
-                link.close(Vote.ERROR, "client closed");
+                link.close(Reply.Kind.BROKEN, "client closed");
             }
             try {
                 selector.close();
@@ -165,7 +198,7 @@ final class NioTransport implements Transport {
 
         @Override
         public void send(Request request, ReplyHandler handler) {
-            handler.onReply(request, new Resp.Failure(Vote.UNREACHABLE, why), this);
+            handler.onReply(request, new Reply.Failure(Reply.Kind.NOT_SENT, why), this);
         }
 
         @Override

@@ -21,15 +21,15 @@ final class NodeInspector {
      * Inspects one node; {@code query} sends one request and returns its reply or failure, {@code
      * restartGuard} says why the restart guard keeps the node out of the vote now (null if it does not).
      */
-    static NodeCheck inspect(String name, Function<Request, Object> query, Supplier<String> restartGuard) {
+    static NodeCheck inspect(String name, Function<Request, Reply> query, Supplier<String> restartGuard) {
         StringBuilder text = new StringBuilder();
         for (String section : new String[] {"server", "replication", "cluster", "persistence"}) {
-            Object reply = query.apply(Request.info(section));
-            if (!(reply instanceof String info)) {
+            Reply reply = query.apply(Request.info(section));
+            if (!(reply instanceof Reply.Bulk info)) {
                 return new NodeCheck(
                         name, "unknown", Optional.empty(), "unknown", Verdict.ERROR, List.of(unanswered(reply)));
             }
-            text.append(info).append('\n');
+            text.append(info.text()).append('\n');
         }
         Map<String, String> info = InfoReply.fields(text.toString());
         List<String> errors = new ArrayList<>();
@@ -59,19 +59,18 @@ final class NodeInspector {
     }
 
     /** Why INFO got no answer, and the remedy: a configuration error names its own. */
-    private static String unanswered(Object reply) {
+    private static String unanswered(Reply reply) {
         io.quorumlock.NodeOutcome outcome = Request.info("server").outcome("", reply);
         if (outcome.vote() == io.quorumlock.NodeOutcome.Vote.MISCONFIGURED) {
             return outcome.vote().description() + " (" + outcome.detail() + ")";
         }
-        if (reply instanceof Resp.Error) {
+        if (reply instanceof Reply.Error) {
             return "INFO refused (" + outcome.detail() + "): allow INFO for this user";
         }
         return outcome.vote().description() + " (" + outcome.detail() + "): start the node or remove it from the list";
     }
 
-    private static String persistence(
-            Function<Request, Object> query, Map<String, String> info, List<String> warnings) {
+    private static String persistence(Function<Request, Reply> query, Map<String, String> info, List<String> warnings) {
         Optional<String> appendonly = config(query, "appendonly");
         Optional<String> fsync = config(query, "appendfsync");
         if (appendonly.isEmpty()) {
@@ -120,9 +119,11 @@ final class NodeInspector {
     }
 
     /** A CONFIG GET value; empty where CONFIG is renamed away or denied. */
-    private static Optional<String> config(Function<Request, Object> query, String name) {
-        return query.apply(Request.configGet(name)) instanceof List<?> pair && pair.size() == 2
-                ? Optional.of(String.valueOf(pair.get(1)))
+    private static Optional<String> config(Function<Request, Reply> query, String name) {
+        return query.apply(Request.configGet(name)) instanceof Reply.Array pair
+                        && pair.items().size() == 2
+                        && pair.items().get(1) instanceof Reply.Bulk value
+                ? Optional.of(value.text())
                 : Optional.empty();
     }
 

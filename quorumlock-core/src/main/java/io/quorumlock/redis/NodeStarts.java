@@ -48,12 +48,12 @@ final class NodeStarts {
         }
 
         @Override
-        public synchronized void onReply(Request request, Object reply, Transport.Link link) {
-            if (reply instanceof Resp.Failure) {
+        public synchronized void onReply(Request request, Reply reply, Transport.Link link) {
+            if (reply instanceof Reply.Failure) {
                 return; // the connection broke first: no request on it was answered, nothing to learn
             }
             long now = ticker.nanos();
-            Map<String, String> info = reply instanceof String text ? InfoReply.fields(text) : Map.of();
+            Map<String, String> info = reply instanceof Reply.Bulk bulk ? InfoReply.fields(bulk.text()) : Map.of();
             String id = info.get("run_id");
             long uptime = seconds(info.get("uptime_in_seconds"));
             if (id == null || uptime < 0) {
@@ -63,7 +63,9 @@ final class NodeStarts {
                             "node {} gave no run_id and uptime in INFO server ({}): the restart guard counts it as "
                                     + "started whenever a connection to it is made",
                             name,
-                            reply instanceof Resp.Error error ? error.message() : "fields missing");
+                            reply instanceof Reply.Error error
+                                    ? NodeErrors.shortened(error.message())
+                                    : "fields missing");
                 }
                 startNanos = now;
             } else {

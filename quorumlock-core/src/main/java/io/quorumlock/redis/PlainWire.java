@@ -1,6 +1,5 @@
 package io.quorumlock.redis;
 
-import io.quorumlock.NodeOutcome.Vote;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.SelectionKey;
@@ -60,7 +59,7 @@ final class PlainWire implements Wire {
             byte type = dst.get(at);
             // A TLS record: handshake (22) or alert (21), version 3.x.
             if ((type == 21 || type == 22) && (count < 2 || dst.get(at + 1) == 3)) {
-                throw new Failure(Vote.MISCONFIGURED, "not RESP: the node answered in TLS; use rediss://", null);
+                throw new Failure(Reply.Kind.MISCONFIGURED, "not RESP: the node answered in TLS; use rediss://", null);
             }
         }
         return count;

@@ -22,8 +22,6 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.atomic.AtomicLong;
-import java.util.function.Predicate;
 import javax.net.ssl.SSLContext;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -57,24 +55,16 @@ import org.slf4j.LoggerFactory;
 public final class Redlock implements DistributedLock<Lease> {
 
     private static final Logger log = LoggerFactory.getLogger(Redlock.class);
-    private static final Predicate<Vote> GRANTED = v -> v == Vote.YES;
-    /** On release, a node where the key is gone or is another owner's is as free as one that deleted it. */
-    private static final Predicate<Vote> SETTLED = v -> v == Vote.YES || v == Vote.HELD_BY_OTHER;
 
     private final Transport transport;
+    private final Rounds rounds;
     private final List<String> names;
     private final long nodeTimeoutNanos;
     private final Duration nodeTimeout;
-    private final double driftFactor;
     private final RetryPolicy retry;
     private final Ticker ticker;
-    private final boolean restartGuard;
     /** Who holds the leases of this lock: stored beside each token, so that refusals can name it. */
     private final String holder;
-    /** The longest TTL asked for so far, for the restart guard. */
-    private final AtomicLong longestTtlNanos = new AtomicLong();
-    /** Each node's configuration error, logged once rather than on every retry. */
-    private final Misconfigurations misconfigurations;
 
     private volatile boolean closed;
 
@@ -94,12 +84,10 @@ public final class Redlock implements DistributedLock<Lease> {
         this.names = List.copyOf(names);
         this.nodeTimeout = nodeTimeout;
         this.nodeTimeoutNanos = nodeTimeout.toNanos();
-        this.driftFactor = driftFactor;
         this.retry = retry;
         this.ticker = ticker;
-        this.restartGuard = restartGuard;
         this.holder = holder;
-        this.misconfigurations = new Misconfigurations(names.size());
+        this.rounds = new Rounds(transport, this.names, nodeTimeoutNanos, driftFactor, ticker, restartGuard);
     }
 
     /** Starts the configuration of a lock. */
@@ -130,7 +118,7 @@ public final class Redlock implements DistributedLock<Lease> {
     @Override
     public Optional<Lease> tryAcquire(String resource, Duration ttl) {
         ensureOpen();
-        Attempt attempt = attempt(checkResource(resource), checkTtl(ttl));
+        Attempt attempt = attempt(checkResource(resource), checkTtl(ttl), ticker.nanos() + ttl.toNanos());
         if (attempt.lease().isEmpty() && attempt.misconfigured()) {
             throw new LockConfigurationException(resource, 1, attempt.outcomes());
         }
@@ -160,7 +148,8 @@ public final class Redlock implements DistributedLock<Lease> {
         long start = ticker.nanos();
         long budget = maxWait.toNanos();
         for (int attempts = 1; ; attempts++) {
-            Attempt attempt = attempt(resource, ttl);
+            // Waiting for a free connection, up to the later of maxWait and the TTL, costs no validity.
+            Attempt attempt = attempt(resource, ttl, Math.max(start + budget, ticker.nanos() + ttl.toNanos()));
             if (attempt.lease().isPresent()) {
                 return attempt.lease().get();
             }
@@ -248,7 +237,9 @@ public final class Redlock implements DistributedLock<Lease> {
         for (int i = 0; i < names.size(); i++) {
             int node = i;
             checks.add(NodeInspector.inspect(
-                    names.get(i), request -> query(node, request), () -> restartGuardFinding(node)));
+                    names.get(i),
+                    request -> rounds.query(new int[] {node}, request)[0],
+                    () -> rounds.restartGuardFinding(node)));
         }
         return new NodeCheckReport(NodeInspector.flagSameServers(checks));
     }
@@ -265,206 +256,67 @@ public final class Redlock implements DistributedLock<Lease> {
         transport.close();
     }
 
-    // ---- one round of the algorithm --------------------------------------------------------------
+    // ---- the rounds, on Rounds ---------------------------------------------------------------------
 
     /** The result of one attempt: the lease if granted, and the evidence either way. */
     record Attempt(Optional<Lease> lease, int votes, List<NodeOutcome> outcomes, boolean misconfigured) {}
 
-    /** The result of one extension round. */
-    record Round(boolean held, int votes, List<NodeOutcome> outcomes) {}
-
-    Attempt attempt(String resource, Duration ttl) {
+    Attempt attempt(String resource, Duration ttl, long laneDeadlineNanos) {
         String token = newToken() + " " + holder; // compared whole: the holder is part of the token
-        long ttlMillis = ttl.toMillis();
         Grant[] grants = new Grant[names.size()];
-        Transport.Lane lane = transport.borrow();
-        try {
-            long start = ticker.nanos();
-            Ballot ballot = new Ballot(names, GRANTED, restartGuard(start, ttlMillis), misconfigurations);
-            Request set = Request.setIfAbsent(resource, token, ttlMillis);
-            for (int i = 0; i < grants.length; i++) {
-                grants[i] = new Grant(ballot, i, lane.link(i));
-                lane.link(i).send(set, grants[i]);
-            }
-            boolean interrupted = !await(lane, ballot, ballot::decided);
-            int yes = ballot.yes(); // counted first: every vote counted came before "now"
-            long now = ticker.nanos();
-            long validity = QuorumMath.validityNanos(ttlMillis * 1_000_000, now - start, driftFactor);
-            if (!interrupted && QuorumMath.isHeld(yes, grants.length, validity)) {
-                log.debug(
-                        "acquired '{}' with {} of {} votes, validity {} ms, token {}...",
-                        resource,
-                        yes,
-                        grants.length,
-                        validity / 1_000_000,
-                        token.substring(0, 8));
-                RedlockLease lease = new RedlockLease(this, resource, token, grants, validity, now + validity);
-                return new Attempt(Optional.of(lease), yes, ballot.outcomes(), false);
-            }
-            release(lane, resource, token, grants);
-            if (interrupted) {
-                Thread.currentThread().interrupt();
-                throw new QuorumLockException("interrupted while acquiring '" + resource + "'");
-            }
-            // Read after the clean-up, which waited for the reachable nodes: the evidence is then complete.
-            List<NodeOutcome> outcomes = ballot.outcomes();
+        Rounds.Outcome outcome = rounds.grant(resource, token, ttl.toMillis(), grants, laneDeadlineNanos);
+        if (outcome.interrupted()) {
+            Thread.currentThread().interrupt();
+            throw new QuorumLockException("interrupted while acquiring '" + resource + "'");
+        }
+        if (outcome.held()) {
             log.debug(
-                    "could not acquire '{}': {} of {} votes, {} needed, validity {} ms; {}",
+                    "acquired '{}' with {} of {} votes, validity {} ms, token {}...",
                     resource,
-                    yes,
-                    grants.length,
-                    quorum(),
-                    validity / 1_000_000,
-                    outcomes);
-            return new Attempt(Optional.empty(), yes, outcomes, ballot.misconfigured());
-        } finally {
-            transport.giveBack(lane);
+                    outcome.votes(),
+                    names.size(),
+                    outcome.validityNanos() / 1_000_000,
+                    token.substring(0, 8));
+            RedlockLease lease =
+                    new RedlockLease(this, resource, token, grants, outcome.validityNanos(), outcome.validUntilNanos());
+            return new Attempt(Optional.of(lease), outcome.votes(), outcome.outcomes(), false);
         }
+        log.debug(
+                "could not acquire '{}': {} of {} votes, {} needed, validity {} ms; {}",
+                resource,
+                outcome.votes(),
+                names.size(),
+                quorum(),
+                outcome.validityNanos() / 1_000_000,
+                outcome.outcomes());
+        return new Attempt(Optional.empty(), outcome.votes(), outcome.outcomes(), outcome.misconfigured());
     }
 
-    Round extend(RedlockLease lease, Duration ttl) {
+    /** One extension round of {@code lease}; the lease learns its new validity if it was held. */
+    Rounds.Outcome extend(RedlockLease lease, Duration ttl) {
         ensureOpen();
-        long ttlMillis = ttl.toMillis();
-        Transport.Lane lane = transport.borrow();
-        try {
-            long start = ticker.nanos();
-            Ballot ballot = new Ballot(names, GRANTED, restartGuard(start, ttlMillis), misconfigurations);
-            afterGrants(
-                    lane, lease.grants(), Request.extendIfEquals(lease.resource(), lease.token(), ttlMillis), ballot);
-            boolean interrupted = !await(lane, ballot, ballot::decided);
-            int yes = ballot.yes(); // counted first: every vote counted came before "now"
-            long now = ticker.nanos();
-            long validity = QuorumMath.validityNanos(ttlMillis * 1_000_000, now - start, driftFactor);
-            boolean held = !interrupted && QuorumMath.isHeld(yes, names.size(), validity);
-            if (held) {
-                lease.extended(validity, now + validity);
-            }
-            if (interrupted) {
-                Thread.currentThread().interrupt();
-            }
-            return new Round(held, yes, ballot.outcomes());
-        } finally {
-            transport.giveBack(lane);
+        long deadline = Math.max(ticker.nanos() + nodeTimeoutNanos, lease.validUntilNanos());
+        Rounds.Outcome outcome =
+                rounds.extend(lease.resource(), lease.token(), ttl.toMillis(), lease.grants(), deadline);
+        if (outcome.held()) {
+            lease.extended(outcome.validityNanos(), outcome.validUntilNanos());
         }
-    }
-
-    /**
-     * Which yes votes of a grant or extension round that starts at {@code roundStart} do not count:
-     * with the restart guard on, those of nodes that may have started less than the longest TTL
-     * asked for (this round's included) before the round.
-     */
-    private Ballot.Exclusion restartGuard(long roundStart, long ttlMillis) {
-        if (!restartGuard) {
-            return Ballot.Exclusion.NONE;
+        if (outcome.interrupted()) {
+            Thread.currentThread().interrupt();
         }
-        long longest = longestTtlNanos.accumulateAndGet(ttlMillis * 1_000_000, Math::max);
-        return node -> RestartGuard.exclusion(transport.nodeStartNanos(node), roundStart, longest);
+        return outcome;
     }
 
-    /** For checkNodes(): why the restart guard keeps the node out of the vote now, or null. */
-    private String restartGuardFinding(int node) {
-        long longest = longestTtlNanos.get();
-        String why =
-                restartGuard ? RestartGuard.exclusion(transport.nodeStartNanos(node), ticker.nanos(), longest) : null;
-        return why == null
-                ? null
-                : why + ": a node up for less than the longest TTL asked for (" + RestartGuard.seconds(longest, true)
-                        + ") may have lost keys in a restart that are still valid elsewhere";
-    }
-
-    /** Releases a lease; see {@link #release(Transport.Lane, String, String, Grant[])}. */
-    void release(String resource, String token, Grant[] grants) {
+    /** Releases a lease: see {@link Rounds#release}. */
+    void release(RedlockLease lease) {
         if (closed) {
-            throw new IllegalStateException("the Redlock that granted the lease on '" + resource
+            throw new IllegalStateException("the Redlock that granted the lease on '" + lease.resource()
                     + "' is closed: the lease was not released and stays taken until its TTL runs out;"
                     + " release leases before closing their lock");
         }
-        Transport.Lane lane = transport.borrow();
-        try {
-            release(lane, resource, token, grants);
-        } finally {
-            transport.giveBack(lane);
-        }
-    }
-
-    /**
-     * Deletes the key wherever it may hold the token; where a grant is still unanswered, the
-     * delete goes right behind it on its connection, so a late yes is released too. Returns once a majority of nodes is free again, or
-     * every node has answered, or the node timeout has passed; stragglers finish later.
-     */
-    private void release(Transport.Lane lane, String resource, String token, Grant[] grants) {
-        Ballot ballot = new Ballot(names, SETTLED);
-        afterGrants(lane, grants, Request.deleteIfEquals(resource, token), ballot);
-        if (!await(lane, ballot, ballot::settled)) {
+        long deadline = Math.max(ticker.nanos() + nodeTimeoutNanos, lease.validUntilNanos());
+        if (!rounds.release(lease.resource(), lease.token(), lease.grants(), deadline)) {
             Thread.currentThread().interrupt();
-        }
-    }
-
-    /** Sends {@code request} to each node that may hold the key (see {@link Grant#followUp}), counting in {@code ballot}. */
-    private static void afterGrants(Transport.Lane lane, Grant[] grants, Request request, Ballot ballot) {
-        for (int i = 0; i < grants.length; i++) {
-            int node = i;
-            grants[i].followUp(
-                    request,
-                    lane.link(i),
-                    (sent, reply, link) -> ballot.record(node, sent.outcome(link.node(), reply)),
-                    ballot);
-        }
-    }
-
-    /** Handles replies until {@code done} or the node timeout; false if interrupted. */
-    private boolean await(Transport.Lane lane, Ballot ballot, java.util.function.BooleanSupplier done) {
-        try {
-            if (!lane.await(done, System.nanoTime() + nodeTimeoutNanos)) {
-                ballot.expire();
-            }
-            return true;
-        } catch (InterruptedException e) {
-            return false;
-        }
-    }
-
-    /** One request to one node, answered or failed within the node timeout: for checks. */
-    private Object query(int node, Request request) {
-        return query(new int[] {node}, request)[0];
-    }
-
-    /** One request to each of {@code nodes} at once; each reply, or its failure within the node timeout. */
-    private Object[] query(int[] nodes, Request request) {
-        Transport.Lane lane = transport.borrow();
-        try {
-            Object[] replies = new Object[nodes.length];
-            int[] answered = {0};
-            for (int i = 0; i < nodes.length; i++) {
-                int slot = i;
-                lane.link(nodes[i]).send(request, (sent, value, link) -> {
-                    synchronized (replies) {
-                        replies[slot] = value;
-                        answered[0]++;
-                    }
-                });
-            }
-            try {
-                lane.await(
-                        () -> {
-                            synchronized (replies) {
-                                return answered[0] == nodes.length;
-                            }
-                        },
-                        System.nanoTime() + nodeTimeoutNanos);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-            }
-            synchronized (replies) {
-                for (int i = 0; i < replies.length; i++) {
-                    if (replies[i] == null) {
-                        replies[i] = new Resp.Failure(Vote.TIMED_OUT, "no reply within the node timeout");
-                    }
-                }
-                return replies.clone();
-            }
-        } finally {
-            transport.giveBack(lane);
         }
     }
 
@@ -479,7 +331,7 @@ public final class Redlock implements DistributedLock<Lease> {
         if (held.length == 0 || Thread.currentThread().isInterrupted()) {
             return outcomes;
         }
-        Object[] values = query(held, Request.get(resource));
+        Reply[] values = rounds.query(held, Request.get(resource));
         List<NodeOutcome> named = new ArrayList<>(outcomes);
         for (int i = 0; i < held.length; i++) {
             String who = Holder.of(values[i]);

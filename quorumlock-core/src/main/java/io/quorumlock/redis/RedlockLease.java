@@ -59,7 +59,7 @@ final class RedlockLease implements Lease {
         return extendRound(ttl).held();
     }
 
-    Redlock.Round extendRound(Duration ttl) {
+    Rounds.Outcome extendRound(Duration ttl) {
         redlock.check(ttl);
         if (released.get()) {
             throw new IllegalStateException("the lease on '" + resource + "' was released; acquire a new one");
@@ -74,7 +74,7 @@ final class RedlockLease implements Lease {
             if (keeper != null) {
                 keeper.stop();
             }
-            redlock.release(resource, token, grants);
+            redlock.release(this);
         }
     }
 
@@ -104,6 +104,10 @@ final class RedlockLease implements Lease {
 
     long validityNanos() {
         return validityNanos;
+    }
+
+    long validUntilNanos() {
+        return validUntilNanos;
     }
 
     /** Marks the lease lost: it is no longer valid, and {@link #lost()} completes. */

@@ -1,29 +1,13 @@
 package io.quorumlock.redis;
 
-import io.quorumlock.NodeOutcome.Vote;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
-import java.util.ArrayList;
-import java.util.List;
 
 /**
- * The Redis protocol (RESP2), as much as the lock needs: commands written straight into a
- * buffer, and replies parsed incrementally from one. A reply is a {@code String} (simple or bulk),
- * a {@code Long}, an {@link Error}, {@link #NIL}, or a {@code List} of replies.
+ * The Redis protocol (RESP2), the writing half: commands written straight into a buffer, without
+ * allocating for the lock's own verbs. {@link RespReader} reads the replies.
  */
 final class Resp {
-
-    /** The nil bulk reply: {@code SET ... NX} found the key. */
-    static final Object NIL = new Object();
-
-    /** Not a whole reply in the buffer yet. */
-    static final Object INCOMPLETE = new Object();
-
-    /** An error reply of the node, such as {@code NOSCRIPT} or {@code READONLY}. */
-    record Error(String message) {}
-
-    /** No reply at all: the request was not sent, timed out, or its connection broke. */
-    record Failure(Vote vote, String detail) {}
 
     private static final byte[] SET = bytes("SET");
     private static final byte[] NX = bytes("NX");
@@ -128,98 +112,6 @@ final class Resp {
         ByteBuffer larger = ByteBuffer.allocate(Math.max(buffer.capacity() * 2, buffer.position() + needed));
         buffer.flip();
         return larger.put(buffer);
-    }
-
-    /**
-     * Parses one reply from the buffer (in read mode). Returns {@link #INCOMPLETE}, leaving the
-     * position where it was, when the reply has not fully arrived.
-     */
-    static Object parse(ByteBuffer in) {
-        int start = in.position();
-        Object reply = parseAt(in);
-        if (reply == INCOMPLETE) {
-            in.position(start);
-        }
-        return reply;
-    }
-
-    private static Object parseAt(ByteBuffer in) {
-        if (!in.hasRemaining()) {
-            return INCOMPLETE;
-        }
-        byte type = in.get();
-        int start = in.position();
-        int end = lineEnd(in);
-        if (end < 0) {
-            return INCOMPLETE;
-        }
-        in.position(end + 2);
-        switch (type) {
-            case '+': // the lock's answers are "+OK" and numbers: they cost no allocation
-                return end - start == 2 && in.get(start) == 'O' && in.get(start + 1) == 'K'
-                        ? "OK"
-                        : text(in, start, end);
-            case '-':
-                return new Error(text(in, start, end));
-            case ':':
-                return decimal(in, start, end);
-            case '$': {
-                long length = decimal(in, start, end);
-                if (length < 0) {
-                    return NIL;
-                }
-                if (in.remaining() < length + 2) {
-                    return INCOMPLETE;
-                }
-                String value = text(in, in.position(), in.position() + (int) length);
-                in.position(in.position() + (int) length + 2);
-                return value;
-            }
-            case '*': {
-                long count = decimal(in, start, end);
-                if (count < 0) {
-                    return NIL;
-                }
-                List<Object> items = new ArrayList<>((int) count);
-                for (int i = 0; i < count; i++) {
-                    Object item = parseAt(in);
-                    if (item == INCOMPLETE) {
-                        return INCOMPLETE;
-                    }
-                    items.add(item);
-                }
-                return items;
-            }
-            default:
-                throw new IllegalStateException("protocol error: a reply starts with byte " + type);
-        }
-    }
-
-    /** Where the CRLF that ends the current line starts; -1 if no whole line is there yet. */
-    private static int lineEnd(ByteBuffer in) {
-        for (int i = in.position(); i < in.limit() - 1; i++) {
-            if (in.get(i) == '\r' && in.get(i + 1) == '\n') {
-                return i;
-            }
-        }
-        return -1;
-    }
-
-    private static long decimal(ByteBuffer in, int start, int end) {
-        boolean negative = start < end && in.get(start) == '-';
-        long value = 0;
-        for (int i = negative ? start + 1 : start; i < end; i++) {
-            byte digit = in.get(i);
-            if (digit < '0' || digit > '9') {
-                throw new IllegalStateException("protocol error: not a number: " + text(in, start, end));
-            }
-            value = value * 10 + (digit - '0');
-        }
-        return negative ? -value : value;
-    }
-
-    private static String text(ByteBuffer in, int start, int end) {
-        return new String(in.array(), in.arrayOffset() + start, end - start, StandardCharsets.UTF_8);
     }
 
     private static byte[] bytes(String s) {

@@ -1,6 +1,5 @@
 package io.quorumlock.redis;
 
-import io.quorumlock.NodeOutcome.Vote;
 import java.io.IOException;
 import java.net.ConnectException;
 import java.nio.ByteBuffer;
@@ -26,16 +25,30 @@ final class RespLink implements Transport.Link {
 
     private static final Logger log = LoggerFactory.getLogger(RespLink.class);
 
+    /** A sent request and who gets its reply; or, with a null request, a set-up command. */
+    private record Pending(
+            Request request, Transport.ReplyHandler handler, long sentAt, boolean withScript, SetUp setUp) {
+
+        Pending(Request request, Transport.ReplyHandler handler, long sentAt, boolean withScript) {
+            this(request, handler, sentAt, withScript, null);
+        }
+    }
+
     /**
-     * A sent request and who gets its reply. A null handler marks a set-up command, whose {@code
-     * withScript} then says whether requests were held back behind it.
+     * A set-up command: what a Redis server answers it with (null: anything), whether requests are
+     * held back until it is answered, and whether an error fails the connection.
      */
-    private record Pending(Request request, Transport.ReplyHandler handler, long sentAt, boolean withScript) {}
+    private record SetUp(String command, Reply expected, boolean holdsRequests, boolean required) {}
+
+    /** The library's version, for CLIENT SETINFO; null when not run from its jar. */
+    private static final String VERSION = RespLink.class.getPackage().getImplementationVersion();
 
     private final NodeAddress address;
     private final String name;
     private final Selector selector;
     private final long timeoutNanos;
+    private final Ticker ticker;
+    private final Resolver resolver;
     private final long staleNanos;
     /** Gets the node's INFO server reply on every new connection: see {@link NodeStarts}. */
     private final Transport.ReplyHandler serverInfo;
@@ -52,15 +65,20 @@ final class RespLink implements Transport.Link {
     private int setupOwed;
     private ByteBuffer out = ByteBuffer.allocate(1024);
     private ByteBuffer in = ByteBuffer.allocate(4096);
+    private RespReader reader = new RespReader();
 
     RespLink(
             NodeAddress address,
+            Resolver resolver,
             Selector selector,
             long timeoutNanos,
+            Ticker ticker,
             Transport.ReplyHandler serverInfo,
             TlsConfig tls) {
         this.address = address;
         this.tls = tls;
+        this.resolver = resolver;
+        this.ticker = ticker;
         this.serverInfo = serverInfo;
         this.name = address.toString();
         this.selector = selector;
@@ -85,19 +103,19 @@ final class RespLink implements Transport.Link {
     }
 
     private synchronized void send(Request request, Transport.ReplyHandler handler, boolean behind) {
-        long now = System.nanoTime();
+        long now = ticker.nanos();
         Pending oldest = pending.peek();
         long owedFor = oldest == null ? 0 : now - oldest.sentAt();
         if (owedFor > staleNanos) {
             close(
-                    Vote.TIMED_OUT,
+                    Reply.Kind.TIMED_OUT,
                     (connected ? "no reply within " + staleNanos / 1_000_000 + " ms" : channel.notUpWithin(owedFor))
                             + "; connection dropped");
         } else if (!behind && owedFor > timeoutNanos) {
             String why = connected
                     ? "not sent: the node owes a reply for " + owedFor / 1_000_000 + " ms"
                     : "not sent: " + channel.notUpWithin(owedFor);
-            handler.onReply(request, new Resp.Failure(Vote.UNREACHABLE, why), this);
+            handler.onReply(request, new Reply.Failure(Reply.Kind.NOT_SENT, why), this);
             return;
         }
         if (channel == null && !open(request, handler)) {
@@ -125,33 +143,45 @@ final class RespLink implements Transport.Link {
                 read();
             }
         } catch (Wire.Failure e) { // a certificate, or the wrong scheme: a configuration error
-            close(e.vote(), e.getMessage());
+            close(e.kind(), e.getMessage());
         } catch (IOException e) {
             close(
-                    connected ? Vote.ERROR : Vote.UNREACHABLE,
+                    connected ? Reply.Kind.BROKEN : Reply.Kind.NOT_SENT,
                     (connected ? "connection lost: " : "could not connect: ") + reason(e));
-        } catch (RuntimeException e) { // a reply that does not parse: the stream cannot be trusted any more
-            close(Vote.ERROR, "protocol error: " + e.getMessage());
+        } catch (RespReader.ProtocolException e) {
+            Pending head = pending.peek();
+            String asked = head == null
+                    ? ""
+                    : ": no reply to "
+                            + (head.setUp() != null
+                                    ? head.setUp().command()
+                                    : head.request().command());
+            close(Reply.Kind.PROTOCOL, "protocol error: the node " + e.getMessage() + asked);
         }
     }
 
     private boolean open(Request request, Transport.ReplyHandler handler) {
+        Resolver.Result target = resolver.address(ticker.nanos() + timeoutNanos);
+        if (target.address() == null) {
+            handler.onReply(request, new Reply.Failure(Reply.Kind.NOT_SENT, "not sent: " + target.failure()), this);
+            return false;
+        }
         try {
-            channel = Wire.open(address, tls, selector, this);
+            channel = Wire.open(target.address(), address, tls, selector, this);
             key = channel.key();
             connected = channel.connect();
         } catch (IOException | RuntimeException e) {
-            // A TLS handshake may fail at once, on a fast node: a configuration error keeps its vote.
-            Vote vote = e instanceof Wire.Failure failure ? failure.vote() : Vote.UNREACHABLE;
+            // A TLS handshake may fail at once, on a fast node: a configuration error keeps its kind.
+            Reply.Kind kind = e instanceof Wire.Failure failure ? failure.kind() : Reply.Kind.NOT_SENT;
             String why = e instanceof Wire.Failure ? e.getMessage() : "could not connect: " + reason(e);
-            close(vote, why);
-            handler.onReply(request, new Resp.Failure(vote, why), this);
+            close(kind, why);
+            handler.onReply(request, new Reply.Failure(kind, why), this);
             return false;
         }
         // AUTH and SELECT must be accepted before any request may go: held back until answered.
         if (address.password().isPresent()) {
             setUp(
-                    true,
+                    new SetUp("AUTH", Reply.Simple.OK, true, true),
                     address.user().isPresent()
                             ? new String[] {
                                 "AUTH", address.user().get(), address.password().get()
@@ -159,27 +189,47 @@ final class RespLink implements Transport.Link {
                             : new String[] {"AUTH", address.password().get()});
         }
         if (address.database() != 0) {
-            setUp(true, "SELECT", Integer.toString(address.database()));
+            setUp(new SetUp("SELECT", Reply.Simple.OK, true, true), "SELECT", Integer.toString(address.database()));
         }
-        setUp(false, "SCRIPT", "LOAD", Scripts.DELETE_IF_EQUALS);
-        setUp(false, "SCRIPT", "LOAD", Scripts.EXTEND_IF_EQUALS);
+        // Pipelined with the requests, errors ignored: names the connection for operators (CLIENT
+        // LIST), and loads the scripts (a refused load makes EVALSHA fall back to EVAL).
+        setUp(new SetUp("CLIENT SETNAME", Reply.Simple.OK, false, false), "CLIENT", "SETNAME", "quorumlock");
+        setUp(
+                new SetUp("CLIENT SETINFO", Reply.Simple.OK, false, false),
+                "CLIENT",
+                "SETINFO",
+                "LIB-NAME",
+                "quorumlock");
+        if (VERSION != null) {
+            setUp(new SetUp("CLIENT SETINFO", Reply.Simple.OK, false, false), "CLIENT", "SETINFO", "LIB-VER", VERSION);
+        }
+        setUp(
+                new SetUp("SCRIPT LOAD", new Reply.Bulk(Scripts.DELETE_IF_EQUALS_SHA), false, false),
+                "SCRIPT",
+                "LOAD",
+                Scripts.DELETE_IF_EQUALS);
+        setUp(
+                new SetUp("SCRIPT LOAD", new Reply.Bulk(Scripts.EXTEND_IF_EQUALS_SHA), false, false),
+                "SCRIPT",
+                "LOAD",
+                Scripts.EXTEND_IF_EQUALS);
         // Pipelined like the scripts: its reply comes before any request's, so the node's start is
         // known before its first vote on this connection. Sent as a request, not as set-up: a node
         // that refuses INFO (renamed or denied) still serves the lock.
         Request info = Request.info("server");
         out = Resp.write(out, info, false);
-        pending.add(new Pending(info, serverInfo, System.nanoTime(), false));
+        pending.add(new Pending(info, serverInfo, ticker.nanos(), false));
         return true;
     }
 
-    private void setUp(boolean holdRequests, String... command) {
-        if (holdRequests) {
+    private void setUp(SetUp what, String... command) {
+        if (what.holdsRequests()) {
             setup = Resp.command(setup, command);
             setupOwed++;
         } else {
             out = Resp.command(out, command);
         }
-        pending.add(new Pending(null, null, System.nanoTime(), holdRequests));
+        pending.add(new Pending(null, null, ticker.nanos(), false, what));
     }
 
     /** Writes the set-up commands, and the requests once the set-up is answered. */
@@ -191,9 +241,9 @@ final class RespLink implements Transport.Link {
             boolean more = flush(setup) || (setupOwed == 0 && flush(out));
             channel.interest(more);
         } catch (Wire.Failure e) {
-            close(e.vote(), e.getMessage());
+            close(e.kind(), e.getMessage());
         } catch (IOException e) {
-            close(Vote.ERROR, "connection lost: " + reason(e));
+            close(Reply.Kind.BROKEN, "connection lost: " + reason(e));
         }
     }
 
@@ -206,43 +256,54 @@ final class RespLink implements Transport.Link {
     }
 
     /** Reads what has arrived and hands every whole reply to its handler. */
-    private void read() throws IOException {
+    private void read() throws IOException, RespReader.ProtocolException {
         int count;
         do {
             count = channel.read(in);
             if (count < 0) {
-                close(Vote.ERROR, "connection lost: closed by the node");
+                close(Reply.Kind.BROKEN, "connection lost: closed by the node");
                 return;
             }
             in.flip();
-            Object reply;
-            while (channel != null && (reply = Resp.parse(in)) != Resp.INCOMPLETE) {
+            Reply reply;
+            while (channel != null && (reply = reader.next(in)) != null) {
                 deliver(reply);
             }
             if (channel == null) {
                 return;
             }
             in.compact();
-            in = Resp.room(in, 1024);
+            if (in.remaining() < 1024) {
+                if (in.capacity() >= RespReader.MAX_BUFFER) {
+                    throw new RespReader.ProtocolException(
+                            "sent more than " + RespReader.MAX_BUFFER + " bytes that are no whole reply");
+                }
+                in = Resp.room(in, 1024); // doubles: at most twice MAX_BUFFER
+            }
             // A full buffer may have left more behind, in the socket or in the TLS engine.
         } while (count > 0 && (in.position() > 0 || channel.buffered()));
     }
 
-    private void deliver(Object reply) {
+    private void deliver(Reply reply) {
         Pending request = pending.poll();
         if (request == null) {
-            close(Vote.ERROR, "protocol error: a reply nobody asked for");
-        } else if (request.handler() == null) {
-            if (reply instanceof Resp.Error error && request.withScript()) {
+            close(Reply.Kind.PROTOCOL, "protocol error: the node sent a reply nobody asked for");
+        } else if (request.setUp() != null) {
+            SetUp what = request.setUp();
+            if (reply instanceof Reply.Error error && what.required()) {
                 // AUTH or SELECT refused: nothing but the set-up was sent, the requests behind it were not.
                 setUpRefused(error.message());
-            } else if (reply instanceof Resp.Error error) {
-                // SCRIPT LOAD refused: the requests went on; EVALSHA falls back to EVAL, or shows the error.
-                log.debug("node {} refused to load a script: {}", name, NodeErrors.shortened(error.message()));
-            } else if (request.withScript() && --setupOwed == 0) {
+            } else if (reply instanceof Reply.Error error) {
+                // The requests went on; a refused SCRIPT LOAD makes EVALSHA fall back to EVAL.
+                log.debug("node {} refused {}: {}", name, what.command(), NodeErrors.shortened(error.message()));
+            } else if (what.expected() != null && !what.expected().equals(reply)) {
+                outOfStep(reply, what.command());
+            } else if (what.holdsRequests() && --setupOwed == 0) {
                 write();
             }
-        } else if (reply instanceof Resp.Error error
+        } else if (!request.request().fits(reply)) {
+            outOfStep(reply, request.request().command());
+        } else if (reply instanceof Reply.Error error
                 && error.message().startsWith("NOSCRIPT")
                 && !request.withScript()) {
             // The script cache was flushed since this connection loaded it: send the script itself.
@@ -255,20 +316,30 @@ final class RespLink implements Transport.Link {
         }
     }
 
+    /** A well-formed reply that no Redis server sends to what was asked: the stream cannot be trusted. */
+    private void outOfStep(Reply reply, String command) {
+        close(
+                Reply.Kind.PROTOCOL,
+                "protocol error: the node answered " + Request.shape(reply) + " to " + command
+                        + ": not a Redis server, or out of step");
+    }
+
     private void setUpRefused(String error) {
         // A server may echo what it was sent: the password never goes into the evidence.
         String text = address.password().map(p -> error.replace(p, "***")).orElse(error);
         String misconfiguration = NodeErrors.misconfiguration(text);
         connected = false;
         if (misconfiguration != null) {
-            close(Vote.MISCONFIGURED, "not sent: " + misconfiguration);
+            close(Reply.Kind.MISCONFIGURED, "not sent: " + misconfiguration);
         } else {
-            close(Vote.UNREACHABLE, "not sent: the node refused the connection set-up: " + NodeErrors.shortened(text));
+            close(
+                    Reply.Kind.NOT_SENT,
+                    "not sent: the node refused the connection set-up: " + NodeErrors.shortened(text));
         }
     }
 
-    /** Drops the connection; every request still owed a reply gets {@code vote} as its failure. */
-    synchronized void close(Vote vote, String detail) {
+    /** Drops the connection; every request still owed a reply gets a failure of {@code kind}. */
+    synchronized void close(Reply.Kind kind, String detail) {
         if (channel != null) {
             try {
                 channel.close();
@@ -282,9 +353,10 @@ final class RespLink implements Transport.Link {
         setupOwed = 0;
         out.clear();
         in.clear();
+        reader = new RespReader();
         // Nothing was sent on a connection that never came up, unless its set-up was refused.
-        Resp.Failure failure =
-                new Resp.Failure(connected || vote == Vote.MISCONFIGURED ? vote : Vote.UNREACHABLE, detail);
+        Reply.Failure failure =
+                new Reply.Failure(connected || kind == Reply.Kind.MISCONFIGURED ? kind : Reply.Kind.NOT_SENT, detail);
         connected = false;
         List<Pending> owed = new ArrayList<>(pending);
         pending.clear();

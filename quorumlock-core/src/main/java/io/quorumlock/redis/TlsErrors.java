@@ -1,6 +1,5 @@
 package io.quorumlock.redis;
 
-import io.quorumlock.NodeOutcome.Vote;
 import java.io.IOException;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -101,6 +100,6 @@ final class TlsErrors {
     }
 
     private static Wire.Failure misconfigured(String message, Throwable cause) {
-        return new Wire.Failure(Vote.MISCONFIGURED, message, cause);
+        return new Wire.Failure(Reply.Kind.MISCONFIGURED, message, cause);
     }
 }

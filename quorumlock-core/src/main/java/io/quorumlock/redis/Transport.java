@@ -10,8 +10,11 @@ import java.util.function.BooleanSupplier;
  */
 interface Transport extends AutoCloseable {
 
-    /** A lane for one round, or one whose links answer every request with a failure if none is free in time. */
-    Lane borrow();
+    /**
+     * A lane for one round, waiting up to {@code deadlineNanos} (on the lock's ticker) for one to
+     * be free; if none is free by then, a lane whose links answer every request at once as not sent.
+     */
+    Lane borrow(long deadlineNanos);
 
     void giveBack(Lane lane);
 
@@ -29,8 +32,8 @@ interface Transport extends AutoCloseable {
         Link link(int node);
 
         /**
-         * Sends what was queued and handles replies until {@code done} is true or the deadline
-         * passes; returns whether {@code done} became true.
+         * Sends what was queued and handles replies until {@code done} is true or the deadline (on
+         * the lock's ticker) passes; returns whether {@code done} became true.
          *
          * @throws InterruptedException if the thread is interrupted while waiting
          */
@@ -52,9 +55,9 @@ interface Transport extends AutoCloseable {
         void sendBehind(Request request, ReplyHandler handler);
     }
 
-    /** Receives one reply: a RESP value, or a {@link Resp.Failure} when there is none. */
+    /** Receives one reply: a RESP value, or a {@link Reply.Failure} when there is none. */
     @FunctionalInterface
     interface ReplyHandler {
-        void onReply(Request request, Object reply, Link link);
+        void onReply(Request request, Reply reply, Link link);
     }
 }

@@ -63,7 +63,7 @@ final class Watchdog implements AutoCloseable {
             }
             String failure;
             try {
-                Redlock.Round round = lease.extendRound(ttl);
+                Rounds.Outcome round = lease.extendRound(ttl);
                 if (round.held()) {
                     scheduleNext();
                     return;

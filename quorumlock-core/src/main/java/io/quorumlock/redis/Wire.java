@@ -1,6 +1,5 @@
 package io.quorumlock.redis;
 
-import io.quorumlock.NodeOutcome.Vote;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.net.StandardSocketOptions;
@@ -17,12 +16,13 @@ import java.nio.channels.SocketChannel;
 interface Wire {
 
     /** Opens a non-blocking connection registered with {@code selector}, TLS for a {@code rediss://} address. */
-    static Wire open(NodeAddress address, TlsConfig tls, Selector selector, Object attachment) throws IOException {
+    static Wire open(InetSocketAddress target, NodeAddress address, TlsConfig tls, Selector selector, Object attachment)
+            throws IOException {
         SocketChannel channel = SocketChannel.open();
         try {
             channel.configureBlocking(false);
             channel.setOption(StandardSocketOptions.TCP_NODELAY, true);
-            boolean pending = !channel.connect(new InetSocketAddress(address.host(), address.port()));
+            boolean pending = !channel.connect(target);
             SelectionKey key =
                     channel.register(selector, pending ? SelectionKey.OP_CONNECT : SelectionKey.OP_READ, attachment);
             return address.tls()
@@ -64,15 +64,15 @@ interface Wire {
     /** A refusal that only a change of configuration fixes (a certificate, the scheme): one line, with the remedy. */
     final class Failure extends IOException {
         private static final long serialVersionUID = 1L;
-        private final transient Vote vote;
+        private final transient Reply.Kind kind;
 
-        Failure(Vote vote, String message, Throwable cause) {
+        Failure(Reply.Kind kind, String message, Throwable cause) {
             super(message, cause);
-            this.vote = vote;
+            this.kind = kind;
         }
 
-        Vote vote() {
-            return vote;
+        Reply.Kind kind() {
+            return kind;
         }
     }
 }

@@ -1,6 +1,5 @@
 package io.quorumlock.redis;
 
-import io.quorumlock.NodeOutcome.Vote;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
@@ -52,18 +51,18 @@ final class FakeNode {
     }
 
     /** Answers a request as Redis would: a RESP value, or a failure for a down or frozen node. */
-    synchronized Object handle(Request request) {
+    synchronized Reply handle(Request request) {
         calls.incrementAndGet();
         if (down) {
-            return new Resp.Failure(Vote.UNREACHABLE, "could not connect: connection refused");
+            return new Reply.Failure(Reply.Kind.NOT_SENT, "could not connect: connection refused");
         }
         try {
             if (!frozen.await(10, TimeUnit.SECONDS)) {
-                return new Resp.Failure(Vote.TIMED_OUT, "frozen");
+                return new Reply.Failure(Reply.Kind.TIMED_OUT, "frozen");
             }
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
-            return new Resp.Failure(Vote.ERROR, "interrupted");
+            return new Reply.Failure(Reply.Kind.BROKEN, "interrupted");
         }
         ticker.advance(latencyNanos);
         String key = request.key();
@@ -71,24 +70,24 @@ final class FakeNode {
         switch (request.verb()) {
             case SET_IF_ABSENT:
                 if (tokenOf(key).isPresent()) {
-                    return Resp.NIL;
+                    return Reply.Nil.NIL;
                 }
                 keys.put(key, new Entry(request.token(), expiry(request)));
-                return "OK";
+                return Reply.Simple.OK;
             case DELETE_IF_EQUALS:
                 if (ours) {
                     keys.remove(key);
                 }
-                return ours ? 1L : 0L;
+                return ours ? Reply.Int.ONE : Reply.Int.ZERO;
             case EXTEND_IF_EQUALS:
                 if (ours) {
                     keys.put(key, new Entry(request.token(), expiry(request)));
                 }
-                return ours ? 1L : 0L;
+                return ours ? Reply.Int.ONE : Reply.Int.ZERO;
             case GET:
-                return tokenOf(key).<Object>map(t -> t).orElse(Resp.NIL);
+                return tokenOf(key).<Reply>map(Reply.Bulk::new).orElse(Reply.Nil.NIL);
             default:
-                return new Resp.Error("ERR unknown command");
+                return new Reply.Error("ERR unknown command");
         }
     }
 

@@ -16,10 +16,13 @@ final class FakeTransport implements Transport, Transport.Lane {
     private final List<String> names;
     private final ExecutorService[] workers;
     private final Object replies = new Object();
+    private final Ticker ticker;
 
-    FakeTransport(List<FakeNode> nodes, List<String> names) {
+    /** Deadlines come on {@code ticker}; the wait for them is real time, as far from now as they are. */
+    FakeTransport(List<FakeNode> nodes, List<String> names, Ticker ticker) {
         this.nodes = nodes;
         this.names = names;
+        this.ticker = ticker;
         this.workers = new ExecutorService[nodes.size()];
         for (int i = 0; i < workers.length; i++) {
             workers[i] = Executors.newSingleThreadExecutor();
@@ -27,7 +30,7 @@ final class FakeTransport implements Transport, Transport.Lane {
     }
 
     @Override
-    public Lane borrow() {
+    public Lane borrow(long deadlineNanos) {
         return this;
     }
 
@@ -67,9 +70,10 @@ final class FakeTransport implements Transport, Transport.Lane {
 
     @Override
     public boolean await(BooleanSupplier done, long deadlineNanos) throws InterruptedException {
+        long realDeadline = System.nanoTime() + (deadlineNanos - ticker.nanos());
         synchronized (replies) {
             while (!done.getAsBoolean()) {
-                long left = deadlineNanos - System.nanoTime();
+                long left = realDeadline - System.nanoTime();
                 if (left <= 0) {
                     return false;
                 }

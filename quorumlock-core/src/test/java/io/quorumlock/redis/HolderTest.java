@@ -9,6 +9,10 @@ class HolderTest {
 
     private static final String TOKEN = "0123456789abcdef0123456789abcdef";
 
+    private static Reply bulk(String text) {
+        return new Reply.Bulk(text);
+    }
+
     @Test
     void theDefaultIsPidAtHost() {
         assertThat(Holder.defaultName()).startsWith(ProcessHandle.current().pid() + "@");
@@ -26,13 +30,14 @@ class HolderTest {
 
     @Test
     void onlyAValueWrittenByALeaseWithAHolderNamesOne() {
-        assertThat(Holder.of(TOKEN + " 4242@web-1")).isEqualTo("4242@web-1");
-        assertThat(Holder.of(TOKEN)).as("a bare token names nobody").isNull();
-        assertThat(Holder.of("someone else's value with spaces")).isNull();
-        assertThat(Holder.of("g123456789abcdef0123456789abcdef 4242@web-1")).isNull();
-        assertThat(Holder.of(TOKEN + " " + "x".repeat(65))).isNull();
-        assertThat(Holder.of(TOKEN + " a\u0007b")).isNull();
-        assertThat(Holder.of(Resp.NIL)).isNull();
-        assertThat(Holder.of(42L)).isNull();
+        assertThat(Holder.of(bulk(TOKEN + " 4242@web-1"))).isEqualTo("4242@web-1");
+        assertThat(Holder.of(bulk(TOKEN))).as("a bare token names nobody").isNull();
+        assertThat(Holder.of(bulk("someone else's value with spaces"))).isNull();
+        assertThat(Holder.of(bulk("g123456789abcdef0123456789abcdef 4242@web-1")))
+                .isNull();
+        assertThat(Holder.of(bulk(TOKEN + " " + "x".repeat(65)))).isNull();
+        assertThat(Holder.of(bulk(TOKEN + " a\u0007b"))).isNull();
+        assertThat(Holder.of(Reply.Nil.NIL)).isNull();
+        assertThat(Holder.of(new Reply.Int(42))).isNull();
     }
 }

@@ -23,11 +23,15 @@ class NodeInspectorTest {
     }
 
     /** A persistent master, as INFO and CONFIG GET describe it. */
-    private static Object fitNode(Request request) {
+    private static Reply fitNode(Request request) {
         return switch (request.verb()) {
-            case INFO -> "# " + request.key() + "\r\nrole:master\r\nrun_id:r1\r\nconnected_slaves:0\r\n";
-            case CONFIG_GET -> List.of(request.key(), request.key().equals("appendonly") ? "yes" : "always");
-            default -> new Resp.Error("ERR unexpected");
+            case INFO ->
+                new Reply.Bulk("# " + request.key() + "\r\nrole:master\r\nrun_id:r1\r\nconnected_slaves:0\r\n");
+            case CONFIG_GET ->
+                new Reply.Array(List.of(
+                        new Reply.Bulk(request.key()),
+                        new Reply.Bulk(request.key().equals("appendonly") ? "yes" : "always")));
+            default -> new Reply.Error("ERR unexpected");
         };
     }
 

@@ -2,7 +2,6 @@ package io.quorumlock.redis;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.quorumlock.NodeOutcome.Vote;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
@@ -17,8 +16,12 @@ class NodeStartsTest {
     private final FakeTicker ticker = new FakeTicker();
     private final NodeStarts starts = new NodeStarts(List.of("redis://a:1", "redis://b:1"), ticker);
 
-    private void reply(int node, Object reply) {
+    private void reply(int node, Reply reply) {
         starts.of(node).onReply(Request.info("server"), reply, null);
+    }
+
+    private static Reply bulkInfo(String runId, long uptimeSeconds) {
+        return new Reply.Bulk(info(runId, uptimeSeconds));
     }
 
     private static String info(String runId, long uptimeSeconds) {
@@ -43,7 +46,7 @@ class NodeStartsTest {
     void estimatesTheStartFromTheUptime() {
         ticker.advance(100 * S);
         long now = ticker.nanos();
-        reply(0, info("r1", 40));
+        reply(0, bulkInfo("r1", 40));
         assertThat(starts.startNanos(0)).isEqualTo(now - 40 * S);
     }
 
@@ -57,12 +60,12 @@ class NodeStartsTest {
     @Test
     void aNewRunIdIsARestartAndIsLogged() {
         ticker.advance(100 * S);
-        reply(0, info("r1", 40));
+        reply(0, bulkInfo("r1", 40));
         ticker.advance(5 * S);
-        String log = logOf(() -> reply(0, info("r2", 1)));
+        String log = logOf(() -> reply(0, bulkInfo("r2", 1)));
         assertThat(starts.startNanos(0)).isEqualTo(ticker.nanos() - S);
         assertThat(log).contains("WARN", "node redis://a:1 has restarted: run_id r1 is now r2");
-        assertThat(logOf(() -> reply(0, info("r2", 2))))
+        assertThat(logOf(() -> reply(0, bulkInfo("r2", 2))))
                 .as("the same run_id again")
                 .isEmpty();
     }
@@ -70,11 +73,11 @@ class NodeStartsTest {
     @Test
     void aRefusedInfoCountsAsAStartAtEachConnectionAndIsLoggedOnce() {
         ticker.advance(100 * S);
-        reply(0, info("r1", 40));
-        String first = logOf(() -> reply(0, new Resp.Error("ERR unknown command 'INFO'")));
+        reply(0, bulkInfo("r1", 40));
+        String first = logOf(() -> reply(0, new Reply.Error("ERR unknown command 'INFO'")));
         assertThat(starts.startNanos(0)).isEqualTo(ticker.nanos());
         ticker.advance(S);
-        String second = logOf(() -> reply(0, new Resp.Error("ERR unknown command 'INFO'")));
+        String second = logOf(() -> reply(0, new Reply.Error("ERR unknown command 'INFO'")));
         assertThat(starts.startNanos(0)).isEqualTo(ticker.nanos());
         assertThat(first).contains("node redis://a:1 gave no run_id and uptime", "ERR unknown command 'INFO'");
         assertThat(second).isEmpty();
@@ -84,10 +87,10 @@ class NodeStartsTest {
     @Test
     void aConnectionThatBrokeBeforeTheReplyTeachesNothing() {
         ticker.advance(100 * S);
-        reply(0, info("r1", 40));
+        reply(0, bulkInfo("r1", 40));
         long start = starts.startNanos(0);
         ticker.advance(S);
-        reply(0, new Resp.Failure(Vote.ERROR, "connection lost"));
+        reply(0, new Reply.Failure(Reply.Kind.BROKEN, "connection lost"));
         assertThat(starts.startNanos(0)).isEqualTo(start);
     }
 }

@@ -52,7 +52,7 @@ class RedlockAlgorithmTest {
             builder.node("redis://node" + i + ":6379");
             names.add("redis://node" + i + ":6379");
         }
-        Redlock redlock = builder.build(new FakeTransport(List.copyOf(nodes.subList(0, n)), names), clock);
+        Redlock redlock = builder.build(new FakeTransport(List.copyOf(nodes.subList(0, n)), names, clock), clock);
         clients.add(redlock);
         return redlock;
     }
@@ -376,7 +376,7 @@ class RedlockAlgorithmTest {
     void oneExcludedNodeLeavesAQuorumOfTheOthers() throws Exception {
         Redlock redlock = cluster(3);
         nodes.get(2).restart();
-        Redlock.Attempt attempt = redlock.attempt("r", TTL);
+        Redlock.Attempt attempt = redlock.attempt("r", TTL, ticker.nanos() + TTL.toNanos());
         assertThat(attempt.lease()).isPresent();
         assertThat(attempt.votes()).isEqualTo(2);
         attempt.lease().get().release();
@@ -412,12 +412,12 @@ class RedlockAlgorithmTest {
         Redlock redlock = cluster(3);
         RedlockLease lease = (RedlockLease) redlock.tryAcquire("r", TTL).orElseThrow();
         nodes.get(2).startedNanos = ticker.nanos(); // restarted, and kept its keys (appendfsync always)
-        Redlock.Round round = lease.extendRound(TTL);
+        Rounds.Outcome round = lease.extendRound(TTL);
         assertThat(round.held()).isTrue();
         assertThat(round.votes()).isEqualTo(2);
         assertThat(round.outcomes().get(2).vote()).isIn(Vote.EXCLUDED, Vote.PENDING);
         nodes.get(1).startedNanos = ticker.nanos();
-        Redlock.Round second = lease.extendRound(TTL);
+        Rounds.Outcome second = lease.extendRound(TTL);
         assertThat(second.held()).isFalse();
         assertThat(second.outcomes()).extracting(NodeOutcome::vote).endsWith(Vote.EXCLUDED, Vote.EXCLUDED);
     }

@@ -165,10 +165,10 @@ class TlsIT {
                 .tlsCaBundle(material.caCertificate())
                 .build()) {
             NodeOutcome first =
-                    timed(() -> redlock.attempt("tls:plain", TTL)).outcomes().get(0);
+                    timed(() -> attempt(redlock, "tls:plain")).outcomes().get(0);
             assertThat(first.vote()).as(first.toString()).isEqualTo(Vote.TIMED_OUT);
             NodeOutcome second =
-                    timed(() -> redlock.attempt("tls:plain", TTL)).outcomes().get(0);
+                    timed(() -> attempt(redlock, "tls:plain")).outcomes().get(0);
             assertThat(second.vote()).as(second.toString()).isEqualTo(Vote.UNREACHABLE);
             assertThat(second.detail())
                     .matches("not sent: TLS handshake not answered after \\d+ ms; if the node does not serve TLS,"
@@ -181,7 +181,7 @@ class TlsIT {
         try (Redlock redlock =
                 builder(List.of("redis://" + port(tlsNodes.get(0)))).build()) {
             NodeOutcome outcome =
-                    timed(() -> redlock.attempt("tls:plain", TTL)).outcomes().get(0);
+                    timed(() -> attempt(redlock, "tls:plain")).outcomes().get(0);
             assertThat(outcome.vote()).isIn(Vote.ERROR, Vote.MISCONFIGURED);
             assertThat(outcome.detail()).contains("use rediss://").doesNotContain("\n");
         }
@@ -194,7 +194,7 @@ class TlsIT {
         uris.add(untrusted.uri());
         try (Redlock redlock =
                 builder(uris).tlsCaBundle(material.caCertificate()).build()) {
-            Redlock.Attempt attempt = redlock.attempt("tls:five", TTL);
+            Redlock.Attempt attempt = attempt(redlock, "tls:five");
             assertThat(attempt.lease()).isPresent();
             NodeOutcome bad = attempt.outcomes().get(4);
             assertThat(bad.vote()).as(bad.toString()).isEqualTo(Vote.MISCONFIGURED);
@@ -220,9 +220,8 @@ class TlsIT {
             int fresh = 0;
             boolean owed = false;
             while (System.nanoTime() < end) {
-                NodeOutcome outcome = timed(() -> redlock.attempt("tls:silent", TTL))
-                        .outcomes()
-                        .get(0);
+                NodeOutcome outcome =
+                        timed(() -> attempt(redlock, "tls:silent")).outcomes().get(0);
                 if (outcome.vote() == Vote.TIMED_OUT) {
                     fresh += owed ? 1 : 0;
                     owed = false;
@@ -289,9 +288,8 @@ class TlsIT {
                 try {
                     return redlock.tryAcquire("tls:refused", TTL)
                             .map(granted -> new NodeOutcome(uri, Vote.YES, "granted"))
-                            .orElseGet(() -> redlock.attempt("tls:refused", TTL)
-                                    .outcomes()
-                                    .get(0));
+                            .orElseGet(() ->
+                                    attempt(redlock, "tls:refused").outcomes().get(0));
                 } catch (LockConfigurationException refusal) {
                     return refusal.lastAttempt().get(0);
                 }
@@ -300,6 +298,11 @@ class TlsIT {
             assertThat(outcome.detail()).doesNotContain("\n");
             return outcome;
         }
+    }
+
+    /** One attempt, waiting for a lane no longer than the TTL. */
+    private static Redlock.Attempt attempt(Redlock redlock, String resource) {
+        return redlock.attempt(resource, TTL, System.nanoTime() + TTL.toNanos());
     }
 
     private static <T> T timed(java.util.function.Supplier<T> call) {

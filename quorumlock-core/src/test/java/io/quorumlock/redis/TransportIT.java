@@ -27,6 +27,47 @@ class TransportIT {
     }
 
     @Test
+    void aRefusedScriptLoadFallsBackToEvalAndLeavesNoKeyBehind() {
+        try (Jedis j = admin(0)) {
+            j.aclSetUser("noload", "on", ">pw", "~*", "+@all", "-script|load");
+        }
+        try (Redlock redlock = Redlock.builder()
+                .node("redis://noload:pw@127.0.0.1:" + redis.get(0).port())
+                .build()) {
+            for (int i = 0; i < 3; i++) {
+                Lease lease = redlock.tryAcquire("r", TTL).orElseThrow();
+                assertThat(lease.extend(TTL)).isTrue();
+                lease.release();
+                try (Jedis j = admin(0)) {
+                    assertThat(j.get("r")).as("the key after release " + i).isNull();
+                }
+            }
+        } finally {
+            try (Jedis j = admin(0)) {
+                j.aclDelUser("noload");
+            }
+        }
+    }
+
+    @Test
+    void aHostNameIsResolvedOffTheCallersPath() {
+        try (Redlock redlock = Redlock.builder()
+                .node("redis://localhost:" + redis.get(0).port())
+                .build()) {
+            redlock.tryAcquire("by-name", TTL).orElseThrow().release();
+        }
+    }
+
+    @Test
+    void everyConnectionNamesItselfForOperators() {
+        try (Redlock redlock = Redlock.builder().node(redis.get(0).uri()).build();
+                Jedis j = admin(0)) {
+            redlock.tryAcquire("named", TTL).orElseThrow().release();
+            assertThat(j.clientList()).contains("name=quorumlock");
+        }
+    }
+
+    @Test
     void authenticatesAndSelectsTheDatabase() {
         RedisServer node = redis.get(0);
         try (Jedis j = admin(0)) {

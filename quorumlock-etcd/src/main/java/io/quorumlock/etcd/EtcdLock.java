@@ -22,6 +22,7 @@ import io.quorumlock.NodeOutcome;
 import io.quorumlock.NodeOutcome.Vote;
 import io.quorumlock.QuorumLockException;
 import io.quorumlock.RetryPolicy;
+import io.quorumlock.Secrets;
 import java.net.URI;
 import java.net.URISyntaxException;
 import java.nio.charset.StandardCharsets;
@@ -692,32 +693,37 @@ public final class EtcdLock implements DistributedLock<FencedLease> {
             if (endpoint == null || endpoint.isBlank()) {
                 throw new IllegalArgumentException("endpoint must not be empty" + remedy);
             }
+            // Shown only as Secrets.redactUri shows it: credentials (up to the last '@'), a query and
+            // a fragment as ***. An endpoint that has any of those is refused.
+            String redacted = Secrets.redactUri(endpoint.trim());
+            String shown = "endpoint '" + redacted + "'";
+            if (!redacted.equals(endpoint.trim())) {
+                throw new IllegalArgumentException(shown
+                        + " must be just scheme, host and port (credentials go to your own jetcd Client)" + remedy);
+            }
             if (!endpoint.contains("://")) {
-                throw new IllegalArgumentException("endpoint '" + endpoint + "' must start with http://" + remedy);
+                throw new IllegalArgumentException(shown + " must start with http://" + remedy);
             }
             URI uri;
             try {
                 uri = new URI(endpoint.trim());
             } catch (URISyntaxException e) {
-                throw new IllegalArgumentException("endpoint '" + endpoint + "' is not a URL" + remedy, e);
+                throw new IllegalArgumentException(shown + " is not a URL (" + e.getReason() + ")" + remedy);
             }
             if ("https".equalsIgnoreCase(uri.getScheme())) {
-                throw new IllegalArgumentException("endpoint " + endpoint + " needs TLS, which this builder does not"
+                throw new IllegalArgumentException(shown + " needs TLS, which this builder does not"
                         + " configure: build a jetcd Client with an SslContext and pass it with client(...)");
             }
             if (!"http".equalsIgnoreCase(uri.getScheme())) {
-                throw new IllegalArgumentException("endpoint '" + endpoint + "' must start with http://" + remedy);
+                throw new IllegalArgumentException(shown + " must start with http://" + remedy);
             }
             if (uri.getHost() == null || uri.getPort() < 0) {
-                throw new IllegalArgumentException("endpoint '" + endpoint + "' must name a host and a port" + remedy);
+                throw new IllegalArgumentException(shown + " must name a host and a port" + remedy);
             }
             if (uri.getRawPath() != null
-                            && !uri.getRawPath().isEmpty()
-                            && !uri.getRawPath().equals("/")
-                    || uri.getRawQuery() != null
-                    || uri.getRawUserInfo() != null) {
-                throw new IllegalArgumentException("endpoint '" + endpoint
-                        + "' must be just scheme, host and port (credentials go to your own jetcd Client)" + remedy);
+                    && !uri.getRawPath().isEmpty()
+                    && !uri.getRawPath().equals("/")) {
+                throw new IllegalArgumentException(shown + " must be just scheme, host and port" + remedy);
             }
             return URI.create("http://" + uri.getHost() + ":" + uri.getPort());
         }

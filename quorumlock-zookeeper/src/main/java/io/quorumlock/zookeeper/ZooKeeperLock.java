@@ -10,6 +10,7 @@ import io.quorumlock.NodeOutcome;
 import io.quorumlock.NodeOutcome.Vote;
 import io.quorumlock.QuorumLockException;
 import io.quorumlock.RetryPolicy;
+import io.quorumlock.Secrets;
 import java.lang.management.ManagementFactory;
 import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
@@ -717,6 +718,14 @@ public final class ZooKeeperLock implements DistributedLock<FencedLease> {
         }
 
         private void validateConnectString() {
+            String redacted = Secrets.redactUri(connectString.trim());
+            if (!redacted.equals(connectString.trim())) {
+                // Not shown as given: what is before the last '@' may be a password.
+                throw new IllegalArgumentException("connectString '" + redacted
+                        + "' is not a ZooKeeper connect string (it holds '@', '?' or '#': ZooKeeper takes no"
+                        + " credentials there; give them to your own Curator client with client(...)): write"
+                        + " host:port,host:port[/chroot], e.g. \"zk1:2181,zk2:2181,zk3:2181\"");
+            }
             String problem;
             try {
                 ConnectStringParser parsed = new ConnectStringParser(connectString.trim());

@@ -10,6 +10,7 @@ import java.nio.file.attribute.PosixFilePermission;
 import java.util.Optional;
 import java.util.Properties;
 import java.util.Set;
+import java.util.TreeSet;
 
 /**
  * The command line's configuration file: {@code key = value} lines ({@link Properties} syntax),
@@ -80,6 +81,13 @@ public record ConfigFile(Optional<Path> source, Properties properties) {
         return Optional.ofNullable(properties.getProperty(key))
                 .map(String::trim)
                 .filter(v -> !v.isEmpty());
+    }
+
+    /** Where the file was read from and the keys it sets, never their values (a password is one). */
+    @Override
+    public String toString() {
+        return "ConfigFile[" + source.map(Path::toString).orElse("none") + ", keys "
+                + new TreeSet<>(properties.stringPropertyNames()) + "]";
     }
 
     /** True if the file holds a password and others than its owner may read it. */

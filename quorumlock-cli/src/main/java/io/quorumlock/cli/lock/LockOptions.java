@@ -2,6 +2,7 @@ package io.quorumlock.cli.lock;
 
 import io.quorumlock.DistributedLock;
 import io.quorumlock.Lease;
+import io.quorumlock.Secrets;
 import io.quorumlock.etcd.EtcdLock;
 import io.quorumlock.redis.Redlock;
 import io.quorumlock.zookeeper.ZooKeeperLock;
@@ -45,6 +46,14 @@ public final class LockOptions {
         /** A backend without TLS files. */
         public Backend(Kind kind, List<String> endpoints, Optional<String> password) {
             this(kind, endpoints, password, RedisTls.NONE);
+        }
+
+        /** The backend and its endpoints as {@link Secrets#redactUri} shows them; the password as {@code ***}. */
+        @Override
+        public String toString() {
+            return "Backend[" + kind + " "
+                    + endpoints.stream().map(Secrets::redactUri).toList()
+                    + password.map(p -> ", password " + Secrets.MASK).orElse("") + "]";
         }
 
         /** True for the backends whose leases carry a fencing token. */

@@ -76,7 +76,7 @@ class RunOptionsTest {
                                 + " (expected redis://[user:password@]host:port[/db])"),
                 Arguments.of(
                         args("--redis", "redis://:hunter2@" + address + "/x", "--resource", "job"),
-                        "invalid node URI 'redis://:***@" + address + "/x': the path must be a database number"
+                        "invalid node URI 'redis://***@" + address + "/x': the path must be a database number"
                                 + " such as /0 (expected redis://[user:password@]host:port[/db])"),
                 Arguments.of(
                         args("--redis", redis, "--resource", "job", "--ttl", "-5s"),

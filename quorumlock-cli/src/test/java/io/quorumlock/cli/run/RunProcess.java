@@ -38,6 +38,11 @@ final class RunProcess implements AutoCloseable {
 
     /** Starts {@code quorumlock run ARGS} with output files in {@code dir} and {@code env} added to its environment. */
     static RunProcess start(Path dir, Map<String, String> env, String... args) {
+        return command(dir, env, "run", args);
+    }
+
+    /** Starts {@code quorumlock SUBCOMMAND ARGS}, as {@link #start(Path, Map, String...)} starts run. */
+    static RunProcess command(Path dir, Map<String, String> env, String subcommand, String... args) {
         Path jar = Path.of(System.getProperty("basedir", System.getProperty("user.dir")), "target", "quorumlock.jar");
         if (!Files.isRegularFile(jar)) {
             fail(jar + " is missing: run the integration tests after 'package' (mvn verify)");
@@ -53,7 +58,7 @@ final class RunProcess implements AutoCloseable {
                 "-XX:TieredStopAtLevel=1",
                 "-jar",
                 jar.toString(),
-                "run"));
+                subcommand));
         command.addAll(Arrays.asList(args));
         int n = runs.incrementAndGet();
         Path out = dir.resolve("run-" + n + ".out");

@@ -1,0 +1,53 @@
+package io.quorumlock.redis;
+
+import java.util.List;
+
+/**
+ * What came back for one request: one RESP2 value, or a {@link Failure} when no reply came. The
+ * protocol layer knows bytes and replies only; the {@link Request} that asked reads a reply as a
+ * vote.
+ */
+sealed interface Reply {
+
+    /** A simple string, such as {@code +OK}. */
+    record Simple(String text) implements Reply {
+        static final Simple OK = new Simple("OK");
+    }
+
+    /** An error reply, such as {@code -NOSCRIPT ...} or {@code -READONLY ...}. */
+    record Error(String message) implements Reply {}
+
+    /** An integer reply. */
+    record Int(long value) implements Reply {
+        static final Int ZERO = new Int(0);
+        static final Int ONE = new Int(1);
+    }
+
+    /** A bulk string. */
+    record Bulk(String text) implements Reply {}
+
+    /** An array of replies. */
+    record Array(List<Reply> items) implements Reply {}
+
+    /** The nil bulk string or nil array: {@code SET ... NX} found the key. */
+    enum Nil implements Reply {
+        NIL
+    }
+
+    /** No reply: why none came. */
+    record Failure(Kind kind, String detail) implements Reply {}
+
+    /** Why no reply came. */
+    enum Kind {
+        /** The request never left: no connection, or the node owes an older reply. */
+        NOT_SENT,
+        /** Sent, but no reply within the node timeout. */
+        TIMED_OUT,
+        /** The connection broke after the request was sent: it may have run. */
+        BROKEN,
+        /** The node sent bytes that are no reply, or a reply past the reader's limits. */
+        PROTOCOL,
+        /** The connection's set-up was refused for its configuration (a wrong password, untrusted TLS). */
+        MISCONFIGURED
+    }
+}

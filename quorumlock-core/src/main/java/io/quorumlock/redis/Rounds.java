@@ -1,0 +1,231 @@
+package io.quorumlock.redis;
+
+import io.quorumlock.NodeOutcome;
+import io.quorumlock.NodeOutcome.Vote;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.BooleanSupplier;
+import java.util.function.Predicate;
+
+/**
+ * The rounds of one Redlock, the whole algorithm: a grant, an extension, a release or a query sends
+ * one request to every node at once over one borrowed lane and counts the replies in a {@link
+ * Ballot} until the outcome is certain. The arithmetic is {@link QuorumMath}'s and {@link
+ * RestartGuard}'s, the bytes are the transport's; every time is read from the one {@link Ticker}.
+ */
+final class Rounds {
+
+    private static final Predicate<Vote> GRANTED = v -> v == Vote.YES;
+    /** On release, a node where the key is gone or is another owner's is as free as one that deleted it. */
+    private static final Predicate<Vote> SETTLED = v -> v == Vote.YES || v == Vote.HELD_BY_OTHER;
+
+    private final Transport transport;
+    private final List<String> names;
+    private final long nodeTimeoutNanos;
+    private final double driftFactor;
+    private final Ticker ticker;
+    private final boolean restartGuard;
+    /** The longest TTL asked for so far, for the restart guard. */
+    private final AtomicLong longestTtlNanos = new AtomicLong();
+    /** Each node's configuration error, logged once rather than on every retry. */
+    private final Misconfigurations misconfigurations;
+
+    Rounds(
+            Transport transport,
+            List<String> names,
+            long nodeTimeoutNanos,
+            double driftFactor,
+            Ticker ticker,
+            boolean restartGuard) {
+        this.transport = transport;
+        this.names = names;
+        this.nodeTimeoutNanos = nodeTimeoutNanos;
+        this.driftFactor = driftFactor;
+        this.ticker = ticker;
+        this.restartGuard = restartGuard;
+        this.misconfigurations = new Misconfigurations(names.size());
+    }
+
+    /**
+     * A grant or an extension: whether a quorum said yes with validity left, the validity from the
+     * round's start (taken once the lane is borrowed, so waiting for one costs no validity), and
+     * the evidence. {@code interrupted} if the thread was interrupted before the outcome was certain.
+     */
+    record Outcome(
+            boolean held,
+            int votes,
+            long validityNanos,
+            long validUntilNanos,
+            List<NodeOutcome> outcomes,
+            boolean misconfigured,
+            boolean interrupted) {}
+
+    /** A lane borrowed for one round; given back when closed. */
+    private final class Round implements AutoCloseable {
+        final Transport.Lane lane;
+
+        Round(long laneDeadlineNanos) {
+            this.lane = transport.borrow(laneDeadlineNanos);
+        }
+
+        /** Handles replies until {@code done} or the node timeout (expiring the ballot); false if interrupted. */
+        boolean await(Ballot ballot, BooleanSupplier done) {
+            try {
+                if (!lane.await(done, ticker.nanos() + nodeTimeoutNanos)) {
+                    ballot.expire();
+                }
+                return true;
+            } catch (InterruptedException e) {
+                return false;
+            }
+        }
+
+        /** Sends {@code request} to each node that may hold the key (see {@link Grant#followUp}). */
+        void afterGrants(Grant[] grants, Request request, Ballot ballot) {
+            for (int i = 0; i < grants.length; i++) {
+                int node = i;
+                grants[i].followUp(
+                        request,
+                        lane.link(i),
+                        (sent, reply, link) -> ballot.record(node, sent.outcome(link.node(), reply)),
+                        ballot);
+            }
+        }
+
+        /** Counts the yes votes, then reads the clock: every vote counted came before "now". */
+        Outcome decide(Ballot ballot, long start, long ttlMillis, boolean interrupted) {
+            int yes = ballot.yes();
+            long now = ticker.nanos();
+            long validity = QuorumMath.validityNanos(ttlMillis * 1_000_000, now - start, driftFactor);
+            boolean held = !interrupted && QuorumMath.isHeld(yes, names.size(), validity);
+            return new Outcome(
+                    held, yes, validity, now + validity, ballot.outcomes(), ballot.misconfigured(), interrupted);
+        }
+
+        @Override
+        public void close() {
+            transport.giveBack(lane);
+        }
+    }
+
+    /**
+     * Asks every node to {@code SET resource token NX PX ttl}; fills {@code grants} with each node's
+     * answer to come. Not held: releases at once wherever the key may have been set, late yes
+     * votes included, and the evidence is read after that clean-up, so it is complete.
+     */
+    Outcome grant(String resource, String token, long ttlMillis, Grant[] grants, long laneDeadlineNanos) {
+        try (Round round = new Round(laneDeadlineNanos)) {
+            long start = ticker.nanos();
+            Ballot ballot = new Ballot(names, GRANTED, restartGuard(start, ttlMillis), misconfigurations);
+            Request set = Request.setIfAbsent(resource, token, ttlMillis);
+            for (int i = 0; i < grants.length; i++) {
+                grants[i] = new Grant(ballot, i, round.lane.link(i));
+                round.lane.link(i).send(set, grants[i]);
+            }
+            boolean interrupted = !round.await(ballot, ballot::decided);
+            Outcome outcome = round.decide(ballot, start, ttlMillis, interrupted);
+            if (outcome.held()) {
+                return outcome;
+            }
+            release(round, resource, token, grants);
+            return new Outcome(
+                    false,
+                    outcome.votes(),
+                    outcome.validityNanos(),
+                    outcome.validUntilNanos(),
+                    ballot.outcomes(),
+                    ballot.misconfigured(),
+                    interrupted);
+        }
+    }
+
+    /** Asks every node that may hold the key to extend it to {@code ttl} if it still holds {@code token}. */
+    Outcome extend(String resource, String token, long ttlMillis, Grant[] grants, long laneDeadlineNanos) {
+        try (Round round = new Round(laneDeadlineNanos)) {
+            long start = ticker.nanos();
+            Ballot ballot = new Ballot(names, GRANTED, restartGuard(start, ttlMillis), misconfigurations);
+            round.afterGrants(grants, Request.extendIfEquals(resource, token, ttlMillis), ballot);
+            boolean interrupted = !round.await(ballot, ballot::decided);
+            return round.decide(ballot, start, ttlMillis, interrupted);
+        }
+    }
+
+    /**
+     * Deletes the key wherever it may hold the token; where a grant is still unanswered, the delete
+     * goes right behind it on its connection, so a late yes is released too. Returns once a
+     * majority of nodes is free again, or every node has answered, or the node timeout has passed;
+     * stragglers finish later. False if interrupted.
+     */
+    boolean release(String resource, String token, Grant[] grants, long laneDeadlineNanos) {
+        try (Round round = new Round(laneDeadlineNanos)) {
+            return release(round, resource, token, grants);
+        }
+    }
+
+    private boolean release(Round round, String resource, String token, Grant[] grants) {
+        Ballot ballot = new Ballot(names, SETTLED);
+        round.afterGrants(grants, Request.deleteIfEquals(resource, token), ballot);
+        return round.await(ballot, ballot::settled);
+    }
+
+    /** One request to each of {@code nodes} at once; each reply, or its failure within the node timeout. */
+    Reply[] query(int[] nodes, Request request) {
+        // A query is no lock decision: it may wait for a lane as long as a stale connection is given.
+        try (Round round = new Round(ticker.nanos() + Math.max(20 * nodeTimeoutNanos, 1_000_000_000L))) {
+            Reply[] replies = new Reply[nodes.length];
+            int[] answered = {0};
+            for (int i = 0; i < nodes.length; i++) {
+                int slot = i;
+                round.lane.link(nodes[i]).send(request, (sent, value, link) -> {
+                    synchronized (replies) {
+                        replies[slot] = value;
+                        answered[0]++;
+                    }
+                });
+            }
+            try {
+                round.lane.await(
+                        () -> {
+                            synchronized (replies) {
+                                return answered[0] == nodes.length;
+                            }
+                        },
+                        ticker.nanos() + nodeTimeoutNanos);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+            synchronized (replies) {
+                for (int i = 0; i < replies.length; i++) {
+                    if (replies[i] == null) {
+                        replies[i] = new Reply.Failure(Reply.Kind.TIMED_OUT, "no reply within the node timeout");
+                    }
+                }
+                return replies.clone();
+            }
+        }
+    }
+
+    /**
+     * Which yes votes of a grant or extension round that starts at {@code roundStart} do not count:
+     * with the restart guard on, those of nodes that may have started less than the longest TTL
+     * asked for (this round's included) before the round.
+     */
+    private Ballot.Exclusion restartGuard(long roundStart, long ttlMillis) {
+        if (!restartGuard) {
+            return Ballot.Exclusion.NONE;
+        }
+        long longest = longestTtlNanos.accumulateAndGet(ttlMillis * 1_000_000, Math::max);
+        return node -> RestartGuard.exclusion(transport.nodeStartNanos(node), roundStart, longest);
+    }
+
+    /** For checkNodes(): why the restart guard keeps the node out of the vote now, or null. */
+    String restartGuardFinding(int node) {
+        long longest = longestTtlNanos.get();
+        String why =
+                restartGuard ? RestartGuard.exclusion(transport.nodeStartNanos(node), ticker.nanos(), longest) : null;
+        return why == null
+                ? null
+                : why + ": a node up for less than the longest TTL asked for (" + RestartGuard.seconds(longest, true)
+                        + ") may have lost keys in a restart that are still valid elsewhere";
+    }
+}

@@ -1,0 +1,104 @@
+package io.quorumlock.redis;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.quorumlock.Lease;
+import io.quorumlock.testkit.RedisServersExtension;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.RegisterExtension;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * More callers than connections: a caller waits for a free connection instead of failing as if the
+ * nodes were down, so one Redlock shared by hundreds of threads refuses nobody whose lock is free.
+ */
+@Timeout(value = 120, unit = TimeUnit.SECONDS, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
+class ManyCallersIT {
+
+    private static final Logger log = LoggerFactory.getLogger(ManyCallersIT.class);
+
+    @RegisterExtension
+    static final RedisServersExtension redis = RedisServersExtension.nodes(5);
+
+    private static final Duration RUN = Duration.ofSeconds(2);
+
+    /** Grants and refusals of {@code threads} threads locking distinct resources through one client. */
+    private record Run(int threads, int grants, int refusals, String firstRefusal) {
+        double perSecond() {
+            return grants / (RUN.toNanos() / 1e9);
+        }
+    }
+
+    private static Run run(int threads) throws InterruptedException {
+        try (Redlock redlock =
+                Redlock.builder().nodes(redis.uris()).restartGuard(false).build()) {
+            AtomicInteger grants = new AtomicInteger();
+            AtomicInteger refusals = new AtomicInteger();
+            AtomicReference<String> firstRefusal = new AtomicReference<>();
+            CountDownLatch start = new CountDownLatch(1);
+            List<Thread> workers = new ArrayList<>();
+            long end = System.nanoTime() + RUN.toNanos();
+            for (int t = 0; t < threads; t++) {
+                String resource = "many:" + t;
+                Thread worker = new Thread(() -> {
+                    try {
+                        start.await();
+                        while (System.nanoTime() < end) {
+                            Optional<Lease> lease = redlock.tryAcquire(resource, Duration.ofSeconds(5));
+                            if (lease.isPresent()) {
+                                lease.get().release();
+                                grants.incrementAndGet();
+                            } else {
+                                refusals.incrementAndGet();
+                                firstRefusal.compareAndSet(null, resource);
+                            }
+                        }
+                    } catch (InterruptedException e) {
+                        Thread.currentThread().interrupt();
+                    }
+                });
+                worker.start();
+                workers.add(worker);
+            }
+            start.countDown();
+            for (Thread worker : workers) {
+                worker.join(TimeUnit.SECONDS.toMillis(30));
+            }
+            return new Run(threads, grants.get(), refusals.get(), firstRefusal.get());
+        }
+    }
+
+    @Test
+    void eightSixtyFourAndTwoHundredFiftySixThreadsOnOneClientAreNeverRefusedAFreeLock() throws Exception {
+        Run eight = run(8);
+        Run sixtyFour = run(64);
+        Run many = run(256);
+        for (Run r : List.of(eight, sixtyFour, many)) {
+            log.info(
+                    "{} threads, one client, 5 nodes, {} ms: {} grants ({} /s), {} refusals",
+                    r.threads(),
+                    RUN.toMillis(),
+                    r.grants(),
+                    Math.round(r.perSecond()),
+                    r.refusals());
+        }
+        log.info("256 threads / 8 threads: {}", String.format("%.2f", many.perSecond() / eight.perSecond()));
+        assertThat(List.of(eight, sixtyFour, many))
+                .allSatisfy(r -> assertThat(r.refusals())
+                        .as(r.threads() + " threads: refusals")
+                        .isZero())
+                .allSatisfy(r -> assertThat(r.grants())
+                        .as(r.threads() + " threads: grants")
+                        .isPositive());
+    }
+}
