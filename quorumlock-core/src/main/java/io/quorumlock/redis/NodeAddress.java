@@ -40,7 +40,7 @@ record NodeAddress(String host, int port, int database, Optional<String> user, O
         String scheme = trimmed.substring(0, separator).toLowerCase(Locale.ROOT);
         switch (scheme) {
             case "redis", "rediss" -> {}
-            default -> throw invalid(trimmed, "the scheme must be redis:// (or rediss:// for TLS)");
+            default -> throw invalid(trimmed, "the scheme must be redis://");
         }
         String rest = trimmed.substring(separator + 3);
         int at = rest.lastIndexOf('@');
