@@ -29,7 +29,7 @@ import picocli.CommandLine.Spec;
  * {@code quorumlock bench}: quorumlock against raw Jedis, Redisson and the article's sequential
  * Redlock, on 5 local Redis nodes that it starts and stops itself. JMH measures the one-thread
  * cases in forked JVMs; the contention and the resource probe run in this JVM. Prints a table and
- * the five targets of the benchmark issue, writes {@code bench-results.json}, {@code
+ * the targets, writes {@code bench-results.json}, {@code
  * bench-results.svg} and JMH's own log {@code bench-jmh.log}.
  */
 @Command(
@@ -39,8 +39,8 @@ import picocli.CommandLine.Spec;
             "Measures quorumlock against raw Jedis, Redisson (RLock, RedissonRedLock) and the Redlock article's"
                     + " sequential Jedis Redlock, on 5 local Redis nodes that it starts and stops itself.",
             "",
-            "Cases: one node; 5 nodes; 5 nodes with one frozen (SIGSTOP); 8 clients contending for one resource;"
-                    + " the threads and connections of one client. Prints a table and the five targets with their"
+            "Cases: one node; 5 nodes; 5 nodes with one frozen (SIGSTOP); 5 nodes over TLS; 8 clients contending for one resource;"
+                    + " the threads and connections of one client. Prints a table and the targets with their"
                     + " measured ratios, and writes bench-results.json, bench-results.svg and bench-jmh.log (JMH's"
                     + " own output, with error bars) into the output directory.",
             "",

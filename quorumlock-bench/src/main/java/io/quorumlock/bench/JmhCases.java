@@ -2,10 +2,13 @@ package io.quorumlock.bench;
 
 import io.quorumlock.testkit.RedisServer;
 import io.quorumlock.testkit.RedisServers;
+import io.quorumlock.testkit.TlsMaterial;
 import java.io.IOException;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.Collection;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import java.util.regex.Pattern;
@@ -43,6 +46,27 @@ final class JmhCases {
         if (c.skipped() != null) {
             return CaseResult.skipped(c.caseId(), c.library(), c.nodes(), 1, c.skipped());
         }
+        if (!c.caseId().equals(Plan.TLS)) {
+            return run(c, servers.uris(), "");
+        }
+        // Nodes of their own that speak TLS only, with a throwaway CA: the same machine, the same run.
+        List<RedisServer> tls = new ArrayList<>();
+        try (TlsMaterial material = TlsMaterial.generate("127.0.0.1")) {
+            for (int i = 0; i < c.nodes(); i++) {
+                tls.add(RedisServer.startTls(material, false));
+            }
+            return run(
+                    c,
+                    tls.stream().map(RedisServer::uri).toList(),
+                    material.caCertificate().toString());
+        } catch (RuntimeException e) {
+            return CaseResult.failed(c.caseId(), c.library(), c.nodes(), 1, "TLS nodes: " + e.getMessage());
+        } finally {
+            tls.forEach(RedisServer::close);
+        }
+    }
+
+    private CaseResult run(Plan.JmhCase c, List<String> uris, String tlsCa) {
         RedisServer frozen = servers.get(FROZEN_NODE);
         try {
             Path sideFile = scratch.resolve("case-" + ++runs);
@@ -55,7 +79,7 @@ final class JmhCases {
                     .shouldFailOnError(true)
                     .jvmArgs("-Xms1g", "-Xmx1g", "-Djmh.ignoreLock=true")
                     .addProfiler(GCProfiler.class)
-                    .param("nodes", String.join(" ", servers.uris()))
+                    .param("nodes", String.join(" ", uris))
                     .param("sideFile", sideFile.toString());
             if (c.slow()) {
                 // Every iteration runs at least one cycle: a 1 ms iteration is exactly one slow cycle.
@@ -69,6 +93,9 @@ final class JmhCases {
                         .measurementIterations(plan.measurementIterations())
                         .measurementTime(
                                 TimeValue.milliseconds(plan.measurementTime().toMillis()));
+            }
+            if (hasParam(c.benchmark(), "tlsCa")) {
+                options.param("tlsCa", tlsCa);
             }
             if (hasParam(c.benchmark(), "nodeCount")) {
                 options.param("nodeCount", Integer.toString(c.nodes()));

@@ -31,6 +31,10 @@ public abstract class NodesBenchmark {
     @Param("")
     public String sideFile;
 
+    /** The PEM CA bundle that signed the nodes' certificates, for {@code rediss://} nodes; empty for plain ones. */
+    @Param("")
+    public String tlsCa;
+
     protected Trial trial;
 
     /** The library's name in the side file. */

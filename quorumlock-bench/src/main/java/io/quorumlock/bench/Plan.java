@@ -24,6 +24,9 @@ record Plan(
     static final String SINGLE = "single-node";
     static final String FIVE = "five-nodes";
     static final String FROZEN = "five-nodes-one-frozen";
+    /** Five nodes of their own that speak TLS only, started for this case. */
+    static final String TLS = "five-nodes-tls";
+
     static final String CONTENTION = "contention";
 
     static final String RAW = "raw-jedis";
@@ -66,6 +69,7 @@ record Plan(
                 new JmhCase(FIVE, SEQUENTIAL, 5, false, SequentialRedlockBenchmark.class, false, null),
                 new JmhCase(FIVE, QUORUMLOCK, 5, false, QuorumlockBenchmark.class, false, null),
                 new JmhCase(FIVE, REDLOCK, 5, false, RedissonRedLockBenchmark.class, false, null),
+                new JmhCase(TLS, QUORUMLOCK, 5, false, QuorumlockBenchmark.class, false, null),
                 new JmhCase(FROZEN, QUORUMLOCK, 5, true, QuorumlockBenchmark.class, false, null),
                 new JmhCase(FROZEN, SEQUENTIAL, 5, true, SequentialRedlockBenchmark.class, false, null),
                 new JmhCase(FROZEN, REDLOCK, 5, true, RedissonRedLockBenchmark.class, true, null));

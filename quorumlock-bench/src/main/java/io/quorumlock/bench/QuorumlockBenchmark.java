@@ -32,7 +32,11 @@ public class QuorumlockBenchmark extends NodesBenchmark {
     protected void connect() {
         trial.recordAcquires();
         key = trial.key();
-        redlock = Clients.quorumlock(trial.uris());
+        redlock = tlsCa.isEmpty()
+                ? Clients.quorumlock(trial.uris())
+                : Clients.quorumlockBuilder(trial.uris())
+                        .tlsCaBundle(java.nio.file.Path.of(tlsCa))
+                        .build();
     }
 
     @Override

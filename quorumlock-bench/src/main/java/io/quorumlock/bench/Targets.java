@@ -5,7 +5,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Optional;
 
-/** The five targets of the benchmark issue, each checked on figures measured side by side in one run. */
+/** The targets of the bench, each checked on figures measured side by side in one run. */
 final class Targets {
 
     /** The verdict of a target or a check. */
@@ -116,6 +116,11 @@ final class Targets {
                                 .orElse("-")));
         targets.add(new Target(4, "Contention: 8 clients, one resource, 5 nodes", contention));
         targets.add(resources(resources, q5, q1));
+        Optional<CaseResult> qTls = find(Plan.TLS, Plan.QUORUMLOCK);
+        targets.add(new Target(
+                6,
+                "5 nodes over TLS: a handshake per connection, not per cycle",
+                List.of(atLeast("quorumlock TLS / plain, 5 nodes, cycles/s", ratio(ops(qTls), ops(q5)), 0.7))));
         return targets;
     }
 

@@ -4,7 +4,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.junit.platform.engine.discovery.DiscoverySelectors.selectClass;
 
 import io.quorumlock.testkit.PostgresServer;
+import io.quorumlock.testkit.RedisServer;
 import io.quorumlock.testkit.RedisServers;
+import io.quorumlock.testkit.TlsMaterial;
 import io.quorumlock.testkit.ZooKeeperServers;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
@@ -14,6 +16,7 @@ import java.net.URLClassLoader;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -50,7 +53,7 @@ class ReadmeIT {
     @BeforeAll
     static void compileEveryJavaBlock() throws IOException {
         List<Readme.Block> blocks = README.blocks("java");
-        assertThat(blocks).as("java blocks in README.md").hasSizeGreaterThanOrEqualTo(3);
+        assertThat(blocks).as("java blocks in README.md").hasSizeGreaterThanOrEqualTo(5);
         loader = SnippetCompiler.compile(blocks, classes);
     }
 
@@ -88,20 +91,47 @@ class ReadmeIT {
     }
 
     @Test
-    void theTestKitExampleRunsAsAJUnitTest() {
-        Readme.Block testKit = README.java("NodeFaultsTest");
-        SummaryGeneratingListener listener = new SummaryGeneratingListener();
-        Class<?> test = SnippetCompiler.load(loader, testKit);
-        LauncherFactory.create()
-                .execute(
-                        LauncherDiscoveryRequestBuilder.request()
-                                .selectors(selectClass(test))
-                                .build(),
-                        listener);
-        TestExecutionSummary summary = listener.getSummary();
-        summary.getFailures().forEach(f -> f.getException().printStackTrace());
-        assertThat(summary.getTestsSucceededCount()).as(testKit + " passed").isEqualTo(1);
-        assertThat(summary.getTotalFailureCount()).isZero();
+    void theTlsExampleRunsAsPastedAgainstThreeNodesThatRequireClientCertificates() throws Exception {
+        Readme.Block tls = README.java("TlsQuickStart");
+        List<RedisServer> nodes = new ArrayList<>();
+        try (TlsMaterial material = TlsMaterial.generate("127.0.0.1")) {
+            for (int i = 0; i < 3; i++) {
+                nodes.add(RedisServer.startTls(material, true));
+            }
+            Map<String, String> swaps = new LinkedHashMap<>();
+            for (int i = 0; i < 3; i++) {
+                swaps.put(
+                        "redis-" + (i + 1) + ":6380",
+                        "127.0.0.1:" + nodes.get(i).port());
+            }
+            swaps.put("/etc/quorumlock/redis-ca.pem", material.caCertificate().toString());
+            swaps.put("/etc/quorumlock/client.pem", material.clientCertificate().toString());
+            swaps.put("/etc/quorumlock/client.key", material.clientKey().toString());
+            // The nodes were started a moment ago: the restart guard would keep them out for the TTL.
+            swaps.put(".build();", ".restartGuard(false).build();");
+            assertThat(run(tls, swaps)).startsWith("locked over TLS, valid for ");
+        } finally {
+            nodes.forEach(RedisServer::close);
+        }
+    }
+
+    @Test
+    void theTestKitExamplesRunAsJUnitTests() {
+        for (String name : List.of("NodeFaultsTest", "TlsNodeTest")) {
+            Readme.Block testKit = README.java(name);
+            SummaryGeneratingListener listener = new SummaryGeneratingListener();
+            Class<?> test = SnippetCompiler.load(loader, testKit);
+            LauncherFactory.create()
+                    .execute(
+                            LauncherDiscoveryRequestBuilder.request()
+                                    .selectors(selectClass(test))
+                                    .build(),
+                            listener);
+            TestExecutionSummary summary = listener.getSummary();
+            summary.getFailures().forEach(f -> f.getException().printStackTrace());
+            assertThat(summary.getTestsSucceededCount()).as(testKit + " passed").isEqualTo(1);
+            assertThat(summary.getTotalFailureCount()).isZero();
+        }
     }
 
     @Test
