@@ -58,6 +58,8 @@ public final class BenchCommand implements Callable<Integer> {
 
     private static final int NODES = 5;
     private static final int CONTENDERS = 8;
+    /** The threads of the many-callers case, all on one client. */
+    private static final int MANY_CALLERS = 64;
 
     /** Set on Ctrl-C, once the shutdown hook has started to stop the nodes and forks. */
     private static volatile boolean stopping;
@@ -166,6 +168,9 @@ public final class BenchCommand implements Callable<Integer> {
                 Resources[] probe = new Resources[1];
                 labels.add("resources of one 5-node client");
                 steps.add(() -> probe[0] = Resources.measure(servers, plan.resourceCycles()));
+                labels.add(Plan.MANY + " / " + Plan.QUORUMLOCK);
+                steps.add(() -> results.add(ManyCallers.run(
+                        servers.servers(), MANY_CALLERS, plan.contentionWarmup(), plan.contentionTime())));
                 for (String library : plan.contentionLibraries()) {
                     labels.add(Plan.CONTENTION + " / " + library);
                     steps.add(() -> results.add(contention(library, servers, plan, progress)));

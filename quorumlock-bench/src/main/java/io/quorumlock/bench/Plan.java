@@ -28,6 +28,8 @@ record Plan(
     static final String TLS = "five-nodes-tls";
 
     static final String CONTENTION = "contention";
+    /** 64 threads sharing one client, each on a resource of its own. */
+    static final String MANY = "many-callers";
 
     static final String RAW = "raw-jedis";
     static final String QUORUMLOCK = "quorumlock";

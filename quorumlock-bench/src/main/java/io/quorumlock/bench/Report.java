@@ -138,7 +138,10 @@ final class Report {
         if (x.containsKey("frozen_node")) {
             notes.add("node " + x.get("frozen_node") + " frozen");
         }
-        if (r.number("failures") != null && r.number("failures") > 0) {
+        if (x.containsKey("connections_per_node")) {
+            notes.add(count(r.number("failures").longValue()) + " not acquired; one client, "
+                    + count(r.number("connections_per_node").longValue()) + " connections per node");
+        } else if (r.number("failures") != null && r.number("failures") > 0) {
             notes.add(count(r.number("failures").longValue()) + " cycles not acquired");
         }
         if (r.number("errors") != null && r.number("errors") > 0) {

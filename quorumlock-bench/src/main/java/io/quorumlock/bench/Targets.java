@@ -121,6 +121,17 @@ final class Targets {
                 6,
                 "5 nodes over TLS: a handshake per connection, not per cycle",
                 List.of(atLeast("quorumlock TLS / plain, 5 nodes, cycles/s", ratio(ops(qTls), ops(q5)), 0.7))));
+        Optional<CaseResult> qMany = find(Plan.MANY, Plan.QUORUMLOCK);
+        targets.add(new Target(
+                7,
+                "Many callers: 64 threads on one client, 5 nodes",
+                List.of(
+                        equalTo("cycles not acquired (free locks refused)", number(qMany, "failures"), 0),
+                        atMost("connections per node", number(qMany, "connections_per_node"), 8),
+                        reported(
+                                "quorumlock 64 threads / 1 thread, cycles/s",
+                                ratio(ops(qMany), ops(q5)),
+                                v -> String.format(Locale.ROOT, "%.2f", v)))));
         return targets;
     }
 

@@ -70,7 +70,7 @@ class BenchCommandIT {
             }
         }
         JsonNode targets = root.path("targets");
-        assertThat(targets.size()).isEqualTo(6);
+        assertThat(targets.size()).isEqualTo(7);
         for (JsonNode target : targets) {
             assertThat(target.has("verdict")).isTrue();
             assertThat(target.path("checks").size()).isPositive();

@@ -87,6 +87,11 @@ final class Ballot {
         expired = true;
     }
 
+    /** Whether {@code node}'s reply has been counted. */
+    synchronized boolean answered(int node) {
+        return outcomes[node] != null;
+    }
+
     /** Some node refused with a configuration error. */
     synchronized boolean misconfigured() {
         return misconfigured;

@@ -75,6 +75,7 @@ public final class Redlock implements DistributedLock<Lease> {
             Transport transport,
             List<String> names,
             Duration nodeTimeout,
+            Duration connectTimeout,
             double driftFactor,
             RetryPolicy retry,
             Ticker ticker,
@@ -87,7 +88,8 @@ public final class Redlock implements DistributedLock<Lease> {
         this.retry = retry;
         this.ticker = ticker;
         this.holder = holder;
-        this.rounds = new Rounds(transport, this.names, nodeTimeoutNanos, driftFactor, ticker, restartGuard);
+        this.rounds = new Rounds(
+                transport, this.names, nodeTimeoutNanos, connectTimeout.toNanos(), driftFactor, ticker, restartGuard);
     }
 
     /** Starts the configuration of a lock. */
@@ -383,6 +385,9 @@ public final class Redlock implements DistributedLock<Lease> {
     public static final class Builder {
         private final List<String> uris = new ArrayList<>();
         private Duration nodeTimeout = Duration.ofMillis(50);
+        /** Null until set: the node timeout. */
+        private Duration connectTimeout;
+
         private double clockDriftFactor = 0.01;
         private RetryPolicy retry = RetryPolicy.DEFAULT;
         private int maxConnectionsPerNode = 8;
@@ -424,6 +429,22 @@ public final class Redlock implements DistributedLock<Lease> {
          */
         public Builder nodeTimeout(Duration timeout) {
             this.nodeTimeout = timeout;
+            return this;
+        }
+
+        /**
+         * How long a round waits for a node whose connection it is opening (TCP connect, TLS
+         * handshake, AUTH), when the outcome cannot be decided without that node. A handshake on a
+         * cold JVM, or across a network, can take longer than a command; a node already connected
+         * never gets more than the {@linkplain #nodeTimeout node timeout}, and a node whose
+         * connection stays unopened counts as not reached from the next round on. The default is
+         * the node timeout: no round waits longer for any node. Over TLS, where the first handshake
+         * of a JVM just started can take longer than 50 ms, a single attempt ({@code tryAcquire})
+         * on fresh connections may then miss its quorum; {@code acquire} retries on the opened
+         * connections, or set this to about a second ({@code quorumlock run} does, for TLS nodes).
+         */
+        public Builder connectTimeout(Duration timeout) {
+            this.connectTimeout = timeout;
             return this;
         }
 
@@ -619,10 +640,12 @@ public final class Redlock implements DistributedLock<Lease> {
         private Redlock create(Transport transport, List<NodeAddress> addresses, Ticker ticker) {
             List<String> names = addresses.stream().map(NodeAddress::toString).toList();
             boolean guard = restartGuard != null ? restartGuard : addresses.size() > 1;
+            Duration connect = connectTimeout != null ? connectTimeout : nodeTimeout;
             return new Redlock(
                     transport,
                     names,
                     nodeTimeout,
+                    connect,
                     clockDriftFactor,
                     retry,
                     ticker,
@@ -655,6 +678,12 @@ public final class Redlock implements DistributedLock<Lease> {
             }
             if (nodeTimeout.toMillis() < 1 || nodeTimeout.toMillis() > Integer.MAX_VALUE) {
                 throw new IllegalArgumentException("nodeTimeout must be between 1 ms and 24 days, was " + nodeTimeout);
+            }
+            if (connectTimeout != null
+                    && (connectTimeout.compareTo(nodeTimeout) < 0 || connectTimeout.toMillis() > Integer.MAX_VALUE)) {
+                throw new IllegalArgumentException("connectTimeout must be at least nodeTimeout ("
+                        + nodeTimeout.toMillis() + " ms) and at most 24 days, was " + connectTimeout.toMillis()
+                        + " ms (the default is nodeTimeout)");
             }
             if (!(clockDriftFactor >= 0 && clockDriftFactor < 0.5)) {
                 throw new IllegalArgumentException("clockDriftFactor must be at least 0 and below 0.5, was "

@@ -63,6 +63,9 @@ final class RespLink implements Transport.Link {
     private ByteBuffer setup = ByteBuffer.allocate(256);
 
     private int setupOwed;
+    /** Set-up commands of this connection not answered yet: until then it is still being opened. */
+    private int setupUnanswered;
+
     private ByteBuffer out = ByteBuffer.allocate(1024);
     private ByteBuffer in = ByteBuffer.allocate(4096);
     private RespReader reader = new RespReader();
@@ -124,6 +127,11 @@ final class RespLink implements Transport.Link {
         out = Resp.write(out, request, false);
         pending.add(new Pending(request, handler, now, false));
         write();
+    }
+
+    @Override
+    public synchronized boolean connecting() {
+        return channel != null && (!connected || setupUnanswered > 0);
     }
 
     /** Handles what the selector found ready on this link's channel. */
@@ -230,6 +238,7 @@ final class RespLink implements Transport.Link {
             out = Resp.command(out, command);
         }
         pending.add(new Pending(null, null, ticker.nanos(), false, what));
+        setupUnanswered++;
     }
 
     /** Writes the set-up commands, and the requests once the set-up is answered. */
@@ -290,6 +299,7 @@ final class RespLink implements Transport.Link {
             close(Reply.Kind.PROTOCOL, "protocol error: the node sent a reply nobody asked for");
         } else if (request.setUp() != null) {
             SetUp what = request.setUp();
+            setupUnanswered--;
             if (reply instanceof Reply.Error error && what.required()) {
                 // AUTH or SELECT refused: nothing but the set-up was sent, the requests behind it were not.
                 setUpRefused(error.message());
@@ -351,6 +361,7 @@ final class RespLink implements Transport.Link {
         key = null;
         setup.clear();
         setupOwed = 0;
+        setupUnanswered = 0;
         out.clear();
         in.clear();
         reader = new RespReader();

@@ -22,6 +22,7 @@ final class Rounds {
     private final Transport transport;
     private final List<String> names;
     private final long nodeTimeoutNanos;
+    private final long connectTimeoutNanos;
     private final double driftFactor;
     private final Ticker ticker;
     private final boolean restartGuard;
@@ -34,12 +35,14 @@ final class Rounds {
             Transport transport,
             List<String> names,
             long nodeTimeoutNanos,
+            long connectTimeoutNanos,
             double driftFactor,
             Ticker ticker,
             boolean restartGuard) {
         this.transport = transport;
         this.names = names;
         this.nodeTimeoutNanos = nodeTimeoutNanos;
+        this.connectTimeoutNanos = connectTimeoutNanos;
         this.driftFactor = driftFactor;
         this.ticker = ticker;
         this.restartGuard = restartGuard;
@@ -68,16 +71,47 @@ final class Rounds {
             this.lane = transport.borrow(laneDeadlineNanos);
         }
 
-        /** Handles replies until {@code done} or the node timeout (expiring the ballot); false if interrupted. */
-        boolean await(Ballot ballot, BooleanSupplier done) {
+        /**
+         * Handles replies until {@code done} or the node timeout (expiring the ballot), or the
+         * connect timeout for nodes still opening their connection if {@code forConnecting}; false
+         * if interrupted.
+         */
+        boolean await(Ballot ballot, BooleanSupplier done, boolean forConnecting) {
             try {
-                if (!lane.await(done, ticker.nanos() + nodeTimeoutNanos)) {
+                if (!awaitReplies(done, node -> forConnecting && !ballot.answered(node))) {
                     ballot.expire();
                 }
                 return true;
             } catch (InterruptedException e) {
                 return false;
             }
+        }
+
+        /**
+         * Handles replies until {@code done}, for the node timeout; and, while a node that has not
+         * answered is still opening its connection in this round (a TLS handshake on a cold JVM can
+         * take longer than a command), for up to the connect timeout. A node already connected
+         * never gets more than the node timeout.
+         */
+        boolean awaitReplies(BooleanSupplier done, java.util.function.IntPredicate unanswered)
+                throws InterruptedException {
+            long start = ticker.nanos();
+            if (lane.await(done, start + nodeTimeoutNanos)) {
+                return true;
+            }
+            BooleanSupplier connecting = () -> {
+                for (int i = 0; i < names.size(); i++) {
+                    if (unanswered.test(i) && lane.link(i).connecting()) {
+                        return true;
+                    }
+                }
+                return false;
+            };
+            if (connectTimeoutNanos <= nodeTimeoutNanos || !connecting.getAsBoolean()) {
+                return false;
+            }
+            lane.await(() -> done.getAsBoolean() || !connecting.getAsBoolean(), start + connectTimeoutNanos);
+            return done.getAsBoolean();
         }
 
         /** Sends {@code request} to each node that may hold the key (see {@link Grant#followUp}). */
@@ -122,7 +156,7 @@ final class Rounds {
                 grants[i] = new Grant(ballot, i, round.lane.link(i));
                 round.lane.link(i).send(set, grants[i]);
             }
-            boolean interrupted = !round.await(ballot, ballot::decided);
+            boolean interrupted = !round.await(ballot, ballot::decided, true);
             Outcome outcome = round.decide(ballot, start, ttlMillis, interrupted);
             if (outcome.held()) {
                 return outcome;
@@ -145,7 +179,7 @@ final class Rounds {
             long start = ticker.nanos();
             Ballot ballot = new Ballot(names, GRANTED, restartGuard(start, ttlMillis), misconfigurations);
             round.afterGrants(grants, Request.extendIfEquals(resource, token, ttlMillis), ballot);
-            boolean interrupted = !round.await(ballot, ballot::decided);
+            boolean interrupted = !round.await(ballot, ballot::decided, true);
             return round.decide(ballot, start, ttlMillis, interrupted);
         }
     }
@@ -165,7 +199,8 @@ final class Rounds {
     private boolean release(Round round, String resource, String token, Grant[] grants) {
         Ballot ballot = new Ballot(names, SETTLED);
         round.afterGrants(grants, Request.deleteIfEquals(resource, token), ballot);
-        return round.await(ballot, ballot::settled);
+        // A release need not wait for a connection being opened: its delete goes behind the SET.
+        return round.await(ballot, ballot::settled, false);
     }
 
     /** One request to each of {@code nodes} at once; each reply, or its failure within the node timeout. */
@@ -184,13 +219,22 @@ final class Rounds {
                 });
             }
             try {
-                round.lane.await(
+                round.awaitReplies(
                         () -> {
                             synchronized (replies) {
                                 return answered[0] == nodes.length;
                             }
                         },
-                        ticker.nanos() + nodeTimeoutNanos);
+                        node -> {
+                            synchronized (replies) {
+                                for (int i = 0; i < nodes.length; i++) {
+                                    if (nodes[i] == node) {
+                                        return replies[i] == null;
+                                    }
+                                }
+                                return false;
+                            }
+                        });
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
             }

@@ -53,6 +53,11 @@ interface Transport extends AutoCloseable {
 
         /** Sends {@code request} even to a node that owes replies: it must follow a request already sent here. */
         void sendBehind(Request request, ReplyHandler handler);
+
+        /** True while the connection is being opened: TCP connect, TLS handshake, AUTH or SELECT. */
+        default boolean connecting() {
+            return false;
+        }
     }
 
     /** Receives one reply: a RESP value, or a {@link Reply.Failure} when there is none. */

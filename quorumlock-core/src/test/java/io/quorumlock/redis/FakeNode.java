@@ -21,6 +21,8 @@ final class FakeNode {
     final AtomicInteger calls = new AtomicInteger();
     volatile boolean down;
     volatile long latencyNanos;
+    /** Whether its connection counts as being opened (a TLS handshake, say) while it has not answered. */
+    volatile boolean connecting;
     /** When the node started, on the fake ticker: a day before it was made, unless {@link #restart()}ed. */
     volatile long startedNanos;
 

@@ -56,6 +56,11 @@ final class FakeTransport implements Transport, Transport.Lane {
             }
 
             @Override
+            public boolean connecting() {
+                return nodes.get(node).connecting;
+            }
+
+            @Override
             public void send(Request request, ReplyHandler handler) {
                 Link link = this;
                 workers[node].execute(() -> {

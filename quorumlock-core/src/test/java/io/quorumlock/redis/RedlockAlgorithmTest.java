@@ -441,6 +441,42 @@ class RedlockAlgorithmTest {
     }
 
     @Test
+    void aRoundWaitsForNodesStillOpeningTheirConnectionUpToTheConnectTimeoutOnly() throws Exception {
+        Redlock redlock = cluster(
+                3, Ticker.SYSTEM, b -> b.nodeTimeout(Duration.ofMillis(50)).connectTimeout(Duration.ofSeconds(2)));
+        nodes.get(1).freeze();
+        nodes.get(2).freeze();
+        nodes.get(1).connecting = true; // a slow TLS handshake, say: its vote is needed for a quorum
+        nodes.get(2).connecting = true;
+        Thread thaw = new Thread(() -> {
+            try {
+                Thread.sleep(300);
+            } catch (InterruptedException e) {
+                return;
+            }
+            nodes.get(1).thaw();
+        });
+        thaw.start();
+        long start = System.nanoTime();
+        assertThat(redlock.tryAcquire("r", TTL))
+                .as("granted once node 1 is up, past the 50 ms node timeout")
+                .isPresent();
+        assertThat(System.nanoTime() - start).isBetween(250 * MS, 1_900 * MS);
+        thaw.join();
+
+        nodes.get(1).connecting = false; // connected now: the node timeout alone
+        nodes.get(2).connecting = false;
+        nodes.get(1).freeze();
+        start = System.nanoTime();
+        assertThat(redlock.tryAcquire("s", TTL)).isEmpty();
+        assertThat(System.nanoTime() - start)
+                .as("no wait past the node timeout")
+                .isLessThan(1_000 * MS);
+        nodes.get(1).thaw();
+        nodes.get(2).thaw();
+    }
+
+    @Test
     void tokensAreRandomAndNotShownWhole() {
         Redlock redlock = cluster(1);
         Lease a = redlock.tryAcquire("a", TTL).orElseThrow();

@@ -209,11 +209,12 @@ class TlsIT {
                 Redlock redlock = Redlock.builder()
                         .node("rediss://127.0.0.1:" + silent.getLocalPort())
                         .nodeTimeout(Duration.ofMillis(50))
+                        .connectTimeout(Duration.ofMillis(50))
                         .tlsCaBundle(material.caCertificate())
                         .build()) {
             // The kernel accepts the connection; nobody ever answers the hello. Each round costs at
-            // most the node timeout; the connection is dropped after the stale limit (1 s here) and
-            // the next round starts a new one.
+            // most the connect timeout (the node timeout, by default); the connection is dropped
+            // after the stale limit (1 s here) and the next round starts a new one.
             long end =
                     System.nanoTime() + TestTime.scaled(Duration.ofMillis(2500)).toNanos();
             long longestOwed = 0;

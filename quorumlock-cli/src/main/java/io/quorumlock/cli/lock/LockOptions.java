@@ -24,6 +24,9 @@ import picocli.CommandLine.Option;
  */
 public final class LockOptions {
 
+    /** How long a round waits for a TLS node it is connecting to, when its vote is needed. */
+    static final Duration TLS_CONNECT_TIMEOUT = Duration.ofSeconds(1);
+
     /** The environment variable that holds the Redis password. */
     public static final String PASSWORD_ENV = "QUORUMLOCK_REDIS_PASSWORD";
 
@@ -77,9 +80,16 @@ public final class LockOptions {
 
         private DistributedLock<? extends Lease> open(Optional<Duration> ttl) {
             return switch (kind) {
-                case REDIS ->
-                    tls.configure(Redlock.builder().nodes(endpoints).password(password.orElse(null)))
-                            .build();
+                case REDIS -> {
+                    Redlock.Builder redis =
+                            tls.configure(Redlock.builder().nodes(endpoints).password(password.orElse(null)));
+                    if (endpoints.stream().anyMatch(e -> e.startsWith("rediss://"))) {
+                        // run makes one attempt: the first TLS handshake of a JVM just started can
+                        // take longer than the node timeout.
+                        redis.connectTimeout(TLS_CONNECT_TIMEOUT);
+                    }
+                    yield redis.build();
+                }
                 case ZOOKEEPER ->
                     ZooKeeperLock.builder()
                             .connectString(endpoints.get(0))
