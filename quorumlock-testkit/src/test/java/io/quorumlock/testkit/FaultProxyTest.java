@@ -14,7 +14,6 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
-import java.util.LongSummaryStatistics;
 import java.util.concurrent.locks.LockSupport;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -51,9 +50,10 @@ class FaultProxyTest {
     private Socket connect() throws IOException {
         Socket socket = new Socket();
         clients.add(socket);
-        socket.connect(new InetSocketAddress("127.0.0.1", proxy.port()), 2_000);
+        // Options before the connect: the proxy may reset a refused connection at once.
         socket.setTcpNoDelay(true);
         socket.setSoTimeout((int) TestTime.scaled(Duration.ofSeconds(5)).toMillis());
+        socket.connect(new InetSocketAddress("127.0.0.1", proxy.port()), 2_000);
         return socket;
     }
 
@@ -101,12 +101,37 @@ class FaultProxyTest {
         return System.nanoTime() - start;
     }
 
-    private static LongSummaryStatistics roundTripsMillis(Socket socket, int count) throws IOException {
-        LongSummaryStatistics stats = new LongSummaryStatistics();
+    /** Round trips in milliseconds, sorted. */
+    private static long[] roundTripsMillis(Socket socket, int count) throws IOException {
+        long[] millis = new long[count];
         for (int i = 0; i < count; i++) {
-            stats.accept(Duration.ofNanos(roundTripNanos(socket)).toMillis());
+            millis[i] = Duration.ofNanos(roundTripNanos(socket)).toMillis();
         }
-        return stats;
+        Arrays.sort(millis);
+        return millis;
+    }
+
+    private static long median(long[] sorted) {
+        return sorted[sorted.length / 2];
+    }
+
+    private static long max(long[] sorted) {
+        return sorted[sorted.length - 1];
+    }
+
+    /**
+     * Asserts that no round trip took less than {@code least}, which the proxy guarantees, and that
+     * the median took at most {@code most} plus some slack; a single round trip may take longer on
+     * a loaded machine.
+     */
+    private static void assertRoundTrips(long[] sorted, long least, long most) {
+        assertThat(sorted[0])
+                .as("the shortest round trip of %s", Arrays.toString(sorted))
+                .isGreaterThanOrEqualTo(least);
+        assertThat(median(sorted))
+                .as("the median round trip of %s", Arrays.toString(sorted))
+                .isLessThanOrEqualTo(
+                        most + TestTime.scaled(Duration.ofMillis(15)).toMillis());
     }
 
     // ---- forwarding ---------------------------------------------------------------------------------
@@ -143,8 +168,8 @@ class FaultProxyTest {
         try (FaultProxy toNothing = FaultProxy.start("127.0.0.1", nothing)) {
             Socket client = new Socket();
             clients.add(client);
-            client.connect(new InetSocketAddress("127.0.0.1", toNothing.port()), 2_000);
             client.setSoTimeout(5_000);
+            client.connect(new InetSocketAddress("127.0.0.1", toNothing.port()), 2_000);
             assertThat(endedByProxy(client)).isTrue();
         }
     }
@@ -154,48 +179,36 @@ class FaultProxyTest {
     @Test
     void latencyDelaysEachDirectionByWhatWasAsked() throws IOException {
         Socket client = connect();
-        long direct = roundTripsMillis(client, 5).getMax();
-        assertThat(direct).isLessThan(20);
-        Duration slack = TestTime.scaled(Duration.ofMillis(15));
+        long[] direct = roundTripsMillis(client, 5);
+        assertThat(median(direct)).isLessThan(20);
 
         proxy.latency(Direction.CLIENT_TO_SERVER, Duration.ofMillis(40), Duration.ZERO);
-        LongSummaryStatistics oneWay = roundTripsMillis(client, 10);
-        assertThat(oneWay.getMin()).isGreaterThanOrEqualTo(40);
-        assertThat(oneWay.getMax()).isLessThanOrEqualTo(40 + slack.toMillis());
+        long[] oneWay = roundTripsMillis(client, 10);
+        assertRoundTrips(oneWay, 40, 40);
 
         proxy.latency(Duration.ofMillis(40)); // both ways
-        LongSummaryStatistics bothWays = roundTripsMillis(client, 10);
-        assertThat(bothWays.getMin()).isGreaterThanOrEqualTo(80);
-        assertThat(bothWays.getMax()).isLessThanOrEqualTo(80 + slack.toMillis());
+        long[] bothWays = roundTripsMillis(client, 10);
+        assertRoundTrips(bothWays, 80, 80);
 
         proxy.latency(Direction.SERVER_TO_CLIENT, Duration.ZERO, Duration.ZERO);
-        LongSummaryStatistics toServerOnly = roundTripsMillis(client, 5);
-        assertThat(toServerOnly.getMin()).isGreaterThanOrEqualTo(40);
-        assertThat(toServerOnly.getMax()).isLessThanOrEqualTo(40 + slack.toMillis());
+        assertRoundTrips(roundTripsMillis(client, 5), 40, 40);
 
         proxy.clearLatency();
-        assertThat(roundTripsMillis(client, 5).getMax()).isLessThan(20);
+        assertThat(median(roundTripsMillis(client, 5))).isLessThan(20);
         System.out.printf(
-                "fault proxy round trips (ms): direct max %d; 40 ms one way: min %d avg %.1f max %d;"
-                        + " 40 ms both ways: min %d avg %.1f max %d%n",
-                direct,
-                oneWay.getMin(),
-                oneWay.getAverage(),
-                oneWay.getMax(),
-                bothWays.getMin(),
-                bothWays.getAverage(),
-                bothWays.getMax());
+                "fault proxy round trips (ms): direct %s; 40 ms one way %s; 40 ms both ways %s%n",
+                Arrays.toString(direct), Arrays.toString(oneWay), Arrays.toString(bothWays));
     }
 
     @Test
     void jitterStaysWithinItsBoundsAndNeverReordersBytes() throws IOException {
         Socket client = connect();
         proxy.latency(Direction.CLIENT_TO_SERVER, Duration.ofMillis(30), Duration.ofMillis(20));
-        LongSummaryStatistics jittered = roundTripsMillis(client, 30);
-        assertThat(jittered.getMin()).isGreaterThanOrEqualTo(10);
-        assertThat(jittered.getMax())
-                .isLessThanOrEqualTo(50 + TestTime.scaled(Duration.ofMillis(15)).toMillis());
-        assertThat(jittered.getMax() - jittered.getMin()).as("the delays vary").isGreaterThanOrEqualTo(5);
+        long[] jittered = roundTripsMillis(client, 30);
+        assertRoundTrips(jittered, 10, 40); // uniform from 10 to 50 ms: the median near 30
+        assertThat(jittered[jittered.length * 3 / 4] - jittered[jittered.length / 4])
+                .as("the delays vary: %s", Arrays.toString(jittered))
+                .isGreaterThanOrEqualTo(5);
 
         byte[] sent = new byte[200];
         for (int i = 0; i < sent.length; i++) {
@@ -205,9 +218,7 @@ class FaultProxyTest {
             LockSupport.parkNanos(Duration.ofMillis(1).toNanos()); // separate chunks, each with its own delay
         }
         assertThat(client.getInputStream().readNBytes(sent.length)).isEqualTo(sent);
-        System.out.printf(
-                "fault proxy 30 +/- 20 ms one way: min %d avg %.1f max %d ms%n",
-                jittered.getMin(), jittered.getAverage(), jittered.getMax());
+        System.out.printf("fault proxy 30 +/- 20 ms one way (ms): %s%n", Arrays.toString(jittered));
     }
 
     // ---- partitions ---------------------------------------------------------------------------------
@@ -353,7 +364,7 @@ class FaultProxyTest {
             assertThat(capped)
                     .isBetween(expected.multipliedBy(7).dividedBy(10), TestTime.scaled(expected.multipliedBy(3)));
         }
-        assertThat(uncapped).isLessThan(Duration.ofMillis(200));
+        assertThat(uncapped).isLessThan(TestTime.scaled(expected.dividedBy(2)));
         System.out.printf(
                 "fault proxy 50 kB at 100 kB/s: to server %d ms, to client %d ms; uncapped %d ms%n",
                 toServer.toMillis(), toClient.toMillis(), uncapped.toMillis());
