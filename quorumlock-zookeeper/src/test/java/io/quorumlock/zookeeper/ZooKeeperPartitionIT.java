@@ -71,4 +71,49 @@ class ZooKeeperPartitionIT {
         proxies.heal();
         assertThat(first.isValid()).isFalse();
     }
+
+    @Test
+    void aCutOffHoldersWorkIsStoppedBeforeTheDirectClientGetsTheLock() throws Exception {
+        cluster = ZooKeeperServers.cluster(dataDir, 3);
+        proxies = ZooKeeperServers.proxies(cluster);
+        ZooKeeperLock cutOff = newLock(proxies.connectString());
+        ZooKeeperLock direct = newLock(cluster.getConnectString());
+        java.util.concurrent.CountDownLatch working = new java.util.concurrent.CountDownLatch(1);
+        java.util.concurrent.atomic.AtomicLong stoppedAt = new java.util.concurrent.atomic.AtomicLong();
+        Thread holder = new Thread(() -> {
+            try {
+                cutOff.runWithLease("stock", TTL, Duration.ofSeconds(10), lease -> {
+                    working.countDown();
+                    try {
+                        Thread.sleep(Duration.ofSeconds(30).toMillis());
+                    } catch (InterruptedException e) {
+                        stoppedAt.set(System.nanoTime());
+                    }
+                });
+            } catch (io.quorumlock.LeaseLostException expected) {
+                // the work was stopped: the lease was in doubt
+            }
+        });
+        holder.start();
+        assertThat(working.await(10, java.util.concurrent.TimeUnit.SECONDS)).isTrue();
+
+        proxies.partition(0, 1, 2);
+        long start = System.nanoTime();
+        try (FencedLease second = direct.acquire("stock", TTL, Duration.ofSeconds(20))) {
+            long grantedAt = System.nanoTime();
+            holder.join(Duration.ofSeconds(10).toMillis());
+            assertThat(stoppedAt.get())
+                    .as("the cut-off holder's work was interrupted")
+                    .isPositive();
+            // SUSPENDED comes at about two thirds of the session timeout, the grant after it ran out.
+            assertThat(stoppedAt.get())
+                    .as("stopped before the other client's grant")
+                    .isLessThan(grantedAt);
+            System.out.printf(
+                    "ZooKeeper: the cut-off holder's work stopped %d ms after the partition, the direct client"
+                            + " got the lock %d ms after it (session %d ms)%n",
+                    (stoppedAt.get() - start) / 1_000_000, (grantedAt - start) / 1_000_000, SESSION.toMillis());
+        }
+        proxies.heal();
+    }
 }
