@@ -45,4 +45,49 @@ class EtcdPartitionIT {
             }
         }
     }
+
+    @Test
+    void aCutOffHoldersWorkIsStoppedBeforeTheDirectClientGetsTheLock() throws Exception {
+        Duration ttl = Duration.ofSeconds(3);
+        try (FaultProxies proxies = FaultProxies.inFrontOf(etcd.cluster());
+                EtcdLock cutOff = EtcdLock.builder().endpoints(proxies.uris()).build();
+                EtcdLock direct = EtcdLock.builder().endpoints(etcd.endpoints()).build()) {
+            java.util.concurrent.CountDownLatch working = new java.util.concurrent.CountDownLatch(1);
+            java.util.concurrent.atomic.AtomicLong stoppedAt = new java.util.concurrent.atomic.AtomicLong();
+            Thread holder = new Thread(() -> {
+                try {
+                    cutOff.runWithLease("work", ttl, Duration.ofSeconds(10), lease -> {
+                        working.countDown();
+                        try {
+                            Thread.sleep(Duration.ofSeconds(30).toMillis());
+                        } catch (InterruptedException e) {
+                            stoppedAt.set(System.nanoTime());
+                        }
+                    });
+                } catch (io.quorumlock.LeaseLostException expected) {
+                    // the work was stopped: the lease was in doubt
+                }
+            });
+            holder.start();
+            assertThat(working.await(10, java.util.concurrent.TimeUnit.SECONDS)).isTrue();
+
+            proxies.partition(0);
+            long start = System.nanoTime();
+            try (FencedLease second = direct.acquire("work", ttl, Duration.ofSeconds(20))) {
+                long grantedAt = System.nanoTime();
+                holder.join(Duration.ofSeconds(10).toMillis());
+                assertThat(stoppedAt.get())
+                        .as("the cut-off holder's work was interrupted")
+                        .isPositive();
+                assertThat(stoppedAt.get())
+                        .as("stopped before the other client's grant")
+                        .isLessThan(grantedAt);
+                System.out.printf(
+                        "etcd: the cut-off holder's work stopped %d ms after the partition, the direct client got"
+                                + " the lock %d ms after it (TTL %d ms)%n",
+                        (stoppedAt.get() - start) / 1_000_000, (grantedAt - start) / 1_000_000, ttl.toMillis());
+            }
+            proxies.heal();
+        }
+    }
 }
