@@ -73,8 +73,10 @@ final class Watchdog implements AutoCloseable {
         private final ReentrantLock round = new ReentrantLock();
 
         private final AtomicBoolean ended = new AtomicBoolean();
-        /** Failed rounds in a row; read and written by the watchdog's thread only. */
+        /** Failed rounds in a row, and what the first of them got; the watchdog's thread's only. */
         private int failures;
+
+        private String firstFailure;
 
         private ScheduledFuture<?> next;
 
@@ -119,6 +121,7 @@ final class Watchdog implements AutoCloseable {
             Rounds.Outcome outcome = lease.extendRound(ttl);
             if (outcome.held()) {
                 failures = 0;
+                firstFailure = null;
                 schedule(QuorumMath.extendAfterNanos(lease.validityNanos(), ttl.toNanos()));
                 return null;
             }
@@ -127,12 +130,17 @@ final class Watchdog implements AutoCloseable {
             String failure = outcome.votes() >= QuorumMath.quorum(nodes)
                     ? "the extension ended after its validity had run out: " + outcome.outcomes()
                     : "extension got " + outcome.votes() + " of " + nodes + " votes in time: " + outcome.outcomes();
+            if (failures == 1) {
+                firstFailure = failure;
+            }
             long retryIn = outcome.interrupted() || closed
                     ? -1
                     : QuorumMath.retryExtensionAfterNanos(
                             lease.remaining().toNanos(), ttl.toNanos(), roundNanos, failures);
             if (retryIn < 0) {
-                return failures == 1 ? failure : failure + " (the last of " + failures + " rounds in a row)";
+                return failures == 1
+                        ? failure
+                        : failure + " (the last of " + failures + " rounds in a row; the first: " + firstFailure + ")";
             }
             log.debug(
                     "extension of the lease on '{}' failed, retrying in {} ms: {}",
