@@ -226,6 +226,15 @@ public final class Redlock implements DistributedLock<Lease> {
     }
 
     /**
+     * How much validity a lease kept alive by this lock ({@link #withLock}, {@link #keepAlive}) has
+     * left when the watchdog gives it up as lost: the time the work has to stop in before another
+     * client can be granted the lock. A tenth of the TTL.
+     */
+    public Duration lossNotice(Duration ttl) {
+        return Duration.ofNanos(QuorumMath.lossNoticeNanos(checkTtl(ttl).toNanos()));
+    }
+
+    /**
      * How long a TTL must at least be with this lock: every TTL must be longer than this floor, 3
      * x the node timeout, so that a grant and an extension each fit in it with time to spare.
      * Shorter TTLs are refused by every call that takes one.

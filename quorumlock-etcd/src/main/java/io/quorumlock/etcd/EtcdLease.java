@@ -50,6 +50,10 @@ final class EtcdLease implements FencedLease {
     private final long ttlNanos;
     private final long driftNanos;
     private final CompletableFuture<LeaseLostException> lost = new CompletableFuture<>();
+    /** Completes when no renewal came for two thirds of the TTL, or at the loss: see {@link #inDoubt()}. */
+    private final CompletableFuture<LeaseLostException> inDoubt = new CompletableFuture<>();
+    /** Fires two thirds of the TTL after the last renewal. */
+    private ScheduledFuture<?> doubt;
 
     // Guarded by this.
     private State state = State.PENDING;
@@ -94,6 +98,17 @@ final class EtcdLease implements FencedLease {
     @Override
     public CompletableFuture<LeaseLostException> lost() {
         return lost;
+    }
+
+    /**
+     * Completes when no renewal has come for two thirds of the lease's TTL (etcd may then expire
+     * the lease in the third that is left, and grant the lock to another client), or at the loss.
+     * The lease may still be renewed after that; work that must not outlive it ({@code withLock},
+     * {@code quorumlock run}) stops here.
+     */
+    @Override
+    public CompletableFuture<LeaseLostException> inDoubt() {
+        return inDoubt;
     }
 
     /**
@@ -213,6 +228,9 @@ final class EtcdLease implements FencedLease {
         synchronized (this) {
             if (deadline == null) {
                 scheduleDeadline();
+            }
+            if (doubt == null) {
+                scheduleDoubt();
             }
             if (stallCheck == null) {
                 long every = TimeUnit.SECONDS.toNanos(ttlSeconds) / 3;
@@ -385,6 +403,7 @@ final class EtcdLease implements FencedLease {
             return false;
         }
         lastRenewedNanos = received;
+        scheduleDoubt();
         long candidate = renewedAt + TimeUnit.SECONDS.toNanos(ttlSecondsNow) - driftNanos;
         if (candidate - expiresAt > 0) {
             expiresAt = candidate;
@@ -417,10 +436,47 @@ final class EtcdLease implements FencedLease {
         }
         // Completed off jetcd's threads: whatever waits on lost() must not stall the client.
         try {
-            lock.scheduler().execute(() -> lost.complete(exception));
+            lock.scheduler().execute(() -> {
+                lost.complete(exception);
+                inDoubt.complete(exception);
+            });
         } catch (RejectedExecutionException closing) {
             lost.complete(exception);
+            inDoubt.complete(exception);
         }
+    }
+
+    /** (Re)arms the timer that puts the lease in doubt two thirds of its TTL after the last renewal. */
+    private void scheduleDoubt() {
+        if (doubt != null) {
+            doubt.cancel(false);
+        }
+        long delay = Math.max(0, lastRenewedNanos + doubtAfterNanos() - System.nanoTime());
+        try {
+            doubt = lock.scheduler().schedule(this::checkDoubt, delay, TimeUnit.NANOSECONDS);
+        } catch (RejectedExecutionException closing) {
+            doubt = null;
+        }
+    }
+
+    private long doubtAfterNanos() {
+        return TimeUnit.SECONDS.toNanos(ttlSeconds) * 2 / 3;
+    }
+
+    private void checkDoubt() {
+        long silent;
+        synchronized (this) {
+            silent = System.nanoTime() - lastRenewedNanos;
+            if (state != State.HELD || silent < doubtAfterNanos()) {
+                return;
+            }
+        }
+        inDoubt.complete(new LeaseLostException(
+                resource,
+                "no keep-alive answer for " + silent / 1_000_000 + " ms, two thirds of the lease's TTL: etcd may"
+                        + " expire it in the third that is left (etcd lease " + Long.toHexString(leaseId) + ", token "
+                        + token + ")",
+                null));
     }
 
     /** (Re)arms the timer that marks the lease lost when its validity runs out without a renewal. */
@@ -479,6 +535,10 @@ final class EtcdLease implements FencedLease {
         if (stallCheck != null) {
             stallCheck.cancel(false);
             stallCheck = null;
+        }
+        if (doubt != null) {
+            doubt.cancel(false);
+            doubt = null;
         }
     }
 

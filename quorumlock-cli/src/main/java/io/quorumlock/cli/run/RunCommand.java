@@ -139,7 +139,10 @@ public final class RunCommand implements Callable<Integer> {
     private String resource;
     private Duration ttl;
     private Duration wait;
+    /** Null until set: {@link #DEFAULT_GRACE}, or half the notice of loss if that is shorter. */
     private Duration grace;
+
+    private static final Duration DEFAULT_GRACE = Duration.ofSeconds(10);
 
     @Option(
             names = "--on-lost",
@@ -204,11 +207,12 @@ public final class RunCommand implements Callable<Integer> {
     @Option(
             names = "--grace",
             paramLabel = "TIME",
-            defaultValue = "10s",
             order = 14,
             converter = DurationConverter.class,
-            description = "After a lost lease, how long the command has between SIGTERM and SIGKILL. Default:"
-                    + " ${DEFAULT-VALUE}.")
+            description = "After a lost lease, how long the command has between SIGTERM and SIGKILL; it must end"
+                    + " before another host can be granted the lock, so it must be shorter than the notice of loss"
+                    + " (Redis: a tenth of --ttl; ZooKeeper and etcd: a third). Default: 10s, or half the notice"
+                    + " if that is shorter.")
     void setGrace(Duration grace) {
         this.grace = notNegative("--grace", grace, "0s sends SIGKILL at once");
     }
@@ -244,6 +248,7 @@ public final class RunCommand implements Callable<Integer> {
                             + " timeout: a grant and an extension must fit in it), was " + Formats.duration(ttl));
                 }
             }
+            grace = checkGrace(lock);
             Lease lease;
             try {
                 lease = lock.acquire(resource, ttl, wait);
@@ -255,6 +260,27 @@ public final class RunCommand implements Callable<Integer> {
             }
             return runUnder(lock, lease);
         }
+    }
+
+    /**
+     * The grace after a lost lease, which must end before another host can be granted the lock: the
+     * loss is signalled with a notice of a tenth of the TTL with Redis (the watchdog gives up with
+     * that much validity left), a third with ZooKeeper (SUSPENDED comes two thirds into the session
+     * timeout) and etcd (no renewal for two thirds of the TTL).
+     */
+    private Duration checkGrace(DistributedLock<? extends Lease> lock) {
+        Duration notice = lock instanceof Redlock redlock ? redlock.lossNotice(ttl) : ttl.dividedBy(3);
+        if (grace == null) {
+            Duration half = notice.dividedBy(2);
+            return half.compareTo(DEFAULT_GRACE) < 0 ? half : DEFAULT_GRACE;
+        }
+        if (grace.compareTo(notice) >= 0) {
+            throw usage("--grace " + Formats.duration(grace) + " is not shorter than the notice of a lost lease"
+                    + " with --ttl " + Formats.duration(ttl) + " (" + Formats.duration(notice)
+                    + "): the command could still run when another host gets the lock; use --grace "
+                    + Formats.duration(notice.dividedBy(2)) + " or a longer --ttl");
+        }
+        return grace;
     }
 
     /** Opens the lock; a bad address is a usage error. No connection is made yet for Redis. */

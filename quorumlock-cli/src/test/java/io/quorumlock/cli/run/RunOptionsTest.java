@@ -95,6 +95,11 @@ class RunOptionsTest {
                         args("--redis", redis, "--resource", "job", "--wait", "-1s"),
                         "--wait must not be negative, was -1.00 s: 0s gives up at once"),
                 Arguments.of(
+                        args("--redis", redis, "--resource", "job", "--ttl", "3s", "--grace", "1s"),
+                        "--grace 1.00 s is not shorter than the notice of a lost lease with --ttl 3.00 s (300 ms): the"
+                                + " command could still run when another host gets the lock; use --grace 150 ms or a"
+                                + " longer --ttl"),
+                Arguments.of(
                         args("--redis", redis, "--resource", "job", "--grace", "-10ms"),
                         "--grace must not be negative, was -10 ms: 0s sends SIGKILL at once"),
                 Arguments.of(

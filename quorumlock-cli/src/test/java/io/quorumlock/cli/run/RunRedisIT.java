@@ -36,7 +36,7 @@ class RunRedisIT {
     static final RedisServersExtension redis = RedisServersExtension.nodes(3);
 
     private static final Duration TTL = Duration.ofSeconds(2);
-    private static final Duration GRACE = Duration.ofSeconds(1);
+    private static final Duration GRACE = Duration.ofMillis(100); // under the notice of loss, ttl/10
 
     @TempDir
     Path dir;
@@ -156,7 +156,7 @@ class RunRedisIT {
                     .singleElement()
                     .asString()
                     .startsWith("quorumlock run: lease on 'job' lost: extension got ")
-                    .contains("timed out", "stopping the command: SIGTERM now, SIGKILL after --grace 1.00 s");
+                    .contains("timed out", "stopping the command: SIGTERM now, SIGKILL after --grace 100 ms");
             assertThat(run.out()).isEmpty();
             for (long pid : pids) {
                 TestTime.await(Duration.ofSeconds(2), () -> isGone(pid), "process " + pid + " to be gone");
