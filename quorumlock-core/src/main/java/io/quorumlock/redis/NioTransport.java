@@ -87,8 +87,13 @@ final class NioTransport implements Transport {
     }
 
     @Override
-    public long nodeStartNanos(int node) {
-        return starts.startNanos(node);
+    public RestartGuard.Start nodeStart(int node) {
+        return starts.start(node);
+    }
+
+    @Override
+    public boolean sameServer(int a, int b) {
+        return starts.sameServer(a, b);
     }
 
     @Override
@@ -121,7 +126,9 @@ final class NioTransport implements Transport {
             }
             links = new RespLink[nodes.size()];
             for (int i = 0; i < links.length; i++) {
-                links[i] = new RespLink(nodes.get(i), resolvers[i], selector, timeoutNanos, ticker, starts.of(i), tls);
+                int node = i;
+                links[i] = new RespLink(
+                        nodes.get(i), resolvers[i], selector, timeoutNanos, ticker, () -> starts.connection(node), tls);
             }
         }
 
