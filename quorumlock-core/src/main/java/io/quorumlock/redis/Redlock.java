@@ -383,6 +383,9 @@ public final class Redlock implements DistributedLock<Lease> {
 
     /** Configures a {@link Redlock}; every setting is checked in {@link #build()}. */
     public static final class Builder {
+        /** How long build() waits for host names to resolve, to refuse two entries of one address. */
+        private static final long SAME_ADDRESS_NANOS = 200_000_000L;
+
         private final List<String> uris = new ArrayList<>();
         private Duration nodeTimeout = Duration.ofMillis(50);
         /** Null until set: the node timeout. */
@@ -570,17 +573,30 @@ public final class Redlock implements DistributedLock<Lease> {
         }
 
         /**
-         * Checks the configuration and connects lazily to the nodes.
+         * Checks the configuration and connects lazily to the nodes. Two nodes that reach the same
+         * address and port ({@code redis://localhost:6379} and {@code redis://127.0.0.1:6379}) are
+         * refused: each server may vote only once. IP literals are compared as addresses; host
+         * names are looked up for this, for at most 200 ms in all, and a name not resolved by then
+         * is left out of the comparison. Entries that reach one server by different addresses (an
+         * alias, a NAT, a proxy) are found at their first connection, by the server's {@code
+         * run_id}: their votes then count once, and the duplicate is logged and shown by {@link
+         * Redlock#checkNodes()}.
          *
          * @throws IllegalArgumentException naming the setting that is wrong and how to fix it
          */
         public Redlock build() {
             List<NodeAddress> addresses = validate();
             TlsConfig tls = addresses.stream().anyMatch(NodeAddress::tls) ? tlsConfig() : null;
-            return create(
-                    new NioTransport(addresses, nodeTimeout.toNanos(), maxConnectionsPerNode, Ticker.SYSTEM, tls),
-                    addresses,
-                    Ticker.SYSTEM);
+            NioTransport transport =
+                    new NioTransport(addresses, nodeTimeout.toNanos(), maxConnectionsPerNode, Ticker.SYSTEM, tls);
+            // The lookups started with the transport; a name that takes longer is compared by its run_id.
+            String same =
+                    addresses.size() > 1 ? transport.sameAddress(Ticker.SYSTEM.nanos() + SAME_ADDRESS_NANOS) : null;
+            if (same != null) {
+                transport.close();
+                throw new IllegalArgumentException(same);
+            }
+            return create(transport, addresses, Ticker.SYSTEM);
         }
 
         private TlsConfig tlsConfig() {

@@ -13,7 +13,8 @@ import java.util.concurrent.CopyOnWriteArrayList;
 /**
  * A plain TCP forwarder on 127.0.0.1 in front of one server, as an alias, a NAT or a VIP is: every
  * connection is piped to the current target, and {@link #switchTo} moves the forwarder to another
- * server and closes the open connections, as a failover behind a virtual IP does.
+ * server and closes the open connections, as a failover behind a virtual IP does; {@link
+ * #holdReplies} makes the way back slow for a moment.
  */
 final class Forwarder implements AutoCloseable {
 
@@ -44,6 +45,19 @@ final class Forwarder implements AutoCloseable {
         closeAll();
     }
 
+    /**
+     * Holds back the server's replies (the client's requests still go through) until the client
+     * has sent {@code writes} more times on the connection, then forwards the replies held: a slow
+     * way back.
+     */
+    void holdReplies(int writes) {
+        for (Pipe pipe : pipes) {
+            pipe.hold(writes);
+        }
+    }
+
+    private final List<Pipe> pipes = new CopyOnWriteArrayList<>();
+
     private void accept() {
         while (!closed) {
             try {
@@ -51,34 +65,74 @@ final class Forwarder implements AutoCloseable {
                 Socket target = new Socket(InetAddress.getLoopbackAddress(), targetPort);
                 sockets.add(client);
                 sockets.add(target);
-                pipe(client, target);
-                pipe(target, client);
+                Pipe pipe = new Pipe(client, target);
+                pipes.add(pipe);
+                pipe.start();
             } catch (IOException e) {
                 // closed, or the target is down: the client sees its connection closed
             }
         }
     }
 
-    private void pipe(Socket from, Socket to) {
-        Thread thread = new Thread(
-                () -> {
-                    byte[] buffer = new byte[8192];
-                    try (InputStream in = from.getInputStream();
-                            OutputStream out = to.getOutputStream()) {
-                        for (int n = in.read(buffer); n >= 0; n = in.read(buffer)) {
-                            out.write(buffer, 0, n);
-                            out.flush();
+    /** One connection: client to target, and back. */
+    private static final class Pipe {
+        private final Socket client;
+        private final Socket target;
+        private java.io.ByteArrayOutputStream held;
+        private int writesLeft;
+
+        Pipe(Socket client, Socket target) {
+            this.client = client;
+            this.target = target;
+        }
+
+        synchronized void hold(int writes) {
+            if (held == null) {
+                held = new java.io.ByteArrayOutputStream();
+            }
+            writesLeft = writes;
+        }
+
+        void start() {
+            copy(client, target, true);
+            copy(target, client, false);
+        }
+
+        private void copy(Socket from, Socket to, boolean requests) {
+            Thread thread = new Thread(
+                    () -> {
+                        byte[] buffer = new byte[8192];
+                        try (InputStream in = from.getInputStream()) {
+                            OutputStream out = to.getOutputStream();
+                            for (int n = in.read(buffer); n >= 0; n = in.read(buffer)) {
+                                forward(out, buffer, n, requests);
+                            }
+                        } catch (IOException e) {
+                            // one side closed
+                        } finally {
+                            close(from);
+                            close(to);
                         }
-                    } catch (IOException e) {
-                        // one side closed
-                    } finally {
-                        close(from);
-                        close(to);
-                    }
-                },
-                "forwarder-pipe");
-        thread.setDaemon(true);
-        thread.start();
+                    },
+                    "forwarder-pipe");
+            thread.setDaemon(true);
+            thread.start();
+        }
+
+        private synchronized void forward(OutputStream out, byte[] buffer, int n, boolean request) throws IOException {
+            if (!request && held != null) {
+                held.write(buffer, 0, n);
+                return;
+            }
+            out.write(buffer, 0, n);
+            out.flush();
+            if (request && held != null && --writesLeft == 0) {
+                OutputStream back = client.getOutputStream();
+                held.writeTo(back);
+                back.flush();
+                held = null;
+            }
+        }
     }
 
     private void closeAll() {
@@ -86,6 +140,7 @@ final class Forwarder implements AutoCloseable {
             close(socket);
         }
         sockets.clear();
+        pipes.clear();
     }
 
     private static void close(Socket socket) {
