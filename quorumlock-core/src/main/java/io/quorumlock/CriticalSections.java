@@ -13,14 +13,15 @@ public final class CriticalSections {
     private CriticalSections() {}
 
     /**
-     * Runs {@code work} while {@code lease} holds, then releases the lease.
+     * Runs {@code work} while {@code lease} holds, then releases the lease. The work is interrupted
+     * as soon as the lease is {@linkplain FencedLease#inDoubt() in doubt}, not only once it is lost.
      *
      * @throws LeaseLostException if the lease was lost before the work ended (the work's own
      *     exception, if any, is attached as suppressed)
      * @throws X what the work throws, when the lease held throughout
      */
     public static <T, X extends Exception> T run(FencedLease lease, CriticalSection<T, X> work) throws X {
-        return run(lease, lease.lost(), work);
+        return run(lease, lease.inDoubt(), work);
     }
 
     /**

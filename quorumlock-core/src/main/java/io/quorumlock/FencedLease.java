@@ -25,4 +25,15 @@ public interface FencedLease extends Lease {
      * lease revoked, keep-alive failed). Never completes if the lease is released first.
      */
     CompletableFuture<LeaseLostException> lost();
+
+    /**
+     * Completes as soon as this holder can no longer be sure that it holds the lease: at the loss,
+     * or earlier where the backend knows of a state in which the server may end the lease without
+     * this holder hearing of it in time (ZooKeeper: a suspended connection). Work that must not
+     * outlive the lease stops here; {@code withLock} and {@code quorumlock run} do. By default the
+     * same as {@link #lost()}.
+     */
+    default CompletableFuture<LeaseLostException> inDoubt() {
+        return lost();
+    }
 }

@@ -32,6 +32,8 @@ import org.slf4j.LoggerFactory;
 final class EtcdLease implements FencedLease {
 
     private static final Logger log = LoggerFactory.getLogger(EtcdLease.class);
+    /** How soon a failed check of a lease whose keep-alive stream broke is made again. */
+    private static final long RECOVERY_RETRY_MILLIS = 250;
 
     private enum State {
         /** Granted, not yet handed out: the lock is being waited for or checked. */
@@ -58,6 +60,13 @@ final class EtcdLease implements FencedLease {
     private long roundTripNanos;
     private CloseableClient keepAlive;
     private ScheduledFuture<?> deadline;
+    /** Notices a keep-alive stream that neither answers nor fails. */
+    private ScheduledFuture<?> stallCheck;
+    /** When a renewal last came, by the stream or a plain request. */
+    private long lastRenewedNanos = System.nanoTime();
+    /** A broken or stalled stream is being replaced: the lease is checked and streamed again. */
+    private boolean inRecovery;
+
     private LeaseLostException loss;
 
     EtcdLease(EtcdLock lock, String resource, long leaseId, long ttlSeconds, long grantSent, long granted) {
@@ -199,15 +208,29 @@ final class EtcdLease implements FencedLease {
         return loss == null ? "(not lost)" : loss.getMessage();
     }
 
-    /** Starts jetcd's keep-alive for this lease, and the timer that notices when answers stop coming. */
+    /** Starts jetcd's keep-alive for this lease, and the timers that notice when answers stop coming. */
     void startKeepAlive() {
         synchronized (this) {
-            scheduleDeadline();
+            if (deadline == null) {
+                scheduleDeadline();
+            }
+            if (stallCheck == null) {
+                long every = TimeUnit.SECONDS.toNanos(ttlSeconds) / 3;
+                try {
+                    stallCheck = lock.scheduler()
+                            .scheduleWithFixedDelay(this::checkStall, every, every, TimeUnit.NANOSECONDS);
+                } catch (RejectedExecutionException closing) {
+                    stallCheck = null;
+                }
+            }
         }
         // Not under this lease's monitor: jetcd may call the observer from its own locked code meanwhile.
         CloseableClient stream = lock.client().getLeaseClient().keepAlive(leaseId, new Observer());
         synchronized (this) {
             if (state == State.PENDING || state == State.HELD) {
+                if (keepAlive != null) {
+                    keepAlive.close();
+                }
                 keepAlive = stream;
                 return;
             }
@@ -269,9 +292,20 @@ final class EtcdLease implements FencedLease {
             // jetcd turns a keep-alive answer with TTL 0 into a NOT_FOUND error.
             if (error instanceof EtcdException etcd && etcd.getErrorCode() == ErrorCode.NOT_FOUND) {
                 markLost("etcd no longer knows the lease (revoked or expired)", error);
-            } else {
-                markLost("the keep-alive failed: " + error, error);
+                return;
             }
+            // The stream broke (its member died, a network blip): the lease lives on in the cluster
+            // while a quorum does. Ask the cluster, off jetcd's threads, and stream again; the
+            // deadline timer still ends the lease if no renewal comes within its validity.
+            log.debug(
+                    "the keep-alive of the lease on '{}' failed ({}): checking the lease", resource, error.toString());
+            synchronized (EtcdLease.this) {
+                if (inRecovery) {
+                    return;
+                }
+                inRecovery = true;
+            }
+            recoverLater(0);
         }
 
         @Override
@@ -280,11 +314,77 @@ final class EtcdLease implements FencedLease {
         }
     }
 
+    /** Checks the lease with the cluster after {@code delayMillis}, then streams its keep-alive again. */
+    private void recoverLater(long delayMillis) {
+        synchronized (this) {
+            if (state != State.PENDING && state != State.HELD) {
+                return;
+            }
+            if (keepAlive != null) {
+                keepAlive.close();
+                keepAlive = null;
+            }
+        }
+        try {
+            lock.scheduler().schedule(this::recover, delayMillis, TimeUnit.MILLISECONDS);
+        } catch (RejectedExecutionException closing) {
+            markLost("the keep-alive failed while the lock was closing", null);
+        }
+    }
+
+    /** Asks the cluster for the lease's time to live, without blocking the lock's scheduler. */
+    private void recover() {
+        synchronized (this) {
+            if (state != State.PENDING && state != State.HELD) {
+                return;
+            }
+        }
+        long sent = System.nanoTime();
+        CompletableFuture<LeaseKeepAliveResponse> check;
+        try {
+            // One renewal by a plain request: the client's balancer sends it to a member that answers.
+            check = lock.client().getLeaseClient().keepAliveOnce(leaseId);
+        } catch (RuntimeException e) {
+            recoverLater(RECOVERY_RETRY_MILLIS);
+            return;
+        }
+        check.orTimeout(lock.requestTimeout().toMillis(), TimeUnit.MILLISECONDS)
+                .whenCompleteAsync((alive, failure) -> recovered(sent, alive, failure), lock.scheduler());
+    }
+
+    private void recovered(long sent, LeaseKeepAliveResponse alive, Throwable failure) {
+        if (failure instanceof java.util.concurrent.CompletionException wrapped && wrapped.getCause() != null) {
+            failure = wrapped.getCause();
+        }
+        if (failure instanceof EtcdException etcd && etcd.getErrorCode() == ErrorCode.NOT_FOUND) {
+            markLost("etcd no longer knows the lease (revoked or expired)", failure);
+            return;
+        }
+        if (failure != null) {
+            log.debug("could not check the lease on '{}': {}; trying again", resource, failure.toString());
+            recoverLater(RECOVERY_RETRY_MILLIS); // until the deadline timer says the validity ran out
+            return;
+        }
+        if (alive.getTTL() <= 0) {
+            markLost("etcd no longer knows the lease (revoked or expired)", null);
+            return;
+        }
+        synchronized (this) {
+            renewed(sent, alive.getTTL(), System.nanoTime()); // counted from before the request
+        }
+        log.debug("the lease on '{}' is alive ({} s left): keeping it alive on a new stream", resource, alive.getTTL());
+        synchronized (this) {
+            inRecovery = false;
+        }
+        startKeepAlive();
+    }
+
     /** Records a renewal known to have started no earlier than {@code renewedAt}; false if the lease is over. */
     private boolean renewed(long renewedAt, long ttlSecondsNow, long received) {
         if (state != State.PENDING && state != State.HELD) {
             return false;
         }
+        lastRenewedNanos = received;
         long candidate = renewedAt + TimeUnit.SECONDS.toNanos(ttlSecondsNow) - driftNanos;
         if (candidate - expiresAt > 0) {
             expiresAt = candidate;
@@ -336,6 +436,24 @@ final class EtcdLease implements FencedLease {
         }
     }
 
+    /**
+     * A stream whose member died may neither answer nor fail (jetcd retries it on its own): when no
+     * renewal came for half the lease's TTL, renew by a plain request and stream again.
+     */
+    private void checkStall() {
+        synchronized (this) {
+            if (state != State.HELD || inRecovery) {
+                return;
+            }
+            if (System.nanoTime() - lastRenewedNanos < TimeUnit.SECONDS.toNanos(ttlSeconds) / 2) {
+                return;
+            }
+            inRecovery = true;
+        }
+        log.debug("no keep-alive answer for the lease on '{}' for half its TTL: renewing it directly", resource);
+        recoverLater(0);
+    }
+
     private void checkDeadline() {
         synchronized (this) {
             if (state != State.PENDING && state != State.HELD) {
@@ -357,6 +475,10 @@ final class EtcdLease implements FencedLease {
         if (deadline != null) {
             deadline.cancel(false);
             deadline = null;
+        }
+        if (stallCheck != null) {
+            stallCheck.cancel(false);
+            stallCheck = null;
         }
     }
 

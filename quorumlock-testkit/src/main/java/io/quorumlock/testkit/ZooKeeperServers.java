@@ -82,6 +82,18 @@ public final class ZooKeeperServers {
         cluster.restartServer(server);
     }
 
+    /**
+     * Starts a {@link FaultProxy} in front of each server's client port, in the order of {@link
+     * TestingCluster#getInstances()}: a client given {@link FaultProxies#connectString()} goes
+     * through the proxies, while one given {@link TestingCluster#getConnectString()} reaches the
+     * servers directly. The servers talk to each other directly, so a partition of the proxies cuts
+     * clients off from a live ensemble. Close the proxies before the cluster.
+     */
+    public static FaultProxies proxies(TestingCluster cluster) {
+        return FaultProxies.inFrontOf(
+                List.copyOf(cluster.getInstances()), spec -> FaultProxy.start("127.0.0.1", spec.getPort()));
+    }
+
     /** Fails with the dependency to add, rather than a NoClassDefFoundError, where curator-test is missing. */
     private static void requireCuratorTest() {
         try {

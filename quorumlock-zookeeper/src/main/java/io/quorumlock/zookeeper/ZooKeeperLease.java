@@ -40,6 +40,8 @@ final class ZooKeeperLease implements FencedLease {
     private final Duration validity;
     private final NodeWatch watch;
     private final CompletableFuture<LeaseLostException> lost = new CompletableFuture<>();
+    /** Completes at the first suspension or at the loss: see {@link #inDoubt()}. */
+    private final CompletableFuture<LeaseLostException> inDoubt = new CompletableFuture<>();
 
     private volatile State state = State.VALID;
     /** Counts suspensions, so that a re-check started before the latest one cannot restore validity. */
@@ -112,6 +114,18 @@ final class ZooKeeperLease implements FencedLease {
         return lost.copy();
     }
 
+    /**
+     * Completes at the first suspension (Curator's SUSPENDED: no answer from the ensemble for about
+     * two thirds of the session timeout, so it may expire the session in the third that is left,
+     * and another client then holds the lock) or at the loss, whichever comes first. The lease
+     * itself may still become valid again after a suspension; work that must not outlive it
+     * ({@code withLock}, {@code quorumlock run}) stops here.
+     */
+    @Override
+    public CompletableFuture<LeaseLostException> inDoubt() {
+        return inDoubt.copy();
+    }
+
     @Override
     public void release() {
         State before;
@@ -152,6 +166,12 @@ final class ZooKeeperLease implements FencedLease {
             suspensions++;
         }
         log.info("lease on '{}' (token {}) suspended: {}", resource, hex(token), why);
+        inDoubt.complete(new LeaseLostException(
+                resource,
+                "the connection to the ensemble is SUSPENDED (" + why + "): the ensemble may expire session "
+                        + hex(sessionId) + " before it comes back, and another client may then hold the lock;"
+                        + " fencing token " + hex(token),
+                null));
     }
 
     /** The connection is back: checks that the lock node still exists and is this session's. */
@@ -238,6 +258,7 @@ final class ZooKeeperLease implements FencedLease {
         LeaseLostException exception = new LeaseLostException(resource, message, cause);
         log.warn("{}", exception.getMessage());
         lost.complete(exception);
+        inDoubt.complete(exception);
         return true;
     }
 

@@ -75,6 +75,43 @@ class ZooKeeperSuspensionIT {
     }
 
     @Test
+    void withLockStopsTheWorkWhenTheConnectionIsSuspendedNotASessionTimeoutLater() throws Exception {
+        Duration session = Duration.ofSeconds(10);
+        ZooKeeperLock a = newLock(session);
+        java.util.concurrent.CountDownLatch working = new java.util.concurrent.CountDownLatch(1);
+        long[] interruptedAfter = {-1};
+        java.util.concurrent.CompletableFuture<Throwable> outcome =
+                java.util.concurrent.CompletableFuture.supplyAsync(() -> {
+                    try {
+                        a.runWithLease("in-doubt", TTL, WAIT, lease -> {
+                            working.countDown();
+                            long start = System.nanoTime();
+                            try {
+                                Thread.sleep(
+                                        TestTime.scaled(Duration.ofSeconds(30)).toMillis());
+                            } catch (InterruptedException e) {
+                                interruptedAfter[0] = (System.nanoTime() - start) / 1_000_000;
+                            }
+                        });
+                        return null;
+                    } catch (Throwable t) {
+                        return t;
+                    }
+                });
+        assertThat(working.await(10, TimeUnit.SECONDS)).isTrue();
+        long stopped = System.nanoTime();
+        server.stop();
+        Throwable failure = outcome.get(TestTime.scaled(Duration.ofSeconds(20)).toMillis(), TimeUnit.MILLISECONDS);
+        long took = (System.nanoTime() - stopped) / 1_000_000;
+        // The ensemble may expire the session about a third of the session timeout after Curator
+        // reports SUSPENDED: the work must stop at SUSPENDED, not at LOST a session timeout later.
+        assertThat(failure).isInstanceOf(io.quorumlock.LeaseLostException.class).hasMessageContaining("SUSPENDED");
+        assertThat(interruptedAfter[0]).as("the work was interrupted").isNotNegative();
+        assertThat(took).as("ms from the server's stop to the end of withLock").isLessThan(session.toMillis());
+        server.restart();
+    }
+
+    @Test
     void lostWhenTheServerStaysAwayLongerThanTheSessionTimeout() throws Exception {
         ZooKeeperLock a = newLock(Duration.ofSeconds(2));
         FencedLease held = a.acquire("gone", TTL, WAIT);

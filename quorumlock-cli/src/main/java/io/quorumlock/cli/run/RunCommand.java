@@ -297,7 +297,7 @@ public final class RunCommand implements Callable<Integer> {
         Runtime.getRuntime().addShutdownHook(lastResort);
         try {
             CompletableFuture<LeaseLostException> lost =
-                    lease instanceof FencedLease fenced ? fenced.lost() : ((Redlock) lock).keepAlive(lease, ttl);
+                    lease instanceof FencedLease fenced ? fenced.inDoubt() : ((Redlock) lock).keepAlive(lease, ttl);
             Child child;
             try {
                 child = Child.start(command, environment(lease));

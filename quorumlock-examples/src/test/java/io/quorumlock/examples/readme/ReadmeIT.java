@@ -117,7 +117,7 @@ class ReadmeIT {
 
     @Test
     void theTestKitExamplesRunAsJUnitTests() {
-        for (String name : List.of("NodeFaultsTest", "TlsNodeTest")) {
+        for (String name : List.of("NodeFaultsTest", "TlsNodeTest", "PartitionTest")) {
             Readme.Block testKit = README.java(name);
             SummaryGeneratingListener listener = new SummaryGeneratingListener();
             Class<?> test = SnippetCompiler.load(loader, testKit);
