@@ -69,7 +69,7 @@ public final class Redlock implements DistributedLock<Lease> {
     private volatile boolean closed;
 
     private final SecureRandom random = new SecureRandom();
-    private final Watchdog watchdog = new Watchdog();
+    private final Watchdog watchdog;
 
     Redlock(
             Transport transport,
@@ -88,6 +88,8 @@ public final class Redlock implements DistributedLock<Lease> {
         this.retry = retry;
         this.ticker = ticker;
         this.holder = holder;
+        // A round waits for a node at most the connect timeout, which is at least the node timeout.
+        this.watchdog = new Watchdog(connectTimeout);
         this.rounds = new Rounds(
                 transport, this.names, nodeTimeoutNanos, connectTimeout.toNanos(), driftFactor, ticker, restartGuard);
     }
@@ -173,10 +175,13 @@ public final class Redlock implements DistributedLock<Lease> {
 
     /**
      * Runs {@code work} while holding the lock, and releases it afterwards. A watchdog extends the
-     * lease whenever about a third of the TTL is left, so the work may take longer than the TTL.
-     * If an extension fails, the lease is lost: the thread running the work is interrupted, and
-     * the call ends with a {@link LeaseLostException} whatever the work returned, because another
-     * holder may have entered the critical section.
+     * lease whenever about a third of the TTL is left, so the work may take longer than the TTL;
+     * a failed extension is retried after a short backoff as long as a retry can end with a tenth
+     * of the TTL still left. When none can, when an extension throws, or when this lock is
+     * closed, the lease is lost: the thread running the work is interrupted (with about a tenth
+     * of the TTL left to stop in, after failed extensions), and the call ends with a {@link
+     * LeaseLostException} whatever the work returned, because another holder may enter the
+     * critical section.
      *
      * @throws LockUnavailableException if the lock could not be acquired within {@code maxWait}
      * @throws LeaseLostException if the lease was lost while the work ran (the work's own
@@ -196,10 +201,12 @@ public final class Redlock implements DistributedLock<Lease> {
     /**
      * Keeps a lease of this lock alive outside {@link #withLock}, for work that is not a Java call
      * (a child process, a job driven by callbacks): the watchdog extends the lease to {@code ttl}
-     * whenever about a third of the TTL is left, until the lease is released. If an extension
-     * fails, the lease is lost: it is no longer {@linkplain Lease#isValid() valid}, and the
-     * returned future completes with the evidence; the work should then stop, since another
-     * holder may enter. The future never completes if the lease is released first. {@code
+     * whenever about a third of the TTL is left, until the lease is released, and retries a failed
+     * extension as {@link #withLock} does. When no retry can end with a tenth of the TTL left, when
+     * an extension throws, or when this lock is closed, the lease is lost: it is no longer
+     * {@linkplain Lease#isValid() valid}, and the returned future completes with the evidence; the
+     * work should then stop, within that tenth of the TTL, since another holder may enter. The
+     * future never completes if the lease is released first. {@code
      * CriticalSections.run(lease, keepAlive(lease, ttl), work)} is what {@code withLock} does.
      *
      * @param lease a lease granted by this lock, not yet released
@@ -247,9 +254,12 @@ public final class Redlock implements DistributedLock<Lease> {
     }
 
     /**
-     * Stops the watchdog and closes every connection; deletes still owed an answer are left to the
-     * TTL. Every later call on this lock, and on the leases it granted, throws {@link
-     * IllegalStateException}. Idempotent.
+     * Ends every lease that the watchdog keeps alive ({@link #withLock}, {@link #keepAlive}) as
+     * lost: their {@code keepAlive} futures complete, their work in {@code withLock} is
+     * interrupted and ends in {@link LeaseLostException}, and releasing them afterwards does
+     * nothing (their keys run out with their TTL). Then closes every connection; deletes still
+     * owed an answer are left to the TTL. Every later call on this lock, and on the other leases
+     * it granted, throws {@link IllegalStateException}. Idempotent.
      */
     @Override
     public void close() {
@@ -294,15 +304,12 @@ public final class Redlock implements DistributedLock<Lease> {
         return new Attempt(Optional.empty(), outcome.votes(), outcome.outcomes(), outcome.misconfigured());
     }
 
-    /** One extension round of {@code lease}; the lease learns its new validity if it was held. */
+    /** One extension round of {@code lease}. */
     Rounds.Outcome extend(RedlockLease lease, Duration ttl) {
         ensureOpen();
         long deadline = Math.max(ticker.nanos() + nodeTimeoutNanos, lease.validUntilNanos());
         Rounds.Outcome outcome =
                 rounds.extend(lease.resource(), lease.token(), ttl.toMillis(), lease.grants(), deadline);
-        if (outcome.held()) {
-            lease.extended(outcome.validityNanos(), outcome.validUntilNanos());
-        }
         if (outcome.interrupted()) {
             Thread.currentThread().interrupt();
         }
@@ -311,6 +318,9 @@ public final class Redlock implements DistributedLock<Lease> {
 
     /** Releases a lease: see {@link Rounds#release}. */
     void release(RedlockLease lease) {
+        if (closed && lease.lost().isDone()) {
+            return; // ended by close(), or lost before: its keys run out with their TTL
+        }
         if (closed) {
             throw new IllegalStateException("the Redlock that granted the lease on '" + lease.resource()
                     + "' is closed: the lease was not released and stays taken until its TTL runs out;"

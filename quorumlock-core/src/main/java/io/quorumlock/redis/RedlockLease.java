@@ -54,17 +54,37 @@ final class RedlockLease implements Lease {
         return !remaining().isZero();
     }
 
+    /** False, with nothing sent, once the lease is lost or its validity ran out: it stays over. */
     @Override
     public boolean extend(Duration ttl) {
-        return extendRound(ttl).held();
+        redlock.check(ttl);
+        if (released.get()) {
+            throw new IllegalStateException("the lease on '" + resource + "' was released; acquire a new one");
+        }
+        return isValid() && extendRound(ttl).held();
     }
 
+    /**
+     * One extension round. The lease takes the new validity only if it was still valid when the
+     * round ended: a round that held after the lease was lost or ran out counts as not held.
+     */
     Rounds.Outcome extendRound(Duration ttl) {
         redlock.check(ttl);
         if (released.get()) {
             throw new IllegalStateException("the lease on '" + resource + "' was released; acquire a new one");
         }
-        return redlock.extend(this, ttl);
+        Rounds.Outcome outcome = redlock.extend(this, ttl);
+        if (!outcome.held() || extended(outcome.validityNanos(), outcome.validUntilNanos())) {
+            return outcome;
+        }
+        return new Rounds.Outcome(
+                false,
+                outcome.votes(),
+                outcome.validityNanos(),
+                outcome.validUntilNanos(),
+                outcome.outcomes(),
+                outcome.misconfigured(),
+                outcome.interrupted());
     }
 
     @Override
@@ -97,9 +117,14 @@ final class RedlockLease implements Lease {
         }
     }
 
-    void extended(long validity, long validUntil) {
+    /** Takes the validity of an extension that held, unless the lease is no longer valid. */
+    private synchronized boolean extended(long validity, long validUntil) {
+        if (!isValid()) {
+            return false;
+        }
         this.validityNanos = validity;
         this.validUntilNanos = validUntil;
+        return true;
     }
 
     long validityNanos() {
@@ -115,7 +140,7 @@ final class RedlockLease implements Lease {
         lost.complete(new LeaseLostException(resource, reason, null));
     }
 
-    /** Completes when the watchdog could not extend the lease. */
+    /** Completes when the watchdog could not extend the lease, or its Redlock was closed. */
     CompletableFuture<LeaseLostException> lost() {
         return lost;
     }

@@ -1,24 +1,30 @@
 package io.quorumlock.redis;
 
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
- * An in-memory node with fault switches, for fast tests of the algorithm. Keys expire by the
- * shared fake ticker. {@link #freeze()} makes requests block until {@link #thaw()}, after which
- * they are applied and answered late, as a SIGSTOP'd Redis does.
+ * An in-memory node with fault switches, for fast tests of the algorithm. Keys expire by the clock
+ * it is given, which must be the clients' clock: the shared fake ticker, or the system clock for
+ * tests of the watchdog, whose schedule runs in real time. {@link #freeze()} makes requests block
+ * until {@link #thaw()}, after which they are applied and answered late, as a SIGSTOP'd Redis does.
  */
 final class FakeNode {
 
     record Entry(String token, long expiresAt) {}
 
-    private final FakeTicker ticker;
+    private final Ticker ticker;
     final Map<String, Entry> keys = new ConcurrentHashMap<>();
     final AtomicInteger calls = new AtomicInteger();
+    /** Every request handled, in the order the node handled it. */
+    final List<Request.Verb> handled = new CopyOnWriteArrayList<>();
+
     volatile boolean down;
     volatile long latencyNanos;
     /** Whether its connection counts as being opened (a TLS handshake, say) while it has not answered. */
@@ -28,7 +34,7 @@ final class FakeNode {
 
     private volatile CountDownLatch frozen = new CountDownLatch(0);
 
-    FakeNode(FakeTicker ticker) {
+    FakeNode(Ticker ticker) {
         this.ticker = ticker;
         this.startedNanos = ticker.nanos() - TimeUnit.DAYS.toNanos(1);
     }
@@ -55,6 +61,7 @@ final class FakeNode {
     /** Answers a request as Redis would: a RESP value, or a failure for a down or frozen node. */
     synchronized Reply handle(Request request) {
         calls.incrementAndGet();
+        handled.add(request.verb());
         if (down) {
             return new Reply.Failure(Reply.Kind.NOT_SENT, "could not connect: connection refused");
         }
@@ -66,7 +73,16 @@ final class FakeNode {
             Thread.currentThread().interrupt();
             return new Reply.Failure(Reply.Kind.BROKEN, "interrupted");
         }
-        ticker.advance(latencyNanos);
+        if (ticker instanceof FakeTicker fake) {
+            fake.advance(latencyNanos);
+        } else if (latencyNanos > 0) {
+            try {
+                TimeUnit.NANOSECONDS.sleep(latencyNanos);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return new Reply.Failure(Reply.Kind.BROKEN, "interrupted");
+            }
+        }
         String key = request.key();
         boolean ours = tokenOf(key).filter(t -> t.equals(request.token())).isPresent();
         switch (request.verb()) {

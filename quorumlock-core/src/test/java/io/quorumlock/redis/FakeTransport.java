@@ -17,6 +17,8 @@ final class FakeTransport implements Transport, Transport.Lane {
     private final ExecutorService[] workers;
     private final Object replies = new Object();
     private final Ticker ticker;
+    /** Runs on the calling thread before each round borrows its lane: a test's hook into a round. */
+    volatile Runnable beforeBorrow = () -> {};
 
     /** Deadlines come on {@code ticker}; the wait for them is real time, as far from now as they are. */
     FakeTransport(List<FakeNode> nodes, List<String> names, Ticker ticker) {
@@ -31,6 +33,7 @@ final class FakeTransport implements Transport, Transport.Lane {
 
     @Override
     public Lane borrow(long deadlineNanos) {
+        beforeBorrow.run();
         return this;
     }
 

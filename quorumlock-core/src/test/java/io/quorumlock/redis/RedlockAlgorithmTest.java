@@ -9,11 +9,15 @@ import io.quorumlock.LockUnavailableException;
 import io.quorumlock.NodeOutcome;
 import io.quorumlock.NodeOutcome.Vote;
 import io.quorumlock.RetryPolicy;
+import io.quorumlock.testkit.TestTime;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
 import java.util.function.Consumer;
@@ -23,12 +27,23 @@ import org.junit.jupiter.api.Test;
 /** The algorithm over in-memory nodes: decisions, validity arithmetic and clean-up, without Redis. */
 class RedlockAlgorithmTest {
 
+    private static final Request.Verb EXTEND = Request.Verb.EXTEND_IF_EQUALS;
+    private static final Request.Verb DELETE = Request.Verb.DELETE_IF_EQUALS;
+
     private static final long MS = 1_000_000L;
     private static final Duration TTL = Duration.ofSeconds(1);
+    /** For the watchdog, which runs in real time: a TTL and a node timeout on the system clock. */
+    private static final Duration REAL_TTL = TestTime.scaled(Duration.ofMillis(600));
+
+    private static final Duration REAL_NODE_TIMEOUT = TestTime.scaled(Duration.ofMillis(100));
 
     private final FakeTicker ticker = new FakeTicker();
     private final List<FakeNode> nodes = new ArrayList<>();
+    /** The clock the nodes expire keys by: the clock of the test's first client, and of all its clients. */
+    private Ticker nodeClock;
+
     private final List<Redlock> clients = new ArrayList<>();
+    private final List<FakeTransport> transports = new ArrayList<>();
 
     @AfterEach
     void closeAll() {
@@ -42,7 +57,7 @@ class RedlockAlgorithmTest {
 
     /** A client of the first {@code n} nodes, made if need be, with its own {@code settings}. */
     private Redlock cluster(int n, Ticker clock, Consumer<Redlock.Builder> settings) {
-        makeNodes(n);
+        makeNodes(n, clock);
         Redlock.Builder builder = Redlock.builder()
                 .nodeTimeout(Duration.ofMillis(50))
                 .retry(RetryPolicy.jitteredBackoff(Duration.ofMillis(1), Duration.ofMillis(5)));
@@ -52,7 +67,9 @@ class RedlockAlgorithmTest {
             builder.node("redis://node" + i + ":6379");
             names.add("redis://node" + i + ":6379");
         }
-        Redlock redlock = builder.build(new FakeTransport(List.copyOf(nodes.subList(0, n)), names, clock), clock);
+        FakeTransport transport = new FakeTransport(List.copyOf(nodes.subList(0, n)), names, clock);
+        transports.add(transport);
+        Redlock redlock = builder.build(transport, clock);
         clients.add(redlock);
         return redlock;
     }
@@ -61,9 +78,23 @@ class RedlockAlgorithmTest {
         return cluster(n, Duration.ofMillis(50), ticker);
     }
 
+    /** A client on the system clock, over nodes whose keys expire by it too. */
+    private Redlock realTimeCluster(int n) {
+        return cluster(n, REAL_NODE_TIMEOUT, Ticker.SYSTEM);
+    }
+
     private void makeNodes(int n) {
+        makeNodes(n, ticker);
+    }
+
+    private void makeNodes(int n, Ticker clock) {
+        if (nodeClock == null) {
+            nodeClock = clock;
+        }
+        // Keys that expire by a clock the client does not read would make every expiry check vacuous.
+        assertThat(clock).as("the clock of the nodes and of every client").isSameAs(nodeClock);
         while (nodes.size() < n) {
-            nodes.add(new FakeNode(ticker));
+            nodes.add(new FakeNode(clock));
         }
     }
 
@@ -72,7 +103,8 @@ class RedlockAlgorithmTest {
     }
 
     private static void await(BooleanSupplier condition, String what) throws InterruptedException {
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
+        long deadline =
+                System.nanoTime() + TestTime.scaled(Duration.ofSeconds(5)).toNanos();
         while (!condition.getAsBoolean()) {
             assertThat(System.nanoTime() - deadline)
                     .as("timed out waiting until " + what)
@@ -206,7 +238,7 @@ class RedlockAlgorithmTest {
 
     @Test
     void acquireGivesUpWithEvidenceFromEveryNode() throws Exception {
-        Redlock other = cluster(3);
+        Redlock other = cluster(3, Duration.ofMillis(50), Ticker.SYSTEM);
         Lease held = other.tryAcquire("r", Duration.ofSeconds(30)).orElseThrow();
         await(() -> holders("r") == 3, "the third grant has landed too");
         nodes.get(2).down = true;
@@ -243,10 +275,10 @@ class RedlockAlgorithmTest {
 
     @Test
     void withLockReportsLeaseLostAndInterruptsTheWork() {
-        Redlock redlock = cluster(3, Duration.ofMillis(100), Ticker.SYSTEM);
+        Redlock redlock = realTimeCluster(3);
         LeaseLostException e = org.junit.jupiter.api.Assertions.assertThrows(
                 LeaseLostException.class,
-                () -> redlock.withLock("r", Duration.ofMillis(600), Duration.ZERO, () -> {
+                () -> redlock.withLock("r", REAL_TTL, Duration.ZERO, () -> {
                     nodes.get(0).down = true;
                     nodes.get(1).down = true; // the first extension cannot reach a quorum
                     Thread.sleep(TimeUnit.SECONDS.toMillis(10));
@@ -261,16 +293,18 @@ class RedlockAlgorithmTest {
 
     @Test
     void withLockKeepsTheLeaseAlivePastItsTtl() throws Exception {
-        Redlock redlock = cluster(3, Duration.ofMillis(100), Ticker.SYSTEM);
-        String result = redlock.withLock("r", Duration.ofMillis(600), Duration.ZERO, () -> {
-            long end = System.nanoTime() + 1800 * MS; // three TTLs of work
+        Redlock redlock = realTimeCluster(3);
+        String result = redlock.withLock("r", REAL_TTL, Duration.ZERO, () -> {
+            long end = System.nanoTime() + 3 * REAL_TTL.toNanos(); // three TTLs of work
             while (System.nanoTime() < end) {
+                // The keys expire in real time: a quorum holds them only if extensions landed.
                 assertThat(holders("r")).isGreaterThanOrEqualTo(2);
                 Thread.sleep(10);
             }
             return "done";
         });
         assertThat(result).isEqualTo("done");
+        assertThat(nodes.get(0).handled).as("extended at least twice").contains(EXTEND, EXTEND);
         assertThat(holders("r")).as("released on a quorum").isLessThanOrEqualTo(1);
     }
 
@@ -287,32 +321,83 @@ class RedlockAlgorithmTest {
 
     @Test
     void keepAliveExtendsTheLeaseUntilItIsReleasedThenStops() throws Exception {
-        Redlock redlock = cluster(3, Duration.ofMillis(100), Ticker.SYSTEM);
-        Lease lease = redlock.acquire("r", Duration.ofMillis(600), Duration.ZERO);
-        CompletableFuture<LeaseLostException> lost = redlock.keepAlive(lease, Duration.ofMillis(600));
-        long end = System.nanoTime() + 1800 * MS; // three TTLs
+        Redlock redlock = realTimeCluster(3);
+        Lease lease = redlock.acquire("r", REAL_TTL, Duration.ZERO);
+        CompletableFuture<LeaseLostException> lost = redlock.keepAlive(lease, REAL_TTL);
+        long end = System.nanoTime() + 3 * REAL_TTL.toNanos();
         while (System.nanoTime() < end) {
             assertThat(lease.isValid()).isTrue();
+            // The keys expire in real time: a quorum holds them only if extensions landed.
             assertThat(holders("r")).isGreaterThanOrEqualTo(2);
             Thread.sleep(10);
         }
+        assertThat(nodes.get(0).handled).as("extended at least twice").contains(EXTEND, EXTEND);
         lease.release();
-        // Release returns once a majority is free; a straggler's delete may still reach node 0.
+        // Release returns once a majority is free; a straggler's delete may still reach a node.
         await(() -> holders("r") == 0, "every node's delete");
-        int calls = nodes.get(0).calls.get();
-        Thread.sleep(700); // longer than a TTL: an extension still scheduled would have run
-        assertThat(nodes.get(0).calls.get())
-                .as("no extension after the release")
-                .isEqualTo(calls);
+        // An extension under way when release() was called ends before the deletes are sent, and
+        // none is scheduled after: a node sees no extension after its delete, however the threads
+        // are timed. A TTL of quiet would show an extension left scheduled.
+        Thread.sleep(REAL_TTL.toMillis());
+        assertThat(nodes)
+                .allSatisfy(node -> assertThat(afterTheDelete(node))
+                        .as("what the node handled after the delete")
+                        .isEmpty());
         assertThat(lost).isNotDone();
         assertThat(holders("r")).isZero();
     }
 
     @Test
+    void anExtensionUnderWayWhenTheLeaseIsReleasedReachesEveryNodeBeforeTheDelete() throws Exception {
+        Redlock redlock = realTimeCluster(3);
+        FakeTransport transport = transports.get(0);
+        CountDownLatch underWay = new CountDownLatch(1);
+        CountDownLatch go = new CountDownLatch(1);
+        // The watchdog's first round stops as it takes its lane: past every check of the lease.
+        transport.beforeBorrow = () -> {
+            if (Thread.currentThread().getName().equals("quorumlock-watchdog") && underWay.getCount() > 0) {
+                underWay.countDown();
+                try {
+                    go.await(10, TimeUnit.SECONDS);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            }
+        };
+        Lease lease = redlock.acquire("r", REAL_TTL, Duration.ZERO);
+        await(() -> holders("r") == 3, "the third grant has landed too");
+        redlock.keepAlive(lease, REAL_TTL);
+        assertThat(underWay.await(TestTime.scaled(Duration.ofSeconds(5)).toMillis(), TimeUnit.MILLISECONDS))
+                .isTrue();
+        Thread releaser = new Thread(lease::release, "releaser");
+        releaser.start();
+        // Either its deletes are out and it waits for their replies, or it waits for the extension.
+        await(() -> releaser.getState() != Thread.State.RUNNABLE, "the release to wait or end");
+        go.countDown();
+        releaser.join(TestTime.scaled(Duration.ofSeconds(5)).toMillis());
+        assertThat(releaser.isAlive()).isFalse();
+        await(
+                () -> nodes.stream().allMatch(n -> n.handled.contains(EXTEND) && n.handled.contains(DELETE)),
+                "the extension and the delete on every node");
+        assertThat(nodes)
+                .allSatisfy(node -> assertThat(afterTheDelete(node))
+                        .as("what the node handled after the delete")
+                        .isEmpty());
+        assertThat(holders("r")).isZero();
+    }
+
+    private static List<Request.Verb> afterTheDelete(FakeNode node) {
+        List<Request.Verb> handled = List.copyOf(node.handled);
+        int delete = handled.lastIndexOf(DELETE);
+        assertThat(delete).as("the node handled a delete").isNotNegative();
+        return handled.subList(delete + 1, handled.size());
+    }
+
+    @Test
     void keepAliveReportsTheLossWhenAnExtensionFails() throws Exception {
-        Redlock redlock = cluster(3, Duration.ofMillis(100), Ticker.SYSTEM);
-        Lease lease = redlock.acquire("r", Duration.ofMillis(600), Duration.ZERO);
-        CompletableFuture<LeaseLostException> lost = redlock.keepAlive(lease, Duration.ofMillis(600));
+        Redlock redlock = realTimeCluster(3);
+        Lease lease = redlock.acquire("r", REAL_TTL, Duration.ZERO);
+        CompletableFuture<LeaseLostException> lost = redlock.keepAlive(lease, REAL_TTL);
         nodes.get(0).down = true;
         nodes.get(1).down = true;
         LeaseLostException loss = lost.get(5, TimeUnit.SECONDS);
@@ -343,6 +428,95 @@ class RedlockAlgorithmTest {
                 .isInstanceOf(IllegalStateException.class)
                 .hasMessage("the lease on 'r' was released; acquire a new one");
         other.release();
+    }
+
+    @Test
+    void anErrorInAnExtensionEndsTheLeaseAsLostAndInterruptsTheWork() {
+        Redlock redlock = realTimeCluster(3);
+        transports.get(0).beforeBorrow = () -> {
+            if (Thread.currentThread().getName().equals("quorumlock-watchdog")) {
+                throw new StackOverflowError("thrown by the test in an extension");
+            }
+        };
+        long start = System.nanoTime();
+        LeaseLostException e = org.junit.jupiter.api.Assertions.assertThrows(
+                LeaseLostException.class,
+                () -> redlock.withLock("r", REAL_TTL, Duration.ZERO, () -> {
+                    Thread.sleep(10 * REAL_TTL.toMillis()); // work that would outlive its lease
+                    return "finished";
+                }));
+        assertThat(e.getMessage()).contains("lease on 'r' lost", "StackOverflowError", "thrown by the test");
+        assertThat(e.getSuppressed()).singleElement().isInstanceOf(InterruptedException.class);
+        assertThat(Duration.ofNanos(System.nanoTime() - start))
+                .as("interrupted at the failed extension, before the validity ran out")
+                .isLessThan(REAL_TTL);
+    }
+
+    @Test
+    void closeEndsEveryLeaseItKeepsAliveAsLostAndInterruptsTheWork() throws Exception {
+        Redlock redlock = realTimeCluster(3);
+        Lease kept = redlock.acquire("kept", REAL_TTL, Duration.ZERO);
+        CompletableFuture<LeaseLostException> keptLost = redlock.keepAlive(kept, REAL_TTL);
+        CountDownLatch working = new CountDownLatch(1);
+        ExecutorService worker = Executors.newSingleThreadExecutor();
+        try {
+            Future<String> work = worker.submit(() -> redlock.withLock("r", REAL_TTL, Duration.ZERO, () -> {
+                working.countDown();
+                Thread.sleep(10 * REAL_TTL.toMillis()); // work that would outlive its lease
+                return "finished";
+            }));
+            assertThat(working.await(TestTime.scaled(Duration.ofSeconds(5)).toMillis(), TimeUnit.MILLISECONDS))
+                    .isTrue();
+            redlock.close();
+            java.util.concurrent.ExecutionException e = org.junit.jupiter.api.Assertions.assertThrows(
+                    java.util.concurrent.ExecutionException.class,
+                    () -> work.get(TestTime.scaled(Duration.ofSeconds(2)).toMillis(), TimeUnit.MILLISECONDS));
+            assertThat(e.getCause())
+                    .isInstanceOf(LeaseLostException.class)
+                    .hasMessageContaining("lease on 'r' lost")
+                    .hasMessageContaining("closed");
+            assertThat(e.getCause().getSuppressed()).singleElement().isInstanceOf(InterruptedException.class);
+            assertThat(keptLost.get(1, TimeUnit.SECONDS).getMessage()).contains("lease on 'kept' lost", "closed");
+            assertThat(kept.isValid()).isFalse();
+            kept.release(); // over already: nothing to do on the closed connections
+        } finally {
+            worker.shutdownNow();
+        }
+    }
+
+    @Test
+    void extendOnALeasePastItsValidityReturnsFalseAndChangesNothing() throws Exception {
+        RedlockLease lease = grantedByAll();
+        ticker.advance(995 * MS); // past its validity; the keys live 5 ms longer on the nodes
+        assertExtendReturnsFalseAndChangesNothing(lease);
+    }
+
+    @Test
+    void extendOnALostLeaseReturnsFalseAndChangesNothing() throws Exception {
+        RedlockLease lease = grantedByAll();
+        lease.markLost("the watchdog could not extend it");
+        assertExtendReturnsFalseAndChangesNothing(lease);
+    }
+
+    /** A lease of 988 ms validity on three nodes, every grant landed. */
+    private RedlockLease grantedByAll() throws InterruptedException {
+        RedlockLease lease = (RedlockLease) cluster(3).tryAcquire("r", TTL).orElseThrow();
+        await(() -> holders("r") == 3, "the third grant has landed too");
+        assertThat(lease.validity()).isEqualTo(Duration.ofMillis(1000 - 12));
+        return lease;
+    }
+
+    private void assertExtendReturnsFalseAndChangesNothing(Lease lease) {
+        int calls = calls();
+        assertThat(lease.extend(TTL)).isFalse();
+        assertThat(lease.isValid()).isFalse();
+        assertThat(lease.validity()).isEqualTo(Duration.ofMillis(1000 - 12));
+        assertThat(calls()).as("nothing sent to the nodes").isEqualTo(calls);
+        lease.release();
+    }
+
+    private int calls() {
+        return nodes.stream().mapToInt(n -> n.calls.get()).sum();
     }
 
     // ---- the restart guard -------------------------------------------------------------------------
@@ -487,6 +661,6 @@ class RedlockAlgorithmTest {
         assertThat(ta).matches("[0-9a-f]{32} " + ProcessHandle.current().pid() + "@.+");
         assertThat(ta.substring(0, 32)).isNotEqualTo(tb.substring(0, 32));
         assertThat(a.toString()).doesNotContain(ta.substring(0, 32)).contains(ta.substring(0, 8));
-        assertThat(Optional.of(b)).isPresent();
+        assertThat(b.toString()).doesNotContain(tb.substring(0, 32)).contains(tb.substring(0, 8));
     }
 }

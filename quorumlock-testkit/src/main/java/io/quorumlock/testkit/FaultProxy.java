@@ -387,6 +387,7 @@ public final class FaultProxy implements AutoCloseable {
         tasks.add(() -> {
             try {
                 change.run();
+                switches = describeSwitches(); // before the caller returns: toString() shows it
                 done.complete(null);
             } catch (RuntimeException e) {
                 done.completeExceptionally(e);

@@ -1,0 +1,117 @@
+package io.quorumlock.redis;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.quorumlock.LeaseLostException;
+import io.quorumlock.RetryPolicy;
+import io.quorumlock.testkit.RedisServersExtension;
+import io.quorumlock.testkit.TestTime;
+import java.time.Duration;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+/**
+ * The watchdog of {@code withLock} on five real redis-server nodes, a majority of them frozen
+ * (SIGSTOP) while the work runs, across the moment the watchdog extends: a third of the TTL left.
+ */
+@Timeout(value = 60, unit = TimeUnit.SECONDS)
+class WatchdogIT {
+
+    @RegisterExtension
+    static final RedisServersExtension redis = RedisServersExtension.nodes(5);
+
+    private static final Duration TTL = TestTime.scaled(Duration.ofSeconds(3));
+    private static final Duration WAIT = TestTime.scaled(Duration.ofSeconds(5));
+    /** Three of five: while they are frozen no extension round can reach a quorum. */
+    private static final int[] MAJORITY = {0, 1, 2};
+
+    private Redlock redlock;
+
+    @BeforeEach
+    void client() {
+        // On nodes started for the class or again for each test: the restart guard would keep them out.
+        redlock = Redlock.builder()
+                .nodes(redis.uris())
+                .restartGuard(false)
+                .nodeTimeout(TestTime.scaled(Duration.ofMillis(50)))
+                .retry(RetryPolicy.jitteredBackoff(Duration.ofMillis(1), Duration.ofMillis(20)))
+                .build();
+    }
+
+    @AfterEach
+    void close() {
+        resumeMajority();
+        redlock.close();
+    }
+
+    private static void freezeMajority() {
+        for (int node : MAJORITY) {
+            redis.get(node).pause();
+        }
+    }
+
+    private static void resumeMajority() {
+        for (int node : MAJORITY) {
+            redis.get(node).resume();
+        }
+    }
+
+    /** Returns, inside the work, shortly before the watchdog extends (a third of the TTL left). */
+    private static void untilTheExtensionIsNear(RedlockLease lease) throws InterruptedException {
+        Duration early = TTL.dividedBy(3).plus(TestTime.scaled(Duration.ofMillis(100)));
+        while (lease.remaining().compareTo(early) > 0) {
+            Thread.sleep(2);
+        }
+    }
+
+    @Test
+    void aMajorityFrozenForLessThanAThirdOfTheTtlDoesNotEndTheWork() throws Exception {
+        String result = redlock.withLease("r", TTL, WAIT, lease -> {
+            RedlockLease own = (RedlockLease) lease;
+            untilTheExtensionIsNear(own);
+            long validUntil = own.validUntilNanos();
+            freezeMajority();
+            try {
+                Thread.sleep(TTL.dividedBy(6).toMillis()); // across the first extension
+            } finally {
+                resumeMajority();
+            }
+            // A retried round reaches the quorum once the nodes answer again.
+            TestTime.await(TTL, () -> own.validUntilNanos() != validUntil, "a retried extension to hold");
+            assertThat(lease.isValid()).isTrue();
+            return "done";
+        });
+        assertThat(result).isEqualTo("done");
+    }
+
+    @Test
+    void aMajorityFrozenForLongerEndsTheWorkAsLostWhileValidityIsLeft() {
+        AtomicLong leftAtLoss = new AtomicLong(Long.MIN_VALUE);
+        long[] frozenAt = {0};
+        LeaseLostException e = org.junit.jupiter.api.Assertions.assertThrows(
+                LeaseLostException.class,
+                () -> redlock.withLease("r", TTL, WAIT, lease -> {
+                    RedlockLease own = (RedlockLease) lease;
+                    own.lost().thenRun(() -> leftAtLoss.set(own.validUntilNanos() - System.nanoTime()));
+                    untilTheExtensionIsNear(own);
+                    freezeMajority();
+                    frozenAt[0] = System.nanoTime();
+                    Thread.sleep(10 * TTL.toMillis()); // work that would outlive its lease
+                    return "finished";
+                }));
+        long lostAfter = System.nanoTime() - frozenAt[0];
+        assertThat(e.getSuppressed()).singleElement().isInstanceOf(InterruptedException.class);
+        assertThat(e.getMessage()).contains("lease on 'r' lost", "of 5 votes in time");
+        Duration left = Duration.ofNanos(leftAtLoss.get());
+        // The failed rounds were retried for most of the last third, and the work was stopped
+        // with a tenth of the TTL still left for it to end in.
+        assertThat(left).as("validity left when the loss was signalled").isPositive();
+        assertThat(left).isGreaterThan(TTL.dividedBy(20)).isLessThan(TTL.dividedBy(4));
+        assertThat(Duration.ofNanos(lostAfter)).isLessThan(TTL.dividedBy(2));
+    }
+}
