@@ -9,8 +9,9 @@ import java.util.function.Predicate;
 /**
  * Counts the replies of one round (grant, extension or release) as they arrive; {@link
  * QuorumMath#tally} says when the outcome is certain. A yes that the round's {@link Exclusion}
- * rules out is recorded as {@link Vote#EXCLUDED} and counts as a no. Replies may be recorded from
- * other threads, also after the round was decided.
+ * rules out is recorded as {@link Vote#EXCLUDED} and counts as a no, and so is a yes of an entry
+ * that is {@linkplain SameServer the same server} as an entry whose yes was counted: a server listed
+ * twice votes once. Replies may be recorded from other threads, also after the round was decided.
  */
 final class Ballot {
 
@@ -22,9 +23,18 @@ final class Ballot {
         String why(int node);
     }
 
+    /** Whether two entries are one server (they answered with the same run_id). */
+    @FunctionalInterface
+    interface SameServer {
+        SameServer NONE = (a, b) -> false;
+
+        boolean test(int a, int b);
+    }
+
     private final List<String> nodes;
     private final Predicate<Vote> counts;
     private final Exclusion exclusion;
+    private final SameServer sameServer;
     /** Where configuration errors are logged; null where they are not. */
     private final Misconfigurations misconfigurations;
 
@@ -36,17 +46,24 @@ final class Ballot {
 
     /** {@code counts} says which votes count toward the quorum. */
     Ballot(List<String> nodes, Predicate<Vote> counts) {
-        this(nodes, counts, Exclusion.NONE, null);
+        this(nodes, counts, Exclusion.NONE, SameServer.NONE, null);
     }
 
     /**
      * {@code counts} says which votes count toward the quorum, {@code exclusion} which yes votes do
-     * not; configuration errors go to {@code misconfigurations}, late ones included.
+     * not, {@code sameServer} which entries are one server; configuration errors go to {@code
+     * misconfigurations}, late ones included.
      */
-    Ballot(List<String> nodes, Predicate<Vote> counts, Exclusion exclusion, Misconfigurations misconfigurations) {
+    Ballot(
+            List<String> nodes,
+            Predicate<Vote> counts,
+            Exclusion exclusion,
+            SameServer sameServer,
+            Misconfigurations misconfigurations) {
         this.nodes = nodes;
         this.counts = counts;
         this.exclusion = exclusion;
+        this.sameServer = sameServer;
         this.misconfigurations = misconfigurations;
         this.outcomes = new NodeOutcome[nodes.size()];
     }
@@ -62,6 +79,17 @@ final class Ballot {
     private synchronized void count(int node, NodeOutcome outcome) {
         if (outcomes[node] != null) {
             return;
+        }
+        if (outcome.vote() == Vote.YES) {
+            for (int other = 0; other < outcomes.length; other++) {
+                if (outcomes[other] != null && outcomes[other].vote() == Vote.YES && sameServer.test(node, other)) {
+                    outcome = new NodeOutcome(
+                            outcome.node(),
+                            Vote.EXCLUDED,
+                            "the same server as " + nodes.get(other) + " (the same run_id): its vote counts once");
+                    break;
+                }
+            }
         }
         outcomes[node] = outcome;
         misconfigured |= outcome.vote() == Vote.MISCONFIGURED;

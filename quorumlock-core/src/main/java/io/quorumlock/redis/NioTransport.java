@@ -2,6 +2,7 @@ package io.quorumlock.redis;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
+import java.net.InetSocketAddress;
 import java.nio.channels.ClosedSelectorException;
 import java.nio.channels.SelectionKey;
 import java.nio.channels.Selector;
@@ -87,8 +88,33 @@ final class NioTransport implements Transport {
     }
 
     @Override
-    public long nodeStartNanos(int node) {
-        return starts.startNanos(node);
+    public RestartGuard.Start nodeStart(int node) {
+        return starts.start(node);
+    }
+
+    @Override
+    public boolean sameServer(int a, int b) {
+        return starts.sameServer(a, b);
+    }
+
+    /**
+     * Two nodes whose addresses are the same address and port, as the resolvers have them by
+     * {@code deadlineNanos}: a message naming both, or null. IP literals are compared at once; a
+     * host name not resolved by then is left out (two entries of one server are caught by their
+     * run_id at their first connection).
+     */
+    String sameAddress(long deadlineNanos) {
+        java.util.Map<InetSocketAddress, NodeAddress> seen = new java.util.HashMap<>();
+        for (int i = 0; i < nodes.size(); i++) {
+            InetSocketAddress address = resolvers[i].address(deadlineNanos).address();
+            NodeAddress earlier = address == null ? null : seen.putIfAbsent(address, nodes.get(i));
+            if (earlier != null) {
+                return "nodes " + earlier + " and " + nodes.get(i) + " are the same server (both reach "
+                        + address.getAddress().getHostAddress() + ":" + address.getPort()
+                        + "): each Redis server may vote only once; list independent servers";
+            }
+        }
+        return null;
     }
 
     @Override
@@ -121,7 +147,9 @@ final class NioTransport implements Transport {
             }
             links = new RespLink[nodes.size()];
             for (int i = 0; i < links.length; i++) {
-                links[i] = new RespLink(nodes.get(i), resolvers[i], selector, timeoutNanos, ticker, starts.of(i), tls);
+                int node = i;
+                links[i] = new RespLink(
+                        nodes.get(i), resolvers[i], selector, timeoutNanos, ticker, () -> starts.connection(node), tls);
             }
         }
 

@@ -402,6 +402,9 @@ public final class Redlock implements DistributedLock<Lease> {
 
     /** Configures a {@link Redlock}; every setting is checked in {@link #build()}. */
     public static final class Builder {
+        /** How long build() waits for host names to resolve, to refuse two entries of one address. */
+        private static final long SAME_ADDRESS_NANOS = 200_000_000L;
+
         private final List<String> uris = new ArrayList<>();
         private Duration nodeTimeout = Duration.ofMillis(50);
         /** Null until set: the node timeout. */
@@ -500,18 +503,22 @@ public final class Redlock implements DistributedLock<Lease> {
          * up that long. Its yes is not counted, shows as {@link Vote#EXCLUDED} in the evidence,
          * and is released like any other; a grant still needs N/2 + 1 yes votes from the other
          * nodes. Each new connection reads the node's {@code run_id} and {@code uptime_in_seconds}
-         * ({@code INFO server}, pipelined with its set-up: no extra round trip); a node whose
-         * INFO fails counts as started when the connection was made.
+         * ({@code INFO server}) and its fsync policy ({@code CONFIG GET append*}), pipelined with
+         * its set-up: no extra round trip. The latest start that any reply implies wins; a node
+         * whose INFO fails counts as started when the connection was made. A changed {@code
+         * run_id} (a restart, or a failover to another server behind the same address) counts as
+         * a start when it was seen, whatever the uptime. A node that fsyncs every write ({@code
+         * appendonly yes} and {@code appendfsync always}; a denied CONFIG counts as not) lost
+         * nothing in its own start and votes at once, unless its run_id changed.
          *
-         * <p>What it costs: a node gives no vote for the first TTL after it (re)started, so a
-         * freshly started set of nodes gives no quorum at all until its nodes have been up for
-         * the longest TTL; and it cannot tell a node that kept its keys ({@code appendfsync
-         * always}) from one that lost them. It protects against restarts only for the TTLs of
-         * this client: clients of the same nodes should use the same TTLs.
+         * <p>What it costs: a node that does not fsync every write gives no vote for the first TTL
+         * after it (re)started, so a freshly started set of such nodes gives no quorum at all
+         * until its nodes have been up for the longest TTL. It protects against restarts only for
+         * the TTLs of this client: clients of the same nodes should use the same TTLs.
          *
          * <p>The default is on with several nodes and off with one node (a single-node lock has
-         * no quorum to protect). Turn it off where every node fsyncs every write ({@code
-         * appendonly yes}, {@code appendfsync always}), or in tests on nodes just started.
+         * no quorum to protect). Turn it off in tests on nodes just started that do not fsync
+         * every write.
          */
         public Builder restartGuard(boolean enabled) {
             this.restartGuard = enabled;
@@ -589,17 +596,30 @@ public final class Redlock implements DistributedLock<Lease> {
         }
 
         /**
-         * Checks the configuration and connects lazily to the nodes.
+         * Checks the configuration and connects lazily to the nodes. Two nodes that reach the same
+         * address and port ({@code redis://localhost:6379} and {@code redis://127.0.0.1:6379}) are
+         * refused: each server may vote only once. IP literals are compared as addresses; host
+         * names are looked up for this, for at most 200 ms in all, and a name not resolved by then
+         * is left out of the comparison. Entries that reach one server by different addresses (an
+         * alias, a NAT, a proxy) are found at their first connection, by the server's {@code
+         * run_id}: their votes then count once, and the duplicate is logged and shown by {@link
+         * Redlock#checkNodes()}.
          *
          * @throws IllegalArgumentException naming the setting that is wrong and how to fix it
          */
         public Redlock build() {
             List<NodeAddress> addresses = validate();
             TlsConfig tls = addresses.stream().anyMatch(NodeAddress::tls) ? tlsConfig() : null;
-            return create(
-                    new NioTransport(addresses, nodeTimeout.toNanos(), maxConnectionsPerNode, Ticker.SYSTEM, tls),
-                    addresses,
-                    Ticker.SYSTEM);
+            NioTransport transport =
+                    new NioTransport(addresses, nodeTimeout.toNanos(), maxConnectionsPerNode, Ticker.SYSTEM, tls);
+            // The lookups started with the transport; a name that takes longer is compared by its run_id.
+            String same =
+                    addresses.size() > 1 ? transport.sameAddress(Ticker.SYSTEM.nanos() + SAME_ADDRESS_NANOS) : null;
+            if (same != null) {
+                transport.close();
+                throw new IllegalArgumentException(same);
+            }
+            return create(transport, addresses, Ticker.SYSTEM);
         }
 
         private TlsConfig tlsConfig() {

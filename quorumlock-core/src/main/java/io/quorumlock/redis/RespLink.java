@@ -8,6 +8,7 @@ import java.nio.channels.Selector;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -16,8 +17,8 @@ import org.slf4j.LoggerFactory;
  * handlers queued; replies are read by whoever waits on the lane's selector and handed to the
  * handlers in order. It connects lazily (over TLS for {@code rediss://}: see {@link Wire}) and sets
  * the connection up first (AUTH, SELECT, SCRIPT LOAD), holding requests back until the handshake
- * is done and the node has accepted the set-up, and reads {@code INFO
- * server} for the node's start, answered before any request. It never piles requests
+ * is done and the node has accepted the set-up, and reads {@code INFO server} for the node's start
+ * and {@code CONFIG GET append*} for its fsync policy, answered before any request. It never piles requests
  * onto a node that owes a reply older than the node timeout: those are answered at once as not
  * sent.
  */
@@ -50,8 +51,11 @@ final class RespLink implements Transport.Link {
     private final Ticker ticker;
     private final Resolver resolver;
     private final long staleNanos;
-    /** Gets the node's INFO server reply on every new connection: see {@link NodeStarts}. */
-    private final Transport.ReplyHandler serverInfo;
+    /**
+     * Gets the node's INFO server and CONFIG GET append* replies, a new handler for every new
+     * connection: see {@link NodeStarts}.
+     */
+    private final Supplier<Transport.ReplyHandler> serverInfo;
     /** For {@code rediss://} nodes; null if none is configured. */
     private final TlsConfig tls;
 
@@ -76,7 +80,7 @@ final class RespLink implements Transport.Link {
             Selector selector,
             long timeoutNanos,
             Ticker ticker,
-            Transport.ReplyHandler serverInfo,
+            Supplier<Transport.ReplyHandler> serverInfo,
             TlsConfig tls) {
         this.address = address;
         this.tls = tls;
@@ -221,12 +225,15 @@ final class RespLink implements Transport.Link {
                 "SCRIPT",
                 "LOAD",
                 Scripts.EXTEND_IF_EQUALS);
-        // Pipelined like the scripts: its reply comes before any request's, so the node's start is
-        // known before its first vote on this connection. Sent as a request, not as set-up: a node
-        // that refuses INFO (renamed or denied) still serves the lock.
-        Request info = Request.info("server");
-        out = Resp.write(out, info, false);
-        pending.add(new Pending(info, serverInfo, ticker.nanos(), false));
+        // Pipelined like the scripts: their replies come before any request's, so the node's start
+        // and whether it fsyncs every write are known before its first vote on this connection.
+        // Sent as requests, not as set-up: a node that refuses INFO or CONFIG (renamed or denied)
+        // still serves the lock. One CONFIG GET for both settings: Redis 6 takes one pattern only.
+        Transport.ReplyHandler starts = serverInfo.get();
+        for (Request probe : new Request[] {Request.info("server"), Request.configGet("append*")}) {
+            out = Resp.write(out, probe, false);
+            pending.add(new Pending(probe, starts, ticker.nanos(), false));
+        }
         return true;
     }
 

@@ -11,9 +11,32 @@ final class RestartGuard {
 
     private RestartGuard() {}
 
+    /**
+     * What a client knows of a node's last start: the latest time at which it may have lost keys
+     * ({@code nanos}); whether that time is when the client saw its {@code run_id} change (a restart
+     * or a failover to another server, which never had the keys); and whether the server fsyncs
+     * every write ({@code appendonly yes}, {@code appendfsync always}), so that its own start lost
+     * nothing.
+     */
+    record Start(long nanos, boolean runIdChanged, boolean fsyncs) {
+        /** A start learnt from the uptime, or assumed, of a node not known to fsync. */
+        static Start at(long nanos) {
+            return new Start(nanos, false, false);
+        }
+    }
+
     /** How long after {@code nowNanos} a node that started at {@code startNanos} may vote: zero if it may now. */
     static long waitNanos(long startNanos, long nowNanos, long longestTtlNanos) {
         return Math.max(0, longestTtlNanos - (nowNanos - startNanos));
+    }
+
+    /**
+     * How long after {@code nowNanos} the node may vote: zero at once if its server fsyncs every
+     * write and the client saw no change of its run_id (a change may be a failover to a server
+     * that never had the keys, fsync or not), else the rest of the longest TTL from its start.
+     */
+    static long waitNanos(Start start, long nowNanos, long longestTtlNanos) {
+        return start.fsyncs() && !start.runIdChanged() ? 0 : waitNanos(start.nanos(), nowNanos, longestTtlNanos);
     }
 
     /**
@@ -21,12 +44,24 @@ final class RestartGuard {
      * up 3 s, votes in 27 s}.
      */
     static String exclusion(long startNanos, long nowNanos, long longestTtlNanos) {
-        long wait = waitNanos(startNanos, nowNanos, longestTtlNanos);
+        return exclusion(Start.at(startNanos), nowNanos, longestTtlNanos);
+    }
+
+    /**
+     * Null when the node may vote at {@code nowNanos}, else why not, such as {@code restart guard:
+     * up 3 s, votes in 27 s} or {@code restart guard: run_id changed 3 s ago (a restart or a
+     * failover), votes in 27 s}.
+     */
+    static String exclusion(Start start, long nowNanos, long longestTtlNanos) {
+        long wait = waitNanos(start, nowNanos, longestTtlNanos);
         if (wait == 0) {
             return null;
         }
-        long up = Math.max(0, nowNanos - startNanos);
-        return "restart guard: up " + seconds(up, false) + ", votes in " + seconds(wait, true);
+        long up = Math.max(0, nowNanos - start.nanos());
+        return start.runIdChanged()
+                ? "restart guard: run_id changed " + seconds(up, false) + " ago (a restart or a failover), votes in "
+                        + seconds(wait, true)
+                : "restart guard: up " + seconds(up, false) + ", votes in " + seconds(wait, true);
     }
 
     /** Whole seconds from 10 s on, else tenths; rounded up or down. */

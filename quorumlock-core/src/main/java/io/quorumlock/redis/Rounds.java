@@ -150,7 +150,8 @@ final class Rounds {
     Outcome grant(String resource, String token, long ttlMillis, Grant[] grants, long laneDeadlineNanos) {
         try (Round round = new Round(laneDeadlineNanos)) {
             long start = ticker.nanos();
-            Ballot ballot = new Ballot(names, GRANTED, restartGuard(start, ttlMillis), misconfigurations);
+            Ballot ballot = new Ballot(
+                    names, GRANTED, restartGuard(start, ttlMillis), transport::sameServer, misconfigurations);
             Request set = Request.setIfAbsent(resource, token, ttlMillis);
             for (int i = 0; i < grants.length; i++) {
                 grants[i] = new Grant(ballot, i, round.lane.link(i));
@@ -177,7 +178,8 @@ final class Rounds {
     Outcome extend(String resource, String token, long ttlMillis, Grant[] grants, long laneDeadlineNanos) {
         try (Round round = new Round(laneDeadlineNanos)) {
             long start = ticker.nanos();
-            Ballot ballot = new Ballot(names, GRANTED, restartGuard(start, ttlMillis), misconfigurations);
+            Ballot ballot = new Ballot(
+                    names, GRANTED, restartGuard(start, ttlMillis), transport::sameServer, misconfigurations);
             round.afterGrants(grants, Request.extendIfEquals(resource, token, ttlMillis), ballot);
             boolean interrupted = !round.await(ballot, ballot::decided, true);
             return round.decide(ballot, start, ttlMillis, interrupted);
@@ -259,14 +261,13 @@ final class Rounds {
             return Ballot.Exclusion.NONE;
         }
         long longest = longestTtlNanos.accumulateAndGet(ttlMillis * 1_000_000, Math::max);
-        return node -> RestartGuard.exclusion(transport.nodeStartNanos(node), roundStart, longest);
+        return node -> RestartGuard.exclusion(transport.nodeStart(node), roundStart, longest);
     }
 
     /** For checkNodes(): why the restart guard keeps the node out of the vote now, or null. */
     String restartGuardFinding(int node) {
         long longest = longestTtlNanos.get();
-        String why =
-                restartGuard ? RestartGuard.exclusion(transport.nodeStartNanos(node), ticker.nanos(), longest) : null;
+        String why = restartGuard ? RestartGuard.exclusion(transport.nodeStart(node), ticker.nanos(), longest) : null;
         return why == null
                 ? null
                 : why + ": a node up for less than the longest TTL asked for (" + RestartGuard.seconds(longest, true)

@@ -19,10 +19,15 @@ interface Transport extends AutoCloseable {
     void giveBack(Lane lane);
 
     /**
-     * The latest time, on the client's ticker, at which the node may have (re)started, as learnt
-     * on the connections to it: for the restart guard. A node not heard from yet counts as started now.
+     * What is known of the node's last start, as learnt on the connections to it: for the restart
+     * guard. A node not heard from yet counts as started now.
      */
-    long nodeStartNanos(int node);
+    RestartGuard.Start nodeStart(int node);
+
+    /** Whether entries {@code a} and {@code b} have answered with the same run_id: one server listed twice. */
+    default boolean sameServer(int a, int b) {
+        return false;
+    }
 
     @Override
     void close();

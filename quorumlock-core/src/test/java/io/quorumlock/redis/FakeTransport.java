@@ -41,8 +41,8 @@ final class FakeTransport implements Transport, Transport.Lane {
     public void giveBack(Lane lane) {}
 
     @Override
-    public long nodeStartNanos(int node) {
-        return nodes.get(node).startedNanos;
+    public RestartGuard.Start nodeStart(int node) {
+        return RestartGuard.Start.at(nodes.get(node).startedNanos);
     }
 
     @Override

@@ -16,8 +16,29 @@ class NodeStartsTest {
     private final FakeTicker ticker = new FakeTicker();
     private final NodeStarts starts = new NodeStarts(List.of("redis://a:1", "redis://b:1"), ticker);
 
-    private void reply(int node, Reply reply) {
-        starts.of(node).onReply(Request.info("server"), reply, null);
+    private static final Reply FSYNC_ALWAYS = config("yes", "always");
+    private static final Reply CONFIG_DENIED =
+            new Reply.Error("NOPERM User default has no permissions to run the 'config|get' command");
+
+    /** One new connection's set-up replies: its INFO server, then CONFIG GET append* denied. */
+    private void reply(int node, Reply info) {
+        reply(node, info, CONFIG_DENIED);
+    }
+
+    private void reply(int node, Reply info, Reply config) {
+        Transport.ReplyHandler connection = starts.connection(node);
+        connection.onReply(Request.info("server"), info, null);
+        connection.onReply(Request.configGet("append*"), config, null);
+    }
+
+    private static Reply config(String appendonly, String appendfsync) {
+        return new Reply.Array(List.of(
+                new Reply.Bulk("appendonly"),
+                new Reply.Bulk(appendonly),
+                new Reply.Bulk("appendfilename"),
+                new Reply.Bulk("appendonly.aof"),
+                new Reply.Bulk("appendfsync"),
+                new Reply.Bulk(appendfsync)));
     }
 
     private static Reply bulkInfo(String runId, long uptimeSeconds) {
@@ -63,8 +84,8 @@ class NodeStartsTest {
         reply(0, bulkInfo("r1", 40));
         ticker.advance(5 * S);
         String log = logOf(() -> reply(0, bulkInfo("r2", 1)));
-        assertThat(starts.startNanos(0)).isEqualTo(ticker.nanos() - S);
-        assertThat(log).contains("WARN", "node redis://a:1 has restarted: run_id r1 is now r2");
+        assertThat(starts.startNanos(0)).as("when the change was seen").isEqualTo(ticker.nanos());
+        assertThat(log).contains("WARN", "node redis://a:1 answered with run_id r2 where it had answered with r1");
         assertThat(logOf(() -> reply(0, bulkInfo("r2", 2))))
                 .as("the same run_id again")
                 .isEmpty();
@@ -92,5 +113,106 @@ class NodeStartsTest {
         ticker.advance(S);
         reply(0, new Reply.Failure(Reply.Kind.BROKEN, "connection lost"));
         assertThat(starts.startNanos(0)).isEqualTo(start);
+    }
+
+    @Test
+    void aStaleInfoReplyDoesNotMakeARestartedNodeLookOld() {
+        ticker.advance(100_000 * S);
+        reply(0, bulkInfo("r1", 86_400)); // lane 1, long ago
+        ticker.advance(10 * S);
+        // The node restarts empty; lane 1's new connection learns it, then lane 2's old INFO,
+        // sent before the restart and read only now, arrives.
+        reply(0, bulkInfo("r2", 0));
+        long restart = ticker.nanos();
+        ticker.advance(S);
+        reply(0, bulkInfo("r1", 86_410));
+        assertThat(starts.startNanos(0)).as("the newest start estimate").isGreaterThanOrEqualTo(restart);
+    }
+
+    @Test
+    void anOlderEstimateForTheSameRunIdDoesNotMoveTheStartBack() {
+        ticker.advance(100 * S);
+        reply(0, bulkInfo("r1", 5)); // read late: the start looks later than it was
+        long start = starts.startNanos(0);
+        reply(0, bulkInfo("r1", 40));
+        assertThat(starts.startNanos(0)).isEqualTo(start);
+    }
+
+    @Test
+    void aChangedRunIdWithALongUptimeCountsAsAStartWhenTheChangeWasSeen() {
+        ticker.advance(100_000 * S);
+        reply(0, bulkInfo("r1", 86_400));
+        ticker.advance(10 * S);
+        long seen = ticker.nanos();
+        // A failover behind a proxy: another server, up for days, without this client's keys.
+        reply(0, bulkInfo("r2", 90_000));
+        assertThat(starts.startNanos(0)).isEqualTo(seen);
+    }
+
+    @Test
+    void aNodeThatFsyncsEveryWriteLostNothingInItsStart() {
+        ticker.advance(100 * S);
+        reply(0, bulkInfo("r1", 0), FSYNC_ALWAYS);
+        assertThat(starts.start(0).fsyncs()).isTrue();
+        assertThat(RestartGuard.waitNanos(starts.start(0), ticker.nanos(), 30 * S))
+                .isZero();
+    }
+
+    @Test
+    void fsyncOnEverySecondOrWithoutAppendOnlyOrDeniedIsNoFsync() {
+        ticker.advance(100 * S);
+        reply(0, bulkInfo("r1", 0), config("yes", "everysec"));
+        reply(1, bulkInfo("r2", 0), config("no", "always"));
+        assertThat(starts.start(0).fsyncs()).isFalse();
+        assertThat(starts.start(1).fsyncs()).isFalse();
+        NodeStarts denied = new NodeStarts(List.of("redis://c:1"), ticker);
+        Transport.ReplyHandler connection = denied.connection(0);
+        connection.onReply(Request.info("server"), bulkInfo("r3", 0), null);
+        connection.onReply(Request.configGet("append*"), new Reply.Error("ERR unknown command 'CONFIG'"), null);
+        assertThat(denied.start(0).fsyncs()).isFalse();
+    }
+
+    @Test
+    void oneConnectionWithoutFsyncIsEnoughToCountTheServerAsNotFsyncing() {
+        ticker.advance(100 * S);
+        reply(0, bulkInfo("r1", 0), FSYNC_ALWAYS);
+        reply(0, bulkInfo("r1", 0), config("yes", "everysec"));
+        reply(0, bulkInfo("r1", 0), FSYNC_ALWAYS);
+        assertThat(starts.start(0).fsyncs()).isFalse();
+    }
+
+    @Test
+    void aChangedRunIdWaitsEvenOnAServerThatFsyncs() {
+        ticker.advance(100_000 * S);
+        reply(0, bulkInfo("r1", 86_400), FSYNC_ALWAYS);
+        ticker.advance(10 * S);
+        reply(0, bulkInfo("r2", 90_000), FSYNC_ALWAYS);
+        RestartGuard.Start start = starts.start(0);
+        assertThat(start.runIdChanged()).isTrue();
+        assertThat(RestartGuard.exclusion(start, ticker.nanos() + 3 * S, 30 * S))
+                .isEqualTo("restart guard: run_id changed 3 s ago (a restart or a failover), votes in 27 s");
+    }
+
+    @Test
+    void twoEntriesThatAnswerWithTheSameRunIdAreOneServerAndAreLogged() {
+        ticker.advance(100 * S);
+        reply(0, bulkInfo("r1", 40));
+        assertThat(starts.sameServer(0, 1)).isFalse();
+        String log = logOf(() -> reply(1, bulkInfo("r1", 40)));
+        assertThat(starts.sameServer(0, 1)).isTrue();
+        assertThat(starts.sameServer(1, 0)).isTrue();
+        assertThat(starts.sameServer(1, 1)).isFalse();
+        assertThat(log).contains("WARN", "nodes redis://a:1 and redis://b:1 are the same server (run_id r1)");
+        reply(1, bulkInfo("r9", 1));
+        assertThat(starts.sameServer(0, 1))
+                .as("after a failover behind the second")
+                .isFalse();
+    }
+
+    @Test
+    void anInfoWhoseConnectionBrokeBeforeTheConfigReplyStillCountsWithoutFsync() {
+        ticker.advance(100 * S);
+        reply(0, bulkInfo("r1", 40), new Reply.Failure(Reply.Kind.BROKEN, "connection lost"));
+        assertThat(starts.start(0)).isEqualTo(new RestartGuard.Start(ticker.nanos() - 40 * S, false, false));
     }
 }

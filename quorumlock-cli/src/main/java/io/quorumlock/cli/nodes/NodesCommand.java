@@ -41,8 +41,9 @@ import picocli.CommandLine.Spec;
                     + " stops. Redis: independent masters on free ports (or --port and the following ones);"
                     + " redis-server from QUORUMLOCK_REDIS_SERVER, else the PATH, else the binary shipped with"
                     + " quorumlock (Linux x86-64). The nodes are fresh: a Redlock's restart guard does not count"
-                    + " their votes until they have been up for the longest TTL it asks for. ZooKeeper: an ensemble"
-                    + " in this JVM (curator-test) that grants sessions of 200 ms to 30 s. etcd: the etcd binary"
+                    + " their votes until they have been up for the longest TTL it asks for, unless they run with"
+                    + " --persistent and so fsync every write. ZooKeeper: an ensemble in this JVM (curator-test)"
+                    + " that grants sessions of 200 ms to 30 s. etcd: the etcd binary"
                     + " from QUORUMLOCK_ETCD, else the PATH (Debian package etcd-server). PostgreSQL: initdb and"
                     + " postgres from QUORUMLOCK_PG_BIN, else /usr/lib/postgresql/*/bin (Debian package"
                     + " postgresql); superuser postgres, no password.",
@@ -261,10 +262,13 @@ public final class NodesCommand implements Callable<Integer> {
             if (redis > 0 && local == started.get(0)) {
                 String hint = redis == 1
                         ? "One Redis node: a single-node lock, which has no restart guard."
-                        : "The Redis nodes are fresh: Redlock's restart guard (on by default with several nodes)"
-                                + " does not count a node's vote until it has been up for the longest TTL the client"
-                                + " asks for, so no lock is granted in the first TTL; in tests, use"
-                                + " Redlock.builder().restartGuard(false).";
+                        : persistent
+                                ? "The Redis nodes fsync every write: Redlock's restart guard (on by default with"
+                                        + " several nodes) counts their votes at once, since a start loses nothing."
+                                : "The Redis nodes are fresh: Redlock's restart guard (on by default with several"
+                                        + " nodes) does not count a node's vote until it has been up for the longest TTL"
+                                        + " the client asks for, so no lock is granted in the first TTL; in tests, use"
+                                        + " Redlock.builder().restartGuard(false).";
                 Text.wrap(hint, "", "", Text.WIDTH).forEach(out::println);
                 out.println();
             }
