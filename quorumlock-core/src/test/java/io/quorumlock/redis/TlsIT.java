@@ -197,8 +197,14 @@ class TlsIT {
             Redlock.Attempt attempt = attempt(redlock, "tls:five");
             assertThat(attempt.lease()).isPresent();
             NodeOutcome bad = attempt.outcomes().get(4);
-            assertThat(bad.vote()).as(bad.toString()).isEqualTo(Vote.MISCONFIGURED);
-            assertThat(bad.detail()).startsWith("TLS: untrusted certificate");
+            // The four good nodes may decide before the bad one's handshake fails: then its reason
+            // is not in this attempt's evidence, but checkNodes names it.
+            assertThat(bad.vote()).as(bad.toString()).isIn(Vote.MISCONFIGURED, Vote.PENDING);
+            if (bad.vote() == Vote.MISCONFIGURED) {
+                assertThat(bad.detail()).startsWith("TLS: untrusted certificate");
+            }
+            assertThat(redlock.checkNodes().nodes().get(4).findings())
+                    .anySatisfy(finding -> assertThat(finding).contains("TLS: untrusted certificate"));
             attempt.lease().get().release();
         }
     }
