@@ -14,6 +14,7 @@ final class Misconfigurations {
     private static final Logger log = LoggerFactory.getLogger(Redlock.class);
 
     private final AtomicReferenceArray<String> logged;
+    private final java.util.concurrent.atomic.AtomicInteger warnings = new java.util.concurrent.atomic.AtomicInteger();
 
     Misconfigurations(int nodes) {
         this.logged = new AtomicReferenceArray<>(nodes);
@@ -22,7 +23,13 @@ final class Misconfigurations {
     /** Records that {@code node} refused with {@code outcome}, and logs it unless it was the last one logged. */
     void seen(int node, NodeOutcome outcome) {
         if (!outcome.detail().equals(logged.getAndSet(node, outcome.detail()))) {
+            warnings.incrementAndGet();
             log.warn("node {} refused with a configuration error: {}", outcome.node(), outcome.detail());
         }
+    }
+
+    /** How many warnings were logged so far. */
+    int warnings() {
+        return warnings.get();
     }
 }

@@ -364,6 +364,11 @@ public final class Redlock implements DistributedLock<Lease> {
         return named;
     }
 
+    /** How many configuration errors this lock logged so far: for tests of the log-once rule. */
+    int configurationWarnings() {
+        return rounds.configurationWarnings();
+    }
+
     private void ensureOpen() {
         if (closed) {
             throw new IllegalStateException("this Redlock is closed: build a new one to lock again");

@@ -264,6 +264,11 @@ final class Rounds {
         return node -> RestartGuard.exclusion(transport.nodeStart(node), roundStart, longest);
     }
 
+    /** How many configuration errors were logged so far: once per node and error. */
+    int configurationWarnings() {
+        return misconfigurations.warnings();
+    }
+
     /** For checkNodes(): why the restart guard keeps the node out of the vote now, or null. */
     String restartGuardFinding(int node) {
         long longest = longestTtlNanos.get();
