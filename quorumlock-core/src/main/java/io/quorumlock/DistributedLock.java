@@ -75,6 +75,16 @@ public interface DistributedLock<L extends Lease> extends AutoCloseable {
         });
     }
 
+    /**
+     * The notice of loss for leases of {@code ttl}: how long before another client can be granted
+     * the lock a lease kept alive by this lock is given up ({@link FencedLease#inDoubt()}, or the
+     * watchdog's loss for a TTL lease), so that {@code withLock} can interrupt the work and a
+     * supervisor can stop a command in time. Work must stop within it.
+     *
+     * @throws IllegalArgumentException if the TTL is unusable with this lock
+     */
+    Duration lossNotice(Duration ttl);
+
     @Override
     void close();
 }

@@ -230,6 +230,7 @@ public final class Redlock implements DistributedLock<Lease> {
      * left when the watchdog gives it up as lost: the time the work has to stop in before another
      * client can be granted the lock. A tenth of the TTL.
      */
+    @Override
     public Duration lossNotice(Duration ttl) {
         return Duration.ofNanos(QuorumMath.lossNoticeNanos(checkTtl(ttl).toNanos()));
     }

@@ -460,6 +460,11 @@ final class EtcdLease implements FencedLease {
     }
 
     private long doubtAfterNanos() {
+        return doubtAfterNanos(ttlSeconds);
+    }
+
+    /** How long a lease of {@code ttlSeconds} may go without a renewal before it is in doubt: two thirds of it. */
+    static long doubtAfterNanos(long ttlSeconds) {
         return TimeUnit.SECONDS.toNanos(ttlSeconds) * 2 / 3;
     }
 

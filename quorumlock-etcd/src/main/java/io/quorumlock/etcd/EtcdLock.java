@@ -209,6 +209,16 @@ public final class EtcdLock implements DistributedLock<FencedLease> {
     }
 
     /**
+     * A third of the lease's TTL (in whole seconds): a lease is {@linkplain FencedLease#inDoubt() in
+     * doubt} once no renewal came for two thirds of it, and etcd expires it at its end.
+     */
+    @Override
+    public Duration lossNotice(Duration ttl) {
+        long seconds = ttlSeconds(ttl);
+        return Duration.ofSeconds(seconds).minusNanos(EtcdLease.doubtAfterNanos(seconds));
+    }
+
+    /**
      * Releases every lease this lock still holds (each bounded by the request timeout), stops its
      * timer thread and, if the lock built its own client, closes it. Idempotent.
      */

@@ -255,6 +255,18 @@ public final class ZooKeeperLock implements DistributedLock<FencedLease> {
     }
 
     /**
+     * A third of the session timeout, whatever the ttl: Curator reports SUSPENDED, when a lease is
+     * {@linkplain FencedLease#inDoubt() in doubt}, after two thirds of it without an answer, and the
+     * ensemble expires the session at its end. Waits for the first connection (see {@link
+     * #sessionTimeout()}) to know the negotiated timeout; zero, no notice to promise, without one.
+     */
+    @Override
+    public Duration lossNotice(Duration ttl) {
+        checkTtl(ttl);
+        return sessionTimeout().orElse(Duration.ZERO).dividedBy(3);
+    }
+
+    /**
      * Closes the lock. Leases still held are lost ({@link FencedLease#lost()} completes, so work
      * under {@link #withLock} is interrupted) and their nodes deleted. A client this lock created
      * is closed, which ends its session; a client passed to {@link Builder#client} is left open.

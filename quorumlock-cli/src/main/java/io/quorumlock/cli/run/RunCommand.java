@@ -269,7 +269,7 @@ public final class RunCommand implements Callable<Integer> {
      * timeout) and etcd (no renewal for two thirds of the TTL).
      */
     private Duration checkGrace(DistributedLock<? extends Lease> lock) {
-        Duration notice = lock instanceof Redlock redlock ? redlock.lossNotice(ttl) : ttl.dividedBy(3);
+        Duration notice = lock.lossNotice(ttl);
         if (grace == null) {
             Duration half = notice.dividedBy(2);
             return half.compareTo(DEFAULT_GRACE) < 0 ? half : DEFAULT_GRACE;
