@@ -292,25 +292,29 @@ public final class Redlock implements DistributedLock<Lease> {
             throw new QuorumLockException("interrupted while acquiring '" + resource + "'");
         }
         if (outcome.held()) {
-            log.debug(
-                    "acquired '{}' with {} of {} votes, validity {} ms, token {}...",
-                    resource,
-                    outcome.votes(),
-                    names.size(),
-                    outcome.validityNanos() / 1_000_000,
-                    token.substring(0, 8));
+            if (log.isDebugEnabled()) { // the hot path: no boxing, no substring unless asked for
+                log.debug(
+                        "acquired '{}' with {} of {} votes, validity {} ms, token {}...",
+                        resource,
+                        outcome.votes(),
+                        names.size(),
+                        outcome.validityNanos() / 1_000_000,
+                        token.substring(0, 8));
+            }
             RedlockLease lease =
                     new RedlockLease(this, resource, token, grants, outcome.validityNanos(), outcome.validUntilNanos());
             return new Attempt(Optional.of(lease), outcome.votes(), outcome.outcomes(), false);
         }
-        log.debug(
-                "could not acquire '{}': {} of {} votes, {} needed, validity {} ms; {}",
-                resource,
-                outcome.votes(),
-                names.size(),
-                quorum(),
-                outcome.validityNanos() / 1_000_000,
-                outcome.outcomes());
+        if (log.isDebugEnabled()) {
+            log.debug(
+                    "could not acquire '{}': {} of {} votes, {} needed, validity {} ms; {}",
+                    resource,
+                    outcome.votes(),
+                    names.size(),
+                    quorum(),
+                    outcome.validityNanos() / 1_000_000,
+                    outcome.outcomes());
+        }
         return new Attempt(Optional.empty(), outcome.votes(), outcome.outcomes(), outcome.misconfigured());
     }
 
