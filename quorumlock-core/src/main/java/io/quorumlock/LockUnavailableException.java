@@ -2,11 +2,13 @@ package io.quorumlock;
 
 import java.time.Duration;
 import java.util.List;
+import java.util.Optional;
 import java.util.stream.Collectors;
 
 /**
  * The lock could not be acquired within the allowed wait. Carries the evidence of the last
- * attempt: how many nodes voted yes, how many were needed, and what every node answered.
+ * attempt: how many nodes voted yes, how many were needed, and what every node answered; for a
+ * lock granted by one authority (ZooKeeper, etcd), which counts no votes, its one answer.
  */
 public class LockUnavailableException extends QuorumLockException {
     private static final long serialVersionUID = 1L;
@@ -31,34 +33,51 @@ public class LockUnavailableException extends QuorumLockException {
         this.lastAttempt = List.copyOf(lastAttempt);
     }
 
+    /**
+     * A refusal by the one authority that grants the lock (a consensus service): no votes to count,
+     * one answer, and who holds the lock if the authority named the holder.
+     */
+    LockUnavailableException(
+            String resource, Duration waited, int attempts, NodeOutcome answer, Optional<String> holder) {
+        super(tried(resource, waited, attempts)
+                + holder.map(who -> "held by " + who)
+                        .orElseGet(() -> answer.detail().isEmpty()
+                                ? answer.vote().description()
+                                : answer.vote().description() + " (" + answer.detail() + ")")
+                + " on " + answer.node());
+        this.resource = resource;
+        this.attempts = attempts;
+        this.votes = 0;
+        this.quorum = 1;
+        this.lastAttempt = List.of(answer);
+    }
+
+    /** How the message begins: {@code could not acquire 'r' within 200 ms (3 attempts): }. */
+    private static String tried(String resource, Duration waited, int attempts) {
+        return String.format(
+                "could not acquire '%s' within %d ms (%d attempt%s): ",
+                resource, waited.toMillis(), attempts, attempts == 1 ? "" : "s");
+    }
+
     private static String message(
             String resource, Duration waited, int attempts, int votes, int quorum, List<NodeOutcome> outcomes) {
         String others = outcomes.stream()
                 .filter(o -> o.vote() != NodeOutcome.Vote.YES)
                 .map(NodeOutcome::toString)
                 .collect(Collectors.joining("; "));
-        if (outcomes.size() == 1
-                && quorum == 1) { // one authority (a single node, or a consensus ensemble): no vote to count
-            return String.format(
-                    "could not acquire '%s' within %d ms (%d attempt%s): %s",
-                    resource,
-                    waited.toMillis(),
-                    attempts,
-                    attempts == 1 ? "" : "s",
-                    others.isEmpty() ? "granted too late: no validity left" : others);
+        if (outcomes.size() == 1 && quorum == 1) { // a single node: no other vote to count
+            return tried(resource, waited, attempts)
+                    + (others.isEmpty() ? "granted too late: no validity left" : others);
         }
         boolean excluded = outcomes.stream().anyMatch(o -> o.vote() == NodeOutcome.Vote.EXCLUDED);
-        return String.format(
-                "could not acquire '%s' within %d ms (%d attempt%s): last attempt got %d of %d votes, %d needed%s%s",
-                resource,
-                waited.toMillis(),
-                attempts,
-                attempts == 1 ? "" : "s",
-                votes,
-                outcomes.size(),
-                quorum,
-                others.isEmpty() ? " (the votes came too late: no validity left)" : "; " + others,
-                excluded ? RESTART_GUARD_REMEDY : "");
+        return tried(resource, waited, attempts)
+                + String.format(
+                        "last attempt got %d of %d votes, %d needed%s%s",
+                        votes,
+                        outcomes.size(),
+                        quorum,
+                        others.isEmpty() ? " (the votes came too late: no validity left)" : "; " + others,
+                        excluded ? RESTART_GUARD_REMEDY : "");
     }
 
     /** The resource that could not be locked. */
@@ -71,12 +90,12 @@ public class LockUnavailableException extends QuorumLockException {
         return attempts;
     }
 
-    /** How many nodes voted yes on the last attempt. */
+    /** How many nodes voted yes on the last attempt; 0 where one authority refused. */
     public int votes() {
         return votes;
     }
 
-    /** How many yes votes a grant needs. */
+    /** How many yes votes a grant needs; 1 where one authority grants. */
     public int quorum() {
         return quorum;
     }

@@ -1,5 +1,6 @@
 package io.quorumlock.redis;
 
+import io.quorumlock.AcquireLoop;
 import io.quorumlock.CriticalSections;
 import io.quorumlock.DistributedLock;
 import io.quorumlock.Lease;
@@ -144,33 +145,19 @@ public final class Redlock implements DistributedLock<Lease> {
     public Lease acquire(String resource, Duration ttl, Duration maxWait) {
         ensureOpen();
         checkResource(resource);
-        checkTtl(ttl);
-        Objects.requireNonNull(maxWait, "maxWait");
-        if (maxWait.isNegative()) {
-            throw new IllegalArgumentException("maxWait must not be negative, was " + maxWait.toMillis() + " ms");
-        }
-        long start = ticker.nanos();
-        long budget = maxWait.toNanos();
-        for (int attempts = 1; ; attempts++) {
+        long ttlNanos = checkTtl(ttl).toNanos();
+        return AcquireLoop.acquire(resource, maxWait, retry, ticker::nanos, (number, remainingNanos) -> {
             // Waiting for a free connection, up to the later of maxWait and the TTL, costs no validity.
-            Attempt attempt = attempt(resource, ttl, Math.max(start + budget, ticker.nanos() + ttl.toNanos()));
+            Attempt attempt = attempt(resource, ttl, ticker.nanos() + Math.max(remainingNanos, ttlNanos));
             if (attempt.lease().isPresent()) {
-                return attempt.lease().get();
+                return AcquireLoop.Attempt.granted(attempt.lease().get());
             }
             if (attempt.misconfigured()) {
-                throw new LockConfigurationException(resource, attempts, attempt.outcomes());
+                throw new LockConfigurationException(resource, number, attempt.outcomes());
             }
-            long waited = ticker.nanos() - start;
-            if (!retry.pauseBeforeNextAttempt(attempts, budget - waited, resource)) {
-                throw new LockUnavailableException(
-                        resource,
-                        Duration.ofNanos(waited),
-                        attempts,
-                        attempt.votes(),
-                        quorum(),
-                        withHolders(resource, attempt.outcomes()));
-            }
-        }
+            return AcquireLoop.Attempt.outvoted(
+                    attempt.votes(), quorum(), () -> withHolders(resource, attempt.outcomes()));
+        });
     }
 
     /**

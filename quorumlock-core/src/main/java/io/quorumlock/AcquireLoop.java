@@ -1,0 +1,159 @@
+package io.quorumlock;
+
+import java.time.Duration;
+import java.util.List;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.function.LongSupplier;
+import java.util.function.Supplier;
+
+/**
+ * The acquire loop that every lock of this library shares: attempts until one is granted, one is
+ * refused for good, or the wait has passed, with the {@link RetryPolicy}'s backoff in between,
+ * and the evidence of the last attempt in the {@link LockUnavailableException}. What an attempt
+ * is (a vote round, a place in a queue, a call to a consensus service) stays with each lock.
+ *
+ * <p>For the locks of this library; applications call {@link DistributedLock#acquire} instead.
+ */
+public final class AcquireLoop {
+
+    /** The longest wait the loop keeps count of, about 73 years: a longer one is waited this long. */
+    private static final long LONGEST_WAIT_NANOS = Long.MAX_VALUE / 4;
+
+    private AcquireLoop() {}
+
+    /**
+     * Makes attempts to lock {@code resource} until one is granted, one is refused for good, or
+     * {@code maxWait} has passed on {@code nanoClock}. After a refusal that a retry may overcome,
+     * pauses as {@code retry} says if the pause fits in what is left of the wait, then tries again.
+     * A {@code maxWait} of zero makes exactly one attempt.
+     *
+     * @param nanoClock the lock's monotonic clock, in nanoseconds
+     * @param attempts makes one attempt; whatever it throws ends the loop at once
+     * @return the lease of the attempt that was granted
+     * @throws LockUnavailableException if no attempt was granted in time, with the evidence of the last one
+     * @throws IllegalArgumentException if {@code maxWait} is negative
+     * @throws QuorumLockException if the thread was interrupted during a pause (the flag stays set)
+     */
+    public static <L> L acquire(
+            String resource, Duration maxWait, RetryPolicy retry, LongSupplier nanoClock, Attempts<L> attempts) {
+        Objects.requireNonNull(maxWait, "maxWait");
+        if (maxWait.isNegative()) {
+            throw new IllegalArgumentException("maxWait must not be negative, was " + maxWait.toMillis() + " ms");
+        }
+        long budget =
+                maxWait.compareTo(Duration.ofNanos(LONGEST_WAIT_NANOS)) > 0 ? LONGEST_WAIT_NANOS : maxWait.toNanos();
+        long start = nanoClock.getAsLong();
+        for (int number = 1; ; number++) {
+            long remaining = Math.max(0, budget - (nanoClock.getAsLong() - start));
+            Attempt<L> attempt = attempts.attempt(number, remaining);
+            if (attempt.lease != null) {
+                return attempt.lease;
+            }
+            long waited = nanoClock.getAsLong() - start;
+            if (!attempt.retryable
+                    || waited >= budget
+                    || !retry.pauseBeforeNextAttempt(number, budget - waited, resource)) {
+                throw attempt.unavailable(resource, Duration.ofNanos(waited), number);
+            }
+        }
+    }
+
+    /** One attempt to acquire, made by a lock. */
+    @FunctionalInterface
+    public interface Attempts<L> {
+        /**
+         * Makes attempt {@code number} (the first is 1).
+         *
+         * @param remainingNanos what is left of the wait when the attempt starts, zero or more: how
+         *     long the attempt may wait inside (for a connection, for the holders ahead of it)
+         */
+        Attempt<L> attempt(int number, long remainingNanos);
+    }
+
+    /** What one attempt came to: the lease, or a refusal with its evidence. */
+    public static final class Attempt<L> {
+        private final L lease;
+        private final boolean retryable;
+        /** The exception for a refusal, with its evidence: made only when the loop gives up. */
+        private final Refusal refusal;
+        /** What the attempt came to, for debug lines. */
+        private final String description;
+
+        private Attempt(L lease, boolean retryable, Refusal refusal, String description) {
+            this.lease = lease;
+            this.retryable = retryable;
+            this.refusal = refusal;
+            this.description = description;
+        }
+
+        /** The attempt was granted {@code lease}. */
+        public static <L> Attempt<L> granted(L lease) {
+            return new Attempt<>(Objects.requireNonNull(lease, "lease"), false, null, "granted: " + lease);
+        }
+
+        /**
+         * A vote refused the attempt: {@code votes} yes votes of the {@code quorum} needed, a retry
+         * may find the votes free. The outcomes of every node, for the evidence, are asked for only
+         * if this is the last attempt.
+         */
+        public static <L> Attempt<L> outvoted(int votes, int quorum, Supplier<List<NodeOutcome>> outcomes) {
+            Objects.requireNonNull(outcomes, "outcomes");
+            return new Attempt<>(
+                    null,
+                    true,
+                    (resource, waited, attempts) ->
+                            new LockUnavailableException(resource, waited, attempts, votes, quorum, outcomes.get()),
+                    "refused: " + votes + " yes vote" + (votes == 1 ? "" : "s") + ", " + quorum + " needed");
+        }
+
+        /**
+         * The one authority that grants the lock (a consensus service, which counts no votes) held
+         * the lock for {@code holder}, named as the service knows it, with what else it said of it:
+         * final, since the attempt waited in the holder's queue for what was left of the wait.
+         */
+        public static <L> Attempt<L> heldBy(String holder, NodeOutcome answer) {
+            Objects.requireNonNull(holder, "holder");
+            Objects.requireNonNull(answer, "answer");
+            return new Attempt<>(
+                    null,
+                    false,
+                    (resource, waited, attempts) ->
+                            new LockUnavailableException(resource, waited, attempts, answer, Optional.of(holder)),
+                    "held by " + holder + " on " + answer.node());
+        }
+
+        /**
+         * The one authority that grants the lock did not, for another reason than a holder (it
+         * could not be reached, it failed to answer); a {@code retryable} refusal is tried again.
+         */
+        public static <L> Attempt<L> refused(NodeOutcome answer, boolean retryable) {
+            Objects.requireNonNull(answer, "answer");
+            return new Attempt<>(
+                    null,
+                    retryable,
+                    (resource, waited, attempts) ->
+                            new LockUnavailableException(resource, waited, attempts, answer, Optional.empty()),
+                    (retryable ? "refused, to retry: " : "refused: ") + answer);
+        }
+
+        /** The lease, if the attempt was granted. */
+        public Optional<L> lease() {
+            return Optional.ofNullable(lease);
+        }
+
+        @Override
+        public String toString() {
+            return description;
+        }
+
+        private LockUnavailableException unavailable(String resource, Duration waited, int attempts) {
+            return refusal.unavailable(resource, waited, attempts);
+        }
+    }
+
+    @FunctionalInterface
+    private interface Refusal {
+        LockUnavailableException unavailable(String resource, Duration waited, int attempts);
+    }
+}
