@@ -1,13 +1,13 @@
 package io.quorumlock.zookeeper;
 
+import io.quorumlock.AcquireLoop;
+import io.quorumlock.AcquireLoop.Attempt;
 import io.quorumlock.CriticalSections;
 import io.quorumlock.DistributedLock;
 import io.quorumlock.FencedLease;
 import io.quorumlock.LeaseLostException;
 import io.quorumlock.LeasedSection;
 import io.quorumlock.LockUnavailableException;
-import io.quorumlock.NodeOutcome;
-import io.quorumlock.NodeOutcome.Vote;
 import io.quorumlock.QuorumLockException;
 import io.quorumlock.RetryPolicy;
 import io.quorumlock.Secrets;
@@ -15,27 +15,15 @@ import java.lang.management.ManagementFactory;
 import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
-import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
-import java.util.Set;
-import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.concurrent.atomic.AtomicLong;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.CuratorFrameworkFactory;
 import org.apache.curator.framework.imps.CuratorFrameworkState;
-import org.apache.curator.framework.state.ConnectionState;
-import org.apache.curator.framework.state.ConnectionStateListener;
-import org.apache.curator.utils.ZKPaths;
-import org.apache.zookeeper.CreateMode;
 import org.apache.zookeeper.KeeperException;
-import org.apache.zookeeper.WatchedEvent;
-import org.apache.zookeeper.Watcher;
 import org.apache.zookeeper.client.ConnectStringParser;
 import org.apache.zookeeper.common.PathUtils;
-import org.apache.zookeeper.data.Stat;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -96,21 +84,13 @@ public final class ZooKeeperLock implements DistributedLock<FencedLease> {
 
     private static final Duration DEFAULT_SESSION_TIMEOUT = Duration.ofSeconds(10);
     private static final Duration DEFAULT_CONNECTION_TIMEOUT = Duration.ofSeconds(5);
-    private static final int CREATE_TRIES = 3;
 
     private final CuratorFramework client;
     private final boolean ownsClient;
     private final String basePath;
     private final RetryPolicy retry;
-    private final byte[] holder;
-    private final Set<ZooKeeperLease> leases = ConcurrentHashMap.newKeySet();
-    private final Set<Waiter> waiters = ConcurrentHashMap.newKeySet();
-    /** Counts connection state changes, so a grant can tell whether one slipped in while it checked ownership. */
-    private final AtomicLong connectionChanges = new AtomicLong();
-    /** The connection state Curator reported last; null before the first report. */
-    private volatile ConnectionState lastState;
-
-    private final ConnectionStateListener listener = (c, state) -> stateChanged(state);
+    private final ConnectionWatch connection;
+    private final LockAttempts attempts;
     private final AtomicBoolean closed = new AtomicBoolean();
 
     private ZooKeeperLock(CuratorFramework client, boolean ownsClient, String basePath, RetryPolicy retry) {
@@ -118,8 +98,12 @@ public final class ZooKeeperLock implements DistributedLock<FencedLease> {
         this.ownsClient = ownsClient;
         this.basePath = basePath;
         this.retry = retry;
-        this.holder = ManagementFactory.getRuntimeMXBean().getName().getBytes(StandardCharsets.UTF_8);
-        client.getConnectionStateListenable().addListener(listener);
+        this.connection = new ConnectionWatch(client, this::ensemble);
+        this.attempts = new LockAttempts(
+                this,
+                client,
+                connection,
+                ManagementFactory.getRuntimeMXBean().getName().getBytes(StandardCharsets.UTF_8));
     }
 
     /** Starts the configuration of a lock. */
@@ -150,7 +134,8 @@ public final class ZooKeeperLock implements DistributedLock<FencedLease> {
         checkOpen();
         if (negotiatedSessionTimeout().isZero()) {
             try {
-                connected(System.nanoTime() + client.getZookeeperClient().getConnectionTimeoutMs() * 1_000_000L);
+                connection.awaitConnected(
+                        System.nanoTime() + client.getZookeeperClient().getConnectionTimeoutMs() * 1_000_000L);
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
             }
@@ -177,13 +162,8 @@ public final class ZooKeeperLock implements DistributedLock<FencedLease> {
     public Optional<FencedLease> tryAcquire(String resource, Duration ttl) {
         String dir = lockDir(resource);
         checkTtl(ttl);
-        checkOpen();
         long deadline = System.nanoTime() + client.getZookeeperClient().getConnectionTimeoutMs() * 1_000_000L;
-        Attempt attempt = attempt(resource, dir, deadline, false);
-        if (attempt.lease() == null && attempt.outcome().vote() != Vote.HELD_BY_OTHER) {
-            log.warn("could not try to lock '{}': {}", resource, attempt.outcome());
-        }
-        return Optional.ofNullable(attempt.lease());
+        return attempts.attempt(resource, dir, deadline, false).lease();
     }
 
     /**
@@ -210,27 +190,13 @@ public final class ZooKeeperLock implements DistributedLock<FencedLease> {
     public FencedLease acquire(String resource, Duration ttl, Duration maxWait) {
         String dir = lockDir(resource);
         checkTtl(ttl);
-        Objects.requireNonNull(maxWait, "maxWait");
-        if (maxWait.isNegative()) {
-            throw new IllegalArgumentException("maxWait must not be negative, was " + maxWait.toMillis() + " ms");
-        }
-        checkOpen();
-        long start = System.nanoTime();
-        long deadline =
-                start + (maxWait.compareTo(Duration.ofDays(36_500)) > 0 ? Long.MAX_VALUE / 4 : maxWait.toNanos());
-        for (int attempts = 1; ; attempts++) {
-            Attempt attempt = attempt(resource, dir, deadline, true);
-            if (attempt.lease() != null) {
-                return attempt.lease();
+        return AcquireLoop.acquire(resource, maxWait, retry, System::nanoTime, (number, remainingNanos) -> {
+            Attempt<FencedLease> attempt = attempts.attempt(resource, dir, System.nanoTime() + remainingNanos, true);
+            if (attempt.lease().isEmpty()) {
+                log.debug("attempt {} to lock '{}' failed: {}", number, resource, attempt);
             }
-            long now = System.nanoTime();
-            log.debug("attempt {} to lock '{}' failed: {}", attempts, resource, attempt);
-            if (attempt.outcome().vote() == Vote.HELD_BY_OTHER
-                    || !retry.pauseBeforeNextAttempt(attempts, deadline - now, resource)) {
-                throw new LockUnavailableException(
-                        resource, Duration.ofNanos(now - start), attempts, 0, 1, List.of(attempt.outcome()));
-            }
-        }
+            return attempt;
+        });
     }
 
     /**
@@ -276,190 +242,17 @@ public final class ZooKeeperLock implements DistributedLock<FencedLease> {
         if (!closed.compareAndSet(false, true)) {
             return;
         }
-        client.getConnectionStateListenable().removeListener(listener);
-        for (ZooKeeperLease lease : List.copyOf(leases)) {
+        connection.close();
+        for (ZooKeeperLease lease : connection.leases()) {
             lease.lose("the ZooKeeperLock was closed while the lease was held", null);
             if (!ownsClient) {
                 lease.release();
             }
         }
-        waiters.forEach(Waiter::wake);
+        connection.wakeWaiters();
         if (ownsClient) {
             client.close();
         }
-    }
-
-    // ---- one attempt -----------------------------------------------------------------------------
-
-    /** The result of one attempt: a lease, or the outcome that explains why not. */
-    record Attempt(ZooKeeperLease lease, NodeOutcome outcome) {}
-
-    private Attempt attempt(String resource, String dir, long deadline, boolean wait) {
-        String ours = null;
-        boolean granted = false;
-        Waiter waiter = new Waiter();
-        waiters.add(waiter);
-        try {
-            if (!connected(deadline)) {
-                return failure(
-                        Vote.UNREACHABLE,
-                        "no connection to the ensemble"
-                                + (wait ? " within the wait" : " within the connection timeout"));
-            }
-            ours = create(dir);
-            String name = ZKPaths.getNodeFromPath(ours);
-            while (true) {
-                checkOpen();
-                if (!lastStateConnected()) {
-                    // Curator has not yet reported the connection back: no grant on a doubtful connection.
-                    waiter.await(deadline);
-                    if (!lastStateConnected()) {
-                        if (System.nanoTime() - deadline >= 0) {
-                            return failure(Vote.UNREACHABLE, "the connection to the ensemble is " + lastState);
-                        }
-                        continue;
-                    }
-                }
-                long changes = connectionChanges.get();
-                LockQueue.Place place = LockQueue.place(client.getChildren().forPath(dir), name);
-                if (!place.present()) {
-                    return failure(Vote.ERROR, "the lock node " + ours + " vanished while waiting: the session ended");
-                }
-                if (place.first()) {
-                    Grant grant = grant(resource, ours, changes);
-                    if (grant.lease() != null) {
-                        granted = true;
-                        return new Attempt(grant.lease(), new NodeOutcome(ensemble(), Vote.YES, ""));
-                    }
-                    if (grant.refusal() != null) {
-                        return failure(Vote.ERROR, grant.refusal());
-                    }
-                    continue;
-                }
-                if (!wait || System.nanoTime() - deadline >= 0) {
-                    return failure(Vote.HELD_BY_OTHER, wait ? holderEvidence(dir, place) : place.holder());
-                }
-                try {
-                    client.getData().usingWatcher(waiter).forPath(ZKPaths.makePath(dir, place.predecessor()));
-                } catch (KeeperException.NoNodeException gone) {
-                    continue;
-                }
-                waiter.await(deadline);
-            }
-        } catch (KeeperException e) {
-            if (retryable(e.code())) {
-                return failure(Vote.ERROR, e.getMessage());
-            }
-            throw new QuorumLockException(
-                    "ZooKeeper refused to lock '" + resource + "' under " + ensemble() + ": " + e.getMessage(), e);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new QuorumLockException("interrupted while acquiring '" + resource + "'", e);
-        } catch (IllegalStateException e) {
-            checkOpen();
-            throw new QuorumLockException("could not lock '" + resource + "': " + e.getMessage(), e);
-        } catch (QuorumLockException e) {
-            throw e;
-        } catch (Exception e) {
-            throw new QuorumLockException("could not lock '" + resource + "': " + e, e);
-        } finally {
-            waiters.remove(waiter);
-            if (ours != null && !granted) {
-                deleteLockNode(ours, false);
-            }
-        }
-    }
-
-    /** Creates this contender's node; retries when the parent container was deleted under it. */
-    private String create(String dir) throws Exception {
-        for (int tries = 1; ; tries++) {
-            try {
-                return client.create()
-                        .creatingParentContainersIfNeeded()
-                        .withProtection()
-                        .withMode(CreateMode.EPHEMERAL_SEQUENTIAL)
-                        .forPath(ZKPaths.makePath(dir, LockQueue.NODE_PREFIX), holder);
-            } catch (KeeperException.NoNodeException e) {
-                // ZooKeeper deleted the empty container between Curator's mkdirs and the create.
-                if (tries >= CREATE_TRIES) {
-                    throw e;
-                }
-            }
-        }
-    }
-
-    /** A first place turned into a lease; or why not (refusal); or neither: unsettled, look again. */
-    private record Grant(ZooKeeperLease lease, String refusal) {}
-
-    /**
-     * Turns a first place in the queue into a lease: reads the node's czxid (the token) and owner,
-     * and sets the watch that reports its deletion. The lease is registered for connection events
-     * before it is returned; if any event came since {@code changesBefore} (read before the queue
-     * was), the grant is not settled: the caller looks again, so that no lease is handed out
-     * suspended or with an event missed.
-     */
-    private Grant grant(String resource, String node, long changesBefore) throws Exception {
-        ZooKeeperLease.NodeWatch watch = new ZooKeeperLease.NodeWatch();
-        Stat stat = new Stat();
-        client.getData().storingStatIn(stat).usingWatcher(watch).forPath(node);
-        long session = currentSessionId();
-        if (stat.getEphemeralOwner() != session) {
-            // Curator gave up on a session that the ensemble has not expired yet; that node goes soon.
-            return new Grant(
-                    null,
-                    "the lock node " + node + " belongs to session " + ZooKeeperLease.hex(stat.getEphemeralOwner())
-                            + ", an earlier one of this client");
-        }
-        ZooKeeperLease lease =
-                new ZooKeeperLease(this, resource, node, stat.getCzxid(), session, negotiatedSessionTimeout(), watch);
-        leases.add(lease);
-        watch.attach(lease);
-        if (connectionChanges.get() != changesBefore || !lastStateConnected()) {
-            lease.discard();
-            return new Grant(null, null);
-        }
-        if (!lease.isValid()) {
-            return new Grant(null, "the lock node " + node + " was deleted right after the grant");
-        }
-        log.debug("acquired '{}': token {}, node {}", resource, ZooKeeperLease.hex(stat.getCzxid()), node);
-        return new Grant(lease, null);
-    }
-
-    /** Who holds the lock and how many wait, for the evidence of a failed acquire. */
-    private String holderEvidence(String dir, LockQueue.Place place) {
-        String holderNode = place.holder();
-        int others = Math.max(0, place.queue().size() - 2);
-        String waiting = "; " + others + " other contender" + (others == 1 ? "" : "s") + " waiting";
-        try {
-            Stat stat = new Stat();
-            byte[] data = client.getData().storingStatIn(stat).forPath(ZKPaths.makePath(dir, holderNode));
-            String who = data == null || data.length == 0 ? "" : new String(data, StandardCharsets.UTF_8) + ", ";
-            return "holder " + who + "lock node " + holderNode + ", session "
-                    + ZooKeeperLease.hex(stat.getEphemeralOwner()) + ", token " + ZooKeeperLease.hex(stat.getCzxid())
-                    + waiting;
-        } catch (Exception e) {
-            return "holder: lock node " + holderNode + waiting;
-        }
-    }
-
-    private Attempt failure(Vote vote, String detail) {
-        return new Attempt(null, new NodeOutcome(ensemble(), vote, detail));
-    }
-
-    private boolean connected(long deadline) throws InterruptedException {
-        if (client.getZookeeperClient().isConnected()) {
-            return true;
-        }
-        long millis = (deadline - System.nanoTime() + 999_999) / 1_000_000;
-        return millis > 0
-                && client.blockUntilConnected((int) Math.min(millis, Integer.MAX_VALUE), TimeUnit.MILLISECONDS);
-    }
-
-    private static boolean retryable(KeeperException.Code code) {
-        return switch (code) {
-            case CONNECTIONLOSS, OPERATIONTIMEOUT, SESSIONEXPIRED, SESSIONMOVED, NONODE, NOTREADONLY -> true;
-            default -> false;
-        };
     }
 
     // ---- what leases use -------------------------------------------------------------------------
@@ -476,12 +269,12 @@ public final class ZooKeeperLock implements DistributedLock<FencedLease> {
         }
     }
 
-    private Duration negotiatedSessionTimeout() {
+    Duration negotiatedSessionTimeout() {
         return Duration.ofMillis(client.getZookeeperClient().getLastNegotiatedSessionTimeoutMs());
     }
 
     void forget(ZooKeeperLease lease) {
-        leases.remove(lease);
+        connection.forget(lease);
     }
 
     /**
@@ -517,7 +310,7 @@ public final class ZooKeeperLock implements DistributedLock<FencedLease> {
         }
     }
 
-    private void checkOpen() {
+    void checkOpen() {
         if (closed.get()) {
             throw new IllegalStateException("this ZooKeeperLock was closed");
         }
@@ -540,56 +333,6 @@ public final class ZooKeeperLock implements DistributedLock<FencedLease> {
                     "resource \"" + resource + "\" is not a valid ZooKeeper node name: " + e.getMessage(), e);
         }
         return dir;
-    }
-
-    private boolean lastStateConnected() {
-        ConnectionState state = lastState;
-        return state == null || state == ConnectionState.CONNECTED || state == ConnectionState.RECONNECTED;
-    }
-
-    private void stateChanged(ConnectionState state) {
-        lastState = state;
-        connectionChanges.incrementAndGet();
-        log.debug("connection to {} is {}; {} lease(s) held", ensemble(), state, leases.size());
-        switch (state) {
-            case SUSPENDED, READ_ONLY -> leases.forEach(l -> l.suspend("the connection to the ensemble is " + state));
-            case CONNECTED, RECONNECTED -> leases.forEach(ZooKeeperLease::recheck);
-            case LOST ->
-                leases.forEach(l -> l.lose(
-                        "the ZooKeeper session ended (Curator reported LOST: the ensemble expired the session,"
-                                + " or no server answered within the session timeout)",
-                        null));
-        }
-        waiters.forEach(Waiter::wake);
-    }
-
-    /**
-     * Wakes a waiting contender when the node it waits for changes, or when the connection state
-     * does (watches of a lost session never fire).
-     */
-    private static final class Waiter implements Watcher {
-        private boolean woken;
-
-        @Override
-        public void process(WatchedEvent event) {
-            wake();
-        }
-
-        synchronized void wake() {
-            woken = true;
-            notifyAll();
-        }
-
-        synchronized void await(long deadline) throws InterruptedException {
-            while (!woken) {
-                long left = deadline - System.nanoTime();
-                if (left <= 0) {
-                    return;
-                }
-                TimeUnit.NANOSECONDS.timedWait(this, left);
-            }
-            woken = false;
-        }
     }
 
     /** Configures a {@link ZooKeeperLock}; every setting is checked in {@link #build()}. */

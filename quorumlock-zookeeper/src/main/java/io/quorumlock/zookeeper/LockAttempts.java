@@ -1,0 +1,243 @@
+package io.quorumlock.zookeeper;
+
+import io.quorumlock.AcquireLoop.Attempt;
+import io.quorumlock.FencedLease;
+import io.quorumlock.NodeOutcome;
+import io.quorumlock.NodeOutcome.Vote;
+import io.quorumlock.QuorumLockException;
+import java.nio.charset.StandardCharsets;
+import org.apache.curator.framework.CuratorFramework;
+import org.apache.curator.utils.ZKPaths;
+import org.apache.zookeeper.CreateMode;
+import org.apache.zookeeper.KeeperException;
+import org.apache.zookeeper.data.Stat;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * One attempt to take a resource's lock: create this contender's ephemeral-sequential node, wait
+ * for the node just before it to go (woken by a watch, or by the {@link ConnectionWatch}), and
+ * turn the first place into a lease whose fencing token is the node's czxid. A node that did not
+ * become a lease is deleted before the attempt returns.
+ */
+final class LockAttempts {
+
+    private static final Logger log = LoggerFactory.getLogger(ZooKeeperLock.class);
+
+    private static final int CREATE_TRIES = 3;
+
+    private final ZooKeeperLock lock;
+    private final CuratorFramework client;
+    private final ConnectionWatch connection;
+    /** The data of this lock's nodes: who holds them, as refused contenders are told. */
+    private final byte[] holder;
+
+    LockAttempts(ZooKeeperLock lock, CuratorFramework client, ConnectionWatch connection, byte[] holder) {
+        this.lock = lock;
+        this.client = client;
+        this.connection = connection;
+        this.holder = holder.clone();
+    }
+
+    /**
+     * Makes one attempt on the lock directory {@code dir}, waiting for a connection up to {@code
+     * deadline} (System.nanoTime), and, with {@code wait}, for the holders ahead up to it too.
+     * Without {@code wait}, a refusal for another reason than a holder is logged as a warning.
+     *
+     * @throws IllegalStateException if the lock was closed
+     * @throws QuorumLockException if ZooKeeper refused for a reason other than the connection, or
+     *     the thread was interrupted
+     */
+    Attempt<FencedLease> attempt(String resource, String dir, long deadline, boolean wait) {
+        lock.checkOpen();
+        String ours = null;
+        boolean granted = false;
+        ConnectionWatch.Waiter waiter = connection.waiter();
+        try {
+            if (!connection.awaitConnected(deadline)) {
+                return refused(
+                        resource,
+                        wait,
+                        Vote.UNREACHABLE,
+                        "no connection to the ensemble"
+                                + (wait ? " within the wait" : " within the connection timeout"));
+            }
+            ours = create(dir);
+            String name = ZKPaths.getNodeFromPath(ours);
+            while (true) {
+                lock.checkOpen();
+                if (!connection.reportedConnected()) {
+                    // Curator has not yet reported the connection back: no grant on a doubtful connection.
+                    waiter.await(deadline);
+                    if (!connection.reportedConnected()) {
+                        if (System.nanoTime() - deadline >= 0) {
+                            return refused(
+                                    resource,
+                                    wait,
+                                    Vote.UNREACHABLE,
+                                    "the connection to the ensemble is " + connection.lastState());
+                        }
+                        continue;
+                    }
+                }
+                long changes = connection.changes();
+                LockQueue.Place place = LockQueue.place(client.getChildren().forPath(dir), name);
+                if (!place.present()) {
+                    return refused(
+                            resource,
+                            wait,
+                            Vote.ERROR,
+                            "the lock node " + ours + " vanished while waiting: the session ended");
+                }
+                if (place.first()) {
+                    Grant grant = grant(resource, ours, changes);
+                    if (grant.lease() != null) {
+                        granted = true;
+                        return Attempt.granted(grant.lease());
+                    }
+                    if (grant.refusal() != null) {
+                        return refused(resource, wait, Vote.ERROR, grant.refusal());
+                    }
+                    continue;
+                }
+                if (!wait) {
+                    return Attempt.heldBy("lock node " + place.holder(), answer(Vote.HELD_BY_OTHER, place.holder()));
+                }
+                if (System.nanoTime() - deadline >= 0) {
+                    return heldBy(dir, place);
+                }
+                try {
+                    client.getData().usingWatcher(waiter).forPath(ZKPaths.makePath(dir, place.predecessor()));
+                } catch (KeeperException.NoNodeException gone) {
+                    continue;
+                }
+                waiter.await(deadline);
+            }
+        } catch (KeeperException e) {
+            if (retryable(e.code())) {
+                return refused(resource, wait, Vote.ERROR, e.getMessage());
+            }
+            throw new QuorumLockException(
+                    "ZooKeeper refused to lock '" + resource + "' under " + lock.ensemble() + ": " + e.getMessage(), e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new QuorumLockException("interrupted while acquiring '" + resource + "'", e);
+        } catch (IllegalStateException e) {
+            lock.checkOpen();
+            throw new QuorumLockException("could not lock '" + resource + "': " + e.getMessage(), e);
+        } catch (QuorumLockException e) {
+            throw e;
+        } catch (Exception e) {
+            throw new QuorumLockException("could not lock '" + resource + "': " + e, e);
+        } finally {
+            connection.done(waiter);
+            if (ours != null && !granted) {
+                lock.deleteLockNode(ours, false);
+            }
+        }
+    }
+
+    /** Creates this contender's node; retries when the parent container was deleted under it. */
+    private String create(String dir) throws Exception {
+        for (int tries = 1; ; tries++) {
+            try {
+                return client.create()
+                        .creatingParentContainersIfNeeded()
+                        .withProtection()
+                        .withMode(CreateMode.EPHEMERAL_SEQUENTIAL)
+                        .forPath(ZKPaths.makePath(dir, LockQueue.NODE_PREFIX), holder);
+            } catch (KeeperException.NoNodeException e) {
+                // ZooKeeper deleted the empty container between Curator's mkdirs and the create.
+                if (tries >= CREATE_TRIES) {
+                    throw e;
+                }
+            }
+        }
+    }
+
+    /** A first place turned into a lease; or why not (refusal); or neither: unsettled, look again. */
+    private record Grant(ZooKeeperLease lease, String refusal) {}
+
+    /**
+     * Turns a first place in the queue into a lease: reads the node's czxid (the token) and owner,
+     * and sets the watch that reports its deletion. The lease follows the connection before it is
+     * returned; if any connection event came since {@code changesBefore} (read before the queue
+     * was), the grant is not settled: the caller looks again, so that no lease is handed out
+     * suspended or with an event missed.
+     */
+    private Grant grant(String resource, String node, long changesBefore) throws Exception {
+        ZooKeeperLease.NodeWatch watch = new ZooKeeperLease.NodeWatch();
+        Stat stat = new Stat();
+        client.getData().storingStatIn(stat).usingWatcher(watch).forPath(node);
+        long session = lock.currentSessionId();
+        if (stat.getEphemeralOwner() != session) {
+            // Curator gave up on a session that the ensemble has not expired yet; that node goes soon.
+            return new Grant(
+                    null,
+                    "the lock node " + node + " belongs to session " + ZooKeeperLease.hex(stat.getEphemeralOwner())
+                            + ", an earlier one of this client");
+        }
+        ZooKeeperLease lease = new ZooKeeperLease(
+                lock, resource, node, stat.getCzxid(), session, lock.negotiatedSessionTimeout(), watch);
+        connection.follow(lease);
+        watch.attach(lease);
+        if (connection.changes() != changesBefore || !connection.reportedConnected()) {
+            lease.discard();
+            return new Grant(null, null);
+        }
+        if (!lease.isValid()) {
+            return new Grant(null, "the lock node " + node + " was deleted right after the grant");
+        }
+        log.debug("acquired '{}': token {}, node {}", resource, ZooKeeperLease.hex(stat.getCzxid()), node);
+        return new Grant(lease, null);
+    }
+
+    /**
+     * The refusal of a wait that ran out: who holds the lock, as its node's data names it, with
+     * the node, session and token, and how many others wait.
+     */
+    private Attempt<FencedLease> heldBy(String dir, LockQueue.Place place) {
+        String holderNode = place.holder();
+        int others = Math.max(0, place.queue().size() - 2);
+        String waiting = others + " other contender" + (others == 1 ? "" : "s") + " waiting";
+        try {
+            Stat stat = new Stat();
+            byte[] data = client.getData().storingStatIn(stat).forPath(ZKPaths.makePath(dir, holderNode));
+            String facts = "session " + ZooKeeperLease.hex(stat.getEphemeralOwner()) + ", token "
+                    + ZooKeeperLease.hex(stat.getCzxid()) + "; " + waiting;
+            if (data == null || data.length == 0) {
+                return Attempt.heldBy(
+                        "lock node " + holderNode + " (" + facts + ")",
+                        answer(Vote.HELD_BY_OTHER, "holder lock node " + holderNode + ", " + facts));
+            }
+            String who = new String(data, StandardCharsets.UTF_8);
+            return Attempt.heldBy(
+                    who + " (lock node " + holderNode + ", " + facts + ")",
+                    answer(Vote.HELD_BY_OTHER, "holder " + who + ", lock node " + holderNode + ", " + facts));
+        } catch (Exception e) {
+            return Attempt.heldBy(
+                    "lock node " + holderNode + " (" + waiting + ")",
+                    answer(Vote.HELD_BY_OTHER, "holder: lock node " + holderNode + "; " + waiting));
+        }
+    }
+
+    /** A refusal that another attempt may overcome; without {@code wait} (tryAcquire), also a warning. */
+    private Attempt<FencedLease> refused(String resource, boolean wait, Vote vote, String detail) {
+        NodeOutcome answer = answer(vote, detail);
+        if (!wait) {
+            log.warn("could not try to lock '{}': {}", resource, answer);
+        }
+        return Attempt.refused(answer, true);
+    }
+
+    private NodeOutcome answer(Vote vote, String detail) {
+        return new NodeOutcome(lock.ensemble(), vote, detail);
+    }
+
+    private static boolean retryable(KeeperException.Code code) {
+        return switch (code) {
+            case CONNECTIONLOSS, OPERATIONTIMEOUT, SESSIONEXPIRED, SESSIONMOVED, NONODE, NOTREADONLY -> true;
+            default -> false;
+        };
+    }
+}
