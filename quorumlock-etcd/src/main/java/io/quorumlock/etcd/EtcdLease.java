@@ -163,8 +163,9 @@ final class EtcdLease implements FencedLease {
         long sent = System.nanoTime();
         LeaseKeepAliveResponse response;
         try {
-            response = lock.call(() -> lock.client().getLeaseClient().keepAliveOnce(leaseId), "renew the lease");
-        } catch (EtcdLock.RequestFailed e) {
+            response =
+                    lock.calls().call(() -> lock.client().getLeaseClient().keepAliveOnce(leaseId), "renew the lease");
+        } catch (EtcdCalls.RequestFailed e) {
             if (e.outcome.detail().contains("requested lease not found")) {
                 markLost("etcd no longer knows the lease (revoked or expired)", null);
             }
@@ -554,8 +555,8 @@ final class EtcdLease implements FencedLease {
             return;
         }
         try {
-            lock.call(request, what);
-        } catch (EtcdLock.RequestFailed e) {
+            lock.calls().call(request, what);
+        } catch (EtcdCalls.RequestFailed e) {
             if (e.outcome.detail().contains("requested lease not found")) {
                 log.debug("lease {} of '{}' was already gone", Long.toHexString(leaseId), resource);
             } else {

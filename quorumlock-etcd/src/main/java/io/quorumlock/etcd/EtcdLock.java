@@ -2,24 +2,13 @@ package io.quorumlock.etcd;
 
 import io.etcd.jetcd.ByteSequence;
 import io.etcd.jetcd.Client;
-import io.etcd.jetcd.KeyValue;
-import io.etcd.jetcd.common.exception.ErrorCode;
-import io.etcd.jetcd.common.exception.EtcdException;
-import io.etcd.jetcd.kv.GetResponse;
-import io.etcd.jetcd.lease.LeaseGrantResponse;
-import io.etcd.jetcd.lease.LeaseTimeToLiveResponse;
-import io.etcd.jetcd.lock.LockResponse;
-import io.etcd.jetcd.options.GetOption;
-import io.etcd.jetcd.options.LeaseOption;
-import io.grpc.Status;
+import io.quorumlock.AcquireLoop;
 import io.quorumlock.CriticalSections;
 import io.quorumlock.DistributedLock;
 import io.quorumlock.FencedLease;
 import io.quorumlock.LeaseLostException;
 import io.quorumlock.LeasedSection;
 import io.quorumlock.LockUnavailableException;
-import io.quorumlock.NodeOutcome;
-import io.quorumlock.NodeOutcome.Vote;
 import io.quorumlock.QuorumLockException;
 import io.quorumlock.RetryPolicy;
 import io.quorumlock.Secrets;
@@ -33,18 +22,11 @@ import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
-import java.util.concurrent.CancellationException;
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionException;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -88,18 +70,15 @@ public final class EtcdLock implements DistributedLock<FencedLease> {
     static final long MAX_TTL_SECONDS = 9_000_000_000L;
 
     private static final AtomicInteger instances = new AtomicInteger();
-    /** How long a repeatable request waits for its answer before it is sent again. */
-    private static final Duration RESEND_AFTER = Duration.ofSeconds(1);
-    /** The pause before a repeatable request that found etcd unreachable is sent again. */
-    private static final Duration RESEND_PAUSE = Duration.ofMillis(100);
 
     private final Client client;
     private final boolean ownsClient;
     private final String cluster;
     private final String keyPrefix;
     private final RetryPolicy retry;
-    private final Duration requestTimeout;
     private final Duration tryAcquireWait;
+    private final EtcdCalls calls;
+    private final LockAttempts attempts;
     private final ScheduledExecutorService scheduler;
     private final Set<EtcdLease> leases = ConcurrentHashMap.newKeySet();
     private final AtomicBoolean closed = new AtomicBoolean();
@@ -110,8 +89,9 @@ public final class EtcdLock implements DistributedLock<FencedLease> {
         this.cluster = cluster;
         this.keyPrefix = builder.keyPrefix;
         this.retry = builder.retry;
-        this.requestTimeout = builder.requestTimeout;
         this.tryAcquireWait = builder.tryAcquireWait;
+        this.calls = new EtcdCalls(cluster, builder.requestTimeout);
+        this.attempts = new LockAttempts(this, client, calls);
         int instance = instances.incrementAndGet();
         ScheduledThreadPoolExecutor executor = new ScheduledThreadPoolExecutor(1, task -> {
             Thread thread = new Thread(task, "quorumlock-etcd-" + instance);
@@ -143,8 +123,7 @@ public final class EtcdLock implements DistributedLock<FencedLease> {
     public Optional<FencedLease> tryAcquire(String resource, Duration ttl) {
         checkResource(resource);
         long ttlSeconds = ttlSeconds(ttl);
-        requireOpen();
-        return attempt(resource, ttlSeconds, tryAcquireWait.toNanos()).lease().map(FencedLease.class::cast);
+        return attempts.attempt(resource, ttlSeconds, tryAcquireWait.toNanos()).lease();
     }
 
     /**
@@ -168,25 +147,14 @@ public final class EtcdLock implements DistributedLock<FencedLease> {
     public FencedLease acquire(String resource, Duration ttl, Duration maxWait) {
         checkResource(resource);
         long ttlSeconds = ttlSeconds(ttl);
-        Objects.requireNonNull(maxWait, "maxWait");
-        if (maxWait.isNegative()) {
-            throw new IllegalArgumentException("maxWait must not be negative, was " + maxWait.toMillis() + " ms");
-        }
-        requireOpen();
-        long start = System.nanoTime();
-        long budget = saturatedNanos(maxWait);
-        for (int attempts = 1; ; attempts++) {
-            long waited = System.nanoTime() - start;
-            Attempt attempt = attempt(resource, ttlSeconds, Math.max(budget - waited, tryAcquireWait.toNanos()));
-            if (attempt.lease().isPresent()) {
-                return attempt.lease().get();
-            }
-            waited = System.nanoTime() - start;
-            if (!attempt.retryable() || !retry.pauseBeforeNextAttempt(attempts, budget - waited, resource)) {
-                throw new LockUnavailableException(
-                        resource, Duration.ofNanos(waited), attempts, 0, 1, List.of(attempt.outcome()));
-            }
-        }
+        // A free lock is given at least tryAcquireWait to be granted, whatever is left of the wait.
+        return AcquireLoop.acquire(
+                resource,
+                maxWait,
+                retry,
+                System::nanoTime,
+                (number, remainingNanos) ->
+                        attempts.attempt(resource, ttlSeconds, Math.max(remainingNanos, tryAcquireWait.toNanos())));
     }
 
     /**
@@ -241,154 +209,6 @@ public final class EtcdLock implements DistributedLock<FencedLease> {
         return "EtcdLock[" + cluster + ", keyPrefix " + keyPrefix + "]";
     }
 
-    // ---- one attempt -----------------------------------------------------------------------------
-
-    /** The result of one attempt: the lease if granted, else what happened and whether to try again. */
-    record Attempt(Optional<EtcdLease> lease, NodeOutcome outcome, boolean retryable) {
-        static Attempt failed(NodeOutcome outcome, boolean retryable) {
-            return new Attempt(Optional.empty(), outcome, retryable);
-        }
-    }
-
-    /**
-     * Grants a lease, keeps it alive, waits up to {@code lockWaitNanos} for the lock, then checks
-     * that the lock key exists under our lease and that the lease is alive. Any failure revokes the
-     * lease, which also deletes a lock key that may have been created for it.
-     */
-    private Attempt attempt(String resource, long ttlSeconds, long lockWaitNanos) {
-        long grantSent = System.nanoTime();
-        LeaseGrantResponse grant;
-        try {
-            grant = callOnce(() -> client.getLeaseClient().grant(ttlSeconds), "grant a lease");
-        } catch (RequestFailed e) {
-            return Attempt.failed(e.outcome, true);
-        }
-        long granted = System.nanoTime();
-        EtcdLease lease = new EtcdLease(this, resource, grant.getID(), grant.getTTL(), grantSent, granted);
-        leases.add(lease);
-        boolean handedOut = false;
-        try {
-            lease.startKeepAlive();
-            Attempt attempt = lockAndCheck(lease, lockName(resource), lockWaitNanos);
-            handedOut = attempt.lease().isPresent();
-            return attempt;
-        } finally {
-            if (!handedOut) {
-                lease.abandon();
-            }
-        }
-    }
-
-    private Attempt lockAndCheck(EtcdLease lease, ByteSequence name, long lockWaitNanos) {
-        String resource = lease.resource();
-        CompletableFuture<LockResponse> lockCall = client.getLockClient().lock(name, lease.leaseId());
-        LockResponse locked;
-        try {
-            // Stop waiting at once if the lease is lost meanwhile: the lock would come with a dead lease.
-            CompletableFuture.anyOf(lockCall, lease.lost()).get(lockWaitNanos, TimeUnit.NANOSECONDS);
-            if (!lockCall.isDone()) {
-                lockCall.cancel(false);
-                LeaseLostException loss = lease.lost().join();
-                return Attempt.failed(outcome(Vote.ERROR, "lost the lease while waiting: " + loss.getMessage()), true);
-            }
-            locked = lockCall.join();
-        } catch (TimeoutException e) {
-            lockCall.cancel(false);
-            return Attempt.failed(holder(name, lease.leaseId(), lockWaitNanos), false);
-        } catch (ExecutionException | CompletionException | CancellationException e) {
-            return Attempt.failed(failure(e, "lock"), true);
-        } catch (InterruptedException e) {
-            lockCall.cancel(false);
-            Thread.currentThread().interrupt();
-            throw new QuorumLockException("interrupted while acquiring '" + resource + "'", e);
-        }
-
-        ByteSequence key = locked.getKey();
-        GetResponse got;
-        LeaseTimeToLiveResponse alive;
-        long checkSent;
-        try {
-            got = call(() -> client.getKVClient().get(key), "read the lock key back");
-            checkSent = System.nanoTime();
-            alive = call(
-                    () -> client.getLeaseClient().timeToLive(lease.leaseId(), LeaseOption.DEFAULT),
-                    "ask the lease's time to live");
-        } catch (RequestFailed e) {
-            return Attempt.failed(e.outcome, true);
-        }
-        long checked = System.nanoTime();
-        String keyText = key.toString(StandardCharsets.UTF_8);
-        if (got.getKvs().isEmpty()) {
-            return Attempt.failed(
-                    outcome(
-                            Vote.ERROR,
-                            "etcd granted the lock, but its key " + keyText
-                                    + " was gone when read back (the lease expired while waiting)"),
-                    true);
-        }
-        KeyValue kv = got.getKvs().get(0);
-        if (kv.getLease() != lease.leaseId()) {
-            return Attempt.failed(
-                    outcome(
-                            Vote.ERROR,
-                            "etcd granted the lock, but its key " + keyText + " is tied to lease "
-                                    + Long.toHexString(kv.getLease()) + ", not ours ("
-                                    + Long.toHexString(lease.leaseId()) + ")"),
-                    true);
-        }
-        if (alive.getTTL() <= 0) {
-            return Attempt.failed(
-                    outcome(
-                            Vote.ERROR,
-                            "etcd granted the lock, but lease " + Long.toHexString(lease.leaseId())
-                                    + " had expired (time to live " + alive.getTTL() + ")"),
-                    true);
-        }
-        if (!lease.hold(key, kv.getCreateRevision(), checkSent, checked, alive.getTTL())) {
-            return Attempt.failed(
-                    outcome(Vote.ERROR, "lost the lease before it was handed out: " + lease.lossMessage()), true);
-        }
-        log.debug(
-                "acquired '{}' with token {} (key {}, lease {}, TTL {} s)",
-                resource,
-                kv.getCreateRevision(),
-                keyText,
-                Long.toHexString(lease.leaseId()),
-                lease.ttlSeconds());
-        return new Attempt(Optional.of(lease), outcome(Vote.YES, ""), false);
-    }
-
-    /** Who holds the lock now, as evidence for a wait that ran out. */
-    private NodeOutcome holder(ByteSequence name, long ownLease, long waitedNanos) {
-        String waited = "waited " + TimeUnit.NANOSECONDS.toMillis(waitedNanos) + " ms for the holder";
-        ByteSequence prefix = ByteSequence.from(name.toString(StandardCharsets.UTF_8) + "/", StandardCharsets.UTF_8);
-        GetOption first = GetOption.builder()
-                .isPrefix(true)
-                .withSortField(GetOption.SortTarget.CREATE)
-                .withSortOrder(GetOption.SortOrder.ASCEND)
-                .withLimit(1)
-                .withKeysOnly(true)
-                .build();
-        try {
-            List<KeyValue> kvs = call(() -> client.getKVClient().get(prefix, first), "find the holder")
-                    .getKvs();
-            if (kvs.isEmpty()) {
-                return outcome(Vote.TIMED_OUT, "no grant and no holder seen; " + waited);
-            }
-            KeyValue kv = kvs.get(0);
-            if (kv.getLease() == ownLease) {
-                return outcome(Vote.TIMED_OUT, "granted just as the wait ran out, so given up; " + waited);
-            }
-            return outcome(
-                    Vote.HELD_BY_OTHER,
-                    "key " + kv.getKey().toString(StandardCharsets.UTF_8) + ", token " + kv.getCreateRevision()
-                            + ", lease " + Long.toHexString(kv.getLease()) + "; " + waited);
-        } catch (RequestFailed e) {
-            return outcome(
-                    Vote.HELD_BY_OTHER, "not granted; " + waited + "; the holder is unknown: " + e.outcome.detail());
-        }
-    }
-
     // ---- for EtcdLease ---------------------------------------------------------------------------
 
     Client client() {
@@ -400,120 +220,20 @@ public final class EtcdLock implements DistributedLock<FencedLease> {
     }
 
     Duration requestTimeout() {
-        return requestTimeout;
+        return calls.requestTimeout();
+    }
+
+    EtcdCalls calls() {
+        return calls;
+    }
+
+    /** From now on, {@code lease} is released when this lock is closed. */
+    void follow(EtcdLease lease) {
+        leases.add(lease);
     }
 
     void forget(EtcdLease lease) {
         leases.remove(lease);
-    }
-
-    /** Sends a request that must not be repeated (a grant) and waits up to the request timeout. */
-    <T> T callOnce(Supplier<CompletableFuture<T>> request, String what) {
-        return call(request, what, false);
-    }
-
-    /**
-     * Sends a request that may be repeated (reads, deletes, revokes, renewals), again every second
-     * until the request timeout. A write that a dying leader dropped stays unanswered until etcd's
-     * own timeout (about 7 s), while the same request sent again reaches the new leader as soon
-     * as there is one.
-     */
-    <T> T call(Supplier<CompletableFuture<T>> request, String what) {
-        return call(request, what, true);
-    }
-
-    private <T> T call(Supplier<CompletableFuture<T>> request, String what, boolean repeatable) {
-        long perTryNanos = repeatable ? Math.min(requestTimeout.toNanos(), RESEND_AFTER.toNanos()) : Long.MAX_VALUE;
-        long deadline = System.nanoTime() + requestTimeout.toNanos();
-        while (true) {
-            CompletableFuture<T> sent = request.get();
-            try {
-                return sent.get(Math.min(perTryNanos, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
-            } catch (TimeoutException e) {
-                sent.cancel(false);
-                if (deadline - System.nanoTime() <= 0) {
-                    throw new RequestFailed(outcome(
-                            Vote.TIMED_OUT, "no answer to '" + what + "' within " + requestTimeout.toMillis() + " ms"));
-                }
-                log.debug("no answer to '{}' yet; sending it again", what);
-            } catch (ExecutionException | CompletionException | CancellationException e) {
-                NodeOutcome failure = failure(e, what);
-                long pause = Math.min(RESEND_PAUSE.toNanos(), deadline - System.nanoTime());
-                if (!repeatable || !isTransient(e) || pause <= 0) {
-                    throw new RequestFailed(failure);
-                }
-                log.debug("'{}' failed, sending it again: {}", what, failure);
-                pauseNanos(pause, what);
-            } catch (InterruptedException e) {
-                sent.cancel(false);
-                Thread.currentThread().interrupt();
-                throw new QuorumLockException("interrupted while waiting for etcd to " + what, e);
-            }
-        }
-    }
-
-    private static void pauseNanos(long nanos, String what) {
-        try {
-            TimeUnit.NANOSECONDS.sleep(nanos);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new QuorumLockException("interrupted while waiting for etcd to " + what, e);
-        }
-    }
-
-    /** An etcd request that failed or timed out, with its outcome. */
-    static final class RequestFailed extends RuntimeException {
-        private static final long serialVersionUID = 1L;
-        final transient NodeOutcome outcome;
-
-        RequestFailed(NodeOutcome outcome) {
-            super(outcome.toString(), null, false, false);
-            this.outcome = outcome;
-        }
-    }
-
-    private NodeOutcome failure(Throwable e, String what) {
-        Throwable cause = unwrap(e);
-        boolean unreachable = errorCode(cause) == ErrorCode.UNAVAILABLE;
-        return outcome(unreachable ? Vote.UNREACHABLE : Vote.ERROR, "'" + what + "' failed: " + cause);
-    }
-
-    /**
-     * Whether a failed request may succeed when sent again: the member was unreachable, or the
-     * connection to it broke (a killed member shows as UNKNOWN "channel closed").
-     */
-    private static boolean isTransient(Throwable e) {
-        Status.Code code = grpcCode(unwrap(e));
-        return code == Status.Code.UNAVAILABLE
-                || code == Status.Code.UNKNOWN
-                || code == Status.Code.DEADLINE_EXCEEDED
-                || code == Status.Code.ABORTED;
-    }
-
-    private static Throwable unwrap(Throwable e) {
-        Throwable cause = e;
-        while ((cause instanceof ExecutionException || cause instanceof CompletionException)
-                && cause.getCause() != null) {
-            cause = cause.getCause();
-        }
-        return cause;
-    }
-
-    private static ErrorCode errorCode(Throwable cause) {
-        return cause instanceof EtcdException etcd ? etcd.getErrorCode() : null;
-    }
-
-    /** The gRPC status code of a failure, from jetcd's exception or gRPC's own. */
-    private static Status.Code grpcCode(Throwable cause) {
-        ErrorCode code = errorCode(cause);
-        if (code != null) {
-            return Status.Code.valueOf(code.name());
-        }
-        return Status.fromThrowable(cause).getCode();
-    }
-
-    private NodeOutcome outcome(Vote vote, String detail) {
-        return new NodeOutcome(cluster, vote, detail);
     }
 
     // ---- names and arguments ---------------------------------------------------------------------
@@ -552,15 +272,7 @@ public final class EtcdLock implements DistributedLock<FencedLease> {
         return seconds;
     }
 
-    private static long saturatedNanos(Duration duration) {
-        try {
-            return duration.toNanos();
-        } catch (ArithmeticException e) {
-            return Long.MAX_VALUE / 2;
-        }
-    }
-
-    private void requireOpen() {
+    void requireOpen() {
         if (closed.get()) {
             throw new IllegalStateException("this EtcdLock is closed");
         }

@@ -1,0 +1,157 @@
+package io.quorumlock.etcd;
+
+import io.etcd.jetcd.common.exception.ErrorCode;
+import io.etcd.jetcd.common.exception.EtcdException;
+import io.grpc.Status;
+import io.quorumlock.NodeOutcome;
+import io.quorumlock.NodeOutcome.Vote;
+import io.quorumlock.QuorumLockException;
+import java.time.Duration;
+import java.util.concurrent.CancellationException;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.function.Supplier;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The requests of one lock to etcd, each bounded by the request timeout, and what their failures
+ * mean: a gRPC status or a jetcd error turned into a {@link NodeOutcome} (unreachable, timed out,
+ * error), and whether sending the request again may help.
+ */
+final class EtcdCalls {
+
+    private static final Logger log = LoggerFactory.getLogger(EtcdLock.class);
+
+    /** How long a repeatable request waits for its answer before it is sent again. */
+    private static final Duration RESEND_AFTER = Duration.ofSeconds(1);
+    /** The pause before a repeatable request that found etcd unreachable is sent again. */
+    private static final Duration RESEND_PAUSE = Duration.ofMillis(100);
+
+    private final String cluster;
+    private final Duration requestTimeout;
+
+    /** Requests to {@code cluster} (as outcomes name it), each given up after {@code requestTimeout}. */
+    EtcdCalls(String cluster, Duration requestTimeout) {
+        this.cluster = cluster;
+        this.requestTimeout = requestTimeout;
+    }
+
+    Duration requestTimeout() {
+        return requestTimeout;
+    }
+
+    /** Sends a request that must not be repeated (a grant) and waits up to the request timeout. */
+    <T> T callOnce(Supplier<CompletableFuture<T>> request, String what) {
+        return call(request, what, false);
+    }
+
+    /**
+     * Sends a request that may be repeated (reads, deletes, revokes, renewals), again every second
+     * until the request timeout. A write that a dying leader dropped stays unanswered until etcd's
+     * own timeout (about 7 s), while the same request sent again reaches the new leader as soon
+     * as there is one.
+     */
+    <T> T call(Supplier<CompletableFuture<T>> request, String what) {
+        return call(request, what, true);
+    }
+
+    private <T> T call(Supplier<CompletableFuture<T>> request, String what, boolean repeatable) {
+        long perTryNanos = repeatable ? Math.min(requestTimeout.toNanos(), RESEND_AFTER.toNanos()) : Long.MAX_VALUE;
+        long deadline = System.nanoTime() + requestTimeout.toNanos();
+        while (true) {
+            CompletableFuture<T> sent = request.get();
+            try {
+                return sent.get(Math.min(perTryNanos, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+            } catch (TimeoutException e) {
+                sent.cancel(false);
+                if (deadline - System.nanoTime() <= 0) {
+                    throw new RequestFailed(outcome(
+                            Vote.TIMED_OUT, "no answer to '" + what + "' within " + requestTimeout.toMillis() + " ms"));
+                }
+                log.debug("no answer to '{}' yet; sending it again", what);
+            } catch (ExecutionException | CompletionException | CancellationException e) {
+                NodeOutcome failure = failure(e, what);
+                long pause = Math.min(RESEND_PAUSE.toNanos(), deadline - System.nanoTime());
+                if (!repeatable || !isTransient(e) || pause <= 0) {
+                    throw new RequestFailed(failure);
+                }
+                log.debug("'{}' failed, sending it again: {}", what, failure);
+                pauseNanos(pause, what);
+            } catch (InterruptedException e) {
+                sent.cancel(false);
+                Thread.currentThread().interrupt();
+                throw new QuorumLockException("interrupted while waiting for etcd to " + what, e);
+            }
+        }
+    }
+
+    private static void pauseNanos(long nanos, String what) {
+        try {
+            TimeUnit.NANOSECONDS.sleep(nanos);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new QuorumLockException("interrupted while waiting for etcd to " + what, e);
+        }
+    }
+
+    /** An etcd request that failed or timed out, with its outcome. */
+    static final class RequestFailed extends RuntimeException {
+        private static final long serialVersionUID = 1L;
+        final transient NodeOutcome outcome;
+
+        RequestFailed(NodeOutcome outcome) {
+            super(outcome.toString(), null, false, false);
+            this.outcome = outcome;
+        }
+    }
+
+    /** What a failed request {@code what} says of etcd: unreachable, or an error. */
+    NodeOutcome failure(Throwable e, String what) {
+        Throwable cause = unwrap(e);
+        boolean unreachable = errorCode(cause) == ErrorCode.UNAVAILABLE;
+        return outcome(unreachable ? Vote.UNREACHABLE : Vote.ERROR, "'" + what + "' failed: " + cause);
+    }
+
+    /**
+     * Whether a failed request may succeed when sent again: the member was unreachable, or the
+     * connection to it broke (a killed member shows as UNKNOWN "channel closed").
+     */
+    private static boolean isTransient(Throwable e) {
+        Status.Code code = grpcCode(unwrap(e));
+        return code == Status.Code.UNAVAILABLE
+                || code == Status.Code.UNKNOWN
+                || code == Status.Code.DEADLINE_EXCEEDED
+                || code == Status.Code.ABORTED;
+    }
+
+    private static Throwable unwrap(Throwable e) {
+        Throwable cause = e;
+        while ((cause instanceof ExecutionException || cause instanceof CompletionException)
+                && cause.getCause() != null) {
+            cause = cause.getCause();
+        }
+        return cause;
+    }
+
+    private static ErrorCode errorCode(Throwable cause) {
+        return cause instanceof EtcdException etcd ? etcd.getErrorCode() : null;
+    }
+
+    /** The gRPC status code of a failure, from jetcd's exception or gRPC's own. */
+    private static Status.Code grpcCode(Throwable cause) {
+        ErrorCode code = errorCode(cause);
+        if (code != null) {
+            return Status.Code.valueOf(code.name());
+        }
+        return Status.fromThrowable(cause).getCode();
+    }
+
+    /** An answer of the cluster. */
+    NodeOutcome outcome(Vote vote, String detail) {
+        return new NodeOutcome(cluster, vote, detail);
+    }
+}

@@ -1,0 +1,195 @@
+package io.quorumlock.etcd;
+
+import io.etcd.jetcd.ByteSequence;
+import io.etcd.jetcd.Client;
+import io.etcd.jetcd.KeyValue;
+import io.etcd.jetcd.kv.GetResponse;
+import io.etcd.jetcd.lease.LeaseGrantResponse;
+import io.etcd.jetcd.lease.LeaseTimeToLiveResponse;
+import io.etcd.jetcd.lock.LockResponse;
+import io.etcd.jetcd.options.GetOption;
+import io.etcd.jetcd.options.LeaseOption;
+import io.quorumlock.AcquireLoop.Attempt;
+import io.quorumlock.FencedLease;
+import io.quorumlock.LeaseLostException;
+import io.quorumlock.NodeOutcome.Vote;
+import io.quorumlock.QuorumLockException;
+import java.nio.charset.StandardCharsets;
+import java.util.List;
+import java.util.concurrent.CancellationException;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * One attempt to take a resource's lock: grant an etcd lease and keep it alive, wait in etcd's
+ * lock queue, then check that the lock key exists under that lease and that the lease is alive.
+ * Any failure revokes the lease, which also deletes a lock key that may have been created for it.
+ */
+final class LockAttempts {
+
+    private static final Logger log = LoggerFactory.getLogger(EtcdLock.class);
+
+    private final EtcdLock lock;
+    private final Client client;
+    private final EtcdCalls calls;
+
+    LockAttempts(EtcdLock lock, Client client, EtcdCalls calls) {
+        this.lock = lock;
+        this.client = client;
+        this.calls = calls;
+    }
+
+    /**
+     * Makes one attempt, waiting up to {@code lockWaitNanos} in etcd's queue for the holders ahead.
+     * A wait that ran out is final; other failures may be retried.
+     *
+     * @throws IllegalStateException if the lock was closed
+     * @throws QuorumLockException if the thread was interrupted (the interrupt flag stays set)
+     */
+    Attempt<FencedLease> attempt(String resource, long ttlSeconds, long lockWaitNanos) {
+        lock.requireOpen();
+        long grantSent = System.nanoTime();
+        LeaseGrantResponse grant;
+        try {
+            grant = calls.callOnce(() -> client.getLeaseClient().grant(ttlSeconds), "grant a lease");
+        } catch (EtcdCalls.RequestFailed e) {
+            return Attempt.refused(e.outcome, true);
+        }
+        long granted = System.nanoTime();
+        EtcdLease lease = new EtcdLease(lock, resource, grant.getID(), grant.getTTL(), grantSent, granted);
+        lock.follow(lease);
+        boolean handedOut = false;
+        try {
+            lease.startKeepAlive();
+            Attempt<FencedLease> attempt = lockAndCheck(lease, lock.lockName(resource), lockWaitNanos);
+            handedOut = attempt.lease().isPresent();
+            return attempt;
+        } finally {
+            if (!handedOut) {
+                lease.abandon();
+            }
+        }
+    }
+
+    private Attempt<FencedLease> lockAndCheck(EtcdLease lease, ByteSequence name, long lockWaitNanos) {
+        String resource = lease.resource();
+        CompletableFuture<LockResponse> lockCall = client.getLockClient().lock(name, lease.leaseId());
+        LockResponse locked;
+        try {
+            // Stop waiting at once if the lease is lost meanwhile: the lock would come with a dead lease.
+            CompletableFuture.anyOf(lockCall, lease.lost()).get(lockWaitNanos, TimeUnit.NANOSECONDS);
+            if (!lockCall.isDone()) {
+                lockCall.cancel(false);
+                LeaseLostException loss = lease.lost().join();
+                return refused(Vote.ERROR, "lost the lease while waiting: " + loss.getMessage());
+            }
+            locked = lockCall.join();
+        } catch (TimeoutException e) {
+            lockCall.cancel(false);
+            return holder(name, lease.leaseId(), lockWaitNanos);
+        } catch (ExecutionException | CompletionException | CancellationException e) {
+            return Attempt.refused(calls.failure(e, "lock"), true);
+        } catch (InterruptedException e) {
+            lockCall.cancel(false);
+            Thread.currentThread().interrupt();
+            throw new QuorumLockException("interrupted while acquiring '" + resource + "'", e);
+        }
+
+        ByteSequence key = locked.getKey();
+        GetResponse got;
+        LeaseTimeToLiveResponse alive;
+        long checkSent;
+        try {
+            got = calls.call(() -> client.getKVClient().get(key), "read the lock key back");
+            checkSent = System.nanoTime();
+            alive = calls.call(
+                    () -> client.getLeaseClient().timeToLive(lease.leaseId(), LeaseOption.DEFAULT),
+                    "ask the lease's time to live");
+        } catch (EtcdCalls.RequestFailed e) {
+            return Attempt.refused(e.outcome, true);
+        }
+        long checked = System.nanoTime();
+        String keyText = key.toString(StandardCharsets.UTF_8);
+        if (got.getKvs().isEmpty()) {
+            return refused(
+                    Vote.ERROR,
+                    "etcd granted the lock, but its key " + keyText
+                            + " was gone when read back (the lease expired while waiting)");
+        }
+        KeyValue kv = got.getKvs().get(0);
+        if (kv.getLease() != lease.leaseId()) {
+            return refused(
+                    Vote.ERROR,
+                    "etcd granted the lock, but its key " + keyText + " is tied to lease "
+                            + Long.toHexString(kv.getLease()) + ", not ours (" + Long.toHexString(lease.leaseId())
+                            + ")");
+        }
+        if (alive.getTTL() <= 0) {
+            return refused(
+                    Vote.ERROR,
+                    "etcd granted the lock, but lease " + Long.toHexString(lease.leaseId())
+                            + " had expired (time to live " + alive.getTTL() + ")");
+        }
+        if (!lease.hold(key, kv.getCreateRevision(), checkSent, checked, alive.getTTL())) {
+            return refused(Vote.ERROR, "lost the lease before it was handed out: " + lease.lossMessage());
+        }
+        log.debug(
+                "acquired '{}' with token {} (key {}, lease {}, TTL {} s)",
+                resource,
+                kv.getCreateRevision(),
+                keyText,
+                Long.toHexString(lease.leaseId()),
+                lease.ttlSeconds());
+        return Attempt.granted(lease);
+    }
+
+    /** A failure that another attempt may overcome. */
+    private Attempt<FencedLease> refused(Vote vote, String detail) {
+        return Attempt.refused(calls.outcome(vote, detail), true);
+    }
+
+    /**
+     * The refusal of a wait that ran out, final: who holds the lock now, as etcd knows it (the
+     * lease its key is tied to), with the key and its create revision, the holder's token.
+     */
+    private Attempt<FencedLease> holder(ByteSequence name, long ownLease, long waitedNanos) {
+        String waited = "waited " + TimeUnit.NANOSECONDS.toMillis(waitedNanos) + " ms for the holder";
+        ByteSequence prefix = ByteSequence.from(name.toString(StandardCharsets.UTF_8) + "/", StandardCharsets.UTF_8);
+        GetOption first = GetOption.builder()
+                .isPrefix(true)
+                .withSortField(GetOption.SortTarget.CREATE)
+                .withSortOrder(GetOption.SortOrder.ASCEND)
+                .withLimit(1)
+                .withKeysOnly(true)
+                .build();
+        try {
+            List<KeyValue> kvs = calls.call(() -> client.getKVClient().get(prefix, first), "find the holder")
+                    .getKvs();
+            if (kvs.isEmpty()) {
+                return Attempt.refused(calls.outcome(Vote.TIMED_OUT, "no grant and no holder seen; " + waited), false);
+            }
+            KeyValue kv = kvs.get(0);
+            if (kv.getLease() == ownLease) {
+                return Attempt.refused(
+                        calls.outcome(Vote.TIMED_OUT, "granted just as the wait ran out, so given up; " + waited),
+                        false);
+            }
+            String facts = "key " + kv.getKey().toString(StandardCharsets.UTF_8) + ", token " + kv.getCreateRevision();
+            String lease = Long.toHexString(kv.getLease());
+            return Attempt.heldBy(
+                    "lease " + lease + " (" + facts + "; " + waited + ")",
+                    calls.outcome(Vote.HELD_BY_OTHER, facts + ", lease " + lease + "; " + waited));
+        } catch (EtcdCalls.RequestFailed e) {
+            return Attempt.heldBy(
+                    "an owner that could not be read (" + waited + "; " + e.outcome.detail() + ")",
+                    calls.outcome(
+                            Vote.HELD_BY_OTHER,
+                            "not granted; " + waited + "; the holder is unknown: " + e.outcome.detail()));
+        }
+    }
+}
