@@ -124,7 +124,10 @@ final class NodeStarts {
         String id = info.get("run_id");
         long uptime = seconds(info.get("uptime_in_seconds"));
         if (id == null || uptime < 0) {
-            if (!node.refusalLogged) {
+            // A configuration mistake (NOAUTH, say) is reported by the lock, once, with its remedy.
+            boolean misconfigured =
+                    reply instanceof Reply.Error error && NodeErrors.misconfiguration(error.message()) != null;
+            if (!node.refusalLogged && !misconfigured) {
                 node.refusalLogged = true;
                 log.warn(
                         "node {} gave no run_id and uptime in INFO server ({}): the restart guard counts it as "

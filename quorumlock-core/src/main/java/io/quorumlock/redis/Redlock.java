@@ -70,6 +70,8 @@ public final class Redlock implements DistributedLock<Lease> {
 
     private final SecureRandom random = new SecureRandom();
     private final Watchdog watchdog;
+    /** The longest a round waits for a node: the connect timeout, at least the node timeout. */
+    private final long roundNanos;
 
     Redlock(
             Transport transport,
@@ -89,6 +91,7 @@ public final class Redlock implements DistributedLock<Lease> {
         this.ticker = ticker;
         this.holder = holder;
         // A round waits for a node at most the connect timeout, which is at least the node timeout.
+        this.roundNanos = connectTimeout.toNanos();
         this.watchdog = new Watchdog(connectTimeout);
         this.rounds = new Rounds(
                 transport, this.names, nodeTimeoutNanos, connectTimeout.toNanos(), driftFactor, ticker, restartGuard);
@@ -321,7 +324,11 @@ public final class Redlock implements DistributedLock<Lease> {
     /** One extension round of {@code lease}. */
     Rounds.Outcome extend(RedlockLease lease, Duration ttl) {
         ensureOpen();
-        long deadline = Math.max(ticker.nanos() + nodeTimeoutNanos, lease.validUntilNanos());
+        // A round that starts later could not end with the notice of loss left (the watchdog's
+        // rule for retries): the wait for a free connection ends there, so that an extension
+        // starved of connections is given up in time rather than when the validity is over.
+        long latestStart = lease.validUntilNanos() - QuorumMath.lossNoticeNanos(ttl.toNanos()) - roundNanos;
+        long deadline = Math.max(ticker.nanos(), latestStart);
         Rounds.Outcome outcome =
                 rounds.extend(lease.resource(), lease.token(), ttl.toMillis(), lease.grants(), deadline);
         if (outcome.interrupted()) {

@@ -106,6 +106,14 @@ class NodeStartsTest {
     }
 
     @Test
+    void anInfoRefusedForAConfigurationMistakeIsLeftToTheLockToReport() {
+        // NOAUTH is the lock's to report (once, with its remedy): a second warning would only repeat it.
+        String log = logOf(() -> reply(0, new Reply.Error("NOAUTH Authentication required.")));
+        assertThat(starts.startNanos(0)).isEqualTo(ticker.nanos());
+        assertThat(log).isEmpty();
+    }
+
+    @Test
     void aConnectionThatBrokeBeforeTheReplyTeachesNothing() {
         ticker.advance(100 * S);
         reply(0, bulkInfo("r1", 40));

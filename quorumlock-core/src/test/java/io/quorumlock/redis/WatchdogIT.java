@@ -2,12 +2,20 @@ package io.quorumlock.redis;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.quorumlock.Lease;
 import io.quorumlock.LeaseLostException;
 import io.quorumlock.RetryPolicy;
+import io.quorumlock.testkit.FaultProxies;
+import io.quorumlock.testkit.FaultProxy;
 import io.quorumlock.testkit.RedisServersExtension;
 import io.quorumlock.testkit.TestTime;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -113,5 +121,58 @@ class WatchdogIT {
         assertThat(left).as("validity left when the loss was signalled").isPositive();
         assertThat(left).isGreaterThan(TTL.dividedBy(20)).isLessThan(TTL.dividedBy(4));
         assertThat(Duration.ofNanos(lostAfter)).isLessThan(TTL.dividedBy(2));
+    }
+
+    /**
+     * The watchdog's extension waits for a connection like any caller; when every connection stays
+     * busy (here one per node, slow nodes and many callers queued for it), the wait must end in
+     * time for the loss to be signalled with the notice still left, not when the validity is over.
+     */
+    @Test
+    void anExtensionStarvedOfConnectionsIsGivenUpWithTheNoticeLeft() throws Exception {
+        Duration ttl = TestTime.scaled(Duration.ofSeconds(1));
+        try (FaultProxies proxies = FaultProxies.inFrontOf(redis.servers());
+                Redlock starved = Redlock.builder()
+                        .nodes(proxies.uris())
+                        .restartGuard(false)
+                        .maxConnectionsPerNode(1)
+                        .nodeTimeout(TestTime.scaled(Duration.ofMillis(100)))
+                        .build()) {
+            RedlockLease lease = (RedlockLease) starved.tryAcquire("held", ttl).orElseThrow();
+            CompletableFuture<?> lost = starved.keepAlive(lease, ttl);
+            AtomicLong leftAtLoss = new AtomicLong(Long.MIN_VALUE);
+            lost.thenRun(() -> leftAtLoss.set(lease.validUntilNanos() - System.nanoTime()));
+            // Every round now takes about 30 ms, and 48 callers queue for the one connection per
+            // node: a round waits far longer than the third of the TTL the watchdog extends at.
+            for (FaultProxy proxy : proxies) {
+                proxy.latency(Duration.ofMillis(15));
+            }
+            AtomicBoolean stop = new AtomicBoolean();
+            List<Thread> callers = new ArrayList<>();
+            for (int i = 0; i < 48; i++) {
+                String resource = "other-" + i;
+                Thread caller = new Thread(() -> {
+                    while (!stop.get()) {
+                        Optional<Lease> other = starved.tryAcquire(resource, ttl);
+                        other.ifPresent(Lease::release);
+                    }
+                });
+                caller.setDaemon(true);
+                caller.start();
+                callers.add(caller);
+            }
+            try {
+                lost.get(TestTime.scaled(Duration.ofSeconds(10)).toMillis(), TimeUnit.MILLISECONDS);
+            } finally {
+                stop.set(true);
+                proxies.clearFaults();
+                for (Thread caller : callers) {
+                    caller.join(TestTime.scaled(Duration.ofSeconds(10)).toMillis());
+                }
+            }
+            assertThat(Duration.ofNanos(leftAtLoss.get()))
+                    .as("validity left when the starved extension was given up")
+                    .isGreaterThan(starved.lossNotice(ttl).dividedBy(2));
+        }
     }
 }
