@@ -58,9 +58,11 @@ public final class Main implements Callable<Integer> {
 
     /** A fresh command line with the error handling of the CLI; for {@link #main} and for tests. */
     public static CommandLine commandLine() {
-        return new CommandLine(new Main())
+        CommandLine commandLine = new CommandLine(new Main())
                 .setExecutionExceptionHandler(Main::reportFailure)
                 .setParameterExceptionHandler(Main::reportUsageError);
+        TortureCommand.describeFaultKinds(commandLine.getSubcommands().get("torture"));
+        return commandLine;
     }
 
     /** Without a subcommand there is nothing to do: a usage error. */

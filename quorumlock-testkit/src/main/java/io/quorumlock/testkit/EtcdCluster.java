@@ -344,7 +344,7 @@ public final class EtcdCluster implements AutoCloseable, Iterable<EtcdServer> {
 
     private static ServerSocket bindFree() {
         try {
-            return new ServerSocket(0, 1, InetAddress.getByName(EtcdServer.HOST));
+            return new ServerSocket(Processes.freePort(EtcdServer.HOST), 1, InetAddress.getByName(EtcdServer.HOST));
         } catch (IOException e) {
             throw new UncheckedIOException("Cannot find a free port on " + EtcdServer.HOST, e);
         }

@@ -12,6 +12,7 @@ import java.util.Comparator;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 import org.slf4j.Logger;
@@ -180,12 +181,45 @@ public final class Processes {
         }
     }
 
-    /** A port that is free on {@code host} now (a server that races for it fails to bind and starts over). */
+    /** Ports handed out by {@link #freePort} in this JVM: never handed out twice. */
+    private static final Set<Integer> handedOut = ConcurrentHashMap.newKeySet();
+
+    /**
+     * A port that is free on {@code host} now, for a server (one that races for it fails to bind
+     * and starts over). It lies outside the range the kernel takes outgoing connections' ports
+     * from ({@code /proc/sys/net/ipv4/ip_local_port_range}), so that a server stopped and started
+     * again on its port cannot find it taken by a client's socket, as a port the kernel picks
+     * ({@code bind(0)}) can; and it is never handed out twice in one JVM.
+     */
     static int freePort(String host) {
-        try (ServerSocket socket = new ServerSocket(0, 1, InetAddress.getByName(host))) {
-            return socket.getLocalPort();
-        } catch (IOException e) {
-            throw new UncheckedIOException("Cannot find a free port on " + host, e);
+        int[] outgoing = outgoingPortRange();
+        ThreadLocalRandom random = ThreadLocalRandom.current();
+        for (int attempt = 0; attempt < 1_000; attempt++) {
+            int port = 10_000 + random.nextInt(65_535 - 10_000);
+            if ((port >= outgoing[0] && port <= outgoing[1]) || !handedOut.add(port)) {
+                continue;
+            }
+            try (ServerSocket socket = new ServerSocket(port, 1, InetAddress.getByName(host))) {
+                return socket.getLocalPort();
+            } catch (IOException e) {
+                // taken: try another
+            }
+        }
+        throw new IllegalStateException("Cannot find a free port on " + host + " outside the range " + outgoing[0] + "-"
+                + outgoing[1] + " of outgoing connections after 1,000 tries");
+    }
+
+    /** The kernel's range for outgoing ports; Linux's default where it cannot be read. */
+    private static int[] outgoingPortRange() {
+        try {
+            // Line by line: Files.readString reads only the first bytes of some /proc files.
+            String[] bounds = Files.readAllLines(Path.of("/proc/sys/net/ipv4/ip_local_port_range"))
+                    .get(0)
+                    .trim()
+                    .split("\\s+");
+            return new int[] {Integer.parseInt(bounds[0]), Integer.parseInt(bounds[1])};
+        } catch (IOException | RuntimeException e) {
+            return new int[] {32_768, 60_999};
         }
     }
 

@@ -132,7 +132,18 @@ public final class ZooKeeperServers {
         // In ticks: generous limits, so that a loaded machine does not drop a follower.
         properties.put("initLimit", "50");
         properties.put("syncLimit", "20");
-        return new InstanceSpec(dataDir.toFile(), -1, -1, -1, true, serverId, TICK_MILLIS, -1, properties, "127.0.0.1");
+        // Ports outside the kernel's range for outgoing ones: a member restarted on its ports finds them free.
+        return new InstanceSpec(
+                dataDir.toFile(),
+                Processes.freePort("127.0.0.1"),
+                Processes.freePort("127.0.0.1"),
+                Processes.freePort("127.0.0.1"),
+                true,
+                serverId,
+                TICK_MILLIS,
+                -1,
+                properties,
+                "127.0.0.1");
     }
 
     /**

@@ -83,6 +83,10 @@ final class ClientLock implements AutoCloseable {
                 .sessionTimeoutMs((int) sessionMillis)
                 .connectionTimeoutMs((int) sessionMillis)
                 .retryPolicy(new RetryNTimes(Integer.MAX_VALUE, 100))
+                // The connect string names this client's own proxies; the ensemble's config names the
+                // servers' own ports, which Curator's ensemble tracker would put in its place, so that
+                // the client would go round its proxies and no partition would cut it off.
+                .ensembleTracker(false)
                 .build();
         curator.start();
         ZooKeeperLock lock = ZooKeeperLock.builder().client(curator).build();

@@ -3,6 +3,7 @@ package io.quorumlock.torture;
 import java.util.Arrays;
 import java.util.EnumSet;
 import java.util.Locale;
+import java.util.Optional;
 import java.util.Set;
 import java.util.stream.Collectors;
 
@@ -22,7 +23,18 @@ public enum FaultKind {
     /** Freeze a client process at its next write, for longer than its lease (the GC pause). */
     PAUSE("pause", "a client frozen (SIGSTOP) at its next write, for longer than its lease"),
     /** Expire the session of the client that holds a fenced lock. */
-    EXPIRE("expire", "the session of the client holding a fenced lock expired by the ensemble");
+    EXPIRE("expire", "the session of the client holding a fenced lock expired by the ensemble"),
+    /**
+     * Cut one client off, for twice the lease, from a majority of the Redis nodes or from every
+     * consensus member, while the servers stay up and the other clients still reach them: its
+     * packets are held, nothing is reset.
+     */
+    PARTITION(
+            "partition",
+            "one client cut off (packets held, nothing reset) from a majority of the Redis nodes or from every"
+                    + " consensus member, for twice its lease"),
+    /** Add 50-300 ms of latency, with jitter, to a minority of the nodes for every client, for a while. */
+    SLOW("slow", "50-300 ms of latency (with jitter) on a minority of the nodes, for every client, then cleared");
 
     private final String option;
     private final String description;
@@ -53,14 +65,17 @@ public enum FaultKind {
         }
         Set<FaultKind> kinds = EnumSet.noneOf(FaultKind.class);
         for (String name : list.split(",")) {
-            String wanted = name.trim().toLowerCase(Locale.ROOT);
-            kinds.add(Arrays.stream(values())
-                    .filter(k -> k.option.equals(wanted))
-                    .findFirst()
+            kinds.add(byOption(name)
                     .orElseThrow(() -> new IllegalArgumentException("--faults: unknown fault kind '" + name.trim()
                             + "'; use all or a comma-separated list of " + names())));
         }
         return kinds;
+    }
+
+    /** The kind named {@code name} (as on the command line, or the first word of a fault's label), if any. */
+    public static Optional<FaultKind> byOption(String name) {
+        String wanted = name.trim().toLowerCase(Locale.ROOT);
+        return Arrays.stream(values()).filter(k -> k.option.equals(wanted)).findFirst();
     }
 
     /** All option names, comma-separated. */

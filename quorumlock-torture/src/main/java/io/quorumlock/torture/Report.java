@@ -28,8 +28,9 @@ import java.util.stream.Collectors;
  * lease intervals as bars (red where two clients overlapped while both wrote), faults as vertical
  * marks with their labels, and the tokens in each bar's {@code <title>} (shown on hover).
  *
- * <p>Elements carry classes a test can look for: {@code lane}, {@code lease}, {@code overlap},
- * {@code fault}, {@code fault-label}.
+ * <p>Under the table a legend says what each kind of fault in the runs does. Elements carry classes
+ * a test can look for: {@code legend}, {@code lane}, {@code lease}, {@code overlap}, {@code fault},
+ * {@code fault-label}.
  */
 public final class Report {
 
@@ -141,11 +142,16 @@ public final class Report {
                 .append("table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:4px 8px;text-align:right}")
                 .append("th:first-child,td:first-child{text-align:left}.bad{color:")
                 .append(OVERLAP_COLOUR)
-                .append(";font-weight:bold}svg{border:1px solid #eee}\n</style>\n</head>\n<body>\n")
+                .append(";font-weight:bold}svg{border:1px solid #eee}")
+                .append(".legend{display:grid;grid-template-columns:max-content auto;gap:2px 12px;font-size:small}")
+                .append(".legend dt{color:")
+                .append(FAULT_COLOUR)
+                .append(";font-weight:bold}.legend dd{margin:0}\n</style>\n</head>\n<body>\n")
                 .append("<h1>quorumlock torture report</h1>\n");
         List<Verdict> verdicts =
                 runs.stream().map(r -> Checker.check(r.events())).toList();
         table(html, runs, verdicts);
+        legend(html, runs);
         for (int i = 0; i < runs.size(); i++) {
             timeline(html, runs.get(i), verdicts.get(i));
         }
@@ -184,6 +190,30 @@ public final class Report {
             html.append("</tr>\n");
         }
         html.append("</table>\n");
+    }
+
+    /** What each kind of fault in the runs does, in the order of {@link FaultKind}. */
+    private static void legend(StringBuilder html, List<Run> runs) {
+        Set<FaultKind> kinds = new TreeSet<>();
+        for (Run run : runs) {
+            for (Event e : run.events()) {
+                if (e.kind() == Kind.FAULT && e.op() == Op.START) {
+                    FaultKind.byOption(e.faultKind()).ifPresent(kinds::add);
+                }
+            }
+        }
+        if (kinds.isEmpty()) {
+            return;
+        }
+        html.append("<dl class=\"legend\">\n");
+        for (FaultKind kind : kinds) {
+            html.append("<dt>")
+                    .append(escape(kind.option()))
+                    .append("</dt><dd>")
+                    .append(escape(kind.description()))
+                    .append("</dd>\n");
+        }
+        html.append("</dl>\n");
     }
 
     private static void cell(StringBuilder html, long violations) {

@@ -23,7 +23,8 @@ public final class Schedule {
      * @param window the length of the run
      * @param kinds the kinds to draw from; empty gives no fault
      * @param lease the longest lease (TTL or session timeout) of the strategies: a pause lasts
-     *     twice that plus a second, so that every lease has expired when the client wakes
+     *     twice that plus a second, so that every lease has expired when the client wakes; a
+     *     partition twice that
      */
     public static List<Fault> draw(long seed, Duration window, Set<FaultKind> kinds, Duration lease) {
         List<Fault> faults = new ArrayList<>();
@@ -47,7 +48,8 @@ public final class Schedule {
                 continue;
             }
             misses = 0;
-            faults.add(new Fault(kind, at, duration, random.nextInt(1_000)));
+            int pick = random.nextInt(1_000);
+            faults.add(new Fault(kind, at, duration, pick, kind == FaultKind.SLOW ? latency(random) : 0));
             at += room + 500 + random.nextLong(500);
         }
         return faults;
@@ -61,7 +63,16 @@ public final class Schedule {
             case RESTART, EXPIRE -> 0;
             case CLOCK -> 1_000 + random.nextLong(500);
             case PAUSE -> 2 * leaseMillis + 1_000;
+            // Long enough for the ensemble to expire the cut-off client's session (or its keys to
+            // expire on the nodes) and for another client to take the lock before the heal.
+            case PARTITION -> 2 * leaseMillis;
+            case SLOW -> 1_000 + random.nextLong(1_000);
         };
+    }
+
+    /** The round-trip latency of a {@link FaultKind#SLOW} fault: 50-300 ms. */
+    static long latency(SplittableRandom random) {
+        return 50 + random.nextLong(251);
     }
 
     private static <T> void shuffle(List<T> list, SplittableRandom random) {

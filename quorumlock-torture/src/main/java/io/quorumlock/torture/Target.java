@@ -2,47 +2,181 @@ package io.quorumlock.torture;
 
 import io.quorumlock.testkit.EtcdCluster;
 import io.quorumlock.testkit.EtcdServer;
+import io.quorumlock.testkit.FaultProxies;
+import io.quorumlock.testkit.FaultProxy;
 import io.quorumlock.testkit.RedisServer;
 import io.quorumlock.testkit.RedisServers;
 import io.quorumlock.testkit.ZooKeeperServers;
 import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Optional;
+import java.util.function.Supplier;
 import java.util.stream.Collectors;
+import java.util.stream.IntStream;
 import org.apache.curator.test.InstanceSpec;
 import org.apache.curator.test.TestingCluster;
 
 /**
- * The servers one strategy runs on, and what each kind of fault does to them. A fault that does
- * not apply to a strategy's servers (a clock jump on ZooKeeper, say) is skipped: {@link #start}
- * returns empty. Pauses and session expiry are the clients' business, not the servers'.
+ * The servers one strategy runs on, the network between them and each client, and what each kind
+ * of fault does to them. A fault that does not apply to a strategy's servers (a clock jump on
+ * ZooKeeper, say) is skipped: {@link #start} returns empty. Pauses and session expiry are the
+ * clients' business, not the servers'.
+ *
+ * <p>Each client reaches the servers through proxies of its own ({@link FaultProxies}, one set
+ * per client, in front of every server): so one client can be cut off while the others still
+ * reach the same live servers, and a slow node is slow for every client. The servers talk to each
+ * other directly.
  */
 abstract class Target implements AutoCloseable {
 
-    /** The connect string the clients use, empty for the strategy without servers. */
-    abstract String endpoints();
+    /** Each client's proxies, in client order; empty for the strategy without servers. */
+    private final List<FaultProxies> links;
 
-    /** Starts the fault on the servers; returns its label (such as "kill redis-2"), or empty if it does not apply. */
-    abstract Optional<String> start(Fault fault);
+    private final String system;
 
-    /** Heals the fault started by {@link #start}: thaws, starts again, sets the clock back. */
-    abstract void heal(Fault fault);
+    Target(List<FaultProxies> links, String system) {
+        this.links = List.copyOf(links);
+        this.system = system;
+    }
 
+    /** The connect string client {@code client} (from 1) uses, through its own proxies; empty without servers. */
+    final String endpoints(int client) {
+        return links.isEmpty() ? "" : endpoints(links.get(client - 1));
+    }
+
+    /** The connect string of a client that goes through {@code proxies}. */
+    abstract String endpoints(FaultProxies proxies);
+
+    /**
+     * The servers a partition cuts its client off from: enough that the client can no longer take
+     * (or keep) the lock. For a consensus ensemble every server, as the client's connect string
+     * lists them all: cut off from some only, the client moves its session to another and goes on.
+     * (Giving each client one server instead would make a kill or a freeze of that server a
+     * partition of its clients too, and take from them the failover the ensemble is there for.)
+     */
+    int[] cutOff(Fault fault, int servers) {
+        return IntStream.range(0, servers).toArray();
+    }
+
+    /**
+     * Starts the fault on the servers or the network; returns its label (such as "kill redis-2"),
+     * or empty if it does not apply.
+     */
+    final Optional<String> start(Fault fault) {
+        if (fault.kind() != FaultKind.PARTITION && fault.kind() != FaultKind.SLOW) {
+            return startOnServers(fault);
+        }
+        if (links.isEmpty()) {
+            return Optional.empty();
+        }
+        int servers = links.get(0).size();
+        if (fault.kind() == FaultKind.PARTITION) {
+            int client = fault.client(links.size());
+            int[] nodes = cutOff(fault, servers);
+            links.get(client).partition(nodes);
+            return Optional.of(label("partition client-" + (client + 1) + " from", system, nodes));
+        }
+        int[] nodes = fault.nodes(servers, false);
+        // Half the latency each way, so that a request and its reply take latencyMillis more, give or
+        // take a fifth of it.
+        Duration oneWay = Duration.ofMillis(fault.latencyMillis()).dividedBy(2);
+        for (FaultProxies proxies : links) {
+            for (int node : nodes) {
+                proxies.get(node).latency(FaultProxy.Direction.BOTH, oneWay, oneWay.dividedBy(5));
+            }
+        }
+        return Optional.of(label("slow +" + fault.latencyMillis() + "ms", system, nodes));
+    }
+
+    /** Heals the fault started by {@link #start}: thaws, starts again, sets the clock back, heals the network. */
+    final void heal(Fault fault) {
+        switch (fault.kind()) {
+            case PARTITION -> links.get(fault.client(links.size())).heal();
+            case SLOW -> {
+                for (FaultProxies proxies : links) {
+                    for (int node : fault.nodes(proxies.size(), false)) {
+                        proxies.get(node).clearLatency();
+                    }
+                }
+            }
+            default -> healOnServers(fault);
+        }
+    }
+
+    /** Starts a fault on the servers themselves; returns its label, or empty if it does not apply. */
+    abstract Optional<String> startOnServers(Fault fault);
+
+    /** Heals a fault started by {@link #startOnServers}. */
+    abstract void healOnServers(Fault fault);
+
+    /** Stops the servers. */
+    abstract void closeServers();
+
+    /** Closes the clients' proxies, then stops the servers. */
     @Override
-    public abstract void close();
+    public final void close() {
+        try {
+            links.forEach(FaultProxies::close);
+        } finally {
+            closeServers();
+        }
+    }
 
-    /** Starts the servers of {@code strategy}, with their files under {@code dir}. */
-    static Target start(Strategy strategy, Path dir) throws Exception {
+    /**
+     * Starts the servers of {@code strategy}, with their files under {@code dir}, and a set of
+     * proxies in front of them for each of {@code clients} clients.
+     */
+    static Target start(Strategy strategy, Path dir, int clients) throws Exception {
         return switch (strategy.servers()) {
-            case REDIS -> new Redis(RedisServers.start(strategy.nodes()));
-            case ZOOKEEPER -> new ZooKeeper(ZooKeeperServers.cluster(dir, strategy.nodes()));
-            case ETCD -> new Etcd(EtcdCluster.start(strategy.nodes()));
+            case REDIS -> {
+                RedisServers servers = RedisServers.start(strategy.nodes());
+                yield new Redis(servers, links(clients, () -> FaultProxies.inFrontOf(servers), servers::close));
+            }
+            case ZOOKEEPER -> {
+                TestingCluster cluster = ZooKeeperServers.cluster(dir, strategy.nodes());
+                yield new ZooKeeper(
+                        cluster, links(clients, () -> ZooKeeperServers.proxies(cluster), () -> stop(cluster)));
+            }
+            case ETCD -> {
+                EtcdCluster cluster = EtcdCluster.start(strategy.nodes());
+                yield new Etcd(cluster, links(clients, () -> FaultProxies.inFrontOf(cluster), cluster::close));
+            }
             case NONE -> new None();
         };
+    }
+
+    /**
+     * A set of proxies for each client, made by {@code start}; if one cannot start, those already
+     * started are closed and so are the servers, with {@code stopServers}.
+     */
+    private static List<FaultProxies> links(int clients, Supplier<FaultProxies> start, Runnable stopServers) {
+        List<FaultProxies> links = new ArrayList<>();
+        try {
+            for (int i = 0; i < clients; i++) {
+                links.add(start.get());
+            }
+            return links;
+        } catch (RuntimeException e) {
+            try {
+                links.forEach(FaultProxies::close);
+            } finally {
+                stopServers.run();
+            }
+            throw e;
+        }
+    }
+
+    private static void stop(TestingCluster cluster) {
+        try {
+            cluster.close();
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
     }
 
     /** "redis-1,3" for nodes 0 and 2. */
@@ -54,17 +188,24 @@ abstract class Target implements AutoCloseable {
     private static final class Redis extends Target {
         private final RedisServers servers;
 
-        Redis(RedisServers servers) {
+        Redis(RedisServers servers, List<FaultProxies> links) {
+            super(links, "redis");
             this.servers = servers;
         }
 
         @Override
-        String endpoints() {
-            return String.join(",", servers.uris());
+        String endpoints(FaultProxies proxies) {
+            return String.join(",", proxies.uris());
+        }
+
+        /** A majority: with the rest alone the client reaches no quorum (the single node: that node). */
+        @Override
+        int[] cutOff(Fault fault, int servers) {
+            return fault.nodes(servers, true);
         }
 
         @Override
-        Optional<String> start(Fault fault) {
+        Optional<String> startOnServers(Fault fault) {
             int[] nodes =
                     fault.nodes(servers.size(), fault.kind() == FaultKind.RESTART || fault.kind() == FaultKind.CLOCK);
             switch (fault.kind()) {
@@ -86,7 +227,7 @@ abstract class Target implements AutoCloseable {
         }
 
         @Override
-        void heal(Fault fault) {
+        void healOnServers(Fault fault) {
             int[] nodes =
                     fault.nodes(servers.size(), fault.kind() == FaultKind.RESTART || fault.kind() == FaultKind.CLOCK);
             switch (fault.kind()) {
@@ -103,7 +244,7 @@ abstract class Target implements AutoCloseable {
         }
 
         @Override
-        public void close() {
+        void closeServers() {
             servers.close();
         }
     }
@@ -112,18 +253,19 @@ abstract class Target implements AutoCloseable {
         private final TestingCluster cluster;
         private final List<InstanceSpec> instances;
 
-        ZooKeeper(TestingCluster cluster) {
+        ZooKeeper(TestingCluster cluster, List<FaultProxies> links) {
+            super(links, "zk");
             this.cluster = cluster;
             this.instances = new ArrayList<>(cluster.getInstances());
         }
 
         @Override
-        String endpoints() {
-            return cluster.getConnectString();
+        String endpoints(FaultProxies proxies) {
+            return proxies.connectString();
         }
 
         @Override
-        Optional<String> start(Fault fault) {
+        Optional<String> startOnServers(Fault fault) {
             int[] node = fault.nodes(instances.size(), false);
             InstanceSpec spec = instances.get(node[0]);
             try {
@@ -144,7 +286,7 @@ abstract class Target implements AutoCloseable {
         }
 
         @Override
-        void heal(Fault fault) {
+        void healOnServers(Fault fault) {
             if (fault.kind() == FaultKind.KILL) {
                 InstanceSpec spec = instances.get(fault.nodes(instances.size(), false)[0]);
                 try {
@@ -156,29 +298,26 @@ abstract class Target implements AutoCloseable {
         }
 
         @Override
-        public void close() {
-            try {
-                cluster.close();
-            } catch (IOException e) {
-                throw new java.io.UncheckedIOException(e);
-            }
+        void closeServers() {
+            stop(cluster);
         }
     }
 
     private static final class Etcd extends Target {
         private final EtcdCluster cluster;
 
-        Etcd(EtcdCluster cluster) {
+        Etcd(EtcdCluster cluster, List<FaultProxies> links) {
+            super(links, "etcd");
             this.cluster = cluster;
         }
 
         @Override
-        String endpoints() {
-            return String.join(",", cluster.endpoints());
+        String endpoints(FaultProxies proxies) {
+            return String.join(",", proxies.uris());
         }
 
         @Override
-        Optional<String> start(Fault fault) {
+        Optional<String> startOnServers(Fault fault) {
             int[] node = fault.nodes(cluster.size(), false);
             EtcdServer member = cluster.get(node[0]);
             switch (fault.kind()) {
@@ -196,7 +335,7 @@ abstract class Target implements AutoCloseable {
         }
 
         @Override
-        void heal(Fault fault) {
+        void healOnServers(Fault fault) {
             EtcdServer member = cluster.get(fault.nodes(cluster.size(), false)[0]);
             switch (fault.kind()) {
                 case KILL -> member.startAgain();
@@ -206,26 +345,30 @@ abstract class Target implements AutoCloseable {
         }
 
         @Override
-        public void close() {
+        void closeServers() {
             cluster.close();
         }
     }
 
     private static final class None extends Target {
+        None() {
+            super(List.of(), "none");
+        }
+
         @Override
-        String endpoints() {
+        String endpoints(FaultProxies proxies) {
             return "";
         }
 
         @Override
-        Optional<String> start(Fault fault) {
+        Optional<String> startOnServers(Fault fault) {
             return Optional.empty();
         }
 
         @Override
-        void heal(Fault fault) {}
+        void healOnServers(Fault fault) {}
 
         @Override
-        public void close() {}
+        void closeServers() {}
     }
 }

@@ -12,6 +12,7 @@ import java.sql.Connection;
 import java.sql.DriverManager;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.EnumSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -23,6 +24,7 @@ import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Consumer;
+import java.util.stream.Collectors;
 import org.h2.tools.Server;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -155,6 +157,15 @@ public final class Torture {
             throw new IllegalStateException("no strategy can run here: " + skipped);
         }
         List<Fault> schedule = Schedule.draw(options.seed(), options.duration(), options.faults(), options.ttl());
+        Set<FaultKind> undrawn = EnumSet.noneOf(FaultKind.class);
+        undrawn.addAll(options.faults());
+        schedule.forEach(f -> undrawn.remove(f.kind()));
+        if (!undrawn.isEmpty()) {
+            progress.println()
+                    .accept("faults: no room in " + options.duration().toSeconds() + " s for "
+                            + undrawn.stream().map(FaultKind::option).collect(Collectors.joining(", "))
+                            + " (one fault at a time); a longer --duration fits them");
+        }
 
         System.setProperty("h2.bindAddress", "127.0.0.1");
         String memUrl = "jdbc:h2:mem:torture-" + ProcessHandle.current().pid() + ";DB_CLOSE_DELAY=-1";
@@ -282,7 +293,7 @@ public final class Torture {
             this.options = options;
             this.jdbcUrl = jdbcUrl;
             this.dir = Files.createDirectories(options.out().resolve(strategy.option()));
-            this.target = Target.start(strategy, dir);
+            this.target = Target.start(strategy, dir, options.clients());
             this.harness = History.open(dir.resolve("harness.jsonl"));
             this.nemesis = History.open(dir.resolve("nemesis.jsonl"));
         }
@@ -291,7 +302,7 @@ public final class Torture {
             for (int i = 1; i <= options.clients(); i++) {
                 Path history = dir.resolve("client-" + i + ".jsonl");
                 TortureClient.Config config = new TortureClient.Config(
-                        strategy, i, target.endpoints(), jdbcUrl, options.ttl().toMillis(), options.seed(), history);
+                        strategy, i, target.endpoints(i), jdbcUrl, options.ttl().toMillis(), options.seed(), history);
                 if (options.threads()) {
                     History shared = History.open(history);
                     clientHistories.add(shared);
@@ -348,14 +359,18 @@ public final class Torture {
         }
 
         private boolean onServers(Fault fault) throws InterruptedException {
+            // The start is marked when the injection began, not when it returned: a grant made while
+            // a quorum's clocks were being set forward (or a partition set up) then shows after it.
+            long nanos = System.nanoTime();
+            long wall = System.currentTimeMillis();
             Optional<String> label = run.target.start(fault);
             if (label.isEmpty()) {
                 return false;
             }
-            mark(label.get(), true);
+            run.nemesis.append(Event.fault(label.get(), true, nanos, wall));
             sleepUntil(fault.endMillis());
             run.target.heal(fault);
-            mark(label.get(), false);
+            run.nemesis.append(Event.fault(label.get(), false, System.nanoTime(), System.currentTimeMillis()));
             return true;
         }
 
@@ -395,10 +410,6 @@ public final class Torture {
             Path claim = run.dir.resolve("expire-" + fault.atMillis() + ".claim");
             run.clients.forEach(c -> c.send("expire " + deadline + " " + claim));
             return true;
-        }
-
-        private void mark(String label, boolean start) {
-            run.nemesis.append(Event.fault(label, start, System.nanoTime(), System.currentTimeMillis()));
         }
 
         private void sleepUntil(long atMillis) throws InterruptedException {

@@ -86,6 +86,31 @@ class ReportTest {
     }
 
     @Test
+    void theLegendSaysWhatEachKindOfFaultInTheRunsDoes() {
+        List<Event> network = List.of(
+                invoke("c1", Op.ACQUIRE, 1_000),
+                grant("c1", 1_001, 1),
+                Event.fault("partition client-2 from redis-1,2,3", true, 0, 1_002),
+                Event.fault("partition client-2 from redis-1,2,3", false, 0, 1_003),
+                Event.fault("slow +120ms redis-4", true, 0, 1_004),
+                release("c1", 1_005));
+
+        String html = Report.render(List.of(new Report.Run("redlock", network), new Report.Run("zookeeper", CLEAN)));
+
+        assertThat(html)
+                .contains("<dl class=\"legend\">")
+                .contains("<dt>kill</dt><dd>" + FaultKind.KILL.description() + "</dd>")
+                .contains("<dt>partition</dt><dd>" + FaultKind.PARTITION.description() + "</dd>")
+                .contains("<dt>slow</dt><dd>" + FaultKind.SLOW.description() + "</dd>")
+                .doesNotContain("<dt>freeze</dt>");
+        assertThat(html.indexOf("<dt>kill</dt>")).isLessThan(html.indexOf("<dt>partition</dt>"));
+        assertThat(html.indexOf("</table>")).isLessThan(html.indexOf("<dl class=\"legend\">"));
+        assertThat(Report.summarize(network).faultsByKind()).containsOnlyKeys("partition", "slow");
+        assertThat(Report.render(List.of(new Report.Run("quiet", List.of(grant("c1", 1, 1))))))
+                .doesNotContain("<dl class=\"legend\">");
+    }
+
+    @Test
     void summaryPercentilesComeFromMonotonicLatencies() {
         Report.Summary summary = Report.summarize(PAUSED);
 

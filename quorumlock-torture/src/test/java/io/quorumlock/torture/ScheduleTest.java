@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.time.Duration;
 import java.util.EnumSet;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
 import java.util.stream.Collectors;
@@ -23,9 +24,9 @@ class ScheduleTest {
     }
 
     @Test
-    void aTwentySecondRunFitsEveryKindOneAfterAnother() {
+    void aTwentyFiveSecondRunFitsEveryKindOneAfterAnother() {
         for (long seed = 0; seed < 500; seed++) {
-            List<Fault> faults = Schedule.draw(seed, Duration.ofSeconds(20), EnumSet.allOf(FaultKind.class), LEASE);
+            List<Fault> faults = Schedule.draw(seed, Duration.ofSeconds(25), EnumSet.allOf(FaultKind.class), LEASE);
             assertThat(faults.stream().map(Fault::kind).collect(Collectors.toSet()))
                     .as("seed %d", seed)
                     .containsAll(EnumSet.allOf(FaultKind.class));
@@ -33,8 +34,52 @@ class ScheduleTest {
                 assertThat(faults.get(i).atMillis())
                         .isGreaterThan(faults.get(i - 1).endMillis());
             }
-            assertThat(faults.get(faults.size() - 1).endMillis()).isLessThan(20_000);
+            assertThat(faults.get(faults.size() - 1).endMillis()).isLessThan(25_000);
         }
+    }
+
+    @Test
+    void aPartitionLastsTwiceTheLeaseAndCutsOffAClientDrawnFromTheSeed() {
+        Set<Integer> clients = new HashSet<>();
+        for (long seed = 0; seed < 50; seed++) {
+            List<Fault> faults = Schedule.draw(seed, Duration.ofSeconds(30), EnumSet.of(FaultKind.PARTITION), LEASE);
+            assertThat(faults)
+                    .isNotEmpty()
+                    .allSatisfy(f -> assertThat(f.durationMillis()).isEqualTo(4_000))
+                    .allSatisfy(f -> assertThat(f.latencyMillis()).isZero());
+            faults.forEach(f -> clients.add(f.client(5)));
+        }
+        assertThat(clients).containsExactlyInAnyOrder(0, 1, 2, 3, 4);
+        assertThat(Schedule.draw(1, Duration.ofSeconds(30), EnumSet.of(FaultKind.PARTITION), Duration.ofSeconds(3)))
+                .isNotEmpty()
+                .allSatisfy(f -> assertThat(f.durationMillis()).isEqualTo(6_000));
+    }
+
+    @Test
+    void aSlowFaultAddsFiftyToThreeHundredMillisecondsForOneToTwoSeconds() {
+        Set<Long> latencies = new HashSet<>();
+        for (long seed = 0; seed < 50; seed++) {
+            List<Fault> faults = Schedule.draw(seed, Duration.ofSeconds(30), EnumSet.of(FaultKind.SLOW), LEASE);
+            assertThat(faults).isNotEmpty().allSatisfy(f -> {
+                assertThat(f.durationMillis()).isBetween(1_000L, 1_999L);
+                assertThat(f.latencyMillis()).isBetween(50L, 300L);
+            });
+            faults.forEach(f -> latencies.add(f.latencyMillis()));
+        }
+        assertThat(latencies).as("latencies drawn per fault").hasSizeGreaterThan(100);
+        assertThat(Schedule.draw(7, Duration.ofSeconds(60), EnumSet.allOf(FaultKind.class), LEASE))
+                .filteredOn(f -> f.kind() != FaultKind.SLOW)
+                .isNotEmpty()
+                .allSatisfy(f -> assertThat(f.latencyMillis()).isZero());
+    }
+
+    @Test
+    void networkFaultsAreDrawnAgainForTheSameSeed() {
+        Set<FaultKind> network = EnumSet.of(FaultKind.PARTITION, FaultKind.SLOW);
+        List<Fault> faults = Schedule.draw(42, Duration.ofSeconds(60), network, LEASE);
+        assertThat(faults).extracting(Fault::kind).contains(FaultKind.PARTITION, FaultKind.SLOW);
+        assertThat(Schedule.draw(42, Duration.ofSeconds(60), network, LEASE)).isEqualTo(faults);
+        assertThat(Schedule.draw(43, Duration.ofSeconds(60), network, LEASE)).isNotEqualTo(faults);
     }
 
     @Test
@@ -66,11 +111,12 @@ class ScheduleTest {
     void unknownNamesAreRefusedWithTheKnownOnes() {
         assertThat(FaultKind.parse("all")).isEqualTo(EnumSet.allOf(FaultKind.class));
         assertThat(FaultKind.parse("kill, clock")).containsExactlyInAnyOrder(FaultKind.KILL, FaultKind.CLOCK);
-        assertThatThrownBy(() -> FaultKind.parse("kill,partition"))
+        assertThat(FaultKind.parse("partition,SLOW")).containsExactlyInAnyOrder(FaultKind.PARTITION, FaultKind.SLOW);
+        assertThatThrownBy(() -> FaultKind.parse("kill,netsplit"))
                 .isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("--faults")
-                .hasMessageContaining("'partition'")
-                .hasMessageContaining("kill, freeze, restart, clock, pause, expire");
+                .hasMessageContaining("'netsplit'")
+                .hasMessageContaining("kill, freeze, restart, clock, pause, expire, partition, slow");
         assertThat(Strategy.parse("redlock,etcd")).containsExactlyInAnyOrder(Strategy.REDLOCK, Strategy.ETCD);
         assertThatThrownBy(() -> Strategy.parse("redisson"))
                 .isInstanceOf(IllegalArgumentException.class)

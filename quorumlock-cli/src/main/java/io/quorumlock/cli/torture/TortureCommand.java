@@ -14,9 +14,15 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.time.LocalDateTime;
 import java.time.format.DateTimeFormatter;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
 import java.util.concurrent.Callable;
 import java.util.concurrent.ThreadLocalRandom;
+import picocli.CommandLine;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Help.Column;
+import picocli.CommandLine.Help.TextTable;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
@@ -36,9 +42,10 @@ import picocli.CommandLine.Spec;
             "",
             "Each strategy gets its own local servers and its own clients (separate JVM processes), which loop:"
                     + " acquire the lock, read-modify-write a shared record in a database, release. The nemesis"
-                    + " kills, freezes and restarts nodes, jumps their clocks, freezes clients past their lease and"
-                    + " expires sessions. The checker finds overlapping critical sections, lost updates and stale"
-                    + " writes from the histories alone.",
+                    + " kills, freezes and restarts nodes, jumps their clocks, freezes clients past their lease,"
+                    + " expires sessions, cuts one client off from the servers and slows nodes down (each client"
+                    + " reaches the servers through fault proxies of its own). The checker finds overlapping"
+                    + " critical sections, lost updates and stale writes from the histories alone.",
             "",
             "Exit code 0 when no strategy that claims correctness (the fenced locks, the version column) shows a"
                     + " violation, 1 otherwise, 2 for a usage error. The Redis locks claim efficiency only: their"
@@ -65,8 +72,8 @@ public final class TortureCommand implements Callable<Integer> {
             names = "--faults",
             paramLabel = "KINDS",
             defaultValue = "all",
-            description = "Fault kinds, comma-separated: all, or some of kill, freeze, restart, clock, pause, expire"
-                    + " (default: ${DEFAULT-VALUE}).")
+            description = "Fault kinds, comma-separated: all, or some of kill, freeze, restart, clock, pause, expire,"
+                    + " partition, slow (default: ${DEFAULT-VALUE}); see Fault kinds below.")
     private String faults;
 
     @Option(
@@ -115,6 +122,33 @@ public final class TortureCommand implements Callable<Integer> {
     private boolean png;
 
     private Torture.Result result;
+
+    /**
+     * Adds the fault kinds, each with what it does, to {@code torture}'s help after its options,
+     * wrapped in a column of their own.
+     */
+    public static void describeFaultKinds(CommandLine torture) {
+        String key = "faultKinds";
+        int name = Arrays.stream(FaultKind.values())
+                        .mapToInt(k -> k.option().length())
+                        .max()
+                        .orElse(0)
+                + 4;
+        torture.getHelpSectionMap().put(key, help -> {
+            int width = help.commandSpec().usageMessage().width();
+            TextTable table = TextTable.forColumns(
+                    help.colorScheme(),
+                    new Column(name, 2, Column.Overflow.SPAN),
+                    new Column(width - name, 1, Column.Overflow.WRAP));
+            for (FaultKind kind : FaultKind.values()) {
+                table.addRowValues(kind.option(), kind.description());
+            }
+            return String.format("%nFault kinds:%n") + table;
+        });
+        List<String> sections = new ArrayList<>(torture.getHelpSectionKeys());
+        sections.add(sections.indexOf(CommandLine.Model.UsageMessageSpec.SECTION_KEY_OPTION_LIST) + 1, key);
+        torture.setHelpSectionKeys(sections);
+    }
 
     @Override
     public Integer call() throws Exception {

@@ -3,13 +3,14 @@ package io.quorumlock.cli.nodes;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.quorumlock.cli.CliRun;
+import io.quorumlock.torture.FaultKind;
 import java.util.List;
 import java.util.stream.Stream;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
 
-/** The help of check and nodes; their usage errors are in MainTest with the others. */
+/** The help of check, nodes and torture; their usage errors are in MainTest with the others. */
 class HelpTest {
 
     static Stream<Arguments> helps() {
@@ -36,7 +37,17 @@ class HelpTest {
                                 "restart guard",
                                 "QUORUMLOCK_ETCD",
                                 "QUORUMLOCK_PG_BIN",
-                                "Exit code 0 once the servers are stopped")));
+                                "Exit code 0 once the servers are stopped")),
+                Arguments.of(
+                        "torture",
+                        List.of(
+                                "--faults=KINDS",
+                                "kill, freeze, restart, clock, pause, expire, partition, slow",
+                                "cuts one client off from the servers and slows nodes down",
+                                "Fault kinds:",
+                                "partition " + FaultKind.PARTITION.description(),
+                                "slow " + FaultKind.SLOW.description(),
+                                "kill " + FaultKind.KILL.description())));
     }
 
     @ParameterizedTest
