@@ -349,7 +349,10 @@ public final class ZooKeeperLock implements DistributedLock<FencedLease> {
         /**
          * The ensemble, as ZooKeeper writes it: {@code host:port,host:port,...}, optionally
          * followed by a chroot path ({@code /app}). List every server of the ensemble. Either
-         * this or {@link #client} must be set.
+         * this or {@link #client} must be set. The client connects to these addresses only, also
+         * after the ensemble changes (Curator's ensemble tracker is off, since the addresses the
+         * servers publish are wrong behind a proxy, a NAT or a load balancer); to follow dynamic
+         * reconfiguration, pass a client built with the tracker on to {@link #client}.
          */
         public Builder connectString(String connectString) {
             this.connectString = connectString;
@@ -448,6 +451,9 @@ public final class ZooKeeperLock implements DistributedLock<FencedLease> {
                     .sessionTimeoutMs((int) session.toMillis())
                     .connectionTimeoutMs((int) connection.toMillis())
                     .retryPolicy(new CuratorRetry(retry, connection))
+                    // The connect string given is the one used: the ensemble tracker would swap in
+                    // the addresses the servers publish, around a proxy, a NAT or a load balancer.
+                    .ensembleTracker(false)
                     .build();
             created.start();
             return new ZooKeeperLock(created, true, basePath, retry);

@@ -47,6 +47,25 @@ class ZooKeeperPartitionIT {
         return lock;
     }
 
+    /**
+     * The client keeps the connect string it was given: Curator's ensemble tracker would swap in
+     * the servers' own addresses from their dynamic config once connected, and so go around a
+     * proxy, a NAT or a load balancer (here: around the fault proxies, healing the partition).
+     */
+    @Test
+    void aClientKeepsTheConnectStringItWasGiven() throws Exception {
+        cluster = ZooKeeperServers.cluster(dataDir, 3);
+        proxies = ZooKeeperServers.proxies(cluster);
+        ZooKeeperLock lock = newLock(proxies.connectString());
+        lock.acquire("stock", TTL, Duration.ofSeconds(10)).release();
+        long until = System.nanoTime() + TestTime.scaled(Duration.ofSeconds(2)).toNanos();
+        while (System.nanoTime() < until) { // the tracker acts within milliseconds of the connection
+            assertThat(lock.client().getZookeeperClient().getCurrentConnectionString())
+                    .isEqualTo(proxies.connectString());
+            Thread.sleep(20);
+        }
+    }
+
     @Test
     void theEnsembleExpiresACutOffClientsSessionAndGrantsTheLockToADirectClient() throws Exception {
         cluster = ZooKeeperServers.cluster(dataDir, 3);
