@@ -1,10 +1,7 @@
 package io.quorumlock.cli;
 
-import io.quorumlock.cli.demo.DemoCommand;
-import io.quorumlock.cli.nodes.CheckCommand;
-import io.quorumlock.cli.nodes.NodesCommand;
+import io.quorumlock.cli.check.CheckCommand;
 import io.quorumlock.cli.run.RunCommand;
-import io.quorumlock.cli.torture.TortureCommand;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.PrintWriter;
@@ -22,8 +19,10 @@ import picocli.CommandLine.Spec;
 import picocli.CommandLine.UnmatchedArgumentException;
 
 /**
- * The {@code quorumlock} command line. Each subcommand is a class of its own, listed in {@link
- * Command#subcommands()} below.
+ * The {@code quorumlock} command line that users deploy: {@code run} and {@code check}. Each subcommand
+ * is a class of its own, listed in {@link Command#subcommands()} below. The lab's command line
+ * ({@code quorumlock-lab}: demo, nodes, torture) adds its commands to these with the same error handling
+ * ({@link #handleErrors}).
  *
  * <p>Exit codes: 0 when the command succeeded, 1 when it ran and failed, 2 for a usage error.
  */
@@ -35,14 +34,7 @@ import picocli.CommandLine.UnmatchedArgumentException;
         description =
                 "Distributed locks over Redis (a single node or Redlock), ZooKeeper and etcd, and the evidence of what they"
                         + " guarantee.",
-        subcommands = {
-            RunCommand.class,
-            CheckCommand.class,
-            NodesCommand.class,
-            DemoCommand.class,
-            TortureCommand.class,
-            HelpCommand.class
-        })
+        subcommands = {RunCommand.class, CheckCommand.class, HelpCommand.class})
 public final class Main implements Callable<Integer> {
 
     /** The exit code of a command that ran and failed. */
@@ -58,17 +50,23 @@ public final class Main implements Callable<Integer> {
 
     /** A fresh command line with the error handling of the CLI; for {@link #main} and for tests. */
     public static CommandLine commandLine() {
-        CommandLine commandLine = new CommandLine(new Main())
+        return handleErrors(new CommandLine(new Main()));
+    }
+
+    /**
+     * {@code commandLine} with the error handling of the CLI: a usage error in two short lines and exit
+     * code 2, a failure in one line and exit code 1.
+     */
+    public static CommandLine handleErrors(CommandLine commandLine) {
+        return commandLine
                 .setExecutionExceptionHandler(Main::reportFailure)
                 .setParameterExceptionHandler(Main::reportUsageError);
-        TortureCommand.describeFaultKinds(commandLine.getSubcommands().get("torture"));
-        return commandLine;
     }
 
     /** Without a subcommand there is nothing to do: a usage error. */
     @Override
     public Integer call() {
-        throw new ParameterException(spec.commandLine(), "Missing command: try 'quorumlock demo'");
+        throw new ParameterException(spec.commandLine(), "Missing command: try 'quorumlock --help'");
     }
 
     /**
@@ -102,7 +100,7 @@ public final class Main implements Callable<Integer> {
     }
 
     /** Reads the version Maven wrote into {@code version.properties}. */
-    static final class Version implements IVersionProvider {
+    public static final class Version implements IVersionProvider {
         @Override
         public String[] getVersion() throws IOException {
             Properties properties = new Properties();

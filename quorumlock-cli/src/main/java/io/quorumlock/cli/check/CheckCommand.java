@@ -1,0 +1,82 @@
+package io.quorumlock.cli.check;
+
+import io.quorumlock.cli.Main;
+import io.quorumlock.cli.Verbosity;
+import io.quorumlock.cli.lock.LockOptions;
+import io.quorumlock.redis.NodeCheckReport;
+import io.quorumlock.redis.Redlock;
+import java.io.PrintWriter;
+import java.util.Locale;
+import java.util.concurrent.Callable;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.ParameterException;
+import picocli.CommandLine.Spec;
+
+/**
+ * {@code quorumlock check}: {@link Redlock#checkNodes()} on the Redis nodes named as for {@code
+ * run}, printed as a table with each finding's remedy below it. Exits with 1 when a node has an
+ * error, 0 otherwise (warnings included).
+ */
+@Command(
+        name = "check",
+        sortOptions = false,
+        description = {
+            "Checks Redis nodes against Redlock's assumptions and says how to fix what it finds.",
+            "",
+            "Per node: its role (a replica or a Redis Cluster member is an error), its run_id (the same server listed"
+                    + " under two names is an error), its persistence (none, or an fsync policy other than always,"
+                    + " is a warning: a restart loses keys) and its connected replicas (a warning). A node that does"
+                    + " not answer within the lock's node timeout (50 ms) is an error. The password comes from the URI, "
+                    + LockOptions.PASSWORD_ENV + " or the config file, and is never printed.",
+            "",
+            "The restart guard is a client's own state (it depends on the TTLs that client has asked for), so this"
+                    + " check shows no node kept out by it: a service sees that with checkNodes() on its own Redlock.",
+            "",
+            "Exit code 0 when no node has an error (warnings are printed), 1 when one has, 2 for a usage error.",
+            ""
+        })
+public final class CheckCommand implements Callable<Integer> {
+
+    @Spec
+    private CommandSpec spec;
+
+    @Mixin
+    private LockOptions lock;
+
+    @Mixin
+    private Verbosity verbosity;
+
+    @Override
+    public Integer call() {
+        NodeCheckReport report;
+        int quorum;
+        try (Redlock redlock = open()) {
+            report = redlock.checkNodes();
+            quorum = redlock.quorum();
+        }
+        PrintWriter out = spec.commandLine().getOut();
+        NodeCheckTable.lines(report, quorum).forEach(out::println);
+        out.flush();
+        return report.hasErrors() ? Main.FAILURE : 0;
+    }
+
+    /** A Redlock over the nodes named, with the settings {@code run} uses; a usage error for anything else. */
+    private Redlock open() {
+        try {
+            LockOptions.Backend backend = lock.backend();
+            if (backend.kind() != LockOptions.Kind.REDIS) {
+                throw new ParameterException(
+                        spec.commandLine(),
+                        "check inspects Redis nodes, not --"
+                                + backend.kind().name().toLowerCase(Locale.ROOT)
+                                + ": name them with --redis URI[,URI...] (or redis in the config file)");
+            }
+            return (Redlock) backend.open();
+        } catch (IllegalArgumentException e) {
+            // A bad URI, a node listed twice, no backend or several: the command line is wrong.
+            throw new ParameterException(spec.commandLine(), e.getMessage(), e);
+        }
+    }
+}

@@ -1,0 +1,323 @@
+package io.quorumlock.lab.nodes;
+
+import io.quorumlock.cli.Text;
+import io.quorumlock.cli.Verbosity;
+import io.quorumlock.testkit.EtcdCluster;
+import io.quorumlock.testkit.PortInUseException;
+import io.quorumlock.testkit.PostgresServer;
+import io.quorumlock.testkit.Processes;
+import io.quorumlock.testkit.RedisServers;
+import io.quorumlock.testkit.ZooKeeperServers;
+import java.io.Closeable;
+import java.io.IOException;
+import java.io.PrintWriter;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.Callable;
+import org.apache.curator.test.TestingCluster;
+import org.apache.curator.test.TestingServer;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.ParameterException;
+import picocli.CommandLine.Spec;
+
+/**
+ * {@code quorumlock nodes}: local servers for development, from the test kit, in the foreground
+ * until Ctrl-C or SIGTERM: Redis nodes, a ZooKeeper ensemble, an etcd cluster, a PostgreSQL server.
+ * Prints each server's address, then the options to paste into another command, then {@code
+ * stopped ...} once they are gone.
+ */
+@Command(
+        name = "nodes",
+        sortOptions = false,
+        description = {
+            "Starts local Redis nodes (or ZooKeeper, etcd, PostgreSQL servers) for development and runs until"
+                    + " Ctrl-C (or SIGTERM), then stops them.",
+            "",
+            "Each server listens on 127.0.0.1 only and keeps its data in a temporary directory deleted when it"
+                    + " stops. Redis: independent masters on free ports (or --port and the following ones);"
+                    + " redis-server from QUORUMLOCK_REDIS_SERVER, else the PATH, else the binary shipped with"
+                    + " quorumlock (Linux x86-64). The nodes are fresh: a Redlock's restart guard does not count"
+                    + " their votes until they have been up for the longest TTL it asks for, unless they run with"
+                    + " --persistent and so fsync every write. ZooKeeper: an ensemble in this JVM (curator-test)"
+                    + " that grants sessions of 200 ms to 30 s. etcd: the etcd binary"
+                    + " from QUORUMLOCK_ETCD, else the PATH (Debian package etcd-server). PostgreSQL: initdb and"
+                    + " postgres from QUORUMLOCK_PG_BIN, else /usr/lib/postgresql/*/bin (Debian package"
+                    + " postgresql); superuser postgres, no password.",
+            "",
+            "Prints each server's address, then the options to paste into another command (--redis, --zookeeper,"
+                    + " --etcd, a JDBC URL). Redis nodes start when --count is given or no other server is asked"
+                    + " for.",
+            "",
+            "Exit code 0 once the servers are stopped, 1 if they cannot be started, 2 for a usage error.",
+            ""
+        })
+public final class NodesCommand implements Callable<Integer> {
+
+    /** The most Redis nodes: Redlock wants 3 or 5; more than 15 is no development setup. */
+    static final int MAX_COUNT = 15;
+    /** The Redis nodes started when no other server is asked for. */
+    static final int DEFAULT_COUNT = 5;
+    /** The most ZooKeeper servers or etcd members. */
+    static final int MAX_MEMBERS = 7;
+
+    @Spec
+    private CommandSpec spec;
+
+    @Mixin
+    private Verbosity verbosity;
+
+    private Integer count;
+    private Integer port;
+    private int zooKeeper;
+    private int etcd;
+
+    @Option(
+            names = "--persistent",
+            order = 3,
+            description = "Run the Redis nodes with appendonly yes and appendfsync always (default: no persistence).")
+    private boolean persistent;
+
+    @Option(names = "--postgres", order = 6, description = "Start a PostgreSQL server, and print its JDBC URL.")
+    private boolean postgres;
+
+    @Option(
+            names = "--count",
+            paramLabel = "N",
+            order = 1,
+            description = "How many Redis nodes, 1 to " + MAX_COUNT + " (default: " + DEFAULT_COUNT
+                    + " when no other server is asked for, else none).")
+    void setCount(int count) {
+        this.count = inRange("--count", count, MAX_COUNT);
+    }
+
+    @Option(
+            names = "--port",
+            paramLabel = "P",
+            order = 2,
+            description = "The Redis nodes listen on P, P+1, ... (default: free ports).")
+    void setPort(int port) {
+        this.port = inRange("--port", port, 65535);
+    }
+
+    @Option(
+            names = "--zookeeper",
+            paramLabel = "N",
+            order = 4,
+            description = "Start a ZooKeeper ensemble of N servers, 1 to " + MAX_MEMBERS + ", in this JVM.")
+    void setZooKeeper(int servers) {
+        this.zooKeeper = inRange("--zookeeper", servers, MAX_MEMBERS);
+    }
+
+    @Option(
+            names = "--etcd",
+            paramLabel = "N",
+            order = 5,
+            description = "Start an etcd cluster of N members, 1 to " + MAX_MEMBERS + ".")
+    void setEtcd(int members) {
+        this.etcd = inRange("--etcd", members, MAX_MEMBERS);
+    }
+
+    /** Started servers of one kind: what to print, and how to stop them. */
+    private record Local(String started, List<String> addresses, String paste, String stopped, Closeable server) {}
+
+    @Override
+    public Integer call() throws Exception {
+        int redis = count != null ? count : zooKeeper == 0 && etcd == 0 && !postgres ? DEFAULT_COUNT : 0;
+        if (redis == 0 && (port != null || persistent)) {
+            throw usage((port != null ? "--port" : "--persistent") + " is for Redis nodes: add --count N");
+        }
+        if (port != null && port + redis - 1 > 65535) {
+            throw usage("--port " + port + " leaves no room for " + redis + " nodes: the last port would be "
+                    + (port + redis - 1) + ", past 65535");
+        }
+        // Before anything starts, so that a missing binary leaves nothing running.
+        if (etcd > 0 && EtcdCluster.unavailableReason().isPresent()) {
+            throw new IllegalStateException(EtcdCluster.unavailableReason().get());
+        }
+        if (postgres && PostgresServer.unavailableReason().isPresent()) {
+            throw new IllegalStateException(PostgresServer.unavailableReason().get());
+        }
+        PrintWriter out = spec.commandLine().getOut();
+        // Taken over before the servers start, so that a Ctrl-C during the start stops them as well.
+        try (StopSignals signals = StopSignals.install()) {
+            List<Local> started = new ArrayList<>();
+            try {
+                if (redis > 0) {
+                    started.add(redis(redis));
+                }
+                if (zooKeeper > 0) {
+                    started.add(zooKeeper());
+                }
+                if (etcd > 0) {
+                    started.add(etcd());
+                }
+                if (postgres) {
+                    started.add(postgres());
+                }
+                announce(out, started, redis);
+                signals.await();
+                if (System.console() != null) {
+                    out.println(); // past the ^C the terminal echoed
+                }
+            } finally {
+                stop(started);
+            }
+            out.println(
+                    "stopped " + inWords(started.stream().map(Local::stopped).toList()));
+            out.flush();
+        }
+        return 0;
+    }
+
+    private Local redis(int nodes) {
+        RedisServers servers;
+        try {
+            servers =
+                    port == null ? RedisServers.start(nodes, persistent) : RedisServers.start(nodes, persistent, port);
+        } catch (PortInUseException e) {
+            throw new IllegalStateException(
+                    "--port " + port + ": " + e.getMessage()
+                            + "; choose another --port, or leave it out for free ports",
+                    e);
+        }
+        String persistence =
+                persistent ? "appendonly yes, appendfsync always" : "no persistence: keys are lost on a restart";
+        List<String> uris = servers.uris();
+        return new Local(
+                "Started " + plural(nodes, "Redis node") + " (redis-server "
+                        + servers.get(0).version() + ", " + persistence + "):",
+                uris,
+                "--redis " + String.join(",", uris),
+                plural(nodes, "Redis node"),
+                servers::close);
+    }
+
+    private Local zooKeeper() throws Exception {
+        Path dir = Files.createTempDirectory("quorumlock-zk-");
+        try {
+            Closeable servers;
+            String connectString;
+            if (zooKeeper == 1) {
+                TestingServer server = ZooKeeperServers.server(dir);
+                servers = server;
+                connectString = server.getConnectString();
+            } else {
+                TestingCluster cluster = ZooKeeperServers.cluster(dir, zooKeeper);
+                servers = cluster;
+                connectString = cluster.getConnectString();
+            }
+            return new Local(
+                    "Started "
+                            + (zooKeeper == 1
+                                    ? "a ZooKeeper server"
+                                    : "a ZooKeeper ensemble of " + zooKeeper + " servers")
+                            + " (in this JVM; sessions, and so run's --ttl, of " + 2 * ZooKeeperServers.TICK_MILLIS
+                            + " ms to 30 s):",
+                    List.of(connectString.split(",")),
+                    "--zookeeper " + connectString,
+                    plural(zooKeeper, "ZooKeeper server"),
+                    () -> {
+                        try {
+                            servers.close();
+                        } finally {
+                            Processes.deleteTree(dir);
+                        }
+                    });
+        } catch (Exception e) {
+            Processes.deleteTree(dir);
+            throw e;
+        }
+    }
+
+    private Local etcd() {
+        EtcdCluster cluster = EtcdCluster.start(etcd);
+        return new Local(
+                "Started an etcd cluster of " + plural(etcd, "member") + " (etcd " + EtcdCluster.version() + "):",
+                cluster.endpoints(),
+                "--etcd " + String.join(",", cluster.endpoints()),
+                plural(etcd, "etcd member"),
+                cluster::close);
+    }
+
+    private Local postgres() {
+        PostgresServer server = PostgresServer.start();
+        return new Local(
+                "Started PostgreSQL " + server.version() + " (superuser " + server.user()
+                        + ", no password; fsync off):",
+                List.of(server.host() + ":" + server.port()),
+                server.jdbcUrl() + "?user=" + server.user(),
+                "PostgreSQL",
+                server::close);
+    }
+
+    private void announce(PrintWriter out, List<Local> started, int redis) {
+        for (Local local : started) {
+            out.println(local.started());
+            local.addresses().forEach(out::println);
+            out.println();
+            if (redis > 0 && local == started.get(0)) {
+                String hint = redis == 1
+                        ? "One Redis node: a single-node lock, which has no restart guard."
+                        : persistent
+                                ? "The Redis nodes fsync every write: Redlock's restart guard (on by default with"
+                                        + " several nodes) counts their votes at once, since a start loses nothing."
+                                : "The Redis nodes are fresh: Redlock's restart guard (on by default with several"
+                                        + " nodes) does not count a node's vote until it has been up for the longest TTL"
+                                        + " the client asks for, so no lock is granted in the first TTL; in tests, use"
+                                        + " Redlock.builder().restartGuard(false).";
+                Text.wrap(hint, "", "", Text.WIDTH).forEach(out::println);
+                out.println();
+            }
+        }
+        out.println("For another command:");
+        started.forEach(local -> out.println(local.paste()));
+        out.println("Ctrl-C or SIGTERM stops them.");
+        out.flush();
+    }
+
+    /** Stops the servers in the reverse order of their start, each even if stopping another failed. */
+    private static void stop(List<Local> started) throws IOException {
+        IOException failure = null;
+        for (int i = started.size() - 1; i >= 0; i--) {
+            try {
+                started.get(i).server().close();
+            } catch (IOException | RuntimeException e) {
+                IOException stopFailed = e instanceof IOException io ? io : new IOException(e.getMessage(), e);
+                if (failure == null) {
+                    failure = stopFailed;
+                } else {
+                    failure.addSuppressed(stopFailed);
+                }
+            }
+        }
+        if (failure != null) {
+            throw failure;
+        }
+    }
+
+    private int inRange(String option, int value, int max) {
+        if (value < 1 || value > max) {
+            throw usage(option + " must be between 1 and " + max + ", was " + value);
+        }
+        return value;
+    }
+
+    private ParameterException usage(String message) {
+        return new ParameterException(spec.commandLine(), message);
+    }
+
+    private static String plural(int n, String thing) {
+        return n + " " + thing + (n == 1 ? "" : "s");
+    }
+
+    /** "a", "a and b", "a, b and c". */
+    private static String inWords(List<String> items) {
+        int last = items.size() - 1;
+        return last == 0 ? items.get(0) : String.join(", ", items.subList(0, last)) + " and " + items.get(last);
+    }
+}
