@@ -219,6 +219,69 @@ class NodesIT {
         assertThat(servers).hasSize(1).noneMatch(ProcessHandle::isAlive);
     }
 
+    /**
+     * {@code quorumlock run} from the deployed jar ({@code quorumlock-cli/target/quorumlock.jar}) on
+     * the nodes just started, as a user tries the lock; its exit code, with stderr in {@code err}.
+     */
+    private int runOn(List<String> uris, StringBuilder err) throws Exception {
+        Path jar = Path.of(
+                System.getProperty("basedir", System.getProperty("user.dir")),
+                "..",
+                "quorumlock-cli",
+                "target",
+                "quorumlock.jar");
+        if (!Files.isRegularFile(jar)) {
+            fail(jar + " is missing: build quorumlock-cli first (mvn verify)");
+        }
+        Path runErr = dir.resolve("run.err");
+        Process run = new ProcessBuilder(
+                        Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+                        "-jar",
+                        jar.toString(),
+                        "run",
+                        "--redis",
+                        String.join(",", uris),
+                        "--resource",
+                        "job",
+                        "--ttl",
+                        "10s",
+                        "--",
+                        "true")
+                .redirectOutput(ProcessBuilder.Redirect.DISCARD)
+                .redirectError(runErr.toFile())
+                .start();
+        try {
+            assertThat(run.waitFor(TestTime.scaled(EXIT).toMillis(), TimeUnit.MILLISECONDS))
+                    .as("run exited")
+                    .isTrue();
+        } finally {
+            run.destroyForcibly();
+        }
+        err.append(Files.readString(runErr));
+        return run.exitValue();
+    }
+
+    @Test
+    void persistentNodesJustStartedGrantTheDeployedRunTheLockAtOnce() throws Exception {
+        List<String> uris = startNodes("--count", "3", "--persistent");
+
+        StringBuilder err = new StringBuilder();
+        assertThat(runOn(uris, err)).as(err.toString()).isZero();
+
+        stopWith("TERM", "stopped 3 Redis nodes");
+    }
+
+    @Test
+    void nodesWithoutPersistenceJustStartedKeepTheDeployedRunOutForATtl() throws Exception {
+        List<String> uris = startNodes("--count", "3");
+
+        StringBuilder err = new StringBuilder();
+        assertThat(runOn(uris, err)).as(err.toString()).isEqualTo(75);
+        assertThat(err).containsPattern("excluded: .*restart guard: up [0-9.]+ s");
+
+        stopWith("TERM", "stopped 3 Redis nodes");
+    }
+
     @Test
     void startsZooKeeperEtcdAndPostgresWhoseOptionsWorkAndSigtermStopsThemAll() throws Exception {
         assumeTrue(EtcdCluster.available(), EtcdCluster.unavailableReason().orElse(""));
