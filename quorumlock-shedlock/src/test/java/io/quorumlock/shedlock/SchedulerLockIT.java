@@ -29,10 +29,12 @@ import org.springframework.scheduling.annotation.Scheduled;
  * Two Spring application contexts, as two instances of one service, each with the same
  * {@code @Scheduled @SchedulerLock} job over the same three redis-server nodes: the job runs once
  * per tick between them, never twice at once, and each run starts at least lockAtLeastFor after
- * the one before.
+ * the one before; when one stops, the other goes on.
  */
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
 class SchedulerLockIT {
+
+    private static final org.slf4j.Logger log = org.slf4j.LoggerFactory.getLogger(SchedulerLockIT.class);
 
     @RegisterExtension
     static final RedisServersExtension redis = RedisServersExtension.nodes(3);
@@ -107,20 +109,26 @@ class SchedulerLockIT {
         return context;
     }
 
+    private static void awaitElapsed(long since, Duration duration, String what) {
+        TestTime.await(duration.plusSeconds(10), () -> System.nanoTime() - since >= duration.toNanos(), what);
+    }
+
     @Test
     void twoServicesRunTheJobOncePerTickAndNeverAtTheSameTime() {
         Shared shared = new Shared(redis.uris(), new CopyOnWriteArrayList<>());
-        Duration window = Duration.ofSeconds(4);
+        Duration half = Duration.ofSeconds(2);
         long start;
+        long stopped;
         long end;
-        try (AnnotationConfigApplicationContext one = service("one", shared);
-                AnnotationConfigApplicationContext two = service("two", shared)) {
-            assertThat(one.isRunning() && two.isRunning()).isTrue();
-            start = System.nanoTime();
-            TestTime.await(
-                    window.plusSeconds(10),
-                    () -> System.nanoTime() - start >= window.toNanos(),
-                    "the services to run for " + window);
+        try (AnnotationConfigApplicationContext two = service("two", shared)) {
+            try (AnnotationConfigApplicationContext one = service("one", shared)) {
+                assertThat(one.isRunning() && two.isRunning()).isTrue();
+                start = System.nanoTime();
+                awaitElapsed(start, half, "both services to run for " + half);
+            }
+            // One instance stops (its running job, if any, is interrupted): the other goes on alone.
+            stopped = System.nanoTime();
+            awaitElapsed(stopped, half, "the second service to run alone for " + half);
             end = System.nanoTime();
         }
         List<Run> runs = new ArrayList<>(shared.runs());
@@ -139,6 +147,15 @@ class SchedulerLockIT {
                     .isGreaterThanOrEqualTo(AT_LEAST_MILLIS - 20);
         }
         long ticks = TimeUnit.NANOSECONDS.toMillis(end - start) / TICK_MILLIS;
+        log.info(
+                "{} runs in {} ticks: {} by one, {} by two",
+                runs.size(),
+                ticks,
+                runs.stream().filter(r -> r.context().equals("one")).count(),
+                runs.stream().filter(r -> r.context().equals("two")).count());
+        assertThat(runs.stream().filter(r -> r.context().equals("two") && r.start() > stopped))
+                .as("runs by the service left after the other stopped")
+                .hasSizeGreaterThanOrEqualTo(2);
         assertThat((long) runs.size())
                 .as("one run per tick of %d ms in %d ticks, from both services together", TICK_MILLIS, ticks)
                 .isBetween(ticks - 2, ticks + 2);
