@@ -12,6 +12,7 @@ import java.util.OptionalLong;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedDeque;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import net.javacrumbs.shedlock.core.AbstractSimpleLock;
@@ -187,7 +188,7 @@ public final class QuorumlockLockProvider implements ExtensibleLockProvider, Aut
                 kept.add(lease);
                 try {
                     timer.schedule(this::releaseKept, left.toNanos(), TimeUnit.NANOSECONDS);
-                } catch (java.util.concurrent.RejectedExecutionException closed) {
+                } catch (RejectedExecutionException closed) {
                     releaseKept();
                 }
             }

@@ -31,25 +31,20 @@ class RedlockProviderIT {
 
     private static final Duration AT_MOST = TestTime.scaled(Duration.ofSeconds(5));
 
-    private Redlock lockA;
-    private Redlock lockB;
+    private TwoClients clients;
     private QuorumlockLockProvider a;
     private QuorumlockLockProvider b;
 
     @BeforeEach
     void clients() {
-        lockA = redlock(redis.uris());
-        lockB = redlock(redis.uris());
-        a = new QuorumlockLockProvider(lockA);
-        b = new QuorumlockLockProvider(lockB);
+        clients = new TwoClients(() -> redlock(redis.uris()));
+        a = clients.a;
+        b = clients.b;
     }
 
     @AfterEach
     void close() {
-        a.close();
-        b.close();
-        lockA.close();
-        lockB.close();
+        clients.close();
     }
 
     private static Redlock redlock(List<String> uris) {

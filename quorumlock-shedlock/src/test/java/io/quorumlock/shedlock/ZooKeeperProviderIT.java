@@ -32,8 +32,7 @@ class ZooKeeperProviderIT {
 
     private static final Duration AT_MOST = TestTime.scaled(Duration.ofSeconds(10));
 
-    private ZooKeeperLock lockA;
-    private ZooKeeperLock lockB;
+    private TwoClients clients;
     private QuorumlockLockProvider a;
     private QuorumlockLockProvider b;
 
@@ -49,18 +48,14 @@ class ZooKeeperProviderIT {
 
     @BeforeEach
     void clients() {
-        lockA = lock();
-        lockB = lock();
-        a = new QuorumlockLockProvider(lockA);
-        b = new QuorumlockLockProvider(lockB);
+        clients = new TwoClients(ZooKeeperProviderIT::lock);
+        a = clients.a;
+        b = clients.b;
     }
 
     @AfterEach
     void close() {
-        a.close();
-        b.close();
-        lockA.close();
-        lockB.close();
+        clients.close();
     }
 
     private static ZooKeeperLock lock() {
