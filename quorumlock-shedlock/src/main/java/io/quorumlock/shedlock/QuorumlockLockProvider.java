@@ -55,7 +55,7 @@ public final class QuorumlockLockProvider implements ExtensibleLockProvider, Aut
     private static final ThreadLocal<Deque<Lease>> HELD = new ThreadLocal<>();
 
     private final DistributedLock<? extends Lease> lock;
-    /** Fenced leases kept until their lockAtLeastFor is over, for {@link #close()}. */
+    /** Leases the timer releases when their lockAtLeastFor is over, for {@link #close()}. */
     private final Set<Lease> kept = ConcurrentHashMap.newKeySet();
 
     private final ScheduledThreadPoolExecutor timer;
