@@ -2,6 +2,7 @@ package io.quorumlock.lab;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.quorumlock.cli.CliRun;
 import io.quorumlock.torture.FaultKind;
 import java.util.List;
 import java.util.stream.Stream;
@@ -44,7 +45,7 @@ class LabHelpTest {
     @ParameterizedTest
     @MethodSource("helps")
     void helpNamesTheOptionsAndTheExitCodes(String command, List<String> expected) {
-        LabRun run = LabRun.of(command, "--help");
+        CliRun run = CliRun.of(Lab.commandLine(), command, "--help");
 
         assertThat(run.exitCode()).isZero();
         assertThat(run.out().replaceAll("\\s+", " ")).contains(expected);

@@ -2,7 +2,8 @@ package io.quorumlock.lab.demo;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.quorumlock.lab.LabRun;
+import io.quorumlock.cli.CliRun;
+import io.quorumlock.lab.Lab;
 import java.io.IOException;
 import java.net.ConnectException;
 import java.net.InetSocketAddress;
@@ -15,7 +16,8 @@ class DemoCommandIT {
 
     @Test
     void sellsThroughAFrozenAndAKilledNodeWithoutOversellingAndStopsEveryNode() {
-        LabRun run = LabRun.of("demo", "--clients", "4", "--stock", "300", "--duration", "3s", "--seed", "7");
+        CliRun run = CliRun.of(
+                Lab.commandLine(), "demo", "--clients", "4", "--stock", "300", "--duration", "3s", "--seed", "7");
 
         assertThat(run.exitCode()).as(run.out() + run.err()).isZero();
         assertThat(run.out())
