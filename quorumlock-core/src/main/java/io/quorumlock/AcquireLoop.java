@@ -20,6 +20,8 @@ public final class AcquireLoop {
     /** The longest wait the loop keeps count of, about 73 years: a longer one is waited this long. */
     private static final long LONGEST_WAIT_NANOS = Long.MAX_VALUE / 4;
 
+    private static final LockEvents NO_EVENTS = LockEvents.of("none", LockListener.NONE);
+
     private AcquireLoop() {}
 
     /**
@@ -37,6 +39,20 @@ public final class AcquireLoop {
      */
     public static <L> L acquire(
             String resource, Duration maxWait, RetryPolicy retry, LongSupplier nanoClock, Attempts<L> attempts) {
+        return acquire(resource, maxWait, retry, nanoClock, NO_EVENTS, attempts);
+    }
+
+    /**
+     * As {@link #acquire(String, Duration, RetryPolicy, LongSupplier, Attempts)}, and tells {@code
+     * events} how it ended: acquired, busy, unavailable, or an error (whatever an attempt threw).
+     */
+    public static <L> L acquire(
+            String resource,
+            Duration maxWait,
+            RetryPolicy retry,
+            LongSupplier nanoClock,
+            LockEvents events,
+            Attempts<L> attempts) {
         Objects.requireNonNull(maxWait, "maxWait");
         if (maxWait.isNegative()) {
             throw new IllegalArgumentException("maxWait must not be negative, was " + maxWait.toMillis() + " ms");
@@ -46,17 +62,58 @@ public final class AcquireLoop {
         long start = nanoClock.getAsLong();
         for (int number = 1; ; number++) {
             long remaining = Math.max(0, budget - (nanoClock.getAsLong() - start));
-            Attempt<L> attempt = attempts.attempt(number, remaining);
+            Attempt<L> attempt;
+            try {
+                attempt = attempts.attempt(number, remaining);
+            } catch (RuntimeException e) {
+                if (events.on()) {
+                    events.error(resource, nanoClock.getAsLong() - start, e);
+                }
+                throw e;
+            }
             if (attempt.lease != null) {
+                if (events.on()) {
+                    events.acquired(resource, nanoClock.getAsLong() - start, attempt.votes, attempt.nodes);
+                }
                 return attempt.lease;
             }
             long waited = nanoClock.getAsLong() - start;
             if (!attempt.retryable
                     || waited >= budget
                     || !retry.pauseBeforeNextAttempt(number, budget - waited, resource)) {
+                if (events.on()) {
+                    events.refused(resource, nanoClock.getAsLong() - start, attempt.busy);
+                }
                 throw attempt.unavailable(resource, Duration.ofNanos(waited), number);
             }
         }
+    }
+
+    /**
+     * Makes a single attempt outside the loop (a {@code tryAcquire}) and tells {@code events} what
+     * it came to, as {@link #acquire} does.
+     *
+     * @return the lease, or empty if the attempt was refused
+     */
+    public static <L> Optional<L> once(
+            String resource, LongSupplier nanoClock, LockEvents events, Supplier<Attempt<L>> attempts) {
+        if (!events.on()) {
+            return attempts.get().lease();
+        }
+        long start = nanoClock.getAsLong();
+        Attempt<L> attempt;
+        try {
+            attempt = attempts.get();
+        } catch (RuntimeException e) {
+            events.error(resource, nanoClock.getAsLong() - start, e);
+            throw e;
+        }
+        if (attempt.lease != null) {
+            events.acquired(resource, nanoClock.getAsLong() - start, attempt.votes, attempt.nodes);
+        } else {
+            events.refused(resource, nanoClock.getAsLong() - start, attempt.busy);
+        }
+        return attempt.lease();
     }
 
     /** One attempt to acquire, made by a lock. */
@@ -75,21 +132,37 @@ public final class AcquireLoop {
     public static final class Attempt<L> {
         private final L lease;
         private final boolean retryable;
+        /** A refusal because another owner holds the lock. */
+        private final boolean busy;
+        /** Of a grant: the yes votes, of how many nodes. */
+        private final int votes;
+
+        private final int nodes;
         /** The exception for a refusal, with its evidence: made only when the loop gives up. */
         private final Refusal refusal;
         /** What the attempt came to, for debug lines. */
         private final String description;
 
-        private Attempt(L lease, boolean retryable, Refusal refusal, String description) {
+        private Attempt(
+                L lease, boolean retryable, boolean busy, int votes, int nodes, Refusal refusal, String description) {
             this.lease = lease;
             this.retryable = retryable;
+            this.busy = busy;
+            this.votes = votes;
+            this.nodes = nodes;
             this.refusal = refusal;
             this.description = description;
         }
 
-        /** The attempt was granted {@code lease}. */
+        /** The one authority that grants the lock (a consensus service) granted {@code lease}. */
         public static <L> Attempt<L> granted(L lease) {
-            return new Attempt<>(Objects.requireNonNull(lease, "lease"), false, null, "granted: " + lease);
+            return granted(lease, 1, 1);
+        }
+
+        /** The attempt was granted {@code lease} by {@code votes} yes votes of {@code nodes}. */
+        public static <L> Attempt<L> granted(L lease, int votes, int nodes) {
+            return new Attempt<>(
+                    Objects.requireNonNull(lease, "lease"), false, false, votes, nodes, null, "granted: " + lease);
         }
 
         /**
@@ -98,10 +171,22 @@ public final class AcquireLoop {
          * if this is the last attempt.
          */
         public static <L> Attempt<L> outvoted(int votes, int quorum, Supplier<List<NodeOutcome>> outcomes) {
+            return outvoted(votes, quorum, false, outcomes);
+        }
+
+        /**
+         * As {@link #outvoted(int, int, Supplier)}; {@code busy} if the votes were refused because
+         * another owner holds the lock, rather than for nodes that could not vote.
+         */
+        public static <L> Attempt<L> outvoted(
+                int votes, int quorum, boolean busy, Supplier<List<NodeOutcome>> outcomes) {
             Objects.requireNonNull(outcomes, "outcomes");
             return new Attempt<>(
                     null,
                     true,
+                    busy,
+                    0,
+                    0,
                     (resource, waited, attempts) ->
                             new LockUnavailableException(resource, waited, attempts, votes, quorum, outcomes.get()),
                     "refused: " + votes + " yes vote" + (votes == 1 ? "" : "s") + ", " + quorum + " needed");
@@ -118,6 +203,9 @@ public final class AcquireLoop {
             return new Attempt<>(
                     null,
                     false,
+                    true,
+                    0,
+                    0,
                     (resource, waited, attempts) ->
                             new LockUnavailableException(resource, waited, attempts, answer, Optional.of(holder)),
                     "held by " + holder + " on " + answer.node());
@@ -132,6 +220,9 @@ public final class AcquireLoop {
             return new Attempt<>(
                     null,
                     retryable,
+                    false,
+                    0,
+                    0,
                     (resource, waited, attempts) ->
                             new LockUnavailableException(resource, waited, attempts, answer, Optional.empty()),
                     (retryable ? "refused, to retry: " : "refused: ") + answer);

@@ -94,6 +94,9 @@ final class JmhCases {
                         .measurementTime(
                                 TimeValue.milliseconds(plan.measurementTime().toMillis()));
             }
+            if (hasParam(c.benchmark(), "listener")) {
+                options.param("listener", System.getProperty(QuorumlockBenchmark.LISTENER_PROPERTY, "none"));
+            }
             if (hasParam(c.benchmark(), "tlsCa")) {
                 options.param("tlsCa", tlsCa);
             }

@@ -1,6 +1,8 @@
 package io.quorumlock.bench;
 
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.quorumlock.Lease;
+import io.quorumlock.micrometer.QuorumlockMetrics;
 import io.quorumlock.redis.Redlock;
 import java.util.Optional;
 import java.util.concurrent.TimeUnit;
@@ -8,6 +10,7 @@ import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.BenchmarkMode;
 import org.openjdk.jmh.annotations.Mode;
 import org.openjdk.jmh.annotations.OutputTimeUnit;
+import org.openjdk.jmh.annotations.Param;
 import org.openjdk.jmh.annotations.Scope;
 import org.openjdk.jmh.annotations.State;
 
@@ -19,6 +22,16 @@ import org.openjdk.jmh.annotations.State;
 @OutputTimeUnit(TimeUnit.MICROSECONDS)
 @State(Scope.Thread)
 public class QuorumlockBenchmark extends NodesBenchmark {
+
+    /**
+     * The lock's listener: {@code none}, or {@code micrometer} for {@code QuorumlockMetrics} bound
+     * to a {@link SimpleMeterRegistry}. The bench command passes the system property {@value
+     * #LISTENER_PROPERTY} of its own JVM, {@code none} by default.
+     */
+    @Param("none")
+    public String listener;
+
+    static final String LISTENER_PROPERTY = "quorumlock.bench.listener";
 
     private Redlock redlock;
     private String key;
@@ -32,11 +45,18 @@ public class QuorumlockBenchmark extends NodesBenchmark {
     protected void connect() {
         trial.recordAcquires();
         key = trial.key();
-        redlock = tlsCa.isEmpty()
-                ? Clients.quorumlock(trial.uris())
-                : Clients.quorumlockBuilder(trial.uris())
-                        .tlsCaBundle(java.nio.file.Path.of(tlsCa))
-                        .build();
+        Redlock.Builder builder = Clients.quorumlockBuilder(trial.uris());
+        if (!tlsCa.isEmpty()) {
+            builder.tlsCaBundle(java.nio.file.Path.of(tlsCa));
+        }
+        if ("micrometer".equals(listener)) {
+            QuorumlockMetrics metrics = new QuorumlockMetrics();
+            metrics.bindTo(new SimpleMeterRegistry());
+            builder.listener(metrics);
+        } else if (!"none".equals(listener)) {
+            throw new IllegalArgumentException("listener must be none or micrometer, was " + listener);
+        }
+        redlock = builder.build();
     }
 
     @Override

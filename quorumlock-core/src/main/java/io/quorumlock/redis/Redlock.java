@@ -7,6 +7,8 @@ import io.quorumlock.Lease;
 import io.quorumlock.LeaseLostException;
 import io.quorumlock.LeasedSection;
 import io.quorumlock.LockConfigurationException;
+import io.quorumlock.LockEvents;
+import io.quorumlock.LockListener;
 import io.quorumlock.LockUnavailableException;
 import io.quorumlock.NodeOutcome;
 import io.quorumlock.NodeOutcome.Vote;
@@ -67,6 +69,8 @@ public final class Redlock implements DistributedLock<Lease> {
     /** Who holds the leases of this lock: stored beside each token, so that refusals can name it. */
     private final String holder;
 
+    private final LockEvents events;
+
     private volatile boolean closed;
 
     private final SecureRandom random = new SecureRandom();
@@ -83,8 +87,10 @@ public final class Redlock implements DistributedLock<Lease> {
             RetryPolicy retry,
             Ticker ticker,
             boolean restartGuard,
-            String holder) {
+            String holder,
+            LockListener listener) {
         this.transport = transport;
+        this.events = LockEvents.of("redis", listener);
         this.names = List.copyOf(names);
         this.nodeTimeout = nodeTimeout;
         this.nodeTimeoutNanos = nodeTimeout.toNanos();
@@ -126,11 +132,38 @@ public final class Redlock implements DistributedLock<Lease> {
     @Override
     public Optional<Lease> tryAcquire(String resource, Duration ttl) {
         ensureOpen();
-        Attempt attempt = attempt(checkResource(resource), checkTtl(ttl), ticker.nanos() + ttl.toNanos());
+        long start = ticker.nanos();
+        Attempt attempt = attempt(checkResource(resource), checkTtl(ttl), start + ttl.toNanos());
         if (attempt.lease().isEmpty() && attempt.misconfigured()) {
-            throw new LockConfigurationException(resource, 1, attempt.outcomes());
+            LockConfigurationException e = new LockConfigurationException(resource, 1, attempt.outcomes());
+            if (events.on()) {
+                events.error(resource, ticker.nanos() - start, e);
+            }
+            throw e;
+        }
+        if (events.on()) {
+            if (attempt.lease().isPresent()) {
+                events.acquired(resource, ticker.nanos() - start, attempt.votes(), names.size());
+            } else {
+                events.refused(resource, ticker.nanos() - start, busy(attempt.outcomes()));
+            }
         }
         return attempt.lease();
+    }
+
+    /** Whether a refusal was for a holder: some node named one, and the others could have made a quorum. */
+    private boolean busy(List<NodeOutcome> outcomes) {
+        int held = 0;
+        int could = 0;
+        for (NodeOutcome o : outcomes) {
+            if (o.vote() == Vote.HELD_BY_OTHER) {
+                held++;
+            }
+            if (o.vote() == Vote.HELD_BY_OTHER || o.vote() == Vote.YES || o.vote() == Vote.PENDING) {
+                could++;
+            }
+        }
+        return held > 0 && could >= quorum();
     }
 
     /**
@@ -149,17 +182,20 @@ public final class Redlock implements DistributedLock<Lease> {
         ensureOpen();
         checkResource(resource);
         long ttlNanos = checkTtl(ttl).toNanos();
-        return AcquireLoop.acquire(resource, maxWait, retry, ticker::nanos, (number, remainingNanos) -> {
+        return AcquireLoop.acquire(resource, maxWait, retry, ticker::nanos, events, (number, remainingNanos) -> {
             // Waiting for a free connection, up to the later of maxWait and the TTL, costs no validity.
             Attempt attempt = attempt(resource, ttl, ticker.nanos() + Math.max(remainingNanos, ttlNanos));
             if (attempt.lease().isPresent()) {
-                return AcquireLoop.Attempt.granted(attempt.lease().get());
+                return AcquireLoop.Attempt.granted(attempt.lease().get(), attempt.votes(), names.size());
             }
             if (attempt.misconfigured()) {
                 throw new LockConfigurationException(resource, number, attempt.outcomes());
             }
             return AcquireLoop.Attempt.outvoted(
-                    attempt.votes(), quorum(), () -> withHolders(resource, attempt.outcomes()));
+                    attempt.votes(),
+                    quorum(),
+                    events.on() && busy(attempt.outcomes()),
+                    () -> withHolders(resource, attempt.outcomes()));
         });
     }
 
@@ -378,6 +414,10 @@ public final class Redlock implements DistributedLock<Lease> {
         return ticker.nanos();
     }
 
+    LockEvents events() {
+        return events;
+    }
+
     void check(Duration ttl) {
         checkTtl(ttl);
     }
@@ -430,6 +470,7 @@ public final class Redlock implements DistributedLock<Lease> {
         private Path tlsKey;
         private boolean tlsClientCertificateSet;
         private boolean insecureTrustAll;
+        private LockListener listener = LockListener.NONE;
 
         private Builder() {}
 
@@ -600,6 +641,17 @@ public final class Redlock implements DistributedLock<Lease> {
         }
 
         /**
+         * The listener told of every grant, refusal, extension, loss and release of this lock, as
+         * backend {@code "redis"}: for metrics ({@code QuorumlockMetrics} of quorumlock-micrometer)
+         * or logs. One that throws is logged once and does not break the lock. The default is
+         * {@link LockListener#NONE}, which costs nothing.
+         */
+        public Builder listener(LockListener listener) {
+            this.listener = listener;
+            return this;
+        }
+
+        /**
          * Checks the configuration and connects lazily to the nodes. Two nodes that reach the same
          * address and port ({@code redis://localhost:6379} and {@code redis://127.0.0.1:6379}) are
          * refused: each server may vote only once. IP literals are compared as addresses; host
@@ -693,7 +745,8 @@ public final class Redlock implements DistributedLock<Lease> {
                     retry,
                     ticker,
                     guard,
-                    holder != null ? holder : Holder.defaultName());
+                    holder != null ? holder : Holder.defaultName(),
+                    listener);
         }
 
         private List<NodeAddress> validate() {
@@ -735,6 +788,10 @@ public final class Redlock implements DistributedLock<Lease> {
             if (retry == null) {
                 throw new IllegalArgumentException(
                         "retry must not be null: use RetryPolicy.DEFAULT or RetryPolicy.jitteredBackoff");
+            }
+            if (listener == null) {
+                throw new IllegalArgumentException(
+                        "listener must not be null: leave it unset, or use LockListener.NONE, for no listener");
             }
             String holderProblem = holder == null ? null : Holder.problem(holder);
             if (holderProblem != null) {

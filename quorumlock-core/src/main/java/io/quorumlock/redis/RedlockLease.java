@@ -2,9 +2,11 @@ package io.quorumlock.redis;
 
 import io.quorumlock.Lease;
 import io.quorumlock.LeaseLostException;
+import io.quorumlock.LockEvents;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicIntegerFieldUpdater;
 import java.util.concurrent.atomic.AtomicReference;
 
 /** A lease granted by {@link Redlock}: its token, and each node's answer to the grant. */
@@ -17,6 +19,15 @@ final class RedlockLease implements Lease {
     private final AtomicBoolean released = new AtomicBoolean();
     private volatile long validityNanos;
     private volatile long validUntilNanos;
+    private static final AtomicIntegerFieldUpdater<RedlockLease> TOLD =
+            AtomicIntegerFieldUpdater.newUpdater(RedlockLease.class, "told");
+
+    /** 1 once the listener heard the end of this lease, lost or released: it hears only one. */
+    private volatile int told;
+
+    /** When the grant's round ended, on the lock's ticker: for how long a release held it. */
+    private final long grantedNanos;
+
     private final CompletableFuture<LeaseLostException> lost = new CompletableFuture<>();
     /** The watchdog's watch that keeps this lease alive; null if none. */
     private final AtomicReference<Watchdog.Watch> watch = new AtomicReference<>();
@@ -29,6 +40,7 @@ final class RedlockLease implements Lease {
         this.grants = grants;
         this.validityNanos = validityNanos;
         this.validUntilNanos = validUntilNanos;
+        this.grantedNanos = validUntilNanos - validityNanos; // no clock read on the hot path
     }
 
     @Override
@@ -73,9 +85,17 @@ final class RedlockLease implements Lease {
         if (released.get()) {
             throw new IllegalStateException("the lease on '" + resource + "' was released; acquire a new one");
         }
+        LockEvents events = redlock.events();
+        long start = events.on() ? redlock.nowNanos() : 0;
         Rounds.Outcome outcome = redlock.extend(this, ttl);
         if (!outcome.held() || extended(outcome.validityNanos(), outcome.validUntilNanos())) {
+            if (events.on()) {
+                events.extended(resource, redlock.nowNanos() - start, outcome.held());
+            }
             return outcome;
+        }
+        if (events.on()) {
+            events.extended(resource, redlock.nowNanos() - start, false);
         }
         return new Rounds.Outcome(
                 false,
@@ -95,6 +115,10 @@ final class RedlockLease implements Lease {
                 keeper.stop();
             }
             redlock.release(this);
+            LockEvents events = redlock.events();
+            if (events.on() && TOLD.compareAndSet(this, 0, 1)) {
+                events.released(resource, redlock.nowNanos() - grantedNanos);
+            }
         }
     }
 
@@ -137,7 +161,16 @@ final class RedlockLease implements Lease {
 
     /** Marks the lease lost: it is no longer valid, and {@link #lost()} completes. */
     void markLost(String reason) {
-        lost.complete(new LeaseLostException(resource, reason, null));
+        if (lost.complete(new LeaseLostException(resource, reason, null))
+                && redlock.events().on()
+                && TOLD.compareAndSet(this, 0, 1)) {
+            redlock.events().lost(resource, reason);
+        }
+    }
+
+    /** Tells the listener that an extension threw {@code error}. */
+    void extensionFailed(Throwable error) {
+        redlock.events().extensionFailed(resource, error);
     }
 
     /** Completes when the watchdog could not extend the lease, or its Redlock was closed. */

@@ -108,6 +108,7 @@ final class Watchdog implements AutoCloseable {
                 // An Error too: the work must never run on unwatched past its validity.
                 log.error("extension of the lease on '{}' failed", lease.resource(), t);
                 loss = "extension failed: " + t;
+                lease.extensionFailed(t);
             } finally {
                 round.unlock();
             }

@@ -72,6 +72,8 @@ final class EtcdLease implements FencedLease {
     private boolean inRecovery;
 
     private LeaseLostException loss;
+    /** When the lease was handed out, for how long a release held it. */
+    private long heldSinceNanos;
 
     EtcdLease(EtcdLock lock, String resource, long leaseId, long ttlSeconds, long grantSent, long granted) {
         this.lock = lock;
@@ -170,13 +172,17 @@ final class EtcdLease implements FencedLease {
                 markLost("etcd no longer knows the lease (revoked or expired)", null);
             }
             log.debug("could not extend the lease on '{}': {}", resource, e.outcome);
+            lock.events().extended(resource, System.nanoTime() - sent, false);
             return false;
         }
         long received = System.nanoTime();
+        boolean held;
         synchronized (this) {
             roundTripNanos = received - sent;
-            return renewed(sent, response.getTTL(), received) && state == State.HELD;
+            held = renewed(sent, response.getTTL(), received) && state == State.HELD;
         }
+        lock.events().extended(resource, received - sent, held);
+        return held;
     }
 
     /**
@@ -188,10 +194,14 @@ final class EtcdLease implements FencedLease {
     @Override
     public void release() {
         ByteSequence lockKey;
+        boolean wasHeld;
+        long heldNanos;
         synchronized (this) {
             if (state == State.RELEASED) {
                 return;
             }
+            wasHeld = state == State.HELD;
+            heldNanos = System.nanoTime() - heldSinceNanos;
             state = State.RELEASED;
             lockKey = key;
             stopKeepingAlive();
@@ -202,6 +212,9 @@ final class EtcdLease implements FencedLease {
         }
         finish(() -> lock.client().getLeaseClient().revoke(leaseId), "revoke the lease");
         log.debug("released '{}' (token {}, lease {})", resource, token, Long.toHexString(leaseId));
+        if (wasHeld) {
+            lock.events().released(resource, heldNanos);
+        }
     }
 
     @Override
@@ -274,6 +287,7 @@ final class EtcdLease implements FencedLease {
             return false;
         }
         state = State.HELD;
+        heldSinceNanos = checked;
         return true;
     }
 
@@ -417,11 +431,12 @@ final class EtcdLease implements FencedLease {
     /** Marks the lease lost unless it is already over, when nothing can be trusted about it any more. */
     private void markLost(String why, Throwable cause) {
         LeaseLostException exception;
+        boolean wasHeld;
         synchronized (this) {
             if (state != State.PENDING && state != State.HELD) {
                 return;
             }
-            boolean wasHeld = state == State.HELD;
+            wasHeld = state == State.HELD;
             state = State.LOST;
             stopKeepingAlive();
             exception = new LeaseLostException(
@@ -435,15 +450,22 @@ final class EtcdLease implements FencedLease {
                 log.debug("{} while acquiring", exception.getMessage());
             }
         }
+        boolean told = wasHeld; // a held lease's loss, not an attempt's
         // Completed off jetcd's threads: whatever waits on lost() must not stall the client.
         try {
             lock.scheduler().execute(() -> {
                 lost.complete(exception);
                 inDoubt.complete(exception);
+                if (told) {
+                    lock.events().lost(resource, exception.getMessage());
+                }
             });
         } catch (RejectedExecutionException closing) {
             lost.complete(exception);
             inDoubt.complete(exception);
+            if (told) {
+                lock.events().lost(resource, exception.getMessage());
+            }
         }
     }
 

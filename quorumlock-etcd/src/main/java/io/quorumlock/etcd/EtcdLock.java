@@ -10,6 +10,8 @@ import io.quorumlock.DistributedLock;
 import io.quorumlock.FencedLease;
 import io.quorumlock.LeaseLostException;
 import io.quorumlock.LeasedSection;
+import io.quorumlock.LockEvents;
+import io.quorumlock.LockListener;
 import io.quorumlock.LockUnavailableException;
 import io.quorumlock.QuorumLockException;
 import io.quorumlock.RetryPolicy;
@@ -88,8 +90,10 @@ public final class EtcdLock implements DistributedLock<FencedLease> {
     private final ScheduledExecutorService scheduler;
     private final Set<EtcdLease> leases = ConcurrentHashMap.newKeySet();
     private final AtomicBoolean closed = new AtomicBoolean();
+    private final LockEvents events;
 
     private EtcdLock(Builder builder, Client client, boolean ownsClient, String cluster) {
+        this.events = LockEvents.of("etcd", builder.listener);
         this.client = client;
         this.ownsClient = ownsClient;
         this.cluster = cluster;
@@ -129,7 +133,11 @@ public final class EtcdLock implements DistributedLock<FencedLease> {
     public Optional<FencedLease> tryAcquire(String resource, Duration ttl) {
         checkResource(resource);
         long ttlSeconds = ttlSeconds(ttl);
-        return attempts.attempt(resource, ttlSeconds, tryAcquireWait.toNanos()).lease();
+        return AcquireLoop.once(
+                resource,
+                System::nanoTime,
+                events,
+                () -> attempts.attempt(resource, ttlSeconds, tryAcquireWait.toNanos()));
     }
 
     /**
@@ -159,6 +167,7 @@ public final class EtcdLock implements DistributedLock<FencedLease> {
                 maxWait,
                 retry,
                 System::nanoTime,
+                events,
                 (number, remainingNanos) ->
                         attempts.attempt(resource, ttlSeconds, Math.max(remainingNanos, tryAcquireWait.toNanos())));
     }
@@ -256,6 +265,10 @@ public final class EtcdLock implements DistributedLock<FencedLease> {
         return client;
     }
 
+    LockEvents events() {
+        return events;
+    }
+
     ScheduledExecutorService scheduler() {
         return scheduler;
     }
@@ -327,8 +340,21 @@ public final class EtcdLock implements DistributedLock<FencedLease> {
         private RetryPolicy retry = RetryPolicy.DEFAULT;
         private Duration requestTimeout = Duration.ofSeconds(5);
         private Duration tryAcquireWait = Duration.ofMillis(100);
+        private LockListener listener = LockListener.NONE;
 
         private Builder() {}
+
+        /**
+         * The listener told of every grant, refusal, explicit extension ({@link FencedLease#extend}),
+         * loss and release of this lock, as backend {@code "etcd"} (the renewals of the keep-alive
+         * stream are not told): for metrics ({@code QuorumlockMetrics} of quorumlock-micrometer)
+         * or logs. One that throws is logged once and does not break the lock. The default is
+         * {@link LockListener#NONE}, which costs nothing.
+         */
+        public Builder listener(LockListener listener) {
+            this.listener = listener;
+            return this;
+        }
 
         /**
          * Adds the client URLs of etcd members, {@code http://host:port}; list every member of the
@@ -421,6 +447,10 @@ public final class EtcdLock implements DistributedLock<FencedLease> {
             if (retry == null) {
                 throw new IllegalArgumentException(
                         "retry must not be null: use RetryPolicy.DEFAULT or RetryPolicy.jitteredBackoff");
+            }
+            if (listener == null) {
+                throw new IllegalArgumentException(
+                        "listener must not be null: leave it unset, or use LockListener.NONE, for no listener");
             }
             if (requestTimeout == null || requestTimeout.isZero() || requestTimeout.isNegative()) {
                 throw new IllegalArgumentException("requestTimeout must be positive, was "

@@ -39,6 +39,7 @@ final class ZooKeeperLease implements FencedLease {
     private final long sessionId;
     private final Duration validity;
     private final NodeWatch watch;
+    private final long grantedNanos = System.nanoTime();
     private final CompletableFuture<LeaseLostException> lost = new CompletableFuture<>();
     /** Completes at the first suspension or at the loss: see {@link #inDoubt()}. */
     private final CompletableFuture<LeaseLostException> inDoubt = new CompletableFuture<>();
@@ -139,6 +140,9 @@ final class ZooKeeperLease implements FencedLease {
         lock.forget(this);
         log.debug("releasing '{}' (token {}, was {})", resource, hex(token), before);
         lock.deleteLockNode(node, before == State.VALID);
+        if (before != State.LOST) {
+            lock.events().released(resource, System.nanoTime() - grantedNanos);
+        }
     }
 
     /** Drops a grant that did not settle, leaving its node to the contender that goes on with it. */
@@ -259,6 +263,7 @@ final class ZooKeeperLease implements FencedLease {
         log.warn("{}", exception.getMessage());
         lost.complete(exception);
         inDoubt.complete(exception);
+        lock.events().lost(resource, message);
         return true;
     }
 

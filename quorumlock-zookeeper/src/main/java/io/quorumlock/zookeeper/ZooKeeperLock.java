@@ -7,6 +7,8 @@ import io.quorumlock.DistributedLock;
 import io.quorumlock.FencedLease;
 import io.quorumlock.LeaseLostException;
 import io.quorumlock.LeasedSection;
+import io.quorumlock.LockEvents;
+import io.quorumlock.LockListener;
 import io.quorumlock.LockUnavailableException;
 import io.quorumlock.QuorumLockException;
 import io.quorumlock.RetryPolicy;
@@ -92,8 +94,11 @@ public final class ZooKeeperLock implements DistributedLock<FencedLease> {
     private final ConnectionWatch connection;
     private final LockAttempts attempts;
     private final AtomicBoolean closed = new AtomicBoolean();
+    private final LockEvents events;
 
-    private ZooKeeperLock(CuratorFramework client, boolean ownsClient, String basePath, RetryPolicy retry) {
+    private ZooKeeperLock(
+            CuratorFramework client, boolean ownsClient, String basePath, RetryPolicy retry, LockListener listener) {
+        this.events = LockEvents.of("zookeeper", listener);
         this.client = client;
         this.ownsClient = ownsClient;
         this.basePath = basePath;
@@ -172,7 +177,8 @@ public final class ZooKeeperLock implements DistributedLock<FencedLease> {
         String dir = lockDir(resource);
         checkTtl(ttl);
         long deadline = System.nanoTime() + client.getZookeeperClient().getConnectionTimeoutMs() * 1_000_000L;
-        return attempts.attempt(resource, dir, deadline, false).lease();
+        return AcquireLoop.once(
+                resource, System::nanoTime, events, () -> attempts.attempt(resource, dir, deadline, false));
     }
 
     /**
@@ -199,7 +205,7 @@ public final class ZooKeeperLock implements DistributedLock<FencedLease> {
     public FencedLease acquire(String resource, Duration ttl, Duration maxWait) {
         String dir = lockDir(resource);
         checkTtl(ttl);
-        return AcquireLoop.acquire(resource, maxWait, retry, System::nanoTime, (number, remainingNanos) -> {
+        return AcquireLoop.acquire(resource, maxWait, retry, System::nanoTime, events, (number, remainingNanos) -> {
             Attempt<FencedLease> attempt = attempts.attempt(resource, dir, System.nanoTime() + remainingNanos, true);
             if (attempt.lease().isEmpty()) {
                 log.debug("attempt {} to lock '{}' failed: {}", number, resource, attempt);
@@ -265,6 +271,10 @@ public final class ZooKeeperLock implements DistributedLock<FencedLease> {
     }
 
     // ---- what leases use -------------------------------------------------------------------------
+
+    LockEvents events() {
+        return events;
+    }
 
     CuratorFramework client() {
         return client;
@@ -352,8 +362,21 @@ public final class ZooKeeperLock implements DistributedLock<FencedLease> {
         private Duration connectionTimeout;
         private String basePath = DEFAULT_BASE_PATH;
         private RetryPolicy retry = RetryPolicy.DEFAULT;
+        private LockListener listener = LockListener.NONE;
 
         private Builder() {}
+
+        /**
+         * The listener told of every grant, refusal, loss and release of this lock, as backend
+         * {@code "zookeeper"} (the session keeps leases alive: there are no extensions to tell
+         * of): for metrics ({@code QuorumlockMetrics} of quorumlock-micrometer) or logs. One that
+         * throws is logged once and does not break the lock. The default is {@link
+         * LockListener#NONE}, which costs nothing.
+         */
+        public Builder listener(LockListener listener) {
+            this.listener = listener;
+            return this;
+        }
 
         /**
          * The ensemble, as ZooKeeper writes it: {@code host:port,host:port,...}, optionally
@@ -435,6 +458,10 @@ public final class ZooKeeperLock implements DistributedLock<FencedLease> {
                 throw new IllegalArgumentException(
                         "retry must not be null: use RetryPolicy.DEFAULT or RetryPolicy.jitteredBackoff");
             }
+            if (listener == null) {
+                throw new IllegalArgumentException(
+                        "listener must not be null: leave it unset, or use LockListener.NONE, for no listener");
+            }
             if (client != null) {
                 return withClient();
             }
@@ -465,7 +492,7 @@ public final class ZooKeeperLock implements DistributedLock<FencedLease> {
                     .ensembleTracker(false)
                     .build();
             created.start();
-            return new ZooKeeperLock(created, true, basePath, retry);
+            return new ZooKeeperLock(created, true, basePath, retry, listener);
         }
 
         private ZooKeeperLock withClient() {
@@ -484,7 +511,7 @@ public final class ZooKeeperLock implements DistributedLock<FencedLease> {
                                 ? "call client.start() before build()"
                                 : "it was closed; pass an open client"));
             }
-            return new ZooKeeperLock(client, false, basePath, retry);
+            return new ZooKeeperLock(client, false, basePath, retry, listener);
         }
 
         private void validateConnectString() {

@@ -1,0 +1,133 @@
+package io.quorumlock.redis;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.quorumlock.Lease;
+import io.quorumlock.LeaseLostException;
+import io.quorumlock.LockListener;
+import io.quorumlock.RecordingListener;
+import io.quorumlock.RecordingListener.Event;
+import io.quorumlock.testkit.RedisServersExtension;
+import io.quorumlock.testkit.TestTime;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+/** What a listener of a Redlock on five real redis-server nodes hears, in order. */
+@Timeout(value = 60, unit = TimeUnit.SECONDS)
+class LockListenerIT {
+
+    @RegisterExtension
+    static final RedisServersExtension redis = RedisServersExtension.nodes(5);
+
+    private static final Duration TTL = TestTime.scaled(Duration.ofSeconds(1));
+    private static final Duration WAIT = TestTime.scaled(Duration.ofSeconds(5));
+
+    private static Redlock.Builder builder(LockListener listener) {
+        return Redlock.builder()
+                .nodes(redis.uris())
+                .restartGuard(false)
+                .nodeTimeout(TestTime.scaled(Duration.ofMillis(50)))
+                .listener(listener);
+    }
+
+    @Test
+    void aHolderHearsAcquiredExtendedAndReleasedAndAContenderHearsBusy() throws Exception {
+        RecordingListener heard = new RecordingListener();
+        try (Redlock lock = builder(heard).build()) {
+            Lease lease = lock.acquire("report", TTL, WAIT);
+            assertThat(lock.tryAcquire("report", TTL)).isEmpty();
+            lock.keepAlive(lease, TTL);
+            await(() -> heard.names().contains("extended report held"));
+            Thread.sleep(50); // the lease is held for a while before its release
+            lease.release();
+
+            // The round ends once a quorum is certain: 3, 4 or 5 yes votes of the 5.
+            assertThat(heard.names().get(0)).matches("acquired report [345]/5");
+            assertThat(heard.names().get(1)).isEqualTo("busy report");
+            assertThat(heard.names()).endsWith("released report");
+            assertThat(heard.names().subList(2, heard.names().size() - 1))
+                    .isNotEmpty()
+                    .allMatch(e -> e.equals("extended report held"));
+            List<Event> events = heard.events();
+            assertThat(events).allMatch(e -> e.backend().equals("redis"));
+            assertThat(events.get(0).duration()).isPositive().isLessThan(WAIT);
+            assertThat(events.get(1).duration()).isPositive().isLessThan(WAIT);
+            Event released = events.get(events.size() - 1);
+            // Held across at least one extension, which comes when a third of the TTL is left.
+            assertThat(released.duration()).isGreaterThan(TTL.dividedBy(2)).isLessThan(WAIT.multipliedBy(2));
+        }
+    }
+
+    @Test
+    void aLeaseWhoseExtensionsFindNoQuorumIsLostAndNotReleasedAfterwards() throws Exception {
+        RecordingListener heard = new RecordingListener();
+        try (Redlock lock = builder(heard).build()) {
+            Lease lease = lock.acquire("frozen", TTL, WAIT);
+            var lost = lock.keepAlive(lease, TTL);
+            int[] majority = {0, 1, 2};
+            for (int node : majority) {
+                redis.get(node).pause();
+            }
+            try {
+                LeaseLostException loss = lost.get(WAIT.toMillis(), TimeUnit.MILLISECONDS);
+                assertThat(loss.resource()).isEqualTo("frozen");
+            } finally {
+                for (int node : majority) {
+                    redis.get(node).resume();
+                }
+            }
+            await(() -> heard.names().contains("lost frozen"));
+            lease.release();
+            assertThat(heard.names().get(0)).matches("acquired frozen [345]/5");
+            assertThat(heard.names()).contains("extended frozen not held").endsWith("lost frozen");
+        }
+    }
+
+    @Test
+    void aListenerThatThrowsOnEveryEventBreaksNeitherAcquireNorRelease() {
+        AtomicInteger calls = new AtomicInteger();
+        LockListener throwing = new LockListener() {
+            @Override
+            public void acquired(String backend, String resource, Duration took, int votes, int nodes) {
+                calls.incrementAndGet();
+                throw new IllegalStateException("a listener bug");
+            }
+
+            @Override
+            public void busy(String backend, String resource, Duration took) {
+                calls.incrementAndGet();
+                throw new IllegalStateException("a listener bug");
+            }
+
+            @Override
+            public void released(String backend, String resource, Duration held) {
+                calls.incrementAndGet();
+                throw new IllegalStateException("a listener bug");
+            }
+        };
+        try (Redlock lock = builder(throwing).build()) {
+            for (int i = 0; i < 3; i++) {
+                Lease lease = lock.acquire("thrown", TTL, WAIT);
+                assertThat(lease.isValid()).isTrue();
+                assertThat(lock.tryAcquire("thrown", TTL)).isEmpty();
+                lease.release();
+            }
+            Lease again = lock.tryAcquire("thrown", TTL).orElseThrow();
+            again.release();
+            assertThat(calls).hasValue(3 * 3 + 2);
+        }
+    }
+
+    private static void await(java.util.function.BooleanSupplier condition) throws InterruptedException {
+        long deadline = System.nanoTime() + WAIT.toNanos();
+        while (!condition.getAsBoolean()) {
+            assertThat(System.nanoTime()).as("waited for a condition").isLessThan(deadline);
+            Thread.sleep(5);
+        }
+    }
+}
