@@ -27,12 +27,7 @@ final class LockHealth {
      * warnings (persistence without fsync) and the unreachable nodes in the details. Bounded by
      * the node timeout per node.
      */
-    static final class Redis implements HealthIndicator {
-        private final Redlock lock;
-
-        Redis(Redlock lock) {
-            this.lock = lock;
-        }
+    record Redis(Redlock lock) implements HealthIndicator {
 
         @Override
         public Health health() {
@@ -62,12 +57,7 @@ final class LockHealth {
     }
 
     /** UP while the Curator client is connected to the ensemble; never waits. */
-    static final class ZooKeeper implements HealthIndicator {
-        private final ZooKeeperLock lock;
-
-        ZooKeeper(ZooKeeperLock lock) {
-            this.lock = lock;
-        }
+    record ZooKeeper(ZooKeeperLock lock) implements HealthIndicator {
 
         @Override
         public Health health() {
@@ -81,12 +71,7 @@ final class LockHealth {
     }
 
     /** UP when the cluster answers a linearizable read within {@link #ETCD_TIMEOUT}. */
-    static final class Etcd implements HealthIndicator {
-        private final EtcdLock lock;
-
-        Etcd(EtcdLock lock) {
-            this.lock = lock;
-        }
+    record Etcd(EtcdLock lock) implements HealthIndicator {
 
         @Override
         public Health health() {

@@ -46,11 +46,7 @@ class ConsensusStarterIT {
                     .run(context -> {
                         ZooKeeperLock lock = context.getBean(ZooKeeperLock.class);
                         assertThat(context.getBean(DistributedLock.class)).isSameAs(lock);
-                        FencedLease first = lock.acquire("stock", TTL, WAIT);
-                        first.release();
-                        FencedLease second = lock.acquire("stock", TTL, WAIT);
-                        assertThat(second.fencingToken()).isGreaterThan(first.fencingToken());
-                        second.release();
+                        locksTwiceWithGrowingTokens(lock, "stock");
 
                         HealthIndicator health =
                                 context.getBean(QuorumlockHealthAutoConfiguration.BEAN, HealthIndicator.class);
@@ -75,11 +71,7 @@ class ConsensusStarterIT {
                 .run(context -> {
                     EtcdLock lock = context.getBean(EtcdLock.class);
                     assertThat(context.getBean(DistributedLock.class)).isSameAs(lock);
-                    FencedLease first = lock.acquire("ledger", TTL, WAIT);
-                    first.release();
-                    FencedLease second = lock.acquire("ledger", TTL, WAIT);
-                    assertThat(second.fencingToken()).isGreaterThan(first.fencingToken());
-                    second.release();
+                    locksTwiceWithGrowingTokens(lock, "ledger");
 
                     Health up = context.getBean(QuorumlockHealthAutoConfiguration.BEAN, HealthIndicator.class)
                             .health();
@@ -108,5 +100,13 @@ class ConsensusStarterIT {
                         etcd.get(0).resume();
                     }
                 });
+    }
+
+    private static void locksTwiceWithGrowingTokens(DistributedLock<FencedLease> lock, String resource) {
+        FencedLease first = lock.acquire(resource, TTL, WAIT);
+        first.release();
+        FencedLease second = lock.acquire(resource, TTL, WAIT);
+        assertThat(second.fencingToken()).isGreaterThan(first.fencingToken());
+        second.release();
     }
 }

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.quorumlock.DistributedLock;
 import io.quorumlock.etcd.EtcdLock;
+import io.quorumlock.micrometer.QuorumlockMetrics;
 import io.quorumlock.redis.Redlock;
 import io.quorumlock.zookeeper.ZooKeeperLock;
 import java.io.IOException;
@@ -15,6 +16,7 @@ import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.springframework.boot.actuate.endpoint.SanitizableData;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.json.JsonParserFactory;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
@@ -206,6 +208,32 @@ class QuorumlockConfigurationTest {
                 .filteredOn(p -> "quorumlock.redis.node-timeout".equals(p.get("name")))
                 .singleElement()
                 .satisfies(p -> assertThat(p.get("defaultValue")).isEqualTo("50ms"));
+    }
+
+    @Test
+    void withoutAMeterRegistryThereAreNoMeters() {
+        runner.withConfiguration(AutoConfigurations.of(QuorumlockMetricsAutoConfiguration.class))
+                .withPropertyValues("quorumlock.redis.nodes=redis://127.0.0.1:1")
+                .run(context -> {
+                    assertThat(context).hasSingleBean(Redlock.class);
+                    assertThat(context).doesNotHaveBean(QuorumlockMetrics.class);
+                });
+    }
+
+    @Test
+    void theSanitizerMasksThePasswordAndTheCredentialsInUris() {
+        assertThat(sanitized("quorumlock.redis.password", SECRET)).isEqualTo(SanitizableData.SANITIZED_VALUE);
+        assertThat(sanitized("QUORUMLOCK_REDIS_PASSWORD", SECRET)).isEqualTo(SanitizableData.SANITIZED_VALUE);
+        assertThat(sanitized("quorumlock.redis.nodes[0]", "redis://u:" + SECRET + "@h:1"))
+                .isEqualTo("redis://***@h:1");
+        assertThat(sanitized("quorumlock.redis.nodes", List.of("redis://:" + SECRET + "@h:1", "redis://h:2")))
+                .isEqualTo(List.of("redis://***@h:1", "redis://h:2"));
+        assertThat(sanitized("spring.application.name", "redis://u:p@h:1")).isEqualTo("redis://u:p@h:1");
+    }
+
+    private static Object sanitized(String key, Object value) {
+        return QuorumlockSanitizingAutoConfiguration.sanitize(new SanitizableData(null, key, value))
+                .getValue();
     }
 
     /** Every message in a failure's chain of causes, one a line. */
