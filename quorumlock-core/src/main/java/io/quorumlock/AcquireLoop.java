@@ -161,8 +161,7 @@ public final class AcquireLoop {
 
         /** The attempt was granted {@code lease} by {@code votes} yes votes of {@code nodes}. */
         public static <L> Attempt<L> granted(L lease, int votes, int nodes) {
-            return new Attempt<>(
-                    Objects.requireNonNull(lease, "lease"), false, false, votes, nodes, null, "granted: " + lease);
+            return new Attempt<>(Objects.requireNonNull(lease, "lease"), false, false, votes, nodes, null, null);
         }
 
         /**
@@ -235,7 +234,7 @@ public final class AcquireLoop {
 
         @Override
         public String toString() {
-            return description;
+            return lease != null ? "granted: " + lease : description; // a grant's text only when asked
         }
 
         private LockUnavailableException unavailable(String resource, Duration waited, int attempts) {

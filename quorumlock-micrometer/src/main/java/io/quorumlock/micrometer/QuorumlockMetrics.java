@@ -206,16 +206,16 @@ public final class QuorumlockMetrics implements LockListener, MeterBinder {
         }
 
         private static Timer acquireTimer(MeterRegistry registry, Tags tags, String outcome) {
-            return Timer.builder(ACQUIRE)
-                    .description("Acquires of a lock, by how they ended")
-                    .tags(tags)
-                    .tag("outcome", outcome)
-                    .register(registry);
+            return timer(registry, ACQUIRE, "Acquires of a lock, by how they ended", tags, outcome);
         }
 
         private static Timer extendTimer(MeterRegistry registry, Tags tags, String outcome) {
-            return Timer.builder(EXTEND)
-                    .description("Extension rounds of a lease, by how they ended")
+            return timer(registry, EXTEND, "Extension rounds of a lease, by how they ended", tags, outcome);
+        }
+
+        private static Timer timer(MeterRegistry registry, String name, String description, Tags tags, String outcome) {
+            return Timer.builder(name)
+                    .description(description)
                     .tags(tags)
                     .tag("outcome", outcome)
                     .register(registry);
