@@ -2,6 +2,8 @@ package io.quorumlock.etcd;
 
 import io.etcd.jetcd.ByteSequence;
 import io.etcd.jetcd.Client;
+import io.etcd.jetcd.kv.GetResponse;
+import io.etcd.jetcd.options.GetOption;
 import io.quorumlock.AcquireLoop;
 import io.quorumlock.CriticalSections;
 import io.quorumlock.DistributedLock;
@@ -24,9 +26,13 @@ import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.slf4j.Logger;
@@ -193,6 +199,41 @@ public final class EtcdLock implements DistributedLock<FencedLease> {
     public Duration lossNotice(Duration ttl) {
         long seconds = ttlSeconds(ttl);
         return Duration.ofSeconds(seconds).minusNanos(EtcdLease.doubtAfterNanos(seconds));
+    }
+
+    /**
+     * Reads the cluster's current revision with a linearizable read (which needs a quorum of
+     * members and a leader), for at most {@code timeout}: for health checks.
+     *
+     * @return the cluster's revision
+     * @throws QuorumLockException naming the cluster and what failed, if no answer came within
+     *     {@code timeout} or the read was refused
+     * @throws IllegalArgumentException if the timeout is not positive
+     * @throws IllegalStateException if this lock was closed
+     */
+    public long checkCluster(Duration timeout) {
+        Objects.requireNonNull(timeout, "timeout");
+        if (timeout.isZero() || timeout.isNegative()) {
+            throw new IllegalArgumentException("timeout must be positive, was " + timeout.toMillis() + " ms");
+        }
+        requireOpen();
+        CompletableFuture<GetResponse> sent = client.getKVClient()
+                .get(
+                        lockName(""),
+                        GetOption.builder().isPrefix(true).withCountOnly(true).build());
+        try {
+            return sent.get(timeout.toNanos(), TimeUnit.NANOSECONDS).getHeader().getRevision();
+        } catch (TimeoutException e) {
+            sent.cancel(false);
+            throw new QuorumLockException(
+                    cluster + ": no answer to a linearizable read within " + timeout.toMillis() + " ms");
+        } catch (ExecutionException e) {
+            throw new QuorumLockException(cluster + ": " + calls.failure(e, "read the revision"), e.getCause());
+        } catch (InterruptedException e) {
+            sent.cancel(false);
+            Thread.currentThread().interrupt();
+            throw new QuorumLockException("interrupted while reading the revision of " + cluster, e);
+        }
     }
 
     /**

@@ -124,6 +124,15 @@ public final class ZooKeeperLock implements DistributedLock<FencedLease> {
     }
 
     /**
+     * Whether the client is connected to the ensemble now, as Curator last saw it: for health
+     * checks. Never waits. A lock that is not connected grants nothing, and its leases are lost
+     * once the session expires.
+     */
+    public boolean isConnected() {
+        return !closed.get() && client.getZookeeperClient().isConnected();
+    }
+
+    /**
      * The session timeout the ensemble granted this lock's client: how long the ensemble keeps a
      * lease after it last heard from the holder, and the {@link FencedLease#validity()} of every
      * lease, whatever the ttl asked for. It is what {@link Builder#sessionTimeout} asked for, bounded

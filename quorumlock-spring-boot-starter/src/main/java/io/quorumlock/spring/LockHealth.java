@@ -1,0 +1,89 @@
+package io.quorumlock.spring;
+
+import io.quorumlock.QuorumLockException;
+import io.quorumlock.etcd.EtcdLock;
+import io.quorumlock.redis.NodeCheck;
+import io.quorumlock.redis.NodeCheckReport;
+import io.quorumlock.redis.Redlock;
+import io.quorumlock.zookeeper.ZooKeeperLock;
+import java.time.Duration;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import org.springframework.boot.health.contributor.Health;
+import org.springframework.boot.health.contributor.HealthIndicator;
+
+/** The health of each kind of lock; none shows a secret. */
+final class LockHealth {
+
+    /** How long the etcd check waits for the cluster. */
+    static final Duration ETCD_TIMEOUT = Duration.ofSeconds(2);
+
+    private LockHealth() {}
+
+    /**
+     * {@link Redlock#checkNodes()}: DOWN when fewer than a quorum of nodes answer, or a node that
+     * answers is unfit (a replica, a cluster member, a server listed twice); UP otherwise, with the
+     * warnings (persistence without fsync) and the unreachable nodes in the details. Bounded by
+     * the node timeout per node.
+     */
+    record Redis(Redlock lock) implements HealthIndicator {
+
+        @Override
+        public Health health() {
+            NodeCheckReport report = lock.checkNodes();
+            int answered = 0;
+            boolean unfit = false;
+            List<Map<String, Object>> nodes = new java.util.ArrayList<>();
+            for (NodeCheck node : report.nodes()) {
+                boolean answers = node.runId().isPresent() || !"unknown".equals(node.role());
+                answered += answers ? 1 : 0;
+                unfit |= answers && node.verdict() == NodeCheck.Verdict.ERROR;
+                Map<String, Object> details = new LinkedHashMap<>();
+                details.put("node", node.node());
+                details.put("verdict", node.verdict().name());
+                details.put("role", node.role());
+                details.put("persistence", node.persistence());
+                details.put("findings", node.findings());
+                nodes.add(details);
+            }
+            Health.Builder health = answered >= lock.quorum() && !unfit ? Health.up() : Health.down();
+            return health.withDetail("backend", "redis")
+                    .withDetail("quorum", lock.quorum())
+                    .withDetail("answered", answered)
+                    .withDetail("nodes", nodes)
+                    .build();
+        }
+    }
+
+    /** UP while the Curator client is connected to the ensemble; never waits. */
+    record ZooKeeper(ZooKeeperLock lock) implements HealthIndicator {
+
+        @Override
+        public Health health() {
+            boolean connected = lock.isConnected();
+            return (connected ? Health.up() : Health.down())
+                    .withDetail("backend", "zookeeper")
+                    .withDetail("ensemble", lock.ensemble())
+                    .withDetail("connected", connected)
+                    .build();
+        }
+    }
+
+    /** UP when the cluster answers a linearizable read within {@link #ETCD_TIMEOUT}. */
+    record Etcd(EtcdLock lock) implements HealthIndicator {
+
+        @Override
+        public Health health() {
+            Health.Builder health;
+            try {
+                health = Health.up().withDetail("revision", lock.checkCluster(ETCD_TIMEOUT));
+            } catch (QuorumLockException e) {
+                health = Health.down().withDetail("error", e.getMessage());
+            }
+            return health.withDetail("backend", "etcd")
+                    .withDetail("cluster", lock.toString())
+                    .build();
+        }
+    }
+}

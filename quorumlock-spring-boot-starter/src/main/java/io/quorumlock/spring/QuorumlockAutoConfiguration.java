@@ -1,0 +1,120 @@
+package io.quorumlock.spring;
+
+import io.quorumlock.DistributedLock;
+import io.quorumlock.LockListener;
+import io.quorumlock.etcd.EtcdLock;
+import io.quorumlock.redis.Redlock;
+import io.quorumlock.zookeeper.ZooKeeperLock;
+import java.util.List;
+import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.boot.autoconfigure.AutoConfiguration;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.boot.context.properties.EnableConfigurationProperties;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Conditional;
+import org.springframework.context.annotation.Configuration;
+
+/**
+ * The {@link DistributedLock} of the backend that the {@code quorumlock.*} properties configure,
+ * as a bean of its own type ({@link Redlock}, {@link ZooKeeperLock} or {@link EtcdLock}) that the
+ * context closes, told of its events by every {@link LockListener} bean. An application's own
+ * {@code DistributedLock} bean replaces it.
+ */
+@AutoConfiguration
+@EnableConfigurationProperties(QuorumlockProperties.class)
+public class QuorumlockAutoConfiguration {
+
+    /** Every {@link LockListener} bean (such as the meters), in order, as the one listener of the lock. */
+    static LockListener listener(ObjectProvider<LockListener> listeners) {
+        List<LockListener> all = listeners.orderedStream().toList();
+        return all.isEmpty()
+                ? LockListener.NONE
+                : all.size() == 1 ? all.get(0) : LockListener.composite(all.toArray(LockListener[]::new));
+    }
+
+    @Configuration(proxyBeanMethods = false)
+    @Conditional(OnBackend.Redis.class)
+    static class RedisLockConfiguration {
+
+        @Bean(destroyMethod = "close")
+        @ConditionalOnMissingBean(DistributedLock.class)
+        Redlock quorumlockRedlock(QuorumlockProperties properties, ObjectProvider<LockListener> listeners) {
+            QuorumlockProperties.Redis redis = properties.getRedis();
+            QuorumlockProperties.Tls tls = redis.getTls();
+            return PropertyErrors.naming(message -> redisProperty(redis, message), () -> {
+                Redlock.Builder builder = Redlock.builder()
+                        .nodes(redis.getNodes())
+                        .password(redis.getPassword())
+                        .nodeTimeout(redis.getNodeTimeout())
+                        .listener(listener(listeners));
+                if (redis.getRestartGuard() != null) {
+                    builder.restartGuard(redis.getRestartGuard());
+                }
+                if (tls.getCa() != null) {
+                    builder.tlsCaBundle(tls.getCa());
+                }
+                if (tls.getCert() != null || tls.getKey() != null) {
+                    builder.tlsClientCertificate(tls.getCert(), tls.getKey());
+                }
+                return builder.build();
+            });
+        }
+
+        private static String redisProperty(QuorumlockProperties.Redis redis, String message) {
+            if (message.contains("nodeTimeout")) {
+                return "quorumlock.redis.node-timeout";
+            }
+            if (message.contains("tlsCaBundle")) {
+                return "quorumlock.redis.tls.ca";
+            }
+            if (message.contains("tlsClientCertificate (key)")) {
+                return "quorumlock.redis.tls.key";
+            }
+            if (message.contains("tlsClientCertificate")) {
+                return "quorumlock.redis.tls.cert";
+            }
+            return PropertyErrors.entry("quorumlock.redis.nodes", redis.getNodes(), message);
+        }
+    }
+
+    @Configuration(proxyBeanMethods = false)
+    @Conditional(OnBackend.ZooKeeper.class)
+    static class ZooKeeperLockConfiguration {
+
+        @Bean(destroyMethod = "close")
+        @ConditionalOnMissingBean(DistributedLock.class)
+        ZooKeeperLock quorumlockZooKeeperLock(QuorumlockProperties properties, ObjectProvider<LockListener> listeners) {
+            QuorumlockProperties.ZooKeeper zookeeper = properties.getZookeeper();
+            return PropertyErrors.naming(
+                    message -> message.contains("sessionTimeout")
+                            ? "quorumlock.zookeeper.session-timeout"
+                            : "quorumlock.zookeeper.connect-string",
+                    () -> {
+                        ZooKeeperLock.Builder builder = ZooKeeperLock.builder()
+                                .connectString(zookeeper.getConnectString())
+                                .listener(listener(listeners));
+                        if (zookeeper.getSessionTimeout() != null) {
+                            builder.sessionTimeout(zookeeper.getSessionTimeout());
+                        }
+                        return builder.build();
+                    });
+        }
+    }
+
+    @Configuration(proxyBeanMethods = false)
+    @Conditional(OnBackend.Etcd.class)
+    static class EtcdLockConfiguration {
+
+        @Bean(destroyMethod = "close")
+        @ConditionalOnMissingBean(DistributedLock.class)
+        EtcdLock quorumlockEtcdLock(QuorumlockProperties properties, ObjectProvider<LockListener> listeners) {
+            QuorumlockProperties.Etcd etcd = properties.getEtcd();
+            return PropertyErrors.naming(
+                    message -> PropertyErrors.entry("quorumlock.etcd.endpoints", etcd.getEndpoints(), message),
+                    () -> EtcdLock.builder()
+                            .endpoints(etcd.getEndpoints())
+                            .listener(listener(listeners))
+                            .build());
+        }
+    }
+}

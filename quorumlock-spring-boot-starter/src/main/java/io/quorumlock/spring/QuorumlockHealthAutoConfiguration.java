@@ -1,0 +1,59 @@
+package io.quorumlock.spring;
+
+import io.quorumlock.etcd.EtcdLock;
+import io.quorumlock.redis.Redlock;
+import io.quorumlock.zookeeper.ZooKeeperLock;
+import org.springframework.boot.autoconfigure.AutoConfiguration;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnSingleCandidate;
+import org.springframework.boot.health.autoconfigure.contributor.ConditionalOnEnabledHealthIndicator;
+import org.springframework.boot.health.contributor.HealthIndicator;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+
+/**
+ * The health contributor {@code quorumlock} (bean {@code quorumlockHealthIndicator}) of the lock
+ * bean, whether auto-configured or the application's own: the nodes' check for Redis, the
+ * connection for ZooKeeper, a linearizable read for etcd. Off with {@code
+ * management.health.quorumlock.enabled=false}.
+ */
+@AutoConfiguration(after = QuorumlockAutoConfiguration.class)
+@ConditionalOnClass(HealthIndicator.class)
+@ConditionalOnEnabledHealthIndicator("quorumlock")
+public class QuorumlockHealthAutoConfiguration {
+
+    static final String BEAN = "quorumlockHealthIndicator";
+
+    @Configuration(proxyBeanMethods = false)
+    @ConditionalOnSingleCandidate(Redlock.class)
+    static class RedisHealthConfiguration {
+        @Bean(name = BEAN)
+        @ConditionalOnMissingBean(name = BEAN)
+        HealthIndicator quorumlockHealthIndicator(Redlock lock) {
+            return new LockHealth.Redis(lock);
+        }
+    }
+
+    @Configuration(proxyBeanMethods = false)
+    @ConditionalOnClass(ZooKeeperLock.class)
+    @ConditionalOnSingleCandidate(ZooKeeperLock.class)
+    static class ZooKeeperHealthConfiguration {
+        @Bean(name = BEAN)
+        @ConditionalOnMissingBean(name = BEAN)
+        HealthIndicator quorumlockHealthIndicator(ZooKeeperLock lock) {
+            return new LockHealth.ZooKeeper(lock);
+        }
+    }
+
+    @Configuration(proxyBeanMethods = false)
+    @ConditionalOnClass(EtcdLock.class)
+    @ConditionalOnSingleCandidate(EtcdLock.class)
+    static class EtcdHealthConfiguration {
+        @Bean(name = BEAN)
+        @ConditionalOnMissingBean(name = BEAN)
+        HealthIndicator quorumlockHealthIndicator(EtcdLock lock) {
+            return new LockHealth.Etcd(lock);
+        }
+    }
+}

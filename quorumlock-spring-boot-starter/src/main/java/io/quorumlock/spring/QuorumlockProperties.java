@@ -1,0 +1,239 @@
+package io.quorumlock.spring;
+
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import org.springframework.boot.context.properties.ConfigurationProperties;
+
+/**
+ * The {@code quorumlock.*} properties: the nodes of one backend, Redis, ZooKeeper or etcd, give
+ * the application its {@link io.quorumlock.DistributedLock}. Every value is checked when the
+ * context starts; a bad one fails the start with a message naming the property.
+ */
+@ConfigurationProperties(prefix = "quorumlock")
+public class QuorumlockProperties {
+
+    /**
+     * Which backend gives the lock when more than one is configured: redis, zookeeper or etcd.
+     * Not needed with one backend.
+     */
+    private Backend primary;
+
+    private final Redis redis = new Redis();
+
+    private final ZooKeeper zookeeper = new ZooKeeper();
+
+    private final Etcd etcd = new Etcd();
+
+    public Backend getPrimary() {
+        return primary;
+    }
+
+    public void setPrimary(Backend primary) {
+        this.primary = primary;
+    }
+
+    public Redis getRedis() {
+        return redis;
+    }
+
+    public ZooKeeper getZookeeper() {
+        return zookeeper;
+    }
+
+    public Etcd getEtcd() {
+        return etcd;
+    }
+
+    @Override
+    public String toString() {
+        return "QuorumlockProperties[primary " + primary + ", redis " + redis + ", zookeeper " + zookeeper + ", etcd "
+                + etcd + "]";
+    }
+
+    /** The Redis lock: one node, or Redlock over several independent nodes. */
+    public static class Redis {
+
+        /**
+         * The Redis nodes, each redis://[user:password@]host:port[/db], or rediss://... for TLS.
+         * One node makes a single-node lock; 3 or 5 independent nodes make Redlock.
+         */
+        private List<String> nodes = new ArrayList<>();
+
+        /**
+         * The password (Redis AUTH) for every node whose URI carries none, so that it can come
+         * from a secret store or the environment instead of the URIs.
+         */
+        private String password;
+
+        /**
+         * How long one node may take to answer one request before it counts as a no. TTLs must be
+         * longer than 3 times this.
+         */
+        private Duration nodeTimeout = Duration.ofMillis(50);
+
+        /**
+         * Redlock's restart guard: a node that restarted less than the longest TTL ago does not
+         * vote until it has been up that long, unless it fsyncs every write. On by default with
+         * several nodes, off with one.
+         */
+        private Boolean restartGuard;
+
+        private final Tls tls = new Tls();
+
+        public List<String> getNodes() {
+            return nodes;
+        }
+
+        public void setNodes(List<String> nodes) {
+            this.nodes = nodes;
+        }
+
+        public String getPassword() {
+            return password;
+        }
+
+        public void setPassword(String password) {
+            this.password = password;
+        }
+
+        public Duration getNodeTimeout() {
+            return nodeTimeout;
+        }
+
+        public void setNodeTimeout(Duration nodeTimeout) {
+            this.nodeTimeout = nodeTimeout;
+        }
+
+        public Boolean getRestartGuard() {
+            return restartGuard;
+        }
+
+        public void setRestartGuard(Boolean restartGuard) {
+            this.restartGuard = restartGuard;
+        }
+
+        public Tls getTls() {
+            return tls;
+        }
+
+        /** The nodes without credentials, and whether a password is set, never the password. */
+        @Override
+        public String toString() {
+            return "Redis[nodes "
+                    + nodes.stream().map(io.quorumlock.Secrets::redactUri).toList() + ", password "
+                    + (password == null || password.isEmpty() ? "none" : io.quorumlock.Secrets.MASK) + ", nodeTimeout "
+                    + nodeTimeout + ", restartGuard " + restartGuard + ", " + tls + "]";
+        }
+    }
+
+    /** TLS for rediss:// nodes, from PEM files. */
+    public static class Tls {
+
+        /**
+         * A PEM file of the CAs that the rediss:// nodes' certificates must be issued by, in place
+         * of the JDK trust store.
+         */
+        private Path ca;
+
+        /**
+         * The client certificate (PEM) for nodes that require one (tls-auth-clients yes); needs
+         * quorumlock.redis.tls.key.
+         */
+        private Path cert;
+
+        /**
+         * The client certificate's private key, an unencrypted PKCS#8 PEM file; needs
+         * quorumlock.redis.tls.cert. Keep it readable by this user only.
+         */
+        private Path key;
+
+        public Path getCa() {
+            return ca;
+        }
+
+        public void setCa(Path ca) {
+            this.ca = ca;
+        }
+
+        public Path getCert() {
+            return cert;
+        }
+
+        public void setCert(Path cert) {
+            this.cert = cert;
+        }
+
+        public Path getKey() {
+            return key;
+        }
+
+        public void setKey(Path key) {
+            this.key = key;
+        }
+
+        @Override
+        public String toString() {
+            return "Tls[ca " + ca + ", cert " + cert + ", key " + key + "]";
+        }
+    }
+
+    /** The fenced lock on a ZooKeeper ensemble. */
+    public static class ZooKeeper {
+
+        /**
+         * The ensemble, host:port,host:port,... with an optional chroot path; list every server.
+         */
+        private String connectString;
+
+        /**
+         * The ZooKeeper session timeout: how long the ensemble keeps the lock of a holder it no
+         * longer hears from, and so every lease's validity. The server bounds it to between 2 and
+         * 20 times its tickTime. The default is 10 s.
+         */
+        private Duration sessionTimeout;
+
+        public String getConnectString() {
+            return connectString;
+        }
+
+        public void setConnectString(String connectString) {
+            this.connectString = connectString;
+        }
+
+        public Duration getSessionTimeout() {
+            return sessionTimeout;
+        }
+
+        public void setSessionTimeout(Duration sessionTimeout) {
+            this.sessionTimeout = sessionTimeout;
+        }
+
+        @Override
+        public String toString() {
+            return "ZooKeeper[connectString " + connectString + ", sessionTimeout " + sessionTimeout + "]";
+        }
+    }
+
+    /** The fenced lock on an etcd cluster. */
+    public static class Etcd {
+
+        /** The client URLs of the etcd members, http://host:2379; list every member. */
+        private List<String> endpoints = new ArrayList<>();
+
+        public List<String> getEndpoints() {
+            return endpoints;
+        }
+
+        public void setEndpoints(List<String> endpoints) {
+            this.endpoints = endpoints;
+        }
+
+        @Override
+        public String toString() {
+            return "Etcd[endpoints "
+                    + endpoints.stream().map(io.quorumlock.Secrets::redactUri).toList() + "]";
+        }
+    }
+}

@@ -1,0 +1,256 @@
+package io.quorumlock.spring;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.quorumlock.DistributedLock;
+import io.quorumlock.etcd.EtcdLock;
+import io.quorumlock.micrometer.QuorumlockMetrics;
+import io.quorumlock.redis.Redlock;
+import io.quorumlock.zookeeper.ZooKeeperLock;
+import java.io.IOException;
+import java.io.InputStream;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.springframework.boot.actuate.endpoint.SanitizableData;
+import org.springframework.boot.autoconfigure.AutoConfigurations;
+import org.springframework.boot.json.JsonParserFactory;
+import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+
+/**
+ * What the properties choose and refuse, before any node is reached: every lock builds lazily,
+ * and a refused configuration never opens a connection.
+ */
+@Timeout(value = 60, unit = TimeUnit.SECONDS)
+class QuorumlockConfigurationTest {
+
+    private static final String SECRET = "s3cret-Pa55";
+
+    private final ApplicationContextRunner runner = new ApplicationContextRunner()
+            .withConfiguration(
+                    AutoConfigurations.of(QuorumlockAutoConfiguration.class, QuorumlockHealthAutoConfiguration.class));
+
+    @Test
+    void withoutPropertiesThereIsNoLock() {
+        runner.run(context -> {
+            assertThat(context).hasNotFailed();
+            assertThat(context).doesNotHaveBean(DistributedLock.class);
+            assertThat(context).doesNotHaveBean(QuorumlockHealthAutoConfiguration.BEAN);
+        });
+    }
+
+    @Test
+    void twoBackendsWithoutPrimaryFailNamingBothPropertiesAndTheRemedy() {
+        runner.withPropertyValues(
+                        "quorumlock.redis.nodes=redis://127.0.0.1:1", "quorumlock.zookeeper.connect-string=127.0.0.1:2")
+                .run(context -> {
+                    assertThat(context).hasFailed();
+                    assertThat(messages(context.getStartupFailure()))
+                            .contains("quorumlock.redis.nodes and quorumlock.zookeeper.connect-string are both set")
+                            .contains("set quorumlock.primary to redis or zookeeper");
+                });
+    }
+
+    @Test
+    void primaryChoosesAmongConfiguredBackends() {
+        runner.withPropertyValues(
+                        "quorumlock.redis.nodes=redis://127.0.0.1:1",
+                        "quorumlock.etcd.endpoints=http://127.0.0.1:2",
+                        "quorumlock.primary=etcd")
+                .run(context -> {
+                    assertThat(context).hasSingleBean(EtcdLock.class);
+                    assertThat(context).hasSingleBean(DistributedLock.class);
+                    assertThat(context).doesNotHaveBean(Redlock.class);
+                });
+    }
+
+    @Test
+    void primaryThatIsNotConfiguredFails() {
+        runner.withPropertyValues("quorumlock.redis.nodes=redis://127.0.0.1:1", "quorumlock.primary=zookeeper")
+                .run(context -> assertThat(messages(context.getStartupFailure()))
+                        .contains(
+                                "quorumlock.primary is zookeeper, but quorumlock.zookeeper.connect-string is not set"));
+    }
+
+    @Test
+    void malformedNodeUriFailsNamingTheEntry() {
+        runner.withPropertyValues(
+                        "quorumlock.redis.nodes[0]=redis://127.0.0.1:1",
+                        "quorumlock.redis.nodes[1]=redis://user:" + SECRET + "@127.0.0.1:notaport",
+                        "quorumlock.redis.nodes[2]=redis://127.0.0.1:3",
+                        "quorumlock.redis.password=" + SECRET)
+                .run(context -> {
+                    String messages = messages(context.getStartupFailure());
+                    assertThat(messages).contains("quorumlock.redis.nodes[1]: invalid node URI");
+                    assertThat(messages).doesNotContain(SECRET);
+                });
+    }
+
+    @Test
+    void nodeListedTwiceNamesTheSecondEntry() {
+        runner.withPropertyValues("quorumlock.redis.nodes=redis://127.0.0.1:1,redis://127.0.0.1:2,redis://127.0.0.1:1")
+                .run(context -> assertThat(messages(context.getStartupFailure()))
+                        .contains("quorumlock.redis.nodes[2]: node 127.0.0.1:1 is listed twice"));
+    }
+
+    @Test
+    void negativeNodeTimeoutFailsNamingTheProperty() {
+        runner.withPropertyValues("quorumlock.redis.nodes=redis://127.0.0.1:1", "quorumlock.redis.node-timeout=-5ms")
+                .run(context -> assertThat(messages(context.getStartupFailure()))
+                        .contains("quorumlock.redis.node-timeout: nodeTimeout must be positive, was -5 ms"));
+    }
+
+    @Test
+    void unreadableCaBundleFailsNamingTheProperty() {
+        runner.withPropertyValues(
+                        "quorumlock.redis.nodes=rediss://127.0.0.1:1", "quorumlock.redis.tls.ca=/nonexistent/ca.pem")
+                .run(context -> assertThat(messages(context.getStartupFailure()))
+                        .contains("quorumlock.redis.tls.ca: tlsCaBundle"));
+    }
+
+    @Test
+    void negativeSessionTimeoutFailsNamingTheProperty() {
+        runner.withPropertyValues(
+                        "quorumlock.zookeeper.connect-string=127.0.0.1:2181",
+                        "quorumlock.zookeeper.session-timeout=-1s")
+                .run(context -> assertThat(messages(context.getStartupFailure()))
+                        .contains("quorumlock.zookeeper.session-timeout: sessionTimeout must be positive"));
+    }
+
+    @Test
+    void badEtcdEndpointFailsNamingTheEntry() {
+        runner.withPropertyValues("quorumlock.etcd.endpoints=http://127.0.0.1:2379,127.0.0.1:2380")
+                .run(context -> assertThat(messages(context.getStartupFailure()))
+                        .contains("quorumlock.etcd.endpoints[1]: endpoint '127.0.0.1:2380' must start with http://"));
+    }
+
+    @Test
+    void unparsableDurationFailsNamingTheProperty() {
+        runner.withPropertyValues("quorumlock.redis.nodes=redis://127.0.0.1:1", "quorumlock.redis.node-timeout=soon")
+                .run(context ->
+                        assertThat(messages(context.getStartupFailure())).contains("quorumlock.redis.node-timeout"));
+    }
+
+    @Test
+    void anApplicationsOwnLockBacksTheAutoConfigurationOff() {
+        runner.withUserConfiguration(OwnLock.class)
+                .withPropertyValues("quorumlock.redis.nodes=redis://127.0.0.1:1")
+                .run(context -> {
+                    assertThat(context).hasSingleBean(DistributedLock.class);
+                    assertThat(context).hasBean("ownLock");
+                    assertThat(context).doesNotHaveBean("quorumlockRedlock");
+                });
+    }
+
+    @Test
+    void thePropertiesNeverShowThePassword() {
+        runner.withPropertyValues(
+                        "quorumlock.redis.nodes=redis://:" + SECRET + "@127.0.0.1:1",
+                        "quorumlock.redis.password=" + SECRET)
+                .run(context -> {
+                    assertThat(context).hasSingleBean(Redlock.class);
+                    assertThat(context.getBean(QuorumlockProperties.class).toString())
+                            .contains("127.0.0.1:1")
+                            .doesNotContain(SECRET);
+                    assertThat(context.getBean(Redlock.class).nodes().toString())
+                            .doesNotContain(SECRET);
+                });
+    }
+
+    @Test
+    void eachBackendGivesItsOwnTypeAndZooKeeperTheLockWithoutReachingTheEnsemble() {
+        runner.withPropertyValues("quorumlock.zookeeper.connect-string=127.0.0.1:1")
+                .run(context -> {
+                    assertThat(context).hasSingleBean(ZooKeeperLock.class);
+                    assertThat(context).hasSingleBean(DistributedLock.class);
+                    assertThat(context).hasBean(QuorumlockHealthAutoConfiguration.BEAN);
+                });
+    }
+
+    @Test
+    void theMetadataDocumentsEveryProperty() throws IOException {
+        String json;
+        try (InputStream in = getClass().getResourceAsStream("/META-INF/spring-configuration-metadata.json")) {
+            assertThat(in).as("META-INF/spring-configuration-metadata.json").isNotNull();
+            json = new String(in.readAllBytes(), StandardCharsets.UTF_8);
+        }
+        Map<String, Object> metadata = JsonParserFactory.getJsonParser().parseMap(json);
+        @SuppressWarnings("unchecked")
+        List<Map<String, Object>> properties = (List<Map<String, Object>>) metadata.get("properties");
+        List<String> undocumented = new ArrayList<>();
+        for (String name : List.of(
+                "quorumlock.primary",
+                "quorumlock.redis.nodes",
+                "quorumlock.redis.password",
+                "quorumlock.redis.node-timeout",
+                "quorumlock.redis.restart-guard",
+                "quorumlock.redis.tls.ca",
+                "quorumlock.redis.tls.cert",
+                "quorumlock.redis.tls.key",
+                "quorumlock.zookeeper.connect-string",
+                "quorumlock.zookeeper.session-timeout",
+                "quorumlock.etcd.endpoints")) {
+            boolean documented = properties.stream()
+                    .anyMatch(p ->
+                            name.equals(p.get("name")) && p.get("description") instanceof String d && d.length() > 20);
+            if (!documented) {
+                undocumented.add(name);
+            }
+        }
+        assertThat(undocumented).as("properties without a description").isEmpty();
+        assertThat(properties)
+                .filteredOn(p -> "quorumlock.redis.node-timeout".equals(p.get("name")))
+                .singleElement()
+                .satisfies(p -> assertThat(p.get("defaultValue")).isEqualTo("50ms"));
+    }
+
+    @Test
+    void withoutAMeterRegistryThereAreNoMeters() {
+        runner.withConfiguration(AutoConfigurations.of(QuorumlockMetricsAutoConfiguration.class))
+                .withPropertyValues("quorumlock.redis.nodes=redis://127.0.0.1:1")
+                .run(context -> {
+                    assertThat(context).hasSingleBean(Redlock.class);
+                    assertThat(context).doesNotHaveBean(QuorumlockMetrics.class);
+                });
+    }
+
+    @Test
+    void theSanitizerMasksThePasswordAndTheCredentialsInUris() {
+        assertThat(sanitized("quorumlock.redis.password", SECRET)).isEqualTo(SanitizableData.SANITIZED_VALUE);
+        assertThat(sanitized("QUORUMLOCK_REDIS_PASSWORD", SECRET)).isEqualTo(SanitizableData.SANITIZED_VALUE);
+        assertThat(sanitized("quorumlock.redis.nodes[0]", "redis://u:" + SECRET + "@h:1"))
+                .isEqualTo("redis://***@h:1");
+        assertThat(sanitized("quorumlock.redis.nodes", List.of("redis://:" + SECRET + "@h:1", "redis://h:2")))
+                .isEqualTo(List.of("redis://***@h:1", "redis://h:2"));
+        assertThat(sanitized("spring.application.name", "redis://u:p@h:1")).isEqualTo("redis://u:p@h:1");
+    }
+
+    private static Object sanitized(String key, Object value) {
+        return QuorumlockSanitizingAutoConfiguration.sanitize(new SanitizableData(null, key, value))
+                .getValue();
+    }
+
+    /** Every message in a failure's chain of causes, one a line. */
+    static String messages(Throwable failure) {
+        assertThat(failure).as("start-up failure").isNotNull();
+        StringBuilder text = new StringBuilder();
+        for (Throwable t = failure; t != null; t = t.getCause()) {
+            text.append(t.getMessage()).append('\n');
+        }
+        return text.toString();
+    }
+
+    @Configuration(proxyBeanMethods = false)
+    static class OwnLock {
+        @Bean(destroyMethod = "close")
+        DistributedLock<?> ownLock() {
+            return Redlock.builder().node("redis://127.0.0.1:9").build();
+        }
+    }
+}

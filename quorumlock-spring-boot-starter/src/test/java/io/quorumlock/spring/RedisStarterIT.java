@@ -1,0 +1,134 @@
+package io.quorumlock.spring;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.quorumlock.DistributedLock;
+import io.quorumlock.Lease;
+import io.quorumlock.redis.Redlock;
+import io.quorumlock.testkit.RedisServersExtension;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.RegisterExtension;
+import org.springframework.boot.autoconfigure.AutoConfigurations;
+import org.springframework.boot.health.contributor.Health;
+import org.springframework.boot.health.contributor.HealthIndicator;
+import org.springframework.boot.health.contributor.Status;
+import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+
+/** The auto-configured Redis lock and its health, in real application contexts over three real redis-server nodes. */
+@Timeout(value = 120, unit = TimeUnit.SECONDS)
+class RedisStarterIT {
+
+    private static final Duration TTL = Duration.ofSeconds(10);
+    private static final String SECRET = "n0t-in-any-0utput";
+
+    @RegisterExtension
+    static final RedisServersExtension redis = RedisServersExtension.nodes(3);
+
+    private ApplicationContextRunner runner() {
+        return new ApplicationContextRunner()
+                .withConfiguration(AutoConfigurations.of(
+                        QuorumlockAutoConfiguration.class, QuorumlockHealthAutoConfiguration.class))
+                .withPropertyValues(
+                        "quorumlock.redis.nodes=" + String.join(",", redis.uris()),
+                        // Nodes just started without fsync: the guard would keep them out of the vote for a TTL.
+                        "quorumlock.redis.restart-guard=false",
+                        "quorumlock.redis.node-timeout=200ms");
+    }
+
+    @Test
+    void theBeanLocksAndReleasesOnTheNodes() {
+        runner().run(context -> {
+            assertThat(context).hasSingleBean(Redlock.class);
+            @SuppressWarnings("unchecked")
+            DistributedLock<Lease> lock = context.getBean(DistributedLock.class);
+            assertThat(lock).isSameAs(context.getBean(Redlock.class));
+            assertThat(context.getBean(Redlock.class).quorum()).isEqualTo(2);
+
+            Lease lease = lock.acquire("invoice-run", TTL, Duration.ofSeconds(5));
+            assertThat(lock.tryAcquire("invoice-run", TTL))
+                    .as("held by the first lease")
+                    .isEmpty();
+            long holding = redis.servers().servers().stream()
+                    .filter(node -> {
+                        try (var jedis = node.connect(Duration.ofSeconds(2))) {
+                            return !jedis.keys("*invoice-run*").isEmpty();
+                        }
+                    })
+                    .count();
+            assertThat(holding).as("nodes holding the key").isEqualTo(3);
+
+            lease.release();
+            Optional<Lease> again = lock.tryAcquire("invoice-run", TTL);
+            assertThat(again).as("free again after the release").isPresent();
+            again.get().release();
+        });
+    }
+
+    @Test
+    void closingTheContextClosesTheLock() {
+        AtomicReference<Redlock> lock = new AtomicReference<>();
+        runner().run(context -> {
+            lock.set(context.getBean(Redlock.class));
+            lock.get().tryAcquire("close-me", TTL).orElseThrow().release();
+        });
+        assertThatThrownBy(() -> lock.get().tryAcquire("close-me", TTL)).isInstanceOf(IllegalStateException.class);
+    }
+
+    @Test
+    void healthIsUpWithThreeNodesAndDownWithTwoOfThemFrozen() {
+        runner().run(context -> {
+            HealthIndicator health = context.getBean(QuorumlockHealthAutoConfiguration.BEAN, HealthIndicator.class);
+            Health up = health.health();
+            System.out.println("health with 3 nodes: " + up);
+            assertThat(up.getStatus()).isEqualTo(Status.UP);
+            assertThat(up.getDetails()).containsEntry("quorum", 2).containsEntry("answered", 3);
+            @SuppressWarnings("unchecked")
+            List<Map<String, Object>> nodes =
+                    (List<Map<String, Object>>) up.getDetails().get("nodes");
+            assertThat(nodes)
+                    .hasSize(3)
+                    .allSatisfy(node -> assertThat(node.get("role")).isEqualTo("master"));
+            try {
+                redis.get(0).pause();
+                redis.get(1).pause();
+                long start = System.nanoTime();
+                Health down = health.health();
+                long tookMillis = (System.nanoTime() - start) / 1_000_000;
+                System.out.println("health with 2 of 3 nodes frozen (" + tookMillis + " ms): " + down);
+                assertThat(down.getStatus()).isEqualTo(Status.DOWN);
+                assertThat(down.getDetails()).containsEntry("answered", 1);
+                assertThat(tookMillis)
+                        .as("the check is bounded by the node timeouts")
+                        .isLessThan(5_000);
+            } finally {
+                redis.get(0).resume();
+                redis.get(1).resume();
+            }
+            assertThat(health.health().getStatus()).isEqualTo(Status.UP);
+        });
+    }
+
+    @Test
+    void thePasswordIsInNoHealthDetailAndNoMessage() {
+        runner().withPropertyValues("quorumlock.redis.password=" + SECRET).run(context -> {
+            Redlock lock = context.getBean(Redlock.class);
+            Health health = context.getBean(QuorumlockHealthAutoConfiguration.BEAN, HealthIndicator.class)
+                    .health();
+            // The nodes have no password: AUTH is refused, and the refusal is reported without the password.
+            assertThat(health.toString()).doesNotContain(SECRET);
+            assertThat(lock.checkNodes().toString()).doesNotContain(SECRET);
+            Throwable refused = org.assertj.core.api.Assertions.catchThrowable(
+                    () -> lock.acquire("secret", TTL, Duration.ofMillis(500)));
+            assertThat(refused).isNotNull();
+            assertThat(QuorumlockConfigurationTest.messages(refused)).doesNotContain(SECRET);
+        });
+    }
+}
