@@ -27,7 +27,7 @@ class LabHelpTest {
                                 "--postgres",
                                 "until Ctrl-C (or SIGTERM)",
                                 "restart guard",
-                                "QUORUMLOCK_ETCD",
+                                "QUORUMLOCK_ETCD_BIN",
                                 "QUORUMLOCK_PG_BIN",
                                 "Exit code 0 once the servers are stopped")),
                 Arguments.of(

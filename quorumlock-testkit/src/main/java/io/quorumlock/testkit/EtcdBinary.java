@@ -13,7 +13,7 @@ import java.util.regex.Pattern;
 /** Finds the {@code etcd} binary to run; see {@link EtcdCluster#binary()}. */
 final class EtcdBinary {
 
-    static final String BINARY_ENV = "QUORUMLOCK_ETCD";
+    static final String BINARY_ENV = "QUORUMLOCK_ETCD_BIN";
     static final Path DEBIAN_PATH = Path.of("/usr/bin/etcd");
     static final String INSTALL_HINT = "install the Debian package etcd-server (apt-get install etcd-server) or set "
             + BINARY_ENV + " to an etcd 3.4+ binary";

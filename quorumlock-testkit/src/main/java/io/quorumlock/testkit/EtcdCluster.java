@@ -30,7 +30,7 @@ import org.slf4j.LoggerFactory;
  * }
  * }</pre>
  *
- * <p>The binary is the file named by the environment variable {@code QUORUMLOCK_ETCD}, else
+ * <p>The binary is the file named by the environment variable {@code QUORUMLOCK_ETCD_BIN}, else
  * {@code etcd} on the {@code PATH}, else {@code /usr/bin/etcd}; the Debian package {@code
  * etcd-server} provides it (etcd 3.4). Without one, {@link #available()} is false and tests should
  * be skipped: {@link EtcdClusterExtension} does that by itself. Every wait is bounded and scaled by
@@ -74,7 +74,7 @@ public final class EtcdCluster implements AutoCloseable, Iterable<EtcdServer> {
 
     /**
      * Why no etcd binary was found, for a skipped test's message: it names the Debian package
-     * {@code etcd-server} and the variable {@code QUORUMLOCK_ETCD}.
+     * {@code etcd-server} and the variable {@code QUORUMLOCK_ETCD_BIN}.
      *
      * @return the reason, or empty if a binary was found
      */

@@ -20,7 +20,7 @@
  *   <li>{@code QUORUMLOCK_REDIS_SERVER}: the {@code redis-server} binary to run. Without it, the
  *       one on the {@code PATH} is used, else (Linux x86-64 only) the one shipped in the {@code
  *       embedded-redis} artifact.
- *   <li>{@code QUORUMLOCK_ETCD}: the {@code etcd} binary (Debian package {@code etcd-server});
+ *   <li>{@code QUORUMLOCK_ETCD_BIN}: the {@code etcd} binary (Debian package {@code etcd-server});
  *       else {@code etcd} on the {@code PATH}. Without one, etcd tests are skipped.
  *   <li>{@code QUORUMLOCK_PG_BIN}: PostgreSQL's bin directory (Debian package {@code postgresql});
  *       else the newest {@code /usr/lib/postgresql/N/bin}. Without one, PostgreSQL tests are

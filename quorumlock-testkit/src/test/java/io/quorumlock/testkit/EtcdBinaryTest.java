@@ -49,7 +49,7 @@ class EtcdBinaryTest {
                 .isInstanceOf(IllegalStateException.class)
                 .hasMessageContaining("No etcd binary found")
                 .hasMessageContaining("apt-get install etcd-server")
-                .hasMessageContaining("QUORUMLOCK_ETCD");
+                .hasMessageContaining("QUORUMLOCK_ETCD_BIN");
     }
 
     @Test
@@ -58,7 +58,7 @@ class EtcdBinaryTest {
                 Map.of(EtcdBinary.BINARY_ENV, temp.resolve("missing").toString());
         assertThatThrownBy(() -> EtcdBinary.resolve(env, temp.resolve("fallback")))
                 .isInstanceOf(IllegalStateException.class)
-                .hasMessageContaining("QUORUMLOCK_ETCD")
+                .hasMessageContaining("QUORUMLOCK_ETCD_BIN")
                 .hasMessageContaining(temp.resolve("missing").toString());
     }
 

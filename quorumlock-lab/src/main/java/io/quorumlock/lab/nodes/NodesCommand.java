@@ -45,7 +45,7 @@ import picocli.CommandLine.Spec;
                     + " their votes until they have been up for the longest TTL it asks for, unless they run with"
                     + " --persistent and so fsync every write. ZooKeeper: an ensemble in this JVM (curator-test)"
                     + " that grants sessions of 200 ms to 30 s. etcd: the etcd binary"
-                    + " from QUORUMLOCK_ETCD, else the PATH (Debian package etcd-server). PostgreSQL: initdb and"
+                    + " from QUORUMLOCK_ETCD_BIN, else the PATH (Debian package etcd-server). PostgreSQL: initdb and"
                     + " postgres from QUORUMLOCK_PG_BIN, else /usr/lib/postgresql/*/bin (Debian package"
                     + " postgresql); superuser postgres, no password.",
             "",

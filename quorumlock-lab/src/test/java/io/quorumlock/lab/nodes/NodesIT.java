@@ -351,7 +351,7 @@ class NodesIT {
 
     static Stream<Arguments> missingBinaries() {
         return Stream.of(
-                Arguments.of("--etcd", "QUORUMLOCK_ETCD", "etcd-server"),
+                Arguments.of("--etcd", "QUORUMLOCK_ETCD_BIN", "etcd-server"),
                 Arguments.of("--postgres", "QUORUMLOCK_PG_BIN", "postgresql"));
     }
 
