@@ -60,6 +60,8 @@ public final class BenchCommand implements Callable<Integer> {
     private static final int CONTENDERS = 8;
     /** The threads of the many-callers case, all on one client. */
     private static final int MANY_CALLERS = 64;
+    /** The resources the 64 threads share in the second many-callers case: 8 callers each. */
+    private static final int SHARED_RESOURCES = 8;
 
     /** Set on Ctrl-C, once the shutdown hook has started to stop the nodes and forks. */
     private static volatile boolean stopping;
@@ -168,9 +170,21 @@ public final class BenchCommand implements Callable<Integer> {
                 Resources[] probe = new Resources[1];
                 labels.add("resources of one 5-node client");
                 steps.add(() -> probe[0] = Resources.measure(servers, plan.resourceCycles()));
-                labels.add(Plan.MANY + " / " + Plan.QUORUMLOCK);
-                steps.add(() -> results.add(ManyCallers.run(
-                        servers.servers(), MANY_CALLERS, plan.contentionWarmup(), plan.contentionTime())));
+                labels.add(Plan.CAPACITY + " / " + Plan.PIPELINED);
+                steps.add(() -> results.add(
+                        ServerCapacity.run(servers.servers(), plan.contentionWarmup(), plan.contentionWarmup())));
+                for (String library : List.of(Plan.QUORUMLOCK, Plan.FANOUT, Plan.REDLOCK)) {
+                    labels.add(Plan.MANY + " / " + library);
+                    steps.add(() -> results.add(many(Plan.MANY, library, MANY_CALLERS, servers, plan)));
+                }
+                labels.add(Plan.MANY_SHARED + " / " + Plan.QUORUMLOCK);
+                steps.add(() -> results.add(many(Plan.MANY_SHARED, Plan.QUORUMLOCK, SHARED_RESOURCES, servers, plan)));
+                labels.add(Plan.SLOW + " / "
+                        + String.join(", ", Plan.PING, Plan.QUORUMLOCK, Plan.SEQUENTIAL, Plan.REDLOCK));
+                steps.add(() -> SlowNetwork.run(servers, plan.contentionWarmup(), plan.contentionTime(), r -> {
+                    results.add(r);
+                    progress.step(Plan.SLOW + ": " + r.caseId() + " / " + r.library() + ": " + summary(r));
+                }));
                 for (String library : plan.contentionLibraries()) {
                     labels.add(Plan.CONTENTION + " / " + library);
                     steps.add(() -> results.add(contention(library, servers, plan, progress)));
@@ -270,6 +284,22 @@ public final class BenchCommand implements Callable<Integer> {
         return result;
     }
 
+    private static CaseResult many(String caseId, String library, int resources, RedisServers servers, Plan plan) {
+        CaseResult result = ManyCallers.run(
+                caseId,
+                library,
+                servers.uris(),
+                servers.servers(),
+                MANY_CALLERS,
+                resources,
+                plan.contentionWarmup(),
+                plan.contentionTime());
+        for (RedisServer server : servers) {
+            server.flushAll();
+        }
+        return result;
+    }
+
     private static String summary(CaseResult r) {
         if (r.skipped() != null) {
             return "skipped";
@@ -277,7 +307,9 @@ public final class BenchCommand implements Callable<Integer> {
         if (r.error() != null) {
             return "ERROR: " + r.error();
         }
-        String unit = r.caseId().equals(Plan.CONTENTION) ? " wins/s" : " cycles/s";
+        String unit = r.caseId().equals(Plan.CONTENTION)
+                ? " wins/s"
+                : r.caseId().equals(Plan.CAPACITY) || r.library().equals(Plan.PING) ? " requests/s" : " cycles/s";
         return Report.rate(r.opsPerSecond())
                 + unit
                 + (r.p50Micros() == null ? "" : ", p50 " + Report.micros(r.p50Micros()) + " µs");

@@ -31,7 +31,23 @@ record Plan(
     /** 64 threads sharing one client, each on a resource of its own. */
     static final String MANY = "many-callers";
 
+    /** 64 threads sharing one client on 8 resources: 8 callers per resource. */
+    static final String MANY_SHARED = "many-callers-8-resources";
+    /** The servers' own capacity: pipelined SETs per second over the 5 nodes. */
+    static final String CAPACITY = "server-capacity";
+    /** Every node behind a proxy adding 1 ms each way. */
+    static final String SLOW = "slow-network";
+    /** As {@link #SLOW}, with one node 20 ms slower each way. */
+    static final String SLOW_NODE = "slow-network-one-slow-node";
+
     static final String RAW = "raw-jedis";
+    /** A PING's round trip, for the slow network. */
+    static final String PING = "round-trip-ping";
+    /** Pipelined SET requests, for the servers' capacity. */
+    static final String PIPELINED = "pipelined-set";
+    /** The N-node floor: {@link RawFanout}. */
+    static final String FANOUT = "raw-fanout";
+
     static final String QUORUMLOCK = "quorumlock";
     static final String REDISSON = "redisson";
     static final String SEQUENTIAL = "sequential-redlock";
@@ -68,6 +84,7 @@ record Plan(
                 new JmhCase(SINGLE, RAW, 1, false, RawJedisBenchmark.class, false, null),
                 new JmhCase(SINGLE, QUORUMLOCK, 1, false, QuorumlockBenchmark.class, false, null),
                 new JmhCase(SINGLE, REDISSON, 1, false, RedissonBenchmark.class, false, null),
+                new JmhCase(FIVE, FANOUT, 5, false, RawFanoutBenchmark.class, false, null),
                 new JmhCase(FIVE, SEQUENTIAL, 5, false, SequentialRedlockBenchmark.class, false, null),
                 new JmhCase(FIVE, QUORUMLOCK, 5, false, QuorumlockBenchmark.class, false, null),
                 new JmhCase(FIVE, REDLOCK, 5, false, RedissonRedLockBenchmark.class, false, null),

@@ -118,6 +118,19 @@ final class Report {
         }
         List<String> notes = new ArrayList<>();
         Map<String, Object> x = r.extra();
+        if (x.containsKey("pipeline_depth")) {
+            notes.add("SET pipelined " + x.get("pipeline_depth") + " deep, " + rate(r.number("set_per_s_per_node"))
+                    + " per node; requests/s, not cycles");
+        }
+        if (r.library().equals(Plan.PING)) {
+            notes.add("one PING through the proxy: the round trip; requests/s");
+        }
+        if (x.containsKey("slow_node")) {
+            notes.add("node " + x.get("slow_node") + " +" + SlowNetwork.SLOW_NODE_EXTRA.toMillis() + " ms each way");
+        }
+        if (x.containsKey("resources") && r.threads() > 1) {
+            notes.add(x.get("resources") + " resources");
+        }
         if (x.containsKey("acquire_p99_us")) {
             notes.add("acquire p50 " + micros(r.number("acquire_p50_us")) + " µs, p99 "
                     + micros(r.number("acquire_p99_us")) + " µs");

@@ -1,0 +1,165 @@
+package io.quorumlock.bench;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/** The target arithmetic on made-up results: each ratio against its bound, and missing cases. */
+@Timeout(value = 10, unit = TimeUnit.SECONDS)
+class TargetsTest {
+
+    private final List<CaseResult> results = new ArrayList<>();
+
+    @Test
+    void singleNodeNeedsNinetyFivePercentOfRawJedis() {
+        add(Plan.SINGLE, Plan.RAW, 10_000, null);
+        add(Plan.SINGLE, Plan.REDISSON, 1_000, null);
+        add(Plan.SINGLE, Plan.QUORUMLOCK, 9_500, null);
+        assertThat(target(1).verdict()).isEqualTo(Targets.Verdict.PASS);
+        assertThat(check(1, "quorumlock / raw-jedis").value()).isEqualTo(0.95);
+        assertThat(check(1, "quorumlock / redisson").verdict()).isEqualTo(Targets.Verdict.REPORTED);
+
+        results.clear();
+        add(Plan.SINGLE, Plan.RAW, 10_000, null);
+        add(Plan.SINGLE, Plan.REDISSON, 1_000, null);
+        add(Plan.SINGLE, Plan.QUORUMLOCK, 9_400, null);
+        assertThat(target(1).verdict()).isEqualTo(Targets.Verdict.FAIL);
+    }
+
+    @Test
+    void fiveNodesNeedNinetyPercentOfTheFanOutAndThreeTimesTheSequentialRedlock() {
+        add(Plan.FIVE, Plan.FANOUT, 6_000, null);
+        add(Plan.FIVE, Plan.SEQUENTIAL, 1_500, null);
+        add(Plan.FIVE, Plan.REDLOCK, 300, null);
+        add(Plan.FIVE, Plan.QUORUMLOCK, 5_400, null);
+        results.add(new CaseResult(
+                Plan.CAPACITY,
+                Plan.PIPELINED,
+                5,
+                2,
+                1e6,
+                null,
+                null,
+                null,
+                Map.of("set_per_s_per_node", 2e5),
+                null,
+                null));
+        assertThat(target(2).verdict()).isEqualTo(Targets.Verdict.PASS);
+        assertThat(check(2, "server capacity").value()).isCloseTo(100_000 / 6_000.0, within());
+        assertThat(check(2, "quorumlock / raw-fanout").value()).isCloseTo(0.9, within());
+        assertThat(check(2, "quorumlock / sequential-redlock").value()).isCloseTo(3.6, within());
+        assertThat(check(2, "raw-fanout / redisson-redlock").value()).isCloseTo(20, within());
+
+        results.clear();
+        add(Plan.FIVE, Plan.FANOUT, 6_000, null);
+        add(Plan.FIVE, Plan.SEQUENTIAL, 2_000, null);
+        add(Plan.FIVE, Plan.QUORUMLOCK, 5_900, null);
+        assertThat(check(2, "quorumlock / raw-fanout").verdict()).isEqualTo(Targets.Verdict.PASS);
+        assertThat(check(2, "quorumlock / sequential-redlock").verdict()).isEqualTo(Targets.Verdict.FAIL);
+        assertThat(target(2).verdict()).isEqualTo(Targets.Verdict.FAIL);
+    }
+
+    @Test
+    void aMissingFloorLeavesTheTargetNotMeasured() {
+        add(Plan.FIVE, Plan.SEQUENTIAL, 1_500, null);
+        add(Plan.FIVE, Plan.QUORUMLOCK, 5_400, null);
+        results.add(CaseResult.failed(Plan.FIVE, Plan.FANOUT, 5, 1, "connection refused"));
+        assertThat(check(2, "quorumlock / raw-fanout").verdict()).isEqualTo(Targets.Verdict.NOT_MEASURED);
+        assertThat(target(2).verdict()).isEqualTo(Targets.Verdict.NOT_MEASURED);
+    }
+
+    @Test
+    void manyCallersNeedTheFanOutsThroughputAtMostEightConnectionsAndNoRefusals() {
+        add(Plan.MANY, Plan.FANOUT, 9_000, null);
+        add(Plan.MANY, Plan.REDLOCK, 900, null);
+        results.add(many(9_000, 8, 0));
+        add(Plan.FIVE, Plan.QUORUMLOCK, 5_000, null);
+        add(Plan.MANY_SHARED, Plan.QUORUMLOCK, 2_000, null);
+        assertThat(target(5).verdict()).isEqualTo(Targets.Verdict.PASS);
+        assertThat(check(5, "64 threads / 1 thread").value()).isCloseTo(1.8, within());
+
+        results.clear();
+        add(Plan.MANY, Plan.FANOUT, 9_000, null);
+        add(Plan.MANY, Plan.REDLOCK, 500, null);
+        results.add(many(6_000, 8, 0));
+        assertThat(check(5, "raw-fanout").value()).isCloseTo(0.667, within());
+        assertThat(check(5, "raw-fanout").verdict()).isEqualTo(Targets.Verdict.FAIL);
+        assertThat(check(5, "redisson-redlock").verdict()).isEqualTo(Targets.Verdict.PASS);
+
+        results.clear();
+        add(Plan.MANY, Plan.FANOUT, 9_000, null);
+        add(Plan.MANY, Plan.REDLOCK, 500, null);
+        results.add(many(10_000, 9, 1));
+        assertThat(check(5, "connections per node").verdict()).isEqualTo(Targets.Verdict.FAIL);
+        assertThat(check(5, "not acquired").verdict()).isEqualTo(Targets.Verdict.FAIL);
+    }
+
+    @Test
+    void slowNetworkComparesMediansWithTheRoundTripAndWithTheRunWithoutTheSlowNode() {
+        add(Plan.SLOW, Plan.PING, 450, 2_200.0);
+        add(Plan.SLOW, Plan.QUORUMLOCK, 200, 4_800.0);
+        add(Plan.SLOW, Plan.SEQUENTIAL, 40, 22_000.0);
+        add(Plan.SLOW, Plan.REDLOCK, 25, 36_000.0);
+        add(Plan.SLOW_NODE, Plan.QUORUMLOCK, 190, 5_200.0);
+        assertThat(check(6, "quorumlock cycle p50").value()).isCloseTo(2.18, within());
+        assertThat(check(6, "sequential-redlock").value()).isCloseTo(10, within());
+        assertThat(check(6, "one node +20 ms").value()).isCloseTo(1.083, within());
+        assertThat(target(6).verdict()).isEqualTo(Targets.Verdict.PASS);
+
+        results.clear();
+        add(Plan.SLOW, Plan.PING, 450, 2_000.0);
+        add(Plan.SLOW, Plan.QUORUMLOCK, 200, 4_800.0);
+        add(Plan.SLOW_NODE, Plan.QUORUMLOCK, 40, 25_000.0);
+        assertThat(check(6, "quorumlock cycle p50").verdict()).isEqualTo(Targets.Verdict.FAIL);
+        assertThat(check(6, "one node +20 ms").verdict()).isEqualTo(Targets.Verdict.FAIL);
+    }
+
+    @Test
+    void theSevenTargetsAreNumberedAsTheIssueListsThem() {
+        assertThat(Targets.evaluate(results, null).stream().map(Targets.Target::number))
+                .containsExactly(1, 2, 3, 4, 5, 6, 7);
+        assertThat(target(7).title()).startsWith("Resources");
+    }
+
+    private static org.assertj.core.data.Offset<Double> within() {
+        return org.assertj.core.data.Offset.offset(0.01);
+    }
+
+    private void add(String caseId, String library, double opsPerSecond, Double p50) {
+        results.add(new CaseResult(caseId, library, 5, 1, opsPerSecond, p50, null, null, Map.of(), null, null));
+    }
+
+    private static CaseResult many(double opsPerSecond, int connections, int failures) {
+        return new CaseResult(
+                Plan.MANY,
+                Plan.QUORUMLOCK,
+                5,
+                64,
+                opsPerSecond,
+                null,
+                null,
+                null,
+                Map.of("connections_per_node", connections, "failures", failures),
+                null,
+                null);
+    }
+
+    private Targets.Target target(int number) {
+        return Targets.evaluate(results, null).stream()
+                .filter(t -> t.number() == number)
+                .findFirst()
+                .orElseThrow();
+    }
+
+    private Targets.Check check(int target, String nameContains) {
+        return target(target).checks().stream()
+                .filter(c -> c.name().contains(nameContains))
+                .findFirst()
+                .orElseThrow(() -> new AssertionError("no check '" + nameContains + "' in target " + target));
+    }
+}
