@@ -39,7 +39,9 @@ import picocli.CommandLine.Spec;
             "Measures quorumlock against raw Jedis, Redisson (RLock, RedissonRedLock) and the Redlock article's"
                     + " sequential Jedis Redlock, on 5 local Redis nodes that it starts and stops itself.",
             "",
-            "Cases: one node; 5 nodes; 5 nodes with one frozen (SIGSTOP); 5 nodes over TLS; 8 clients contending for one resource;"
+            "Cases: one node; 5 nodes (with the raw-fanout floor); 5 nodes with one frozen (SIGSTOP); 5 nodes over TLS;"
+                    + " the nodes' pipelined SET capacity; 64 callers on 64 and on 8 resources; 8 clients contending"
+                    + " for one resource; the 5 nodes behind proxies adding 1 ms each way (and one node 20 ms more);"
                     + " the threads and connections of one client. Prints a table and the targets with their"
                     + " measured ratios, and writes bench-results.json, bench-results.svg and bench-jmh.log (JMH's"
                     + " own output, with error bars) into the output directory.",
@@ -72,7 +74,7 @@ public final class BenchCommand implements Callable<Integer> {
     @Option(
             names = "--quick",
             order = 1,
-            description = "About two minutes: shorter iterations, one JMH fork, a single cycle of RedissonRedLock"
+            description = "About three minutes: shorter iterations, one JMH fork, a single cycle of RedissonRedLock"
                     + " with a frozen node (default: the full run, about 6 minutes).")
     private boolean quick;
 

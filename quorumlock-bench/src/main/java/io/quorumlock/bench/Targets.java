@@ -105,6 +105,10 @@ final class Targets {
                                 ratio(ops(q5), ops(redlock5)),
                                 Targets::ratioText),
                         reported(
+                                "raw-fanout / sequential-redlock, cycles/s (the floor's lead)",
+                                ratio(ops(fanout5), ops(seq5)),
+                                Targets::ratioText),
+                        reported(
                                 "raw-fanout / redisson-redlock, cycles/s (the floor's lead)",
                                 ratio(ops(fanout5), ops(redlock5)),
                                 Targets::ratioText),
@@ -147,6 +151,10 @@ final class Targets {
                                 "quorumlock / redisson-redlock, 64 threads, cycles/s",
                                 ratio(ops(qMany), ops(redlockMany)),
                                 10),
+                        reported(
+                                "raw-fanout / redisson-redlock, 64 threads, cycles/s (the floor's lead)",
+                                ratio(ops(fanoutMany), ops(redlockMany)),
+                                Targets::ratioText),
                         bounded(
                                 "quorumlock connections per node",
                                 number(qMany, "connections_per_node"),
