@@ -20,6 +20,7 @@ final class Chart {
     static {
         COLOURS.put(Plan.QUORUMLOCK, "#d9480f");
         COLOURS.put(Plan.RAW, "#495057");
+        COLOURS.put(Plan.FANOUT, "#adb5bd");
         COLOURS.put(Plan.SEQUENTIAL, "#1c7ed6");
         COLOURS.put(Plan.REDISSON, "#37b24d");
         COLOURS.put(Plan.REDLOCK, "#7048e8");
@@ -29,7 +30,12 @@ final class Chart {
             Plan.SINGLE, "Single node, one thread",
             Plan.FIVE, "5 nodes, one thread",
             Plan.FROZEN, "5 nodes, one frozen (SIGSTOP), one thread",
-            Plan.CONTENTION, "Contention: 8 clients, one resource, 5 nodes (wins/s)");
+            Plan.CONTENTION, "Contention: 8 clients, one resource, 5 nodes (wins/s)",
+            Plan.TLS, "5 nodes over TLS, one thread",
+            Plan.MANY, "Many callers: 64 threads, 64 resources, 5 nodes",
+            Plan.MANY_SHARED, "Many callers: 64 threads, 8 resources, 5 nodes (acquired cycles/s)",
+            Plan.SLOW, "Slow network: 5 nodes, 1 ms each way, one thread",
+            Plan.SLOW_NODE, "Slow network, one node +20 ms each way, one thread");
 
     private static final int WIDTH = 960;
     private static final int LABEL = 190; // left column: library names
@@ -46,6 +52,9 @@ final class Chart {
     static String svg(List<CaseResult> results, String subtitle) {
         Map<String, List<CaseResult>> groups = new LinkedHashMap<>();
         for (CaseResult r : results) {
+            if (r.caseId().equals(Plan.CAPACITY) || r.library().equals(Plan.PING)) {
+                continue; // requests per second, not cycles: in the table only
+            }
             groups.computeIfAbsent(r.caseId(), k -> new ArrayList<>()).add(r);
         }
         int height = TOP + 20;
