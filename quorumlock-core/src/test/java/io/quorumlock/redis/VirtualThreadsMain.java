@@ -61,6 +61,7 @@ public final class VirtualThreadsMain {
         Duration maxWait = Duration.ofNanos(timeoutNanos / 2);
 
         long start = System.nanoTime();
+        long warmUpId = -1;
         try (Redlock redlock =
                 Redlock.builder().nodes(nodes).restartGuard(false).build()) {
             ExecutorService executor = (ExecutorService)
@@ -100,9 +101,16 @@ public final class VirtualThreadsMain {
                     }
                 };
                 if (i < 0) {
-                    // On this platform thread, the first use loads and initializes the classes of the
-                    // lock and of the JDK's NIO: class initialization still pins a virtual thread.
+                    // Alone, first: the first use loads and initializes the classes of the lock and
+                    // of the JDK's NIO (its virtual-thread poller too), and a virtual thread that
+                    // waits for a class another thread initializes pins its carrier. The recording
+                    // tells the warm-up's pins by its thread's id (JFR records no virtual thread's name).
                     work.run();
+                    Thread warmUp = (Thread) Thread.class
+                            .getMethod("startVirtualThread", Runnable.class)
+                            .invoke(null, work);
+                    warmUp.join();
+                    warmUpId = warmUp.getId();
                     carriers.clear();
                     start = System.nanoTime();
                 } else {
@@ -130,7 +138,7 @@ public final class VirtualThreadsMain {
             System.out.println("RESULT threads=" + threads + " resources=" + resources + " sections=" + sectionsRun
                     + " finished=" + finished.get() + " failures=" + failures.get() + " maxInside="
                     + maxInside.get() + " lost=" + lost + " carriers=" + carriers.size() + " millis=" + millis
-                    + " done=" + done);
+                    + " done=" + done + " warmUpThread=" + warmUpId);
             if (firstFailure.get() != null) {
                 System.err.println("first failure: " + firstFailure.get());
             }
