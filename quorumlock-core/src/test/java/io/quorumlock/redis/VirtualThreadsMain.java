@@ -1,6 +1,7 @@
 package io.quorumlock.redis;
 
 import io.quorumlock.Lease;
+import io.quorumlock.LockUnavailableException;
 import java.time.Duration;
 import java.util.Arrays;
 import java.util.List;
@@ -101,6 +102,23 @@ public final class VirtualThreadsMain {
                     }
                 };
                 if (i < 0) {
+                    Runnable contended = work;
+                    work = () -> {
+                        // A refused try and a refused wait, as under contention (a nil reply, a retry).
+                        Lease held = redlock.acquire(resource, ttl, maxWait);
+                        try {
+                            if (redlock.tryAcquire(resource, ttl).isPresent()) {
+                                throw new IllegalStateException("the held " + resource + " was granted again");
+                            }
+                            redlock.acquire(resource, ttl, Duration.ofMillis(30));
+                            throw new IllegalStateException("the held " + resource + " was granted again");
+                        } catch (LockUnavailableException expected) {
+                            // refused, as it should be
+                        } finally {
+                            held.release();
+                        }
+                        contended.run();
+                    };
                     // Alone, first: the first use loads and initializes the classes of the lock and
                     // of the JDK's NIO (its virtual-thread poller too), and a virtual thread that
                     // waits for a class another thread initializes pins its carrier. The recording
