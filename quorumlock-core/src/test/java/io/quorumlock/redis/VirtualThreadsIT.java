@@ -45,7 +45,7 @@ class VirtualThreadsIT {
 
     private static final int THREADS = 10_000;
     private static final int RESOURCES = 1_000;
-    private static final int SECTIONS_PER_THREAD = 3;
+    private static final int SECTIONS_PER_THREAD = 2;
     private static final Duration CHILD_TIMEOUT = TestTime.scaled(Duration.ofSeconds(60));
 
     @RegisterExtension
