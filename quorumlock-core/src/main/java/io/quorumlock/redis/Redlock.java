@@ -132,6 +132,8 @@ public final class Redlock implements DistributedLock<Lease> {
     @Override
     public Optional<Lease> tryAcquire(String resource, Duration ttl) {
         ensureOpen();
+        // Not through AcquireLoop.once, as the other locks do: its attempt object and supplier
+        // cost about 50 bytes per cycle on this, the bench's hot path (1,399 against 1,346 B/op).
         long start = ticker.nanos();
         Attempt attempt = attempt(checkResource(resource), checkTtl(ttl), start + ttl.toNanos());
         if (attempt.lease().isEmpty() && attempt.misconfigured()) {
