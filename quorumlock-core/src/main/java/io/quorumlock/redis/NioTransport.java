@@ -6,19 +6,24 @@ import java.net.InetSocketAddress;
 import java.nio.channels.ClosedSelectorException;
 import java.nio.channels.SelectionKey;
 import java.nio.channels.Selector;
+import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.ConcurrentLinkedDeque;
+import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
-import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.LockSupport;
+import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.BooleanSupplier;
 
 /**
  * The production transport: no thread of its own. A caller borrows a lane (one non-blocking
- * connection per node and a selector), writes its requests, and reads the replies itself until
- * its round is decided. Lanes are pooled, at most {@code maxLanes}: that many callers at once,
- * and as many connections per node.
+ * pipelined connection per node and a selector), writes its requests, and waits until its round
+ * is decided. Lanes are shared: at most {@code maxLanes} of them, so at most that many connections
+ * per node, however many callers there are; callers beyond that share the least used lane, their
+ * requests pipelined on its connections. Whoever waits on a lane reads its replies for everyone
+ * on it (one caller at a time polls the selector, the others sleep until their round is decided
+ * or the poller leaves), so a caller is never refused or delayed for want of a connection.
  */
 final class NioTransport implements Transport {
 
@@ -26,18 +31,18 @@ final class NioTransport implements Transport {
     private final long timeoutNanos;
     private final Ticker ticker;
     private final int maxLanes;
-    /** Fair: callers get a lane in the order they asked, so none starves under load. */
-    private final Semaphore permits;
 
     private final NodeStarts starts;
     private final Resolver[] resolvers;
     /** Looks host names up, off the callers' path; null when every node is an IP literal. */
     private final ExecutorService lookups;
 
-    private final ConcurrentLinkedDeque<NioLane> idle = new ConcurrentLinkedDeque<>();
-    private final ConcurrentLinkedDeque<NioLane> all = new ConcurrentLinkedDeque<>();
+    /** In the order they were opened; guarded by itself, as is every lane's count of callers. */
+    private final List<NioLane> lanes = new ArrayList<>();
     /** For the {@code rediss://} nodes; null if there are none. */
     private final TlsConfig tls;
+
+    private volatile boolean closed;
 
     NioTransport(List<NodeAddress> nodes, long timeoutNanos, int maxLanes, Ticker ticker, TlsConfig tls) {
         this.nodes = List.copyOf(nodes);
@@ -45,7 +50,6 @@ final class NioTransport implements Transport {
         this.timeoutNanos = timeoutNanos;
         this.ticker = ticker;
         this.maxLanes = maxLanes;
-        this.permits = new Semaphore(maxLanes, true);
         this.starts = new NodeStarts(nodes.stream().map(NodeAddress::toString).toList(), ticker);
         this.lookups = nodes.stream().allMatch(n -> Resolver.isLiteral(n.host()))
                 ? null
@@ -59,32 +63,31 @@ final class NioTransport implements Transport {
                 .toArray(Resolver[]::new);
     }
 
+    /**
+     * An idle lane if there is one (the first opened: its late replies are read soonest), else a
+     * new lane while fewer than {@code maxLanes} are open, else the lane with the fewest callers.
+     */
     @Override
-    public Lane borrow(long deadlineNanos) {
-        long waited = ticker.nanos();
-        try {
-            if (!permits.tryAcquire(Math.max(0, deadlineNanos - waited), TimeUnit.NANOSECONDS)) {
-                return new RefusingLane(
-                        nodes,
-                        "not sent: all " + maxLanes + " connections per node stayed busy for "
-                                + (ticker.nanos() - waited) / 1_000_000 + " ms; raise maxConnectionsPerNode");
+    public Lane borrow() {
+        NioLane lane;
+        synchronized (lanes) {
+            if (closed) {
+                throw new IllegalStateException("the Redlock was closed during this call");
             }
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            return new RefusingLane(nodes, "not sent: interrupted");
-        }
-        try {
-            NioLane lane = idle.pollFirst();
-            if (lane == null) {
+            lane = null;
+            for (NioLane candidate : lanes) {
+                if (lane == null || candidate.callers < lane.callers) {
+                    lane = candidate;
+                }
+            }
+            if (lane == null || (lane.callers > 0 && lanes.size() < maxLanes)) {
                 lane = new NioLane();
-                all.add(lane);
+                lanes.add(lane);
             }
-            lane.catchUp();
-            return lane;
-        } catch (RuntimeException | Error e) { // the permit must not be lost with the lane
-            permits.release();
-            throw e;
+            lane.callers++;
         }
+        lane.catchUp();
+        return lane;
     }
 
     @Override
@@ -120,14 +123,20 @@ final class NioTransport implements Transport {
     @Override
     public void giveBack(Lane lane) {
         if (lane instanceof NioLane nio) {
-            idle.addFirst(nio); // most recently used first: its late replies are read soonest
-            permits.release();
+            synchronized (lanes) {
+                nio.callers--;
+            }
         }
     }
 
     @Override
     public void close() {
-        for (NioLane lane : all) {
+        List<NioLane> open;
+        synchronized (lanes) {
+            closed = true;
+            open = List.copyOf(lanes);
+        }
+        for (NioLane lane : open) {
             lane.close();
         }
         if (lookups != null) {
@@ -135,9 +144,23 @@ final class NioTransport implements Transport {
         }
     }
 
+    /**
+     * One connection per node and the selector they are registered with, shared by the callers
+     * that borrowed it. Of the callers waiting on it, one at a time polls the selector and hands
+     * every reply to its handler, whoever sent the request; after each poll it wakes the callers
+     * whose rounds are decided, and when it leaves, the next caller still waiting takes over. The
+     * others sleep, each until its own deadline at the latest.
+     */
     private final class NioLane implements Lane {
         private final Selector selector;
         private final RespLink[] links;
+        /** Callers that borrowed this lane and have not given it back; guarded by {@code lanes}. */
+        int callers;
+
+        private final ReentrantLock polling = new ReentrantLock();
+        private final ConcurrentLinkedQueue<Waiter> waiters = new ConcurrentLinkedQueue<>();
+
+        private record Waiter(Thread thread, BooleanSupplier done) {}
 
         NioLane() {
             try {
@@ -160,34 +183,85 @@ final class NioTransport implements Transport {
 
         @Override
         public boolean await(BooleanSupplier done, long deadlineNanos) throws InterruptedException {
-            while (!done.getAsBoolean()) {
-                long left = deadlineNanos - ticker.nanos();
-                if (left <= 0) {
-                    return false;
+            if (done.getAsBoolean()) {
+                return true;
+            }
+            Waiter me = new Waiter(Thread.currentThread(), done);
+            waiters.add(me);
+            try {
+                while (!done.getAsBoolean()) {
+                    long left = deadlineNanos - ticker.nanos();
+                    if (left <= 0) {
+                        return false;
+                    }
+                    if (polling.tryLock()) {
+                        try {
+                            poll(left);
+                        } finally {
+                            polling.unlock();
+                        }
+                        wakeDecided(me);
+                    } else {
+                        LockSupport.parkNanos(this, left);
+                    }
+                    if (Thread.interrupted()) {
+                        throw new InterruptedException();
+                    }
                 }
-                try {
-                    selector.select(this::ready, Math.max(1, TimeUnit.NANOSECONDS.toMillis(left + 999_999)));
-                } catch (IOException e) {
-                    throw new UncheckedIOException("selector failed", e);
-                } catch (ClosedSelectorException e) {
-                    throw new IllegalStateException("the Redlock was closed during this call", e);
-                }
-                if (Thread.interrupted()) {
-                    throw new InterruptedException();
+                return true;
+            } finally {
+                waiters.remove(me);
+                handOver();
+            }
+        }
+
+        /** Waits up to {@code nanos} for the lane's channels and handles what is ready. */
+        private void poll(long nanos) {
+            try {
+                selector.select(this::ready, Math.max(1, TimeUnit.NANOSECONDS.toMillis(nanos + 999_999)));
+            } catch (IOException e) {
+                throw new UncheckedIOException("selector failed", e);
+            } catch (ClosedSelectorException e) {
+                throw new IllegalStateException("the Redlock was closed during this call", e);
+            }
+        }
+
+        /** Wakes the waiting callers whose rounds the last poll decided. */
+        private void wakeDecided(Waiter poller) {
+            for (Waiter waiter : waiters) {
+                if (waiter != poller && waiter.done().getAsBoolean()) {
+                    LockSupport.unpark(waiter.thread());
                 }
             }
-            return true;
+        }
+
+        /** With nobody polling, wakes a waiting caller to take over; a caller never waits unpolled. */
+        private void handOver() {
+            if (!polling.isLocked()) {
+                Waiter next = waiters.peek();
+                if (next != null) {
+                    LockSupport.unpark(next.thread());
+                }
+            }
         }
 
         /**
-         * Handles what arrived while the lane was idle: late replies, and connections the node
-         * closed (a restart), so that the next round opens a fresh one instead of failing on it.
+         * Handles what arrived while nobody waited on the lane: late replies, and connections the
+         * node closed (a restart), so that the next round opens a fresh one instead of failing on
+         * it. Skipped while another caller polls: it does that.
          */
         void catchUp() {
+            if (!polling.tryLock()) {
+                return;
+            }
             try {
                 selector.selectNow(this::ready);
             } catch (IOException e) {
                 throw new UncheckedIOException("selector failed", e);
+            } catch (ClosedSelectorException e) {
+                throw new IllegalStateException("the Redlock was closed during this call", e);
+            } finally {
+                polling.unlock();
             }
         }
 
@@ -204,34 +278,6 @@ final class NioTransport implements Transport {
             } catch (IOException e) {
                 // closing anyway
             }
-        }
-    }
-
-    /** A lane whose links answer at once that nothing was sent. */
-    private record RefusingLane(List<NodeAddress> nodes, String why) implements Lane, Link {
-        @Override
-        public Link link(int node) {
-            return new RefusingLane(List.of(nodes.get(node)), why);
-        }
-
-        @Override
-        public boolean await(BooleanSupplier done, long deadlineNanos) {
-            return done.getAsBoolean();
-        }
-
-        @Override
-        public String node() {
-            return nodes.get(0).toString();
-        }
-
-        @Override
-        public void send(Request request, ReplyHandler handler) {
-            handler.onReply(request, new Reply.Failure(Reply.Kind.NOT_SENT, why), this);
-        }
-
-        @Override
-        public void sendBehind(Request request, ReplyHandler handler) {
-            send(request, handler);
         }
     }
 }

@@ -75,8 +75,6 @@ public final class Redlock implements DistributedLock<Lease> {
 
     private final SecureRandom random = new SecureRandom();
     private final Watchdog watchdog;
-    /** The longest a round waits for a node: the connect timeout, at least the node timeout. */
-    private final long roundNanos;
 
     Redlock(
             Transport transport,
@@ -98,7 +96,6 @@ public final class Redlock implements DistributedLock<Lease> {
         this.ticker = ticker;
         this.holder = holder;
         // A round waits for a node at most the connect timeout, which is at least the node timeout.
-        this.roundNanos = connectTimeout.toNanos();
         this.watchdog = new Watchdog(connectTimeout);
         this.rounds = new Rounds(
                 transport, this.names, nodeTimeoutNanos, connectTimeout.toNanos(), driftFactor, ticker, restartGuard);
@@ -135,7 +132,7 @@ public final class Redlock implements DistributedLock<Lease> {
         // Not through AcquireLoop.once, as the other locks do: its attempt object and supplier
         // cost about 50 bytes per cycle on this, the bench's hot path (1,399 against 1,346 B/op).
         long start = ticker.nanos();
-        Attempt attempt = attempt(checkResource(resource), checkTtl(ttl), start + ttl.toNanos());
+        Attempt attempt = attempt(checkResource(resource), checkTtl(ttl));
         if (attempt.lease().isEmpty() && attempt.misconfigured()) {
             LockConfigurationException e = new LockConfigurationException(resource, 1, attempt.outcomes());
             if (events.on()) {
@@ -183,10 +180,9 @@ public final class Redlock implements DistributedLock<Lease> {
     public Lease acquire(String resource, Duration ttl, Duration maxWait) {
         ensureOpen();
         checkResource(resource);
-        long ttlNanos = checkTtl(ttl).toNanos();
+        checkTtl(ttl);
         return AcquireLoop.acquire(resource, maxWait, retry, ticker::nanos, events, (number, remainingNanos) -> {
-            // Waiting for a free connection, up to the later of maxWait and the TTL, costs no validity.
-            Attempt attempt = attempt(resource, ttl, ticker.nanos() + Math.max(remainingNanos, ttlNanos));
+            Attempt attempt = attempt(resource, ttl);
             if (attempt.lease().isPresent()) {
                 return AcquireLoop.Attempt.granted(attempt.lease().get(), attempt.votes(), names.size());
             }
@@ -311,10 +307,10 @@ public final class Redlock implements DistributedLock<Lease> {
     /** The result of one attempt: the lease if granted, and the evidence either way. */
     record Attempt(Optional<Lease> lease, int votes, List<NodeOutcome> outcomes, boolean misconfigured) {}
 
-    Attempt attempt(String resource, Duration ttl, long laneDeadlineNanos) {
+    Attempt attempt(String resource, Duration ttl) {
         String token = newToken() + " " + holder; // compared whole: the holder is part of the token
         Grant[] grants = new Grant[names.size()];
-        Rounds.Outcome outcome = rounds.grant(resource, token, ttl.toMillis(), grants, laneDeadlineNanos);
+        Rounds.Outcome outcome = rounds.grant(resource, token, ttl.toMillis(), grants);
         if (outcome.interrupted()) {
             Thread.currentThread().interrupt();
             throw new QuorumLockException("interrupted while acquiring '" + resource + "'");
@@ -349,13 +345,7 @@ public final class Redlock implements DistributedLock<Lease> {
     /** One extension round of {@code lease}. */
     Rounds.Outcome extend(RedlockLease lease, Duration ttl) {
         ensureOpen();
-        // A round that starts later could not end with the notice of loss left (the watchdog's
-        // rule for retries): the wait for a free connection ends there, so that an extension
-        // starved of connections is given up in time rather than when the validity is over.
-        long latestStart = lease.validUntilNanos() - QuorumMath.lossNoticeNanos(ttl.toNanos()) - roundNanos;
-        long deadline = Math.max(ticker.nanos(), latestStart);
-        Rounds.Outcome outcome =
-                rounds.extend(lease.resource(), lease.token(), ttl.toMillis(), lease.grants(), deadline);
+        Rounds.Outcome outcome = rounds.extend(lease.resource(), lease.token(), ttl.toMillis(), lease.grants());
         if (outcome.interrupted()) {
             Thread.currentThread().interrupt();
         }
@@ -372,8 +362,7 @@ public final class Redlock implements DistributedLock<Lease> {
                     + "' is closed: the lease was not released and stays taken until its TTL runs out;"
                     + " release leases before closing their lock");
         }
-        long deadline = Math.max(ticker.nanos() + nodeTimeoutNanos, lease.validUntilNanos());
-        if (!rounds.release(lease.resource(), lease.token(), lease.grants(), deadline)) {
+        if (!rounds.release(lease.resource(), lease.token(), lease.grants())) {
             Thread.currentThread().interrupt();
         }
     }

@@ -181,6 +181,7 @@ final class RespLink implements Transport.Link {
         try {
             channel = Wire.open(target.address(), address, tls, selector, this);
             key = channel.key();
+            selector.wakeup(); // another caller may be polling the lane: its select must see the new channel
             connected = channel.connect();
         } catch (IOException | RuntimeException e) {
             // A TLS handshake may fail at once, on a fast node: a configuration error keeps its kind.
@@ -256,6 +257,9 @@ final class RespLink implements Transport.Link {
         try {
             boolean more = flush(setup) || (setupOwed == 0 && flush(out));
             channel.interest(more);
+            if ((key.interestOps() & SelectionKey.OP_WRITE) != 0) {
+                selector.wakeup(); // a select in progress on another thread must watch for the socket's room
+            }
         } catch (Wire.Failure e) {
             close(e.kind(), e.getMessage());
         } catch (IOException e) {

@@ -65,11 +65,7 @@ final class Rounds {
 
     /** A lane borrowed for one round; given back when closed. */
     private final class Round implements AutoCloseable {
-        final Transport.Lane lane;
-
-        Round(long laneDeadlineNanos) {
-            this.lane = transport.borrow(laneDeadlineNanos);
-        }
+        final Transport.Lane lane = transport.borrow();
 
         /**
          * Handles replies until {@code done} or the node timeout (expiring the ballot), or the
@@ -147,8 +143,8 @@ final class Rounds {
      * answer to come. Not held: releases at once wherever the key may have been set, late yes
      * votes included, and the evidence is read after that clean-up, so it is complete.
      */
-    Outcome grant(String resource, String token, long ttlMillis, Grant[] grants, long laneDeadlineNanos) {
-        try (Round round = new Round(laneDeadlineNanos)) {
+    Outcome grant(String resource, String token, long ttlMillis, Grant[] grants) {
+        try (Round round = new Round()) {
             long start = ticker.nanos();
             Ballot ballot = new Ballot(
                     names, GRANTED, restartGuard(start, ttlMillis), transport::sameServer, misconfigurations);
@@ -175,8 +171,8 @@ final class Rounds {
     }
 
     /** Asks every node that may hold the key to extend it to {@code ttl} if it still holds {@code token}. */
-    Outcome extend(String resource, String token, long ttlMillis, Grant[] grants, long laneDeadlineNanos) {
-        try (Round round = new Round(laneDeadlineNanos)) {
+    Outcome extend(String resource, String token, long ttlMillis, Grant[] grants) {
+        try (Round round = new Round()) {
             long start = ticker.nanos();
             Ballot ballot = new Ballot(
                     names, GRANTED, restartGuard(start, ttlMillis), transport::sameServer, misconfigurations);
@@ -192,8 +188,8 @@ final class Rounds {
      * majority of nodes is free again, or every node has answered, or the node timeout has passed;
      * stragglers finish later. False if interrupted.
      */
-    boolean release(String resource, String token, Grant[] grants, long laneDeadlineNanos) {
-        try (Round round = new Round(laneDeadlineNanos)) {
+    boolean release(String resource, String token, Grant[] grants) {
+        try (Round round = new Round()) {
             return release(round, resource, token, grants);
         }
     }
@@ -207,8 +203,7 @@ final class Rounds {
 
     /** One request to each of {@code nodes} at once; each reply, or its failure within the node timeout. */
     Reply[] query(int[] nodes, Request request) {
-        // A query is no lock decision: it may wait for a lane as long as a stale connection is given.
-        try (Round round = new Round(ticker.nanos() + Math.max(20 * nodeTimeoutNanos, 1_000_000_000L))) {
+        try (Round round = new Round()) {
             Reply[] replies = new Reply[nodes.length];
             int[] answered = {0};
             for (int i = 0; i < nodes.length; i++) {

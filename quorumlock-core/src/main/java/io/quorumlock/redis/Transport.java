@@ -10,11 +10,8 @@ import java.util.function.BooleanSupplier;
  */
 interface Transport extends AutoCloseable {
 
-    /**
-     * A lane for one round, waiting up to {@code deadlineNanos} (on the lock's ticker) for one to
-     * be free; if none is free by then, a lane whose links answer every request at once as not sent.
-     */
-    Lane borrow(long deadlineNanos);
+    /** A lane for one round, at once: lanes may be shared by several callers' rounds. */
+    Lane borrow();
 
     void giveBack(Lane lane);
 
@@ -32,7 +29,10 @@ interface Transport extends AutoCloseable {
     @Override
     void close();
 
-    /** One connection per node, used by one thread at a time. */
+    /**
+     * One connection per node. Several threads may send on it and wait on it at once; a reply is
+     * handed to its handler on whichever thread reads it.
+     */
     interface Lane {
         Link link(int node);
 

@@ -32,7 +32,7 @@ final class FakeTransport implements Transport, Transport.Lane {
     }
 
     @Override
-    public Lane borrow(long deadlineNanos) {
+    public Lane borrow() {
         beforeBorrow.run();
         return this;
     }

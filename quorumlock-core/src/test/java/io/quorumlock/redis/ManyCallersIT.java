@@ -18,8 +18,9 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * More callers than connections: a caller waits for a free connection instead of failing as if the
- * nodes were down, so one Redlock shared by hundreds of threads refuses nobody whose lock is free.
+ * More callers than connections: callers share the connections, their requests pipelined on them,
+ * so one Redlock shared by hundreds of threads refuses nobody whose lock is free and opens no more
+ * than {@code maxConnectionsPerNode} connections to a node.
  */
 @Timeout(value = 120, unit = TimeUnit.SECONDS, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
 class ManyCallersIT {
@@ -30,22 +31,41 @@ class ManyCallersIT {
     static final RedisServersExtension redis = RedisServersExtension.nodes(5);
 
     private static final Duration RUN = Duration.ofSeconds(2);
+    private static final int CONNECTIONS = 4;
+
+    /** The most connections named quorumlock that one node has open. */
+    private static int connectionsPerNode() {
+        int most = 0;
+        for (var node : redis.servers()) {
+            try (redis.clients.jedis.Jedis jedis = node.connect(Duration.ofSeconds(2))) {
+                int ours = (int) jedis.clientList()
+                        .lines()
+                        .filter(line -> line.contains(" name=quorumlock "))
+                        .count();
+                most = Math.max(most, ours);
+            }
+        }
+        return most;
+    }
 
     /**
      * Grants of {@code threads} threads locking distinct resources through one client; refusals
-     * because the client was busy (no free connection in time), which must never happen; and other
-     * failures (a node slower than the node timeout on a loaded machine), which are the nodes', not
-     * the client's.
+     * with a node not sent to, which must never happen; other failures (a node slower than the node
+     * timeout on a loaded machine), which are the nodes', not the client's; and the most connections
+     * the client had open to one node at the end.
      */
-    private record Run(int threads, int grants, int refusals, int slowNodes, String firstRefusal) {
+    private record Run(int threads, int grants, int refusals, int slowNodes, String firstRefusal, int connections) {
         double perSecond() {
             return grants / (RUN.toNanos() / 1e9);
         }
     }
 
     private static Run run(int threads) throws InterruptedException {
-        try (Redlock redlock =
-                Redlock.builder().nodes(redis.uris()).restartGuard(false).build()) {
+        try (Redlock redlock = Redlock.builder()
+                .nodes(redis.uris())
+                .restartGuard(false)
+                .maxConnectionsPerNode(CONNECTIONS)
+                .build()) {
             AtomicInteger grants = new AtomicInteger();
             AtomicInteger refusals = new AtomicInteger();
             AtomicInteger slowNodes = new AtomicInteger();
@@ -64,10 +84,10 @@ class ManyCallersIT {
                                         .release();
                                 grants.incrementAndGet();
                             } catch (LockUnavailableException e) {
-                                // not sent because the client had no free connection in time
+                                // a request the client did not send: it must always have a connection
                                 if (e.lastAttempt().stream()
                                         .anyMatch(o -> o.vote() == io.quorumlock.NodeOutcome.Vote.UNREACHABLE
-                                                && o.detail().contains("busy"))) {
+                                                && o.detail().startsWith("not sent"))) {
                                     refusals.incrementAndGet();
                                     firstRefusal.compareAndSet(null, e.getMessage());
                                 } else {
@@ -86,31 +106,37 @@ class ManyCallersIT {
             for (Thread worker : workers) {
                 worker.join(TimeUnit.SECONDS.toMillis(30));
             }
-            return new Run(threads, grants.get(), refusals.get(), slowNodes.get(), firstRefusal.get());
+            return new Run(
+                    threads, grants.get(), refusals.get(), slowNodes.get(), firstRefusal.get(), connectionsPerNode());
         }
     }
 
     @Test
-    void eightSixtyFourAndTwoHundredFiftySixThreadsOnOneClientAreNeverRefusedAFreeLock() throws Exception {
+    void eightSixtyFourAndTwoHundredFiftySixThreadsShareFourConnectionsPerNodeAndAreNeverRefusedAFreeLock()
+            throws Exception {
         Run eight = run(8);
         Run sixtyFour = run(64);
         Run many = run(256);
         for (Run r : List.of(eight, sixtyFour, many)) {
             log.info(
-                    "{} threads, one client, 5 nodes, {} ms: {} grants ({} /s), {} refused as busy, {} failed on"
-                            + " slow nodes",
+                    "{} threads, one client, 5 nodes, {} ms: {} grants ({} /s), {} not sent, {} failed on"
+                            + " slow nodes, {} connections per node",
                     r.threads(),
                     RUN.toMillis(),
                     r.grants(),
                     Math.round(r.perSecond()),
                     r.refusals(),
-                    r.slowNodes());
+                    r.slowNodes(),
+                    r.connections());
         }
         log.info("256 threads / 8 threads: {}", String.format("%.2f", many.perSecond() / eight.perSecond()));
         assertThat(List.of(eight, sixtyFour, many))
                 .allSatisfy(r -> assertThat(r.refusals())
-                        .as(r.threads() + " threads: refused as busy, first: " + r.firstRefusal())
+                        .as(r.threads() + " threads: not sent, first: " + r.firstRefusal())
                         .isZero())
+                .allSatisfy(r -> assertThat(r.connections())
+                        .as(r.threads() + " threads: connections per node")
+                        .isBetween(1, CONNECTIONS))
                 .allSatisfy(r -> assertThat(r.grants())
                         .as(r.threads() + " threads: grants")
                         .isPositive());

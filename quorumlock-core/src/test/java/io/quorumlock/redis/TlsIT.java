@@ -309,7 +309,7 @@ class TlsIT {
 
     /** One attempt, waiting for a lane no longer than the TTL. */
     private static Redlock.Attempt attempt(Redlock redlock, String resource) {
-        return redlock.attempt(resource, TTL, System.nanoTime() + TTL.toNanos());
+        return redlock.attempt(resource, TTL);
     }
 
     private static <T> T timed(java.util.function.Supplier<T> call) {

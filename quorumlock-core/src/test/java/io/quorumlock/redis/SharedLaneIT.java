@@ -1,0 +1,109 @@
+package io.quorumlock.redis;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.quorumlock.testkit.FaultProxy;
+import io.quorumlock.testkit.RedisServersExtension;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+/**
+ * Callers sharing one lane: whoever polls its selector reads the replies for all of them, and a
+ * caller left waiting is never left without a poller, nor its connection unwatched.
+ */
+@Timeout(value = 60, unit = TimeUnit.SECONDS, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
+class SharedLaneIT {
+
+    @RegisterExtension
+    static final RedisServersExtension redis = RedisServersExtension.nodes(2);
+
+    private static final long LONG_WAIT = TimeUnit.SECONDS.toNanos(10);
+
+    /** A request on a link and its reply, awaited on the lane: how long the wait took, and whether it was answered. */
+    private record Wait(Duration took, Reply reply) {}
+
+    private static Wait getAndAwait(Transport.Lane lane, int node, long waitNanos) throws InterruptedException {
+        AtomicReference<Reply> reply = new AtomicReference<>();
+        long start = System.nanoTime();
+        lane.link(node).send(Request.get("shared-lane"), (request, value, link) -> reply.set(value));
+        lane.await(() -> reply.get() != null, start + waitNanos);
+        return new Wait(Duration.ofNanos(System.nanoTime() - start), reply.get());
+    }
+
+    private static NioTransport transport(List<String> uris) {
+        List<NodeAddress> nodes = uris.stream().map(NodeAddress::parse).toList();
+        return new NioTransport(nodes, TimeUnit.SECONDS.toNanos(5), 1, Ticker.SYSTEM, null);
+    }
+
+    /**
+     * A polls (its reply is slow), B waits behind it on the same connection; A's round ends first
+     * and A leaves: B must take the polling over at once, not sleep until its own deadline.
+     */
+    @Test
+    void aCallerWaitingBehindThePollerTakesOverWhenThePollerLeaves() throws Exception {
+        try (FaultProxy proxy = FaultProxy.inFrontOf(redis.get(0));
+                NioTransport transport = transport(List.of(proxy.uri()))) {
+            warmUp(transport); // the connection is up before the latency is added
+            proxy.latency(Duration.ofMillis(150));
+            Transport.Lane first = transport.borrow();
+            CompletableFuture<Wait> a = CompletableFuture.supplyAsync(() -> awaited(first, 0));
+            Thread.sleep(100); // A is polling now, its reply still on the way
+            Transport.Lane second = transport.borrow();
+            assertThat(second).as("one lane at most: B shares A's").isSameAs(first);
+            Wait b = getAndAwait(second, 0, LONG_WAIT);
+            Wait aWait = a.get(20, TimeUnit.SECONDS);
+            transport.giveBack(first);
+            transport.giveBack(second);
+            assertThat(aWait.reply()).as("A's reply").isNotNull().isNotInstanceOf(Reply.Failure.class);
+            assertThat(b.reply()).as("B's reply").isNotNull().isNotInstanceOf(Reply.Failure.class);
+            assertThat(b.took()).as("B's wait (its deadline was 10 s away)").isLessThan(Duration.ofSeconds(2));
+        }
+    }
+
+    /**
+     * A polls, waiting seconds for a slow node; B's first request to another node opens a new
+     * connection while A's select is under way: that select must watch it, so B's reply is read
+     * when it comes, not when A's select ends.
+     */
+    @Test
+    void aConnectionOpenedWhileAnotherCallerPollsIsWatchedAtOnce() throws Exception {
+        try (FaultProxy slow = FaultProxy.inFrontOf(redis.get(0));
+                NioTransport transport =
+                        transport(List.of(slow.uri(), redis.get(1).uri()))) {
+            slow.latency(Duration.ofMillis(1500));
+            Transport.Lane lane = transport.borrow();
+            CompletableFuture<Wait> a = CompletableFuture.supplyAsync(() -> awaited(lane, 0));
+            Thread.sleep(200); // A is in its select, for seconds
+            Wait b = getAndAwait(lane, 1, TimeUnit.SECONDS.toNanos(8));
+            Wait aWait = a.get(20, TimeUnit.SECONDS);
+            transport.giveBack(lane);
+            assertThat(b.reply()).as("B's reply").isNotNull().isNotInstanceOf(Reply.Failure.class);
+            assertThat(b.took()).as("B's wait (A's select lasts seconds)").isLessThan(Duration.ofSeconds(1));
+            assertThat(aWait.reply()).as("A's reply").isNotNull().isNotInstanceOf(Reply.Failure.class);
+        }
+    }
+
+    private static Wait awaited(Transport.Lane lane, int node) {
+        try {
+            return getAndAwait(lane, node, LONG_WAIT);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException(e);
+        }
+    }
+
+    private static void warmUp(NioTransport transport) throws InterruptedException {
+        Transport.Lane lane = transport.borrow();
+        try {
+            assertThat(getAndAwait(lane, 0, LONG_WAIT).reply()).isNotInstanceOf(Reply.Failure.class);
+        } finally {
+            transport.giveBack(lane);
+        }
+    }
+}
