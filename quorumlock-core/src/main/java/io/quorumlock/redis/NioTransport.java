@@ -37,8 +37,10 @@ final class NioTransport implements Transport {
     /** Looks host names up, off the callers' path; null when every node is an IP literal. */
     private final ExecutorService lookups;
 
-    /** In the order they were opened; guarded by itself, as is every lane's count of callers. */
+    /** In the order they were opened; guarded by itself, as is {@link #callers}. */
     private final List<NioLane> lanes = new ArrayList<>();
+    /** Callers in a round now, on any lane. */
+    private int callers;
     /** For the {@code rediss://} nodes; null if there are none. */
     private final TlsConfig tls;
 
@@ -64,27 +66,22 @@ final class NioTransport implements Transport {
     }
 
     /**
-     * An idle lane if there is one (the first opened: its late replies are read soonest), else a
-     * new lane while fewer than {@code maxLanes} are open, else the lane with the fewest callers.
+     * The lane of {@code resource}: chosen by its hash among the open lanes, so that the rounds on
+     * one resource share one lane and reach every node in one order (see {@link Lane#sends}). A
+     * new lane is opened while more callers are in rounds than lanes are open, up to {@code
+     * maxLanes}: one caller uses one connection per node.
      */
     @Override
-    public Lane borrow() {
+    public Lane borrow(String resource) {
         NioLane lane;
         synchronized (lanes) {
             if (closed) {
                 throw new IllegalStateException("the Redlock was closed during this call");
             }
-            lane = null;
-            for (NioLane candidate : lanes) {
-                if (lane == null || candidate.callers < lane.callers) {
-                    lane = candidate;
-                }
+            if (++callers > lanes.size() && lanes.size() < maxLanes) {
+                lanes.add(new NioLane());
             }
-            if (lane == null || (lane.callers > 0 && lanes.size() < maxLanes)) {
-                lane = new NioLane();
-                lanes.add(lane);
-            }
-            lane.callers++;
+            lane = lanes.get(resource == null ? 0 : Math.floorMod(resource.hashCode(), lanes.size()));
         }
         lane.catchUp();
         return lane;
@@ -122,10 +119,8 @@ final class NioTransport implements Transport {
 
     @Override
     public void giveBack(Lane lane) {
-        if (lane instanceof NioLane nio) {
-            synchronized (lanes) {
-                nio.callers--;
-            }
+        synchronized (lanes) {
+            callers--;
         }
     }
 
@@ -154,10 +149,9 @@ final class NioTransport implements Transport {
     private final class NioLane implements Lane {
         private final Selector selector;
         private final RespLink[] links;
-        /** Callers that borrowed this lane and have not given it back; guarded by {@code lanes}. */
-        int callers;
-
         private final ReentrantLock polling = new ReentrantLock();
+        private final ReentrantLock sending = new ReentrantLock();
+        private final Sends sent = sending::unlock;
         private final ConcurrentLinkedQueue<Waiter> waiters = new ConcurrentLinkedQueue<>();
 
         private record Waiter(Thread thread, BooleanSupplier done) {}
@@ -179,6 +173,12 @@ final class NioTransport implements Transport {
         @Override
         public Link link(int node) {
             return links[node];
+        }
+
+        @Override
+        public Sends sends() {
+            sending.lock();
+            return sent;
         }
 
         @Override

@@ -63,9 +63,13 @@ final class Rounds {
             boolean misconfigured,
             boolean interrupted) {}
 
-    /** A lane borrowed for one round; given back when closed. */
+    /** A lane borrowed for one round on a resource (or none); given back when closed. */
     private final class Round implements AutoCloseable {
-        final Transport.Lane lane = transport.borrow();
+        final Transport.Lane lane;
+
+        Round(String resource) {
+            this.lane = transport.borrow(resource);
+        }
 
         /**
          * Handles replies until {@code done} or the node timeout (expiring the ballot), or the
@@ -112,13 +116,15 @@ final class Rounds {
 
         /** Sends {@code request} to each node that may hold the key (see {@link Grant#followUp}). */
         void afterGrants(Grant[] grants, Request request, Ballot ballot) {
-            for (int i = 0; i < grants.length; i++) {
-                int node = i;
-                grants[i].followUp(
-                        request,
-                        lane.link(i),
-                        (sent, reply, link) -> ballot.record(node, sent.outcome(link.node(), reply)),
-                        ballot);
+            try (Transport.Sends sends = lane.sends()) {
+                for (int i = 0; i < grants.length; i++) {
+                    int node = i;
+                    grants[i].followUp(
+                            request,
+                            lane.link(i),
+                            (sent, reply, link) -> ballot.record(node, sent.outcome(link.node(), reply)),
+                            ballot);
+                }
             }
         }
 
@@ -144,14 +150,16 @@ final class Rounds {
      * votes included, and the evidence is read after that clean-up, so it is complete.
      */
     Outcome grant(String resource, String token, long ttlMillis, Grant[] grants) {
-        try (Round round = new Round()) {
+        try (Round round = new Round(resource)) {
             long start = ticker.nanos();
             Ballot ballot = new Ballot(
                     names, GRANTED, restartGuard(start, ttlMillis), transport::sameServer, misconfigurations);
             Request set = Request.setIfAbsent(resource, token, ttlMillis);
-            for (int i = 0; i < grants.length; i++) {
-                grants[i] = new Grant(ballot, i, round.lane.link(i));
-                round.lane.link(i).send(set, grants[i]);
+            try (Transport.Sends sends = round.lane.sends()) {
+                for (int i = 0; i < grants.length; i++) {
+                    grants[i] = new Grant(ballot, i, round.lane.link(i));
+                    round.lane.link(i).send(set, grants[i]);
+                }
             }
             boolean interrupted = !round.await(ballot, ballot::decided, true);
             Outcome outcome = round.decide(ballot, start, ttlMillis, interrupted);
@@ -172,7 +180,7 @@ final class Rounds {
 
     /** Asks every node that may hold the key to extend it to {@code ttl} if it still holds {@code token}. */
     Outcome extend(String resource, String token, long ttlMillis, Grant[] grants) {
-        try (Round round = new Round()) {
+        try (Round round = new Round(resource)) {
             long start = ticker.nanos();
             Ballot ballot = new Ballot(
                     names, GRANTED, restartGuard(start, ttlMillis), transport::sameServer, misconfigurations);
@@ -189,7 +197,7 @@ final class Rounds {
      * stragglers finish later. False if interrupted.
      */
     boolean release(String resource, String token, Grant[] grants) {
-        try (Round round = new Round()) {
+        try (Round round = new Round(resource)) {
             return release(round, resource, token, grants);
         }
     }
@@ -203,7 +211,7 @@ final class Rounds {
 
     /** One request to each of {@code nodes} at once; each reply, or its failure within the node timeout. */
     Reply[] query(int[] nodes, Request request) {
-        try (Round round = new Round()) {
+        try (Round round = new Round(null)) {
             Reply[] replies = new Reply[nodes.length];
             int[] answered = {0};
             for (int i = 0; i < nodes.length; i++) {

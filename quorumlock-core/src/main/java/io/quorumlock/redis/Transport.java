@@ -10,8 +10,12 @@ import java.util.function.BooleanSupplier;
  */
 interface Transport extends AutoCloseable {
 
-    /** A lane for one round, at once: lanes may be shared by several callers' rounds. */
-    Lane borrow();
+    /**
+     * A lane for one round on {@code resource} (null for a round on no resource), at once: lanes
+     * are shared by several callers' rounds, and the rounds on one resource go to one lane while
+     * the number of lanes stays the same.
+     */
+    Lane borrow(String resource);
 
     void giveBack(Lane lane);
 
@@ -37,12 +41,26 @@ interface Transport extends AutoCloseable {
         Link link(int node);
 
         /**
+         * Holds this lane's sending for the calling thread until the result is closed: the requests
+         * a round sends to its nodes meanwhile are not interleaved with another round's on this
+         * lane, so every node gets the rounds of the lane in one order, and two callers contending
+         * for a resource on one client do not split its vote.
+         */
+        Sends sends();
+
+        /**
          * Sends what was queued and handles replies until {@code done} is true or the deadline (on
          * the lock's ticker) passes; returns whether {@code done} became true.
          *
          * @throws InterruptedException if the thread is interrupted while waiting
          */
         boolean await(BooleanSupplier done, long deadlineNanos) throws InterruptedException;
+    }
+
+    /** Ends a round's sending: see {@link Lane#sends}. */
+    interface Sends extends AutoCloseable {
+        @Override
+        void close();
     }
 
     /** A connection to one node. */

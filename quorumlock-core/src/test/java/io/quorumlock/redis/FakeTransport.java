@@ -32,7 +32,7 @@ final class FakeTransport implements Transport, Transport.Lane {
     }
 
     @Override
-    public Lane borrow() {
+    public Lane borrow(String resource) {
         beforeBorrow.run();
         return this;
     }
@@ -43,6 +43,12 @@ final class FakeTransport implements Transport, Transport.Lane {
     @Override
     public RestartGuard.Start nodeStart(int node) {
         return RestartGuard.Start.at(nodes.get(node).startedNanos);
+    }
+
+    /** Its nodes answer each request on their own threads: no order to keep across nodes. */
+    @Override
+    public Sends sends() {
+        return () -> {};
     }
 
     @Override

@@ -141,4 +141,63 @@ class ManyCallersIT {
                         .as(r.threads() + " threads: grants")
                         .isPositive());
     }
+
+    /**
+     * 16 threads of one client race for one resource: the rounds on a resource share a lane and
+     * reach every node in one order, so an attempt gets every node's yes or none; a refused attempt
+     * with some yes votes is a split vote, which one client must not cause itself.
+     */
+    @Test
+    void callersOfOneClientContendingForOneResourceNeverSplitItsVote() throws Exception {
+        AtomicInteger splits = new AtomicInteger();
+        AtomicInteger refused = new AtomicInteger();
+        AtomicInteger granted = new AtomicInteger();
+        AtomicReference<String> firstSplit = new AtomicReference<>();
+        try (Redlock redlock =
+                Redlock.builder().nodes(redis.uris()).restartGuard(false).build()) {
+            long measureFrom = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(300); // the lanes are open by then
+            long end = measureFrom + RUN.toNanos();
+            List<Thread> workers = new ArrayList<>();
+            for (int t = 0; t < 16; t++) {
+                Thread worker = new Thread(() -> {
+                    while (System.nanoTime() < end) {
+                        boolean measured = System.nanoTime() > measureFrom;
+                        try {
+                            redlock.acquire("contended", Duration.ofSeconds(5), Duration.ZERO)
+                                    .release();
+                            if (measured) {
+                                granted.incrementAndGet();
+                            }
+                        } catch (LockUnavailableException e) {
+                            long yes = e.lastAttempt().stream()
+                                    .filter(o -> o.vote() == io.quorumlock.NodeOutcome.Vote.YES)
+                                    .count();
+                            if (measured) {
+                                refused.incrementAndGet();
+                                if (yes > 0 && splits.getAndIncrement() == 0) {
+                                    firstSplit.set(e.getMessage());
+                                }
+                            }
+                        }
+                    }
+                });
+                worker.start();
+                workers.add(worker);
+            }
+            for (Thread worker : workers) {
+                worker.join(TimeUnit.SECONDS.toMillis(30));
+            }
+        }
+        log.info(
+                "16 threads, one resource, {} ms: {} granted, {} refused, {} split",
+                RUN.toMillis(),
+                granted,
+                refused,
+                splits);
+        assertThat(granted.get()).as("grants").isPositive();
+        assertThat(refused.get()).as("refusals").isPositive();
+        assertThat(splits.get())
+                .as("refusals with some yes votes, first: " + firstSplit.get())
+                .isZero();
+    }
 }

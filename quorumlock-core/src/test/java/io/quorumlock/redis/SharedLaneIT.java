@@ -51,10 +51,10 @@ class SharedLaneIT {
                 NioTransport transport = transport(List.of(proxy.uri()))) {
             warmUp(transport); // the connection is up before the latency is added
             proxy.latency(Duration.ofMillis(150));
-            Transport.Lane first = transport.borrow();
+            Transport.Lane first = transport.borrow("shared-lane");
             CompletableFuture<Wait> a = CompletableFuture.supplyAsync(() -> awaited(first, 0));
             Thread.sleep(100); // A is polling now, its reply still on the way
-            Transport.Lane second = transport.borrow();
+            Transport.Lane second = transport.borrow("shared-lane");
             assertThat(second).as("one lane at most: B shares A's").isSameAs(first);
             Wait b = getAndAwait(second, 0, LONG_WAIT);
             Wait aWait = a.get(20, TimeUnit.SECONDS);
@@ -77,7 +77,7 @@ class SharedLaneIT {
                 NioTransport transport =
                         transport(List.of(slow.uri(), redis.get(1).uri()))) {
             slow.latency(Duration.ofMillis(1500));
-            Transport.Lane lane = transport.borrow();
+            Transport.Lane lane = transport.borrow("shared-lane");
             CompletableFuture<Wait> a = CompletableFuture.supplyAsync(() -> awaited(lane, 0));
             Thread.sleep(200); // A is in its select, for seconds
             Wait b = getAndAwait(lane, 1, TimeUnit.SECONDS.toNanos(8));
@@ -99,7 +99,7 @@ class SharedLaneIT {
     }
 
     private static void warmUp(NioTransport transport) throws InterruptedException {
-        Transport.Lane lane = transport.borrow();
+        Transport.Lane lane = transport.borrow("shared-lane");
         try {
             assertThat(getAndAwait(lane, 0, LONG_WAIT).reply()).isNotInstanceOf(Reply.Failure.class);
         } finally {
