@@ -128,6 +128,9 @@ final class TlsWire implements Wire {
                     return total > 0 ? total : -1;
                 }
                 Status status = unwrap();
+                if (status == Status.BUFFER_UNDERFLOW && total > 0) {
+                    return total; // no read from the socket for nothing: the caller asks again if a reply is cut
+                }
                 if (status == Status.BUFFER_UNDERFLOW) {
                     int count = fill();
                     if (count < 0) {

@@ -319,4 +319,37 @@ class TlsIT {
         assertThat(took).isLessThan(PROMPTLY);
         return result;
     }
+
+    /**
+     * A reply of 100 KB comes in several TLS records, and two of them pipelined in more: each is
+     * read whole, however the records fall into the socket reads.
+     */
+    @Test
+    void aReplyLongerThanATlsRecordIsReadWhole() throws Exception {
+        String value = "v".repeat(100_000);
+        RedisServer node = tlsNodes.get(0);
+        try (redis.clients.jedis.Jedis jedis = node.connect(Duration.ofSeconds(5))) {
+            jedis.set("long-value", value);
+        }
+        try (NioTransport transport = new NioTransport(
+                List.of(NodeAddress.parse(node.uri())),
+                NODE_TIMEOUT.multipliedBy(10).toNanos(),
+                1,
+                Ticker.SYSTEM,
+                TlsConfig.of(material.clientContext()))) {
+            Transport.Lane lane = transport.borrow("long-value");
+            List<Reply> replies = new java.util.concurrent.CopyOnWriteArrayList<>();
+            for (int i = 0; i < 2; i++) {
+                lane.link(0).send(Request.get("long-value"), (request, reply, link) -> replies.add(reply));
+            }
+            boolean answered = lane.await(() -> replies.size() == 2, System.nanoTime() + PROMPTLY.toNanos());
+            transport.giveBack(lane);
+            assertThat(answered).as("both replies read in time").isTrue();
+            assertThat(replies).containsExactly(new Reply.Bulk(value), new Reply.Bulk(value));
+        } finally {
+            try (redis.clients.jedis.Jedis jedis = node.connect(Duration.ofSeconds(5))) {
+                jedis.del("long-value");
+            }
+        }
+    }
 }
