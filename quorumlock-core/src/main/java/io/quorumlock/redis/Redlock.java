@@ -522,10 +522,12 @@ public final class Redlock implements DistributedLock<Lease> {
         }
 
         /**
-         * The most connections kept per node, which is also how many threads can run a round at
-         * once; further callers wait up to the node timeout for one. The lock starts no threads of
-         * its own for I/O: the calling thread writes to the nodes and reads their replies. The
-         * default is 8.
+         * The most connections kept per node. Connections are opened as more callers run rounds
+         * at once, up to this many; beyond that, callers share them, their requests pipelined, and
+         * no caller ever waits for a connection. The rounds on one resource share connections, so
+         * that callers of one lock contending for a resource reach every node in one order and do
+         * not split its vote. The lock starts no threads of its own for I/O: a waiting caller
+         * reads the replies for every caller on its connections. The default is 8.
          */
         public Builder maxConnectionsPerNode(int max) {
             this.maxConnectionsPerNode = max;
