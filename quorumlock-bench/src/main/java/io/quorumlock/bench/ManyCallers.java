@@ -16,7 +16,6 @@ import java.util.concurrent.atomic.AtomicLong;
 import org.redisson.RedissonRedLock;
 import org.redisson.api.RLock;
 import org.redisson.api.RedissonClient;
-import redis.clients.jedis.Jedis;
 
 /**
  * Many threads run lock cycles at once over 5 nodes, as the worker pool of one service would:
@@ -235,17 +234,10 @@ final class ManyCallers {
 
     /** The most connections the client holds to one node, as the nodes count them (CLIENT LIST). */
     private static int connectionsPerNode(List<RedisServer> nodes) {
-        int most = 0;
-        for (RedisServer node : nodes) {
-            try (Jedis jedis = node.connect(Duration.ofSeconds(2))) {
-                int ours = (int) jedis.clientList()
-                        .lines()
-                        .filter(line -> line.contains(" name=quorumlock "))
-                        .count();
-                most = Math.max(most, ours);
-            }
-        }
-        return most;
+        return nodes.stream()
+                .mapToInt(n -> n.connectionsNamed("quorumlock"))
+                .max()
+                .orElse(0);
     }
 
     static Double percentile(long[] sorted, double p) {

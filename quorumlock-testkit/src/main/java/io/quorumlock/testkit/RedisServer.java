@@ -553,6 +553,19 @@ public final class RedisServer implements AutoCloseable {
     }
 
     /**
+     * {@return how many connections to this node carry the client name {@code name} (CLIENT
+     * SETNAME), as the node lists them in CLIENT LIST}
+     *
+     * @param name a client name, such as {@code quorumlock}
+     */
+    public int connectionsNamed(String name) {
+        return call(jedis -> (int) jedis.clientList()
+                .lines()
+                .filter(line -> line.contains(" name=" + name + " "))
+                .count());
+    }
+
+    /**
      * Opens a new connection to this node, for tests that look at or change its data directly.
      * The caller closes it.
      *
