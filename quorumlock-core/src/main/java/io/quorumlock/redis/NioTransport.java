@@ -20,10 +20,11 @@ import java.util.function.BooleanSupplier;
  * The production transport: no thread of its own. A caller borrows a lane (one non-blocking
  * pipelined connection per node and a selector), writes its requests, and waits until its round
  * is decided. Lanes are shared: at most {@code maxLanes} of them, so at most that many connections
- * per node, however many callers there are; callers beyond that share the least used lane, their
- * requests pipelined on its connections. Whoever waits on a lane reads its replies for everyone
- * on it (one caller at a time polls the selector, the others sleep until their round is decided
- * or the poller leaves), so a caller is never refused or delayed for want of a connection.
+ * per node, however many callers there are; the callers of a lane have their requests pipelined on
+ * its connections, and the rounds on one resource use one lane. Whoever waits on a lane reads its
+ * replies for everyone on it (one caller at a time polls the selector, the others sleep until
+ * their round is decided or the poller leaves), so a caller is never refused or delayed for want
+ * of a connection.
  */
 final class NioTransport implements Transport {
 
@@ -43,8 +44,8 @@ final class NioTransport implements Transport {
     private int callers;
     /** For the {@code rediss://} nodes; null if there are none. */
     private final TlsConfig tls;
-
-    private volatile boolean closed;
+    /** Guarded by {@link #lanes}. */
+    private boolean closed;
 
     NioTransport(List<NodeAddress> nodes, long timeoutNanos, int maxLanes, Ticker ticker, TlsConfig tls) {
         this.nodes = List.copyOf(nodes);
@@ -83,7 +84,12 @@ final class NioTransport implements Transport {
             }
             lane = lanes.get(resource == null ? 0 : Math.floorMod(resource.hashCode(), lanes.size()));
         }
-        lane.catchUp();
+        try {
+            lane.catchUp();
+        } catch (RuntimeException e) {
+            giveBack(lane);
+            throw e;
+        }
         return lane;
     }
 

@@ -367,6 +367,7 @@ final class RespLink implements Transport.Link {
             } catch (IOException e) {
                 log.debug("closing the connection to {}: {}", name, e.toString());
             }
+            selector.wakeup(); // the failures below may decide rounds whose callers wait on another's poll
         }
         channel = null;
         key = null;
