@@ -30,6 +30,7 @@ final class NioTransport implements Transport {
 
     private final List<NodeAddress> nodes;
     private final long timeoutNanos;
+    private final long connectTimeoutNanos;
     private final Ticker ticker;
     private final int maxLanes;
 
@@ -47,10 +48,17 @@ final class NioTransport implements Transport {
     /** Guarded by {@link #lanes}. */
     private boolean closed;
 
-    NioTransport(List<NodeAddress> nodes, long timeoutNanos, int maxLanes, Ticker ticker, TlsConfig tls) {
+    NioTransport(
+            List<NodeAddress> nodes,
+            long timeoutNanos,
+            long connectTimeoutNanos,
+            int maxLanes,
+            Ticker ticker,
+            TlsConfig tls) {
         this.nodes = List.copyOf(nodes);
         this.tls = tls;
         this.timeoutNanos = timeoutNanos;
+        this.connectTimeoutNanos = connectTimeoutNanos;
         this.ticker = ticker;
         this.maxLanes = maxLanes;
         this.starts = new NodeStarts(nodes.stream().map(NodeAddress::toString).toList(), ticker);
@@ -79,9 +87,10 @@ final class NioTransport implements Transport {
             if (closed) {
                 throw new IllegalStateException("the Redlock was closed during this call");
             }
-            if (++callers > lanes.size() && lanes.size() < maxLanes) {
+            if (callers >= lanes.size() && lanes.size() < maxLanes) {
                 lanes.add(new NioLane());
             }
+            callers++;
             lane = lanes.get(resource == null ? 0 : Math.floorMod(resource.hashCode(), lanes.size()));
         }
         try {
@@ -172,7 +181,14 @@ final class NioTransport implements Transport {
             for (int i = 0; i < links.length; i++) {
                 int node = i;
                 links[i] = new RespLink(
-                        nodes.get(i), resolvers[i], selector, timeoutNanos, ticker, () -> starts.connection(node), tls);
+                        nodes.get(i),
+                        resolvers[i],
+                        selector,
+                        timeoutNanos,
+                        connectTimeoutNanos,
+                        ticker,
+                        () -> starts.connection(node),
+                        tls);
             }
         }
 
@@ -254,7 +270,8 @@ final class NioTransport implements Transport {
         /**
          * Handles what arrived while nobody waited on the lane: late replies, and connections the
          * node closed (a restart), so that the next round opens a fresh one instead of failing on
-         * it. Skipped while another caller polls: it does that.
+         * it. Skipped while another caller polls: it does that. Like a poll, it wakes the callers
+         * whose rounds it decided, and one to poll if a caller started waiting meanwhile.
          */
         void catchUp() {
             if (!polling.tryLock()) {
@@ -268,6 +285,8 @@ final class NioTransport implements Transport {
                 throw new IllegalStateException("the Redlock was closed during this call", e);
             } finally {
                 polling.unlock();
+                wakeDecided(null);
+                handOver();
             }
         }
 

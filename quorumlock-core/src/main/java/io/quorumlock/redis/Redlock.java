@@ -659,8 +659,13 @@ public final class Redlock implements DistributedLock<Lease> {
         public Redlock build() {
             List<NodeAddress> addresses = validate();
             TlsConfig tls = addresses.stream().anyMatch(NodeAddress::tls) ? tlsConfig() : null;
-            NioTransport transport =
-                    new NioTransport(addresses, nodeTimeout.toNanos(), maxConnectionsPerNode, Ticker.SYSTEM, tls);
+            NioTransport transport = new NioTransport(
+                    addresses,
+                    nodeTimeout.toNanos(),
+                    (connectTimeout != null ? connectTimeout : nodeTimeout).toNanos(),
+                    maxConnectionsPerNode,
+                    Ticker.SYSTEM,
+                    tls);
             // The lookups started with the transport; a name that takes longer is compared by its run_id.
             String same =
                     addresses.size() > 1 ? transport.sameAddress(Ticker.SYSTEM.nanos() + SAME_ADDRESS_NANOS) : null;

@@ -48,6 +48,9 @@ final class RespLink implements Transport.Link {
     private final String name;
     private final Selector selector;
     private final long timeoutNanos;
+    /** How long a connection may take to come up (TCP, TLS, set-up), for every request queued meanwhile. */
+    private final long connectTimeoutNanos;
+
     private final Ticker ticker;
     private final Resolver resolver;
     private final long staleNanos;
@@ -82,6 +85,7 @@ final class RespLink implements Transport.Link {
             Resolver resolver,
             Selector selector,
             long timeoutNanos,
+            long connectTimeoutNanos,
             Ticker ticker,
             Supplier<Transport.ReplyHandler> serverInfo,
             TlsConfig tls) {
@@ -93,6 +97,7 @@ final class RespLink implements Transport.Link {
         this.name = address.toString();
         this.selector = selector;
         this.timeoutNanos = timeoutNanos;
+        this.connectTimeoutNanos = Math.max(timeoutNanos, connectTimeoutNanos);
         // A reply owed this long means a frozen or lost node: drop the connection and start afresh.
         this.staleNanos = Math.max(20 * timeoutNanos, 1_000_000_000L);
     }
@@ -125,7 +130,7 @@ final class RespLink implements Transport.Link {
                     Reply.Kind.TIMED_OUT,
                     (connected ? "no reply within " + staleNanos / 1_000_000 + " ms" : channel.notUpWithin(owedFor))
                             + "; connection dropped");
-        } else if (!behind && owedFor > timeoutNanos) {
+        } else if (!behind && owedFor > (connecting() ? connectTimeoutNanos : timeoutNanos)) {
             String why = connected
                     ? "not sent: the node owes a reply for " + owedFor / 1_000_000 + " ms"
                     : "not sent: " + channel.notUpWithin(owedFor);
@@ -374,13 +379,13 @@ final class RespLink implements Transport.Link {
 
     /** Drops the connection; every request still owed a reply gets a failure of {@code kind}. */
     synchronized void close(Reply.Kind kind, String detail) {
-        if (channel != null) {
+        boolean open = channel != null;
+        if (open) {
             try {
                 channel.close();
             } catch (IOException e) {
                 log.debug("closing the connection to {}: {}", name, e.toString());
             }
-            selector.wakeup(); // the failures below may decide rounds whose callers wait on another's poll
         }
         channel = null;
         key = null;
@@ -400,6 +405,9 @@ final class RespLink implements Transport.Link {
             if (p.handler() != null) {
                 p.handler().onReply(p.request(), failure, this);
             }
+        }
+        if (open) {
+            selector.wakeup(); // the failures may have decided rounds whose callers wait on another's poll
         }
     }
 

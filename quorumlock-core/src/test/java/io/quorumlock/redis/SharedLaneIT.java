@@ -38,7 +38,8 @@ class SharedLaneIT {
 
     private static NioTransport transport(List<String> uris) {
         List<NodeAddress> nodes = uris.stream().map(NodeAddress::parse).toList();
-        return new NioTransport(nodes, TimeUnit.SECONDS.toNanos(5), 1, Ticker.SYSTEM, null);
+        return new NioTransport(
+                nodes, TimeUnit.SECONDS.toNanos(5), TimeUnit.SECONDS.toNanos(5), 1, Ticker.SYSTEM, null);
     }
 
     /**

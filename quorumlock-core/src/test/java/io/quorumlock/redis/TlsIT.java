@@ -334,6 +334,7 @@ class TlsIT {
         try (NioTransport transport = new NioTransport(
                 List.of(NodeAddress.parse(node.uri())),
                 NODE_TIMEOUT.multipliedBy(10).toNanos(),
+                NODE_TIMEOUT.multipliedBy(10).toNanos(),
                 1,
                 Ticker.SYSTEM,
                 TlsConfig.of(material.clientContext()))) {
@@ -350,6 +351,39 @@ class TlsIT {
             try (redis.clients.jedis.Jedis jedis = node.connect(Duration.ofSeconds(5))) {
                 jedis.del("long-value");
             }
+        }
+    }
+
+    /**
+     * A caller that joins a connection still in its TLS handshake (slow here: 100 ms each way) waits
+     * for it like the caller that opened it, up to the connect timeout, instead of being refused
+     * as if the node owed it a reply older than the node timeout.
+     */
+    @Test
+    void aCallerJoiningAConnectionInItsHandshakeWaitsTheConnectTimeout() throws Exception {
+        try (io.quorumlock.testkit.FaultProxy proxy = io.quorumlock.testkit.FaultProxy.inFrontOf(tlsNodes.get(0))
+                        .latency(Duration.ofMillis(100));
+                Redlock redlock = Redlock.builder()
+                        .node(proxy.uri())
+                        .tls(material.clientContext())
+                        .nodeTimeout(Duration.ofMillis(100))
+                        .connectTimeout(Duration.ofSeconds(3))
+                        .maxConnectionsPerNode(1)
+                        .build()) {
+            java.util.concurrent.CompletableFuture<java.util.Optional<Lease>> opener =
+                    java.util.concurrent.CompletableFuture.supplyAsync(() -> redlock.tryAcquire("opener", TTL));
+            Thread.sleep(150); // the server's hello comes back after 200 ms: the handshake is under way
+            long joined = System.nanoTime();
+            java.util.Optional<Lease> joiner = redlock.tryAcquire("joiner", TTL);
+            Duration took = Duration.ofNanos(System.nanoTime() - joined);
+            java.util.Optional<Lease> first = opener.get(10, TimeUnit.SECONDS);
+            assertThat(first).as("the caller that opened the connection").isPresent();
+            assertThat(joiner)
+                    .as("the caller that joined it during the handshake")
+                    .isPresent();
+            assertThat(took).isLessThan(Duration.ofSeconds(3));
+            first.get().release();
+            joiner.get().release();
         }
     }
 }
