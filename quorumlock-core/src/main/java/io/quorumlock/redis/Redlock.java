@@ -491,8 +491,9 @@ public final class Redlock implements DistributedLock<Lease> {
         }
 
         /**
-         * How long a round waits for a node whose connection it is opening (TCP connect, TLS
-         * handshake, AUTH), when the outcome cannot be decided without that node. A handshake on a
+         * How long a round waits for a node whose connection is being opened (TCP connect, TLS
+         * handshake, AUTH), by this round or another sharing the connection, when the outcome
+         * cannot be decided without that node. A handshake on a
          * cold JVM, or across a network, can take longer than a command; a node already connected
          * never gets more than the {@linkplain #nodeTimeout node timeout}, and a node whose
          * connection stays unopened counts as not reached from the next round on. The default is
