@@ -314,8 +314,12 @@ final class EtcdLease implements FencedLease {
             lock.calls().call(() -> lock.client().getLeaseClient().revoke(leaseId), "revoke the lease", end);
         } catch (EtcdCalls.RequestFailed e) {
             if (!e.outcome.detail().contains("requested lease not found")) {
-                log.debug("could not revoke lease {} of a failed attempt on '{}' yet ({}): revoking it in the"
-                        + " background", Long.toHexString(leaseId), resource, e.outcome);
+                log.debug(
+                        "could not revoke lease {} of a failed attempt on '{}' yet ({}): revoking it in the"
+                                + " background",
+                        Long.toHexString(leaseId),
+                        resource,
+                        e.outcome);
                 revokeInBackground(System.nanoTime() + ttlNanos);
             }
         } catch (RuntimeException e) {
@@ -332,7 +336,8 @@ final class EtcdLease implements FencedLease {
         try {
             sent = lock.client().getLeaseClient().revoke(leaseId);
         } catch (RuntimeException closed) {
-            log.debug("lease {} of '{}' runs out by itself: {}", Long.toHexString(leaseId), resource, closed.toString());
+            log.debug(
+                    "lease {} of '{}' runs out by itself: {}", Long.toHexString(leaseId), resource, closed.toString());
             return;
         }
         sent.orTimeout(lock.requestTimeout().toNanos(), TimeUnit.NANOSECONDS).whenComplete((revoked, error) -> {
@@ -348,7 +353,10 @@ final class EtcdLease implements FencedLease {
             try {
                 lock.scheduler().schedule(() -> revokeInBackground(until), pause, TimeUnit.NANOSECONDS);
             } catch (RejectedExecutionException closing) {
-                log.debug("lease {} of '{}' runs out by itself: the lock was closed", Long.toHexString(leaseId), resource);
+                log.debug(
+                        "lease {} of '{}' runs out by itself: the lock was closed",
+                        Long.toHexString(leaseId),
+                        resource);
             }
         });
     }

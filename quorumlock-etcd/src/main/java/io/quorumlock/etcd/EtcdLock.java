@@ -89,6 +89,7 @@ public final class EtcdLock implements DistributedLock<FencedLease> {
     private final LockAttempts attempts;
     /** How long past its wait an attempt may end: see {@link AcquireLoop#overrun}. */
     private final long overrunNanos;
+
     private final ScheduledExecutorService scheduler;
     private final Set<EtcdLease> leases = ConcurrentHashMap.newKeySet();
     private final AtomicBoolean closed = new AtomicBoolean();

@@ -55,8 +55,8 @@ class EtcdMaxWaitIT {
 
             proxies.partition(0);
             long start = System.nanoTime();
-            LockUnavailableException refused = catchThrowableOfType(
-                    LockUnavailableException.class, () -> cutOff.acquire("stock", TTL, MAX_WAIT));
+            LockUnavailableException refused =
+                    catchThrowableOfType(LockUnavailableException.class, () -> cutOff.acquire("stock", TTL, MAX_WAIT));
             Duration took = Duration.ofNanos(System.nanoTime() - start);
             System.out.printf(
                     "etcd: acquire(maxWait %d ms) through a silent partition returned after %d ms%n",
@@ -87,8 +87,8 @@ class EtcdMaxWaitIT {
             FencedLease held = direct.acquire("queue", TTL, Duration.ofSeconds(5));
 
             long start = System.nanoTime();
-            CompletableFuture<Throwable> waiting = CompletableFuture.supplyAsync(() -> catchThrowableOfType(
-                    LockUnavailableException.class, () -> cutOff.acquire("queue", TTL, MAX_WAIT)));
+            CompletableFuture<Throwable> waiting = CompletableFuture.supplyAsync(() ->
+                    catchThrowableOfType(LockUnavailableException.class, () -> cutOff.acquire("queue", TTL, MAX_WAIT)));
             TestTime.await(Duration.ofSeconds(2), () -> waiters(direct, "queue") == 2, "the cut-off client to queue");
             proxies.partition(0);
             Throwable refused = waiting.get(30, TimeUnit.SECONDS);
@@ -122,7 +122,9 @@ class EtcdMaxWaitIT {
                 lock.lockName(resource).toString(StandardCharsets.UTF_8) + "/", StandardCharsets.UTF_8);
         return lock.client()
                 .getKVClient()
-                .get(prefix, GetOption.builder().isPrefix(true).withCountOnly(true).build())
+                .get(
+                        prefix,
+                        GetOption.builder().isPrefix(true).withCountOnly(true).build())
                 .join()
                 .getCount();
     }
