@@ -28,8 +28,7 @@ final class Holder {
         /** The kernel's host name where Linux gives it cheaply, else the JVM's (which costs ~20 ms at start-up). */
         private static String host() {
             try {
-                String host =
-                        Files.readString(Path.of("/proc/sys/kernel/hostname")).trim();
+                String host = firstLine(Path.of("/proc/sys/kernel/hostname"));
                 if (!host.isEmpty()) {
                     return host;
                 }
@@ -43,6 +42,14 @@ final class Holder {
         private static String shortened(String name) {
             String printable = name.replaceAll("[^\\x20-\\x7e]", "?");
             return printable.length() <= MAX_LENGTH ? printable : printable.substring(0, MAX_LENGTH);
+        }
+    }
+
+    /** The first line of a file, trimmed; read line by line, as /proc files must be (see HolderTest). */
+    static String firstLine(Path file) throws IOException {
+        try (java.io.BufferedReader reader = Files.newBufferedReader(file)) {
+            String line = reader.readLine();
+            return line == null ? "" : line.trim();
         }
     }
 

@@ -19,6 +19,20 @@ class HolderTest {
         assertThat(Holder.problem(Holder.defaultName())).isNull();
     }
 
+    /**
+     * The host name comes from a /proc file, which some JDKs read short with Files.readString (a
+     * size of 0, then one read); the whole first line must come back, so the default name is not a
+     * truncated host. Checked on a /proc file that is read short that way on our machines.
+     */
+    @Test
+    void aProcFileIsReadWhole() throws Exception {
+        java.nio.file.Path file = java.nio.file.Path.of("/proc/sys/net/ipv4/ip_local_port_range");
+        org.junit.jupiter.api.Assumptions.assumeTrue(java.nio.file.Files.isReadable(file), "Linux only");
+        assertThat(Holder.firstLine(file))
+                .isEqualTo(java.nio.file.Files.readAllLines(file).get(0).trim())
+                .contains("\t");
+    }
+
     @Test
     void namesMustBeShortPrintableAscii() {
         assertThat(Holder.problem("billing-worker-1")).isNull();
