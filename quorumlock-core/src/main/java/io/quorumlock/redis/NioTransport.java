@@ -277,7 +277,7 @@ final class NioTransport implements Transport {
 
         void close() {
             for (RespLink link : links) {
-                link.close(Reply.Kind.BROKEN, "client closed");
+                link.shut();
             }
             try {
                 selector.close();

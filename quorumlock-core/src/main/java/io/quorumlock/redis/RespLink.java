@@ -66,6 +66,9 @@ final class RespLink implements Transport.Link {
     /** AUTH and SELECT; requests wait in {@link #out} until the node has accepted them. */
     private ByteBuffer setup = ByteBuffer.allocate(256);
 
+    /** Closed for good with its lock: no connection is opened again. */
+    private boolean shut;
+
     private int setupOwed;
     /** Set-up commands of this connection not answered yet: until then it is still being opened. */
     private int setupUnanswered;
@@ -110,6 +113,10 @@ final class RespLink implements Transport.Link {
     }
 
     private synchronized void send(Request request, Transport.ReplyHandler handler, boolean behind) {
+        if (shut) { // a connection opened now would outlive the lock: nobody would ever close it
+            handler.onReply(request, new Reply.Failure(Reply.Kind.NOT_SENT, "not sent: the Redlock was closed"), this);
+            return;
+        }
         long now = ticker.nanos();
         Pending oldest = pending.peek();
         long owedFor = oldest == null ? 0 : now - oldest.sentAt();
@@ -357,6 +364,12 @@ final class RespLink implements Transport.Link {
                     Reply.Kind.NOT_SENT,
                     "not sent: the node refused the connection set-up: " + NodeErrors.shortened(text));
         }
+    }
+
+    /** Drops the connection for good, as {@link #close} does, and opens none after it. */
+    synchronized void shut() {
+        shut = true;
+        close(Reply.Kind.BROKEN, "client closed");
     }
 
     /** Drops the connection; every request still owed a reply gets a failure of {@code kind}. */
