@@ -20,9 +20,25 @@ public final class AcquireLoop {
     /** The longest wait the loop keeps count of, about 73 years: a longer one is waited this long. */
     private static final long LONGEST_WAIT_NANOS = Long.MAX_VALUE / 4;
 
+    private static final Duration LEAST_OVERRUN = Duration.ofMillis(100);
+
     private static final LockEvents NO_EVENTS = LockEvents.of("none", LockListener.NONE);
 
     private AcquireLoop() {}
+
+    /**
+     * How long past its {@code maxWait} an acquire on one consensus service (ZooKeeper, etcd) may
+     * return, whatever the service does: the larger of 100 ms and a twentieth of {@code
+     * requestTimeout}, the time one request to the service may take (250 ms for 5 s). It pays for
+     * the round trips that end an attempt whose wait ran out (the read that names the holder, the
+     * checks of a grant that came at the last moment), which a healthy service answers in
+     * milliseconds; a service configured with a long request timeout is a slow one, whose round
+     * trips take longer.
+     */
+    public static Duration overrun(Duration requestTimeout) {
+        Duration twentieth = requestTimeout.dividedBy(20);
+        return twentieth.compareTo(LEAST_OVERRUN) > 0 ? twentieth : LEAST_OVERRUN;
+    }
 
     /**
      * Makes attempts to lock {@code resource} until one is granted, one is refused for good, or

@@ -46,7 +46,15 @@ final class EtcdCalls {
 
     /** Sends a request that must not be repeated (a grant) and waits up to the request timeout. */
     <T> T callOnce(Supplier<CompletableFuture<T>> request, String what) {
-        return call(request, what, false);
+        return call(request, what, false, System.nanoTime() + requestTimeout.toNanos());
+    }
+
+    /**
+     * As {@link #callOnce(Supplier, String)}, and gives up at {@code deadline} (System.nanoTime) if
+     * that comes first: the end of an acquire's wait.
+     */
+    <T> T callOnce(Supplier<CompletableFuture<T>> request, String what, long deadline) {
+        return call(request, what, false, deadline);
     }
 
     /**
@@ -56,26 +64,38 @@ final class EtcdCalls {
      * as there is one.
      */
     <T> T call(Supplier<CompletableFuture<T>> request, String what) {
-        return call(request, what, true);
+        return call(request, what, true, System.nanoTime() + requestTimeout.toNanos());
     }
 
-    private <T> T call(Supplier<CompletableFuture<T>> request, String what, boolean repeatable) {
+    /**
+     * As {@link #call(Supplier, String)}, and gives up at {@code deadline} (System.nanoTime) if that
+     * comes first: the end of an acquire's wait.
+     */
+    <T> T call(Supplier<CompletableFuture<T>> request, String what, long deadline) {
+        return call(request, what, true, deadline);
+    }
+
+    private <T> T call(Supplier<CompletableFuture<T>> request, String what, boolean repeatable, long deadline) {
         long perTryNanos = repeatable ? Math.min(requestTimeout.toNanos(), RESEND_AFTER.toNanos()) : Long.MAX_VALUE;
-        long deadline = System.nanoTime() + requestTimeout.toNanos();
+        long timeoutAt = System.nanoTime() + requestTimeout.toNanos();
+        boolean byTheWait = deadline - timeoutAt < 0;
+        long end = byTheWait ? deadline : timeoutAt;
         while (true) {
             CompletableFuture<T> sent = request.get();
             try {
-                return sent.get(Math.min(perTryNanos, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+                return sent.get(Math.min(perTryNanos, end - System.nanoTime()), TimeUnit.NANOSECONDS);
             } catch (TimeoutException e) {
                 sent.cancel(false);
-                if (deadline - System.nanoTime() <= 0) {
+                if (end - System.nanoTime() <= 0) {
                     throw new RequestFailed(outcome(
-                            Vote.TIMED_OUT, "no answer to '" + what + "' within " + requestTimeout.toMillis() + " ms"));
+                            Vote.TIMED_OUT,
+                            "no answer to '" + what + "' within "
+                                    + (byTheWait ? "the wait" : requestTimeout.toMillis() + " ms")));
                 }
                 log.debug("no answer to '{}' yet; sending it again", what);
             } catch (ExecutionException | CompletionException | CancellationException e) {
                 NodeOutcome failure = failure(e, what);
-                long pause = Math.min(RESEND_PAUSE.toNanos(), deadline - System.nanoTime());
+                long pause = Math.min(RESEND_PAUSE.toNanos(), end - System.nanoTime());
                 if (!repeatable || !isTransient(e) || pause <= 0) {
                     throw new RequestFailed(failure);
                 }

@@ -291,8 +291,13 @@ final class EtcdLease implements FencedLease {
         return true;
     }
 
-    /** Gives up a lease that is not handed out: stops the keep-alive and revokes it (deleting its lock key). */
-    void abandon() {
+    /**
+     * Gives up a lease that is not handed out: stops the keep-alive and revokes it (deleting its
+     * lock key), waiting for etcd's answer until {@code end} (System.nanoTime) at most. Without an
+     * answer by then, the revoke goes on in the background: so a key that etcd would grant to
+     * nobody goes as soon as etcd is reached again, not only when the lease runs out.
+     */
+    void abandon(long end) {
         synchronized (this) {
             if (state == State.RELEASED) {
                 return;
@@ -301,7 +306,59 @@ final class EtcdLease implements FencedLease {
             stopKeepingAlive();
         }
         lock.forget(this);
-        finish(() -> lock.client().getLeaseClient().revoke(leaseId), "revoke the lease of a failed attempt");
+        if (Thread.currentThread().isInterrupted()) {
+            revokeInBackground(System.nanoTime() + ttlNanos);
+            return;
+        }
+        try {
+            lock.calls().call(() -> lock.client().getLeaseClient().revoke(leaseId), "revoke the lease", end);
+        } catch (EtcdCalls.RequestFailed e) {
+            if (!e.outcome.detail().contains("requested lease not found")) {
+                log.debug(
+                        "could not revoke lease {} of a failed attempt on '{}' yet ({}): revoking it in the"
+                                + " background",
+                        Long.toHexString(leaseId),
+                        resource,
+                        e.outcome);
+                revokeInBackground(System.nanoTime() + ttlNanos);
+            }
+        } catch (RuntimeException e) {
+            log.warn("could not revoke the lease of a failed attempt on '{}': {}", resource, e.toString());
+        }
+    }
+
+    /**
+     * Sends the revoke again every request timeout, without blocking a thread, until etcd answers,
+     * the lock is closed, or {@code until}: by then etcd has expired the lease, no longer kept alive.
+     */
+    private void revokeInBackground(long until) {
+        CompletableFuture<?> sent;
+        try {
+            sent = lock.client().getLeaseClient().revoke(leaseId);
+        } catch (RuntimeException closed) {
+            log.debug(
+                    "lease {} of '{}' runs out by itself: {}", Long.toHexString(leaseId), resource, closed.toString());
+            return;
+        }
+        sent.orTimeout(lock.requestTimeout().toNanos(), TimeUnit.NANOSECONDS).whenComplete((revoked, error) -> {
+            if (error == null || String.valueOf(error.getMessage()).contains("requested lease not found")) {
+                log.debug("revoked lease {} of a failed attempt on '{}'", Long.toHexString(leaseId), resource);
+                return;
+            }
+            long pause = TimeUnit.MILLISECONDS.toNanos(RECOVERY_RETRY_MILLIS);
+            if (until - System.nanoTime() - pause <= 0) {
+                log.debug("lease {} of '{}' has run out by itself", Long.toHexString(leaseId), resource);
+                return;
+            }
+            try {
+                lock.scheduler().schedule(() -> revokeInBackground(until), pause, TimeUnit.NANOSECONDS);
+            } catch (RejectedExecutionException closing) {
+                log.debug(
+                        "lease {} of '{}' runs out by itself: the lock was closed",
+                        Long.toHexString(leaseId),
+                        resource);
+            }
+        });
     }
 
     // ---- keep-alive ------------------------------------------------------------------------------

@@ -87,6 +87,9 @@ public final class EtcdLock implements DistributedLock<FencedLease> {
     private final Duration tryAcquireWait;
     private final EtcdCalls calls;
     private final LockAttempts attempts;
+    /** How long past its wait an attempt may end: see {@link AcquireLoop#overrun}. */
+    private final long overrunNanos;
+
     private final ScheduledExecutorService scheduler;
     private final Set<EtcdLease> leases = ConcurrentHashMap.newKeySet();
     private final AtomicBoolean closed = new AtomicBoolean();
@@ -101,7 +104,8 @@ public final class EtcdLock implements DistributedLock<FencedLease> {
         this.retry = builder.retry;
         this.tryAcquireWait = builder.tryAcquireWait;
         this.calls = new EtcdCalls(cluster, builder.requestTimeout);
-        this.attempts = new LockAttempts(this, client, calls);
+        this.attempts = new LockAttempts(this, client, calls, tryAcquireWait.toNanos());
+        this.overrunNanos = AcquireLoop.overrun(builder.requestTimeout).toNanos();
         int instance = instances.incrementAndGet();
         ScheduledThreadPoolExecutor executor = new ScheduledThreadPoolExecutor(1, task -> {
             Thread thread = new Thread(task, "quorumlock-etcd-" + instance);
@@ -120,8 +124,9 @@ public final class EtcdLock implements DistributedLock<FencedLease> {
     /**
      * Makes one attempt to lock {@code resource} for {@code ttl}: if the lock is held, it waits at
      * most {@linkplain Builder#tryAcquireWait(Duration) tryAcquireWait} (100 ms by default) for it
-     * to be released. Each request to etcd on the way (grant, checks) is bounded by the request
-     * timeout.
+     * to be released. It returns within the request timeout, plus tryAcquireWait, plus the
+     * {@linkplain AcquireLoop#overrun overrun} of a twentieth of the request timeout (at least 100
+     * ms), whatever etcd does: 5.35 s with the defaults.
      *
      * @return the lease, or empty if the lock stayed held, or etcd could not be reached or refused
      *     (the attempt then revoked its own etcd lease, so it leaves nothing behind)
@@ -133,11 +138,13 @@ public final class EtcdLock implements DistributedLock<FencedLease> {
     public Optional<FencedLease> tryAcquire(String resource, Duration ttl) {
         checkResource(resource);
         long ttlSeconds = ttlSeconds(ttl);
-        return AcquireLoop.once(
-                resource,
-                System::nanoTime,
-                events,
-                () -> attempts.attempt(resource, ttlSeconds, tryAcquireWait.toNanos()));
+        return AcquireLoop.once(resource, System::nanoTime, events, () -> once(resource, ttlSeconds));
+    }
+
+    /** One attempt as {@link #tryAcquire} makes it: a request timeout for the grant, tryAcquireWait for the lock. */
+    private AcquireLoop.Attempt<FencedLease> once(String resource, long ttlSeconds) {
+        long waitEnd = System.nanoTime() + calls.requestTimeout().toNanos() + tryAcquireWait.toNanos();
+        return attempts.attempt(resource, ttlSeconds, tryAcquireWait.toNanos(), waitEnd, waitEnd + overrunNanos);
     }
 
     /**
@@ -146,12 +153,18 @@ public final class EtcdLock implements DistributedLock<FencedLease> {
      * retried after the {@linkplain Builder#retry(RetryPolicy) retry} delay while {@code maxWait}
      * allows. A free lock is given at least {@linkplain Builder#tryAcquireWait(Duration)
      * tryAcquireWait} to be granted, so a {@code maxWait} of zero acts as {@link #tryAcquire} that
-     * throws. Requests to etcd other than the wait itself are bounded by the request timeout each,
-     * so the call may take that much longer than {@code maxWait} when etcd is slow.
+     * throws, bounded as {@code tryAcquire} is. Otherwise the call returns within {@code maxWait}
+     * (at least tryAcquireWait) and the {@linkplain AcquireLoop#overrun overrun}, the larger of 100
+     * ms and a twentieth of the {@linkplain Builder#requestTimeout request timeout} (250 ms by
+     * default), whatever etcd does: every request is bounded by what is left of the wait, and the
+     * overrun pays for the requests that end an attempt whose wait ran out (reading who holds the
+     * lock, checking a grant that came at the last moment). If etcd gave no answer within the wait,
+     * the exception says so.
      *
      * @throws LockUnavailableException if the lock was not acquired in time, with the holder's key,
      *     create revision and lease as evidence when one was seen; the attempt revoked its own etcd
-     *     lease, so it leaves nothing behind
+     *     lease, so it leaves nothing behind (if etcd did not answer in time, the revoke goes on in
+     *     the background, and the lease, no longer kept alive, ends within its TTL in any case)
      * @throws IllegalArgumentException if the resource is empty, the TTL not positive or {@code
      *     maxWait} negative
      * @throws IllegalStateException if this lock was closed
@@ -161,15 +174,19 @@ public final class EtcdLock implements DistributedLock<FencedLease> {
     public FencedLease acquire(String resource, Duration ttl, Duration maxWait) {
         checkResource(resource);
         long ttlSeconds = ttlSeconds(ttl);
-        // A free lock is given at least tryAcquireWait to be granted, whatever is left of the wait.
-        return AcquireLoop.acquire(
-                resource,
-                maxWait,
-                retry,
-                System::nanoTime,
-                events,
-                (number, remainingNanos) ->
-                        attempts.attempt(resource, ttlSeconds, Math.max(remainingNanos, tryAcquireWait.toNanos())));
+        boolean once = Objects.requireNonNull(maxWait, "maxWait").isZero();
+        long[] waitEnd = new long[1]; // the wait's end, set by the first attempt, for every attempt
+        return AcquireLoop.acquire(resource, maxWait, retry, System::nanoTime, events, (number, remainingNanos) -> {
+            if (once) {
+                return once(resource, ttlSeconds);
+            }
+            if (number == 1) {
+                // A free lock is given at least tryAcquireWait to be granted, however short the wait.
+                waitEnd[0] = System.nanoTime() + Math.max(remainingNanos, tryAcquireWait.toNanos());
+            }
+            long wait = Math.max(0, waitEnd[0] - System.nanoTime());
+            return attempts.attempt(resource, ttlSeconds, wait, waitEnd[0], waitEnd[0] + overrunNanos);
+        });
     }
 
     /**

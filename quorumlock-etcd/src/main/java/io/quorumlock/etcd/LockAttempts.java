@@ -28,7 +28,10 @@ import org.slf4j.LoggerFactory;
 /**
  * One attempt to take a resource's lock: grant an etcd lease and keep it alive, wait in etcd's
  * lock queue, then check that the lock key exists under that lease and that the lease is alive.
- * Any failure revokes the lease, which also deletes a lock key that may have been created for it.
+ * Every request is bounded by the attempt's end, whatever etcd does. Any failure revokes the
+ * lease, which also deletes a lock key that may have been created for it: at once if etcd answers
+ * before the end, else in the background, until etcd answers or the lease, no longer kept alive,
+ * has run out by itself.
  */
 final class LockAttempts {
 
@@ -37,26 +40,32 @@ final class LockAttempts {
     private final EtcdLock lock;
     private final Client client;
     private final EtcdCalls calls;
+    /** The least time a free lock is given to be granted. */
+    private final long leastLockWaitNanos;
 
-    LockAttempts(EtcdLock lock, Client client, EtcdCalls calls) {
+    LockAttempts(EtcdLock lock, Client client, EtcdCalls calls, long leastLockWaitNanos) {
         this.lock = lock;
         this.client = client;
         this.calls = calls;
+        this.leastLockWaitNanos = leastLockWaitNanos;
     }
 
     /**
-     * Makes one attempt, waiting up to {@code lockWaitNanos} in etcd's queue for the holders ahead.
+     * Makes one attempt that ends by {@code end} (System.nanoTime), whatever etcd does: grants a
+     * lease by {@code waitEnd}, waits in etcd's queue for the holders ahead up to {@code
+     * lockWaitNanos} from the lock request and no longer than {@code waitEnd}, yet gives a free
+     * lock the least lock wait (within {@code end}); reads and checks by {@code end}.
      * A wait that ran out is final; other failures may be retried.
      *
      * @throws IllegalStateException if the lock was closed
      * @throws QuorumLockException if the thread was interrupted (the interrupt flag stays set)
      */
-    Attempt<FencedLease> attempt(String resource, long ttlSeconds, long lockWaitNanos) {
+    Attempt<FencedLease> attempt(String resource, long ttlSeconds, long lockWaitNanos, long waitEnd, long end) {
         lock.requireOpen();
         long grantSent = System.nanoTime();
         LeaseGrantResponse grant;
         try {
-            grant = calls.callOnce(() -> client.getLeaseClient().grant(ttlSeconds), "grant a lease");
+            grant = calls.callOnce(() -> client.getLeaseClient().grant(ttlSeconds), "grant a lease", waitEnd);
         } catch (EtcdCalls.RequestFailed e) {
             return Attempt.refused(e.outcome, true);
         }
@@ -66,17 +75,20 @@ final class LockAttempts {
         boolean handedOut = false;
         try {
             lease.startKeepAlive();
-            Attempt<FencedLease> attempt = lockAndCheck(lease, lock.lockName(resource), lockWaitNanos);
+            long now = System.nanoTime();
+            long lockWait = Math.min(lockWaitNanos, waitEnd - now);
+            lockWait = Math.max(lockWait, Math.min(leastLockWaitNanos, end - now));
+            Attempt<FencedLease> attempt = lockAndCheck(lease, lock.lockName(resource), Math.max(0, lockWait), end);
             handedOut = attempt.lease().isPresent();
             return attempt;
         } finally {
             if (!handedOut) {
-                lease.abandon();
+                lease.abandon(end);
             }
         }
     }
 
-    private Attempt<FencedLease> lockAndCheck(EtcdLease lease, ByteSequence name, long lockWaitNanos) {
+    private Attempt<FencedLease> lockAndCheck(EtcdLease lease, ByteSequence name, long lockWaitNanos, long end) {
         String resource = lease.resource();
         CompletableFuture<LockResponse> lockCall = client.getLockClient().lock(name, lease.leaseId());
         LockResponse locked;
@@ -91,7 +103,7 @@ final class LockAttempts {
             locked = lockCall.join();
         } catch (TimeoutException e) {
             lockCall.cancel(false);
-            return holder(name, lease.leaseId(), lockWaitNanos);
+            return holder(name, lease.leaseId(), lockWaitNanos, end);
         } catch (ExecutionException | CompletionException | CancellationException e) {
             return Attempt.refused(calls.failure(e, "lock"), true);
         } catch (InterruptedException e) {
@@ -105,11 +117,12 @@ final class LockAttempts {
         LeaseTimeToLiveResponse alive;
         long checkSent;
         try {
-            got = calls.call(() -> client.getKVClient().get(key), "read the lock key back");
+            got = calls.call(() -> client.getKVClient().get(key), "read the lock key back", end);
             checkSent = System.nanoTime();
             alive = calls.call(
                     () -> client.getLeaseClient().timeToLive(lease.leaseId(), LeaseOption.DEFAULT),
-                    "ask the lease's time to live");
+                    "ask the lease's time to live",
+                    end);
         } catch (EtcdCalls.RequestFailed e) {
             return Attempt.refused(e.outcome, true);
         }
@@ -157,7 +170,7 @@ final class LockAttempts {
      * The refusal of a wait that ran out, final: who holds the lock now, as etcd knows it (the
      * lease its key is tied to), with the key and its create revision, the holder's token.
      */
-    private Attempt<FencedLease> holder(ByteSequence name, long ownLease, long waitedNanos) {
+    private Attempt<FencedLease> holder(ByteSequence name, long ownLease, long waitedNanos, long end) {
         String waited = "waited " + TimeUnit.NANOSECONDS.toMillis(waitedNanos) + " ms for the holder";
         ByteSequence prefix = ByteSequence.from(name.toString(StandardCharsets.UTF_8) + "/", StandardCharsets.UTF_8);
         GetOption first = GetOption.builder()
@@ -168,7 +181,7 @@ final class LockAttempts {
                 .withKeysOnly(true)
                 .build();
         try {
-            List<KeyValue> kvs = calls.call(() -> client.getKVClient().get(prefix, first), "find the holder")
+            List<KeyValue> kvs = calls.call(() -> client.getKVClient().get(prefix, first), "find the holder", end)
                     .getKvs();
             if (kvs.isEmpty()) {
                 return Attempt.refused(calls.outcome(Vote.TIMED_OUT, "no grant and no holder seen; " + waited), false);

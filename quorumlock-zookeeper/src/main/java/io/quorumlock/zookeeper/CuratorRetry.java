@@ -8,8 +8,8 @@ import org.apache.curator.RetrySleeper;
 /**
  * Curator's retry policy for the client the lock builds itself: the lock's {@link RetryPolicy}
  * backoff, for at most the connection timeout. Each try already waits up to the connection
- * timeout for a connection, so one operation (and so an attempt that the connection breaks in the
- * middle of) takes at most about twice the connection timeout; {@code acquire} then decides
+ * timeout for a connection, so one operation takes at most about twice the connection timeout in
+ * the background; an attempt waits for it only until its own end, and {@code acquire} then decides
  * itself whether its wait allows another attempt. Deletes are not lost by giving up early: Curator
  * finishes guaranteed deletes, and deletes the nodes of failed protected creates, in the background.
  */

@@ -6,7 +6,14 @@ import io.quorumlock.NodeOutcome;
 import io.quorumlock.NodeOutcome.Vote;
 import io.quorumlock.QuorumLockException;
 import java.nio.charset.StandardCharsets;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import org.apache.curator.framework.CuratorFramework;
+import org.apache.curator.framework.api.BackgroundCallback;
+import org.apache.curator.framework.api.CuratorEvent;
 import org.apache.curator.utils.ZKPaths;
 import org.apache.zookeeper.CreateMode;
 import org.apache.zookeeper.KeeperException;
@@ -18,7 +25,12 @@ import org.slf4j.LoggerFactory;
  * One attempt to take a resource's lock: create this contender's ephemeral-sequential node, wait
  * for the node just before it to go (woken by a watch, or by the {@link ConnectionWatch}), and
  * turn the first place into a lease whose fencing token is the node's czxid. A node that did not
- * become a lease is deleted before the attempt returns.
+ * become a lease is deleted as the attempt returns (in the background, guaranteed by Curator).
+ *
+ * <p>Every request goes out in the background and is waited for until the attempt's end at most,
+ * whatever the ensemble does: a silent connection holds a synchronous call for most of the session
+ * timeout and Curator's retries. A create given up at the end deletes its node when it is answered
+ * after all, so no node is left that the ensemble would grant to nobody while the session lives.
  */
 final class LockAttempts {
 
@@ -41,14 +53,16 @@ final class LockAttempts {
 
     /**
      * Makes one attempt on the lock directory {@code dir}, waiting for a connection up to {@code
-     * deadline} (System.nanoTime), and, with {@code wait}, for the holders ahead up to it too.
-     * Without {@code wait}, a refusal for another reason than a holder is logged as a warning.
+     * deadline} (System.nanoTime), and, with {@code wait}, for the holders ahead up to it too; each
+     * request is given up at {@code end}, a little after the deadline, so that a request made just
+     * before the deadline can be answered. Without {@code wait}, a refusal for another reason than
+     * a holder is logged as a warning.
      *
      * @throws IllegalStateException if the lock was closed
      * @throws QuorumLockException if ZooKeeper refused for a reason other than the connection, or
      *     the thread was interrupted
      */
-    Attempt<FencedLease> attempt(String resource, String dir, long deadline, boolean wait) {
+    Attempt<FencedLease> attempt(String resource, String dir, long deadline, long end, boolean wait) {
         lock.checkOpen();
         String ours = null;
         boolean granted = false;
@@ -62,7 +76,7 @@ final class LockAttempts {
                         "no connection to the ensemble"
                                 + (wait ? " within the wait" : " within the connection timeout"));
             }
-            ours = create(dir);
+            ours = create(dir, end);
             String name = ZKPaths.getNodeFromPath(ours);
             while (true) {
                 lock.checkOpen();
@@ -81,7 +95,10 @@ final class LockAttempts {
                     }
                 }
                 long changes = connection.changes();
-                LockQueue.Place place = LockQueue.place(client.getChildren().forPath(dir), name);
+                List<String> queue = answer(
+                                send(cb -> client.getChildren().inBackground(cb).forPath(dir)), end, "list the queue")
+                        .getChildren();
+                LockQueue.Place place = LockQueue.place(queue, name);
                 if (!place.present()) {
                     return refused(
                             resource,
@@ -90,7 +107,7 @@ final class LockAttempts {
                             "the lock node " + ours + " vanished while waiting: the session ended");
                 }
                 if (place.first()) {
-                    Grant grant = grant(resource, ours, changes);
+                    Grant grant = grant(resource, ours, changes, end);
                     if (grant.lease() != null) {
                         granted = true;
                         return Attempt.granted(grant.lease());
@@ -104,15 +121,29 @@ final class LockAttempts {
                     return Attempt.heldBy("lock node " + place.holder(), answer(Vote.HELD_BY_OTHER, place.holder()));
                 }
                 if (System.nanoTime() - deadline >= 0) {
-                    return heldBy(dir, place);
+                    return heldBy(dir, place, end);
                 }
                 try {
-                    client.getData().usingWatcher(waiter).forPath(ZKPaths.makePath(dir, place.predecessor()));
+                    String predecessor = ZKPaths.makePath(dir, place.predecessor());
+                    answer(
+                            send(cb -> client.getData()
+                                    .usingWatcher(waiter)
+                                    .inBackground(cb)
+                                    .forPath(predecessor)),
+                            end,
+                            "watch the node ahead");
                 } catch (KeeperException.NoNodeException gone) {
                     continue;
                 }
                 waiter.await(deadline);
             }
+        } catch (NoAnswer e) {
+            return refused(
+                    resource,
+                    wait,
+                    Vote.TIMED_OUT,
+                    "no answer from the ensemble to '" + e.getMessage() + "' within the "
+                            + (wait ? "wait" : "connection timeout"));
         } catch (KeeperException e) {
             if (retryable(e.code())) {
                 return refused(resource, wait, Vote.ERROR, e.getMessage());
@@ -137,15 +168,28 @@ final class LockAttempts {
         }
     }
 
-    /** Creates this contender's node; retries when the parent container was deleted under it. */
-    private String create(String dir) throws Exception {
+    /**
+     * Creates this contender's node; retries when the parent container was deleted under it. A
+     * create given up at {@code end} deletes its node if it is answered after all.
+     */
+    private String create(String dir, long end) throws Exception {
         for (int tries = 1; ; tries++) {
+            CompletableFuture<CuratorEvent> created = send(cb -> client.create()
+                    .creatingParentContainersIfNeeded()
+                    .withProtection()
+                    .withMode(CreateMode.EPHEMERAL_SEQUENTIAL)
+                    .inBackground(cb)
+                    .forPath(ZKPaths.makePath(dir, LockQueue.NODE_PREFIX), holder));
             try {
-                return client.create()
-                        .creatingParentContainersIfNeeded()
-                        .withProtection()
-                        .withMode(CreateMode.EPHEMERAL_SEQUENTIAL)
-                        .forPath(ZKPaths.makePath(dir, LockQueue.NODE_PREFIX), holder);
+                return answer(created, end, "create the lock node").getName();
+            } catch (NoAnswer e) {
+                created.thenAccept(late -> {
+                    if (late.getResultCode() == KeeperException.Code.OK.intValue()) {
+                        log.debug("deleting lock node {}, created after its attempt gave up", late.getName());
+                        lock.deleteLockNode(late.getName(), false);
+                    }
+                });
+                throw e;
             } catch (KeeperException.NoNodeException e) {
                 // ZooKeeper deleted the empty container between Curator's mkdirs and the create.
                 if (tries >= CREATE_TRIES) {
@@ -165,10 +209,16 @@ final class LockAttempts {
      * was), the grant is not settled: the caller looks again, so that no lease is handed out
      * suspended or with an event missed.
      */
-    private Grant grant(String resource, String node, long changesBefore) throws Exception {
+    private Grant grant(String resource, String node, long changesBefore, long end) throws Exception {
         ZooKeeperLease.NodeWatch watch = new ZooKeeperLease.NodeWatch();
-        Stat stat = new Stat();
-        client.getData().storingStatIn(stat).usingWatcher(watch).forPath(node);
+        Stat stat = answer(
+                        send(cb -> client.getData()
+                                .usingWatcher(watch)
+                                .inBackground(cb)
+                                .forPath(node)),
+                        end,
+                        "read the lock node")
+                .getStat();
         long session = lock.currentSessionId();
         if (stat.getEphemeralOwner() != session) {
             // Curator gave up on a session that the ensemble has not expired yet; that node goes soon.
@@ -196,13 +246,16 @@ final class LockAttempts {
      * The refusal of a wait that ran out: who holds the lock, as its node's data names it, with
      * the node, session and token, and how many others wait.
      */
-    private Attempt<FencedLease> heldBy(String dir, LockQueue.Place place) {
+    private Attempt<FencedLease> heldBy(String dir, LockQueue.Place place, long end) {
         String holderNode = place.holder();
         int others = Math.max(0, place.queue().size() - 2);
         String waiting = others + " other contender" + (others == 1 ? "" : "s") + " waiting";
         try {
-            Stat stat = new Stat();
-            byte[] data = client.getData().storingStatIn(stat).forPath(ZKPaths.makePath(dir, holderNode));
+            String path = ZKPaths.makePath(dir, holderNode);
+            CuratorEvent read =
+                    answer(send(cb -> client.getData().inBackground(cb).forPath(path)), end, "read the holder");
+            Stat stat = read.getStat();
+            byte[] data = read.getData();
             String facts = "session " + ZooKeeperLease.hex(stat.getEphemeralOwner()) + ", token "
                     + ZooKeeperLease.hex(stat.getCzxid()) + "; " + waiting;
             if (data == null || data.length == 0) {
@@ -228,6 +281,51 @@ final class LockAttempts {
             log.warn("could not try to lock '{}': {}", resource, answer);
         }
         return Attempt.refused(answer, true);
+    }
+
+    /** Sends a request in the background; the future completes with Curator's answer. */
+    private static CompletableFuture<CuratorEvent> send(Request request) throws Exception {
+        CompletableFuture<CuratorEvent> answered = new CompletableFuture<>();
+        request.send((curator, event) -> answered.complete(event));
+        return answered;
+    }
+
+    /**
+     * Waits for the answer to a request until {@code end} (System.nanoTime).
+     *
+     * @throws NoAnswer if none came by then
+     * @throws KeeperException if the ensemble refused the request
+     */
+    private static CuratorEvent answer(CompletableFuture<CuratorEvent> answered, long end, String what)
+            throws InterruptedException, KeeperException, NoAnswer {
+        CuratorEvent event;
+        try {
+            event = answered.get(Math.max(0, end - System.nanoTime()), TimeUnit.NANOSECONDS);
+        } catch (TimeoutException e) {
+            throw new NoAnswer(what);
+        } catch (ExecutionException e) {
+            throw new IllegalStateException("the answer to '" + what + "' failed", e.getCause()); // never completed so
+        }
+        KeeperException.Code code = KeeperException.Code.get(event.getResultCode());
+        if (code != KeeperException.Code.OK) {
+            throw KeeperException.create(code, event.getPath());
+        }
+        return event;
+    }
+
+    /** A Curator request, sent in the background with the callback given. */
+    @FunctionalInterface
+    private interface Request {
+        void send(BackgroundCallback callback) throws Exception;
+    }
+
+    /** No answer to a request came by the attempt's end. */
+    private static final class NoAnswer extends Exception {
+        private static final long serialVersionUID = 1L;
+
+        NoAnswer(String what) {
+            super(what, null, false, false);
+        }
     }
 
     private NodeOutcome answer(Vote vote, String detail) {

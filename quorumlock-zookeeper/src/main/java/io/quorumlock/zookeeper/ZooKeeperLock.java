@@ -160,7 +160,9 @@ public final class ZooKeeperLock implements DistributedLock<FencedLease> {
     /**
      * Makes one attempt to lock {@code resource}: takes it if nobody holds it and nobody is
      * waiting for it. If the client is not connected, waits up to the connection timeout for a
-     * connection first.
+     * connection first. It returns within the connection timeout and the {@linkplain
+     * AcquireLoop#overrun overrun} (the larger of 100 ms and a twentieth of the connection timeout:
+     * 250 ms by default), whatever the ensemble does.
      *
      * @param ttl only checked to be positive: the lease lives as long as the session, and its
      *     {@link FencedLease#validity()} is the {@linkplain #sessionTimeout() session timeout}
@@ -176,19 +178,24 @@ public final class ZooKeeperLock implements DistributedLock<FencedLease> {
     public Optional<FencedLease> tryAcquire(String resource, Duration ttl) {
         String dir = lockDir(resource);
         checkTtl(ttl);
-        long deadline = System.nanoTime() + client.getZookeeperClient().getConnectionTimeoutMs() * 1_000_000L;
+        long deadline = System.nanoTime() + connectionTimeout().toNanos();
+        long end = deadline + AcquireLoop.overrun(connectionTimeout()).toNanos();
         return AcquireLoop.once(
-                resource, System::nanoTime, events, () -> attempts.attempt(resource, dir, deadline, false));
+                resource, System::nanoTime, events, () -> attempts.attempt(resource, dir, deadline, end, false));
     }
 
     /**
      * Locks {@code resource}, waiting up to {@code maxWait}: for the holders ahead in the queue
      * (woken by a watch, without polling) and for the connection. An attempt that fails for a
      * connection problem is repeated after the {@linkplain Builder#retry(RetryPolicy) retry}
-     * backoff. When the connection breaks in the middle of an attempt, the attempt may overrun
-     * {@code maxWait} by up to about twice the connection timeout (with a client passed to {@link
-     * Builder#client}: by what its retry policy allows). A {@code maxWait} of zero makes one
-     * attempt without waiting.
+     * backoff. The call returns within {@code maxWait} and the {@linkplain AcquireLoop#overrun
+     * overrun}, the larger of 100 ms and a twentieth of the {@linkplain Builder#connectionTimeout
+     * connection timeout} (250 ms by default), whatever the ensemble does: every request is waited
+     * for until the end of the wait and the overrun at most, also when the connection goes silent
+     * (Curator's retries then go on in the background), and if no answer came the exception says
+     * so. A node created for a request that was given up is deleted, when the ensemble is reached
+     * again, or with the session. A {@code maxWait} of zero makes one attempt without waiting for
+     * holders or a connection.
      *
      * @param ttl only checked to be positive: the lease lives as long as the session, and its
      *     {@link FencedLease#validity()} is the {@linkplain #sessionTimeout() session timeout}
@@ -205,8 +212,10 @@ public final class ZooKeeperLock implements DistributedLock<FencedLease> {
     public FencedLease acquire(String resource, Duration ttl, Duration maxWait) {
         String dir = lockDir(resource);
         checkTtl(ttl);
+        long overrun = AcquireLoop.overrun(connectionTimeout()).toNanos();
         return AcquireLoop.acquire(resource, maxWait, retry, System::nanoTime, events, (number, remainingNanos) -> {
-            Attempt<FencedLease> attempt = attempts.attempt(resource, dir, System.nanoTime() + remainingNanos, true);
+            long deadline = System.nanoTime() + remainingNanos;
+            Attempt<FencedLease> attempt = attempts.attempt(resource, dir, deadline, deadline + overrun, true);
             if (attempt.lease().isEmpty()) {
                 log.debug("attempt {} to lock '{}' failed: {}", number, resource, attempt);
             }
@@ -286,6 +295,10 @@ public final class ZooKeeperLock implements DistributedLock<FencedLease> {
         } catch (Exception e) {
             return 0;
         }
+    }
+
+    private Duration connectionTimeout() {
+        return Duration.ofMillis(client.getZookeeperClient().getConnectionTimeoutMs());
     }
 
     Duration negotiatedSessionTimeout() {
