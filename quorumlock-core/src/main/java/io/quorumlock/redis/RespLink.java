@@ -123,8 +123,16 @@ final class RespLink implements Transport.Link {
             return;
         }
         long now = ticker.nanos();
-        Pending oldest = pending.peek();
-        long owedFor = oldest == null ? 0 : now - oldest.sentAt();
+        long owedFor = owedFor(now);
+        if (owedFor > timeoutNanos && connected) {
+            // Replies may have come that nobody has read yet (no caller polled meanwhile): they are not owed.
+            int before = pending.size();
+            drive(key, true);
+            if (pending.size() < before) {
+                selector.wakeup(); // what was read may decide rounds whose callers wait on another's poll
+            }
+            owedFor = owedFor(now);
+        }
         if (owedFor > staleNanos) {
             close(
                     Reply.Kind.TIMED_OUT,
@@ -152,7 +160,18 @@ final class RespLink implements Transport.Link {
 
     /** Handles what the selector found ready on this link's channel. */
     synchronized void ready(SelectionKey readyKey) {
-        if (readyKey != key || !readyKey.isValid()) {
+        drive(readyKey, readyKey.isValid() && readyKey.isReadable());
+    }
+
+    /** How long the oldest request not answered yet has waited, at {@code now}; 0 if none. */
+    private long owedFor(long now) {
+        Pending oldest = pending.peek();
+        return oldest == null ? 0 : now - oldest.sentAt();
+    }
+
+    /** Carries the connection on: its connect or handshake, what is left to write, and reading if {@code readable}. */
+    private void drive(SelectionKey readyKey, boolean readable) {
+        if (readyKey != key || readyKey == null || !readyKey.isValid()) {
             return;
         }
         try {
@@ -163,7 +182,7 @@ final class RespLink implements Transport.Link {
             if (readyKey.isWritable() || connecting) {
                 write();
             }
-            if (key != null && key.isValid() && readyKey.isReadable()) {
+            if (key != null && key.isValid() && readable) {
                 read();
             }
         } catch (Wire.Failure e) { // a certificate, or the wrong scheme: a configuration error

@@ -90,6 +90,28 @@ class SharedLaneIT {
         }
     }
 
+    /**
+     * A reply the node sent long ago but nobody has read yet (no caller waited on the lane since)
+     * is not a reply the node owes: the next request must go out, not be refused as if the node
+     * had been silent for longer than the node timeout.
+     */
+    @Test
+    void aReplyThatCameButWasNotReadIsNotOwed() throws Exception {
+        List<NodeAddress> nodes = List.of(NodeAddress.parse(redis.get(0).uri()));
+        long timeout = TimeUnit.MILLISECONDS.toNanos(100);
+        try (NioTransport transport = new NioTransport(nodes, timeout, timeout, 1, Ticker.SYSTEM, null)) {
+            warmUp(transport);
+            Transport.Lane lane = transport.borrow("shared-lane");
+            AtomicReference<Reply> unread = new AtomicReference<>();
+            lane.link(0).send(Request.get("shared-lane"), (request, value, link) -> unread.set(value));
+            Thread.sleep(300); // answered at once, and left in the socket: nobody waits on the lane
+            Wait next = getAndAwait(lane, 0, LONG_WAIT);
+            transport.giveBack(lane);
+            assertThat(next.reply()).as("the next request's reply").isNotInstanceOf(Reply.Failure.class);
+            assertThat(unread.get()).as("the reply left unread").isNotNull().isNotInstanceOf(Reply.Failure.class);
+        }
+    }
+
     private static Wait awaited(Transport.Lane lane, int node) {
         try {
             return getAndAwait(lane, node, LONG_WAIT);
