@@ -198,11 +198,11 @@ final class LockAttempts {
                     "lease " + lease + " (" + facts + "; " + waited + ")",
                     calls.outcome(Vote.HELD_BY_OTHER, facts + ", lease " + lease + "; " + waited));
         } catch (EtcdCalls.RequestFailed e) {
-            return Attempt.heldBy(
-                    "an owner that could not be read (" + waited + "; " + e.outcome.detail() + ")",
+            // etcd did not say who holds the lock now: a silent cluster, not a known holder.
+            return Attempt.refused(
                     calls.outcome(
-                            Vote.HELD_BY_OTHER,
-                            "not granted; " + waited + "; the holder is unknown: " + e.outcome.detail()));
+                            e.outcome.vote(), "not granted; " + waited + "; who holds it now: " + e.outcome.detail()),
+                    false);
         }
     }
 }

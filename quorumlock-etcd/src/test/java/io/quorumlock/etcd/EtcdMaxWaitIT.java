@@ -98,6 +98,11 @@ class EtcdMaxWaitIT {
                     MAX_WAIT.toMillis(), took.toMillis());
             assertThat(refused).as("refused within the wait").isNotNull();
             assertThat(took).isLessThanOrEqualTo(bound());
+            // Cut off, the client cannot know who holds the lock now: no holder is claimed.
+            assertThat(((LockUnavailableException) refused).lastAttempt())
+                    .as("the evidence of a refusal with etcd silent")
+                    .noneMatch(o -> o.vote() == io.quorumlock.NodeOutcome.Vote.HELD_BY_OTHER);
+            assertThat(refused.getMessage()).doesNotContain("held by");
 
             proxies.heal();
             long healed = System.nanoTime();
