@@ -46,7 +46,11 @@ public class QuorumlockAutoConfiguration {
                         .nodes(redis.getNodes())
                         .password(redis.getPassword())
                         .nodeTimeout(redis.getNodeTimeout())
+                        .maxConnectionsPerNode(redis.getMaxConnectionsPerNode())
                         .listener(listener(listeners));
+                if (redis.getConnectTimeout() != null) {
+                    builder.connectTimeout(redis.getConnectTimeout());
+                }
                 if (redis.getRestartGuard() != null) {
                     builder.restartGuard(redis.getRestartGuard());
                 }
@@ -61,6 +65,12 @@ public class QuorumlockAutoConfiguration {
         }
 
         private static String redisProperty(QuorumlockProperties.Redis redis, String message) {
+            if (message.startsWith("connectTimeout")) { // it names nodeTimeout too: before that
+                return "quorumlock.redis.connect-timeout";
+            }
+            if (message.contains("maxConnectionsPerNode")) {
+                return "quorumlock.redis.max-connections-per-node";
+            }
             if (message.contains("nodeTimeout")) {
                 return "quorumlock.redis.node-timeout";
             }

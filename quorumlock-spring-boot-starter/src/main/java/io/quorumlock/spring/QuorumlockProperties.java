@@ -74,6 +74,19 @@ public class QuorumlockProperties {
         private Duration nodeTimeout = Duration.ofMillis(50);
 
         /**
+         * How long a round waits for a node whose connection is being opened (TCP, TLS handshake,
+         * AUTH); at least the node timeout, which is the default. Over TLS the first handshake of
+         * a JVM can take longer than 50 ms: about 1s lets the first attempts count that node.
+         */
+        private Duration connectTimeout;
+
+        /**
+         * The most connections the lock keeps to each node. Callers beyond that share them, their
+         * requests pipelined, and never wait for a connection.
+         */
+        private int maxConnectionsPerNode = 8;
+
+        /**
          * Redlock's restart guard: a node that restarted less than the longest TTL ago does not
          * vote until it has been up that long, unless it fsyncs every write. On by default with
          * several nodes, off with one.
@@ -106,6 +119,22 @@ public class QuorumlockProperties {
             this.nodeTimeout = nodeTimeout;
         }
 
+        public Duration getConnectTimeout() {
+            return connectTimeout;
+        }
+
+        public void setConnectTimeout(Duration connectTimeout) {
+            this.connectTimeout = connectTimeout;
+        }
+
+        public int getMaxConnectionsPerNode() {
+            return maxConnectionsPerNode;
+        }
+
+        public void setMaxConnectionsPerNode(int maxConnectionsPerNode) {
+            this.maxConnectionsPerNode = maxConnectionsPerNode;
+        }
+
         public Boolean getRestartGuard() {
             return restartGuard;
         }
@@ -124,7 +153,9 @@ public class QuorumlockProperties {
             return "Redis[nodes "
                     + nodes.stream().map(io.quorumlock.Secrets::redactUri).toList() + ", password "
                     + (password == null || password.isEmpty() ? "none" : io.quorumlock.Secrets.MASK) + ", nodeTimeout "
-                    + nodeTimeout + ", restartGuard " + restartGuard + ", " + tls + "]";
+                    + nodeTimeout + ", connectTimeout " + connectTimeout + ", maxConnectionsPerNode "
+                    + maxConnectionsPerNode
+                    + ", restartGuard " + restartGuard + ", " + tls + "]";
         }
     }
 

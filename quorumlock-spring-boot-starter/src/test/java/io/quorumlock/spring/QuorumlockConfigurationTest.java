@@ -107,6 +107,27 @@ class QuorumlockConfigurationTest {
     }
 
     @Test
+    void connectTimeoutBelowTheNodeTimeoutFailsNamingTheProperty() {
+        runner.withPropertyValues(
+                        "quorumlock.redis.nodes=redis://127.0.0.1:1",
+                        "quorumlock.redis.node-timeout=100ms",
+                        "quorumlock.redis.connect-timeout=10ms")
+                .run(
+                        context -> assertThat(messages(context.getStartupFailure()))
+                                .contains(
+                                        "quorumlock.redis.connect-timeout: connectTimeout must be at least nodeTimeout (100 ms)"));
+    }
+
+    @Test
+    void noConnectionsPerNodeFailsNamingTheProperty() {
+        runner.withPropertyValues(
+                        "quorumlock.redis.nodes=redis://127.0.0.1:1", "quorumlock.redis.max-connections-per-node=0")
+                .run(context -> assertThat(messages(context.getStartupFailure()))
+                        .contains(
+                                "quorumlock.redis.max-connections-per-node: maxConnectionsPerNode must be at least 1"));
+    }
+
+    @Test
     void unreadableCaBundleFailsNamingTheProperty() {
         runner.withPropertyValues(
                         "quorumlock.redis.nodes=rediss://127.0.0.1:1", "quorumlock.redis.tls.ca=/nonexistent/ca.pem")
@@ -189,6 +210,8 @@ class QuorumlockConfigurationTest {
                 "quorumlock.redis.nodes",
                 "quorumlock.redis.password",
                 "quorumlock.redis.node-timeout",
+                "quorumlock.redis.connect-timeout",
+                "quorumlock.redis.max-connections-per-node",
                 "quorumlock.redis.restart-guard",
                 "quorumlock.redis.tls.ca",
                 "quorumlock.redis.tls.cert",

@@ -72,6 +72,45 @@ class RedisStarterIT {
         });
     }
 
+    /** Many callers of the bean share at most max-connections-per-node connections per node. */
+    @Test
+    void theCallersShareTheConnectionsPerNodeSet() {
+        runner().withPropertyValues("quorumlock.redis.max-connections-per-node=2")
+                .run(context -> {
+                    Redlock lock = context.getBean(Redlock.class);
+                    java.util.concurrent.ExecutorService callers = java.util.concurrent.Executors.newFixedThreadPool(8);
+                    try {
+                        List<java.util.concurrent.Future<Integer>> done = new java.util.ArrayList<>();
+                        for (int t = 0; t < 8; t++) {
+                            String resource = "shared-" + t;
+                            done.add(callers.submit(() -> {
+                                int granted = 0;
+                                for (int i = 0; i < 200; i++) {
+                                    Optional<Lease> lease = lock.tryAcquire(resource, TTL);
+                                    if (lease.isPresent()) {
+                                        granted++;
+                                        lease.get().release();
+                                    }
+                                }
+                                return granted;
+                            }));
+                        }
+                        for (java.util.concurrent.Future<Integer> f : done) {
+                            assertThat(f.get(60, TimeUnit.SECONDS))
+                                    .as("grants of one caller")
+                                    .isPositive();
+                        }
+                    } finally {
+                        callers.shutdownNow();
+                    }
+                    for (var node : redis.servers()) {
+                        assertThat(node.connectionsNamed("quorumlock"))
+                                .as("connections to " + node.uri())
+                                .isBetween(1, 2);
+                    }
+                });
+    }
+
     @Test
     void closingTheContextClosesTheLock() {
         AtomicReference<Redlock> lock = new AtomicReference<>();
