@@ -192,6 +192,32 @@ class ZooKeeperMaxWaitIT {
         held.release();
     }
 
+    @Test
+    void closingTheLockEndsAnAcquireWhoseCreateIsUnanswered() throws Exception {
+        ZooKeeperLock cutOff = newLock(proxy.address());
+        cutOff.acquire("warm-up", TTL, Duration.ofSeconds(10)).release();
+
+        proxy.partition();
+        CompletableFuture<Throwable> ended = CompletableFuture.supplyAsync(() -> catchThrowableOfType(
+                RuntimeException.class, () -> cutOff.acquire("closing", TTL, Duration.ofSeconds(20))));
+        TestTime.await(
+                Duration.ofSeconds(3),
+                () -> Thread.getAllStackTraces().keySet().stream().anyMatch(t -> inMethod(t, "create")),
+                "the create to be unanswered");
+        long closing = System.nanoTime();
+        // The client's close waits for the session's end through the partition; the acquire ends with it.
+        cutOff.close();
+        long closed = System.nanoTime();
+        Throwable thrown = ended.get(30, TimeUnit.SECONDS);
+        Duration after = Duration.ofNanos(System.nanoTime() - closed);
+        log.info(
+                "ZooKeeper: close() through a silent partition took {} ms; the pending acquire ended {} ms after it",
+                (closed - closing) / 1_000_000,
+                after.toMillis());
+        assertThat(thrown).isInstanceOf(IllegalStateException.class).hasMessageContaining("closed");
+        assertThat(after).isLessThan(TestTime.scaled(Duration.ofSeconds(1)));
+    }
+
     /**
      * Starts a thread that acquires {@code resource} and is refused: {@code keptFlag} then tells
      * whether the thread's interrupt flag is set.
