@@ -8,6 +8,7 @@ import io.etcd.jetcd.options.GetOption;
 import io.quorumlock.AcquireLoop;
 import io.quorumlock.FencedLease;
 import io.quorumlock.LockUnavailableException;
+import io.quorumlock.QuorumLockException;
 import io.quorumlock.testkit.EtcdClusterExtension;
 import io.quorumlock.testkit.FaultProxies;
 import io.quorumlock.testkit.TestTime;
@@ -125,6 +126,48 @@ class EtcdMaxWaitIT {
                     after.toMillis(),
                     TTL.toMillis());
             assertThat(after).isLessThan(TTL);
+        }
+    }
+
+    @Test
+    void anAcquireInterruptedWhileQueuedInASilentPartitionLeavesNoKeyAndKeepsTheFlag() throws Exception {
+        try (FaultProxies proxies = FaultProxies.inFrontOf(etcd.cluster());
+                EtcdLock cutOff = lock(proxies.uris());
+                EtcdLock direct = lock(etcd.endpoints());
+                EtcdLock next = lock(etcd.endpoints())) {
+            cutOff.acquire("warm-up", TTL, Duration.ofSeconds(10)).release();
+            FencedLease held = direct.acquire("interrupted", TTL, Duration.ofSeconds(5));
+
+            CompletableFuture<Boolean> keptFlag = new CompletableFuture<>();
+            Thread acquirer = new Thread(() -> {
+                try {
+                    cutOff.acquire("interrupted", TTL, Duration.ofSeconds(20)).release();
+                    keptFlag.completeExceptionally(new AssertionError("granted a held lock"));
+                } catch (QuorumLockException e) {
+                    keptFlag.complete(Thread.currentThread().isInterrupted());
+                } catch (RuntimeException e) {
+                    keptFlag.completeExceptionally(e);
+                }
+            });
+            acquirer.start();
+            TestTime.await(
+                    Duration.ofSeconds(2), () -> waiters(direct, "interrupted") == 2, "the cut-off client to queue");
+            proxies.partition(0);
+            acquirer.interrupt();
+            assertThat(keptFlag.get(5, TimeUnit.SECONDS))
+                    .as("the interrupt flag kept")
+                    .isTrue();
+
+            proxies.heal();
+            // The interrupted waiter's key goes with its revoked lease, well before the lease's TTL.
+            TestTime.await(
+                    Duration.ofSeconds(3),
+                    () -> waiters(direct, "interrupted") == 1,
+                    "the interrupted waiter's key to go");
+            held.release();
+            try (FencedLease lease = next.acquire("interrupted", TTL, Duration.ofSeconds(2))) {
+                assertThat(lease.fencingToken()).isGreaterThan(held.fencingToken());
+            }
         }
     }
 

@@ -170,7 +170,8 @@ final class LockAttempts {
 
     /**
      * Creates this contender's node; retries when the parent container was deleted under it. A
-     * create given up at {@code end} deletes its node if it is answered after all.
+     * create given up at {@code end}, or by an interrupt, deletes its node if it is answered after
+     * all.
      */
     private String create(String dir, long end) throws Exception {
         for (int tries = 1; ; tries++) {
@@ -182,7 +183,7 @@ final class LockAttempts {
                     .forPath(ZKPaths.makePath(dir, LockQueue.NODE_PREFIX), holder));
             try {
                 return answer(created, end, "create the lock node").getName();
-            } catch (NoAnswer e) {
+            } catch (NoAnswer | InterruptedException e) {
                 created.thenAccept(late -> {
                     if (late.getResultCode() == KeeperException.Code.OK.intValue()) {
                         log.debug("deleting lock node {}, created after its attempt gave up", late.getName());
@@ -268,6 +269,9 @@ final class LockAttempts {
                     who + " (lock node " + holderNode + ", " + facts + ")",
                     answer(Vote.HELD_BY_OTHER, "holder " + who + ", lock node " + holderNode + ", " + facts));
         } catch (Exception e) {
+            if (e instanceof InterruptedException) {
+                Thread.currentThread().interrupt();
+            }
             return Attempt.heldBy(
                     "lock node " + holderNode + " (" + waiting + ")",
                     answer(Vote.HELD_BY_OTHER, "holder: lock node " + holderNode + "; " + waiting));

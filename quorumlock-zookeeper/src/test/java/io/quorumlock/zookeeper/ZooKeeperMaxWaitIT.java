@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.catchThrowableOfType;
 import io.quorumlock.AcquireLoop;
 import io.quorumlock.FencedLease;
 import io.quorumlock.LockUnavailableException;
+import io.quorumlock.QuorumLockException;
 import io.quorumlock.testkit.FaultProxy;
 import io.quorumlock.testkit.TestTime;
 import io.quorumlock.testkit.ZooKeeperServers;
@@ -139,6 +140,113 @@ class ZooKeeperMaxWaitIT {
                 SESSION.toMillis());
         assertThat(cutOff.currentSessionId()).as("the same session").isEqualTo(session);
         assertThat(after).isLessThan(SESSION);
+    }
+
+    @Test
+    void anAcquireInterruptedWhileItsCreateIsUnansweredLeavesNoNode() throws Exception {
+        ZooKeeperLock cutOff = newLock(proxy.address());
+        ZooKeeperLock direct = newLock(server.getConnectString());
+        cutOff.acquire("warm-up", TTL, Duration.ofSeconds(10)).release();
+        long session = cutOff.currentSessionId();
+
+        proxy.partition();
+        CompletableFuture<Boolean> keptFlag = new CompletableFuture<>();
+        Thread acquirer = refusedInThread(cutOff, "interrupted", Duration.ofSeconds(20), keptFlag);
+        TestTime.await(Duration.ofSeconds(3), () -> inMethod(acquirer, "create"), "the create to be unanswered");
+        acquirer.interrupt();
+        assertThat(keptFlag.get(5, TimeUnit.SECONDS))
+                .as("the interrupt flag kept")
+                .isTrue();
+
+        proxy.heal();
+        // The create sent into the partition reaches the server now; its node must go, not live with the session.
+        try (FencedLease lease = direct.acquire("interrupted", TTL, Duration.ofSeconds(3))) {
+            assertThat(lease.isValid()).isTrue();
+        }
+        TestTime.await(Duration.ofSeconds(3), () -> nodes(direct, "interrupted") == 0, "no node left");
+        assertThat(cutOff.currentSessionId()).as("the same session").isEqualTo(session);
+    }
+
+    @Test
+    void anAcquireInterruptedWhileItReadsTheHolderKeepsTheInterruptFlag() throws Exception {
+        ZooKeeperLock slow = newLock(proxy.address());
+        ZooKeeperLock direct = newLock(server.getConnectString());
+        slow.acquire("warm-up", TTL, Duration.ofSeconds(10)).release();
+        FencedLease held = direct.acquire("held", TTL, Duration.ofSeconds(5));
+        String dir = ZooKeeperLock.DEFAULT_BASE_PATH + "/held";
+        String holderNode =
+                dir + "/" + direct.client().getChildren().forPath(dir).get(0);
+        // A holder's data that takes the slowed replies longer than the overrun to bring back.
+        direct.client().setData().forPath(holderNode, new byte[400 * 1024]);
+        proxy.bandwidth(FaultProxy.Direction.SERVER_TO_CLIENT, 1024 * 1024);
+
+        CompletableFuture<Boolean> keptFlag = new CompletableFuture<>();
+        Thread acquirer = refusedInThread(slow, "held", Duration.ofMillis(1500), keptFlag);
+        TestTime.await(Duration.ofSeconds(5), () -> inMethod(acquirer, "heldBy"), "the read of the holder");
+        acquirer.interrupt();
+        assertThat(keptFlag.get(5, TimeUnit.SECONDS))
+                .as("the interrupt flag kept")
+                .isTrue();
+        proxy.clearBandwidth();
+        TestTime.await(Duration.ofSeconds(3), () -> nodes(direct, "held") == 1, "the given-up waiter's node to go");
+        held.release();
+    }
+
+    @Test
+    void closingTheLockEndsAnAcquireWhoseCreateIsUnanswered() throws Exception {
+        ZooKeeperLock cutOff = newLock(proxy.address());
+        cutOff.acquire("warm-up", TTL, Duration.ofSeconds(10)).release();
+
+        proxy.partition();
+        CompletableFuture<Throwable> ended = CompletableFuture.supplyAsync(() -> catchThrowableOfType(
+                RuntimeException.class, () -> cutOff.acquire("closing", TTL, Duration.ofSeconds(20))));
+        TestTime.await(
+                Duration.ofSeconds(3),
+                () -> Thread.getAllStackTraces().keySet().stream().anyMatch(t -> inMethod(t, "create")),
+                "the create to be unanswered");
+        long closing = System.nanoTime();
+        // The client's close waits for the session's end through the partition; the acquire ends with it.
+        cutOff.close();
+        long closed = System.nanoTime();
+        Throwable thrown = ended.get(30, TimeUnit.SECONDS);
+        Duration after = Duration.ofNanos(System.nanoTime() - closed);
+        log.info(
+                "ZooKeeper: close() through a silent partition took {} ms; the pending acquire ended {} ms after it",
+                (closed - closing) / 1_000_000,
+                after.toMillis());
+        assertThat(thrown).isInstanceOf(IllegalStateException.class).hasMessageContaining("closed");
+        assertThat(after).isLessThan(TestTime.scaled(Duration.ofSeconds(1)));
+    }
+
+    /**
+     * Starts a thread that acquires {@code resource} and is refused: {@code keptFlag} then tells
+     * whether the thread's interrupt flag is set.
+     */
+    private static Thread refusedInThread(
+            ZooKeeperLock lock, String resource, Duration maxWait, CompletableFuture<Boolean> keptFlag) {
+        Thread acquirer = new Thread(() -> {
+            try {
+                lock.acquire(resource, TTL, maxWait).release();
+                keptFlag.completeExceptionally(new AssertionError("granted '" + resource + "'"));
+            } catch (QuorumLockException e) {
+                keptFlag.complete(Thread.currentThread().isInterrupted());
+            } catch (RuntimeException e) {
+                keptFlag.completeExceptionally(e);
+            }
+        });
+        acquirer.start();
+        return acquirer;
+    }
+
+    /** Whether {@code thread} is in a method {@code method} of {@link LockAttempts} now. */
+    private static boolean inMethod(Thread thread, String method) {
+        for (StackTraceElement frame : thread.getStackTrace()) {
+            if (frame.getClassName().equals(LockAttempts.class.getName())
+                    && frame.getMethodName().equals(method)) {
+                return true;
+            }
+        }
+        return false;
     }
 
     /** The lock nodes of {@code resource}: the holder's and the waiters'. */
