@@ -493,8 +493,8 @@ public final class Redlock implements DistributedLock<Lease> {
         /**
          * How long a round waits for a node whose connection is being opened (TCP connect, TLS
          * handshake, AUTH), by this round or another sharing the connection, when the outcome
-         * cannot be decided without that node. A handshake on a
-         * cold JVM, or across a network, can take longer than a command; a node already connected
+         * cannot be decided without that node. A handshake on a cold JVM, or across a network, can
+         * take longer than a command; a node already connected
          * never gets more than the {@linkplain #nodeTimeout node timeout}, and a node whose
          * connection stays unopened counts as not reached from the next round on. The default is
          * the node timeout: no round waits longer for any node. Over TLS, where the first handshake
@@ -663,7 +663,7 @@ public final class Redlock implements DistributedLock<Lease> {
             NioTransport transport = new NioTransport(
                     addresses,
                     nodeTimeout.toNanos(),
-                    (connectTimeout != null ? connectTimeout : nodeTimeout).toNanos(),
+                    connectTimeout().toNanos(),
                     maxConnectionsPerNode,
                     Ticker.SYSTEM,
                     tls);
@@ -731,15 +731,19 @@ public final class Redlock implements DistributedLock<Lease> {
             return create(transport, validate(), ticker);
         }
 
+        /** The connect timeout set, or the node timeout. */
+        private Duration connectTimeout() {
+            return connectTimeout != null ? connectTimeout : nodeTimeout;
+        }
+
         private Redlock create(Transport transport, List<NodeAddress> addresses, Ticker ticker) {
             List<String> names = addresses.stream().map(NodeAddress::toString).toList();
             boolean guard = restartGuard != null ? restartGuard : addresses.size() > 1;
-            Duration connect = connectTimeout != null ? connectTimeout : nodeTimeout;
             return new Redlock(
                     transport,
                     names,
                     nodeTimeout,
-                    connect,
+                    connectTimeout(),
                     clockDriftFactor,
                     retry,
                     ticker,

@@ -138,7 +138,7 @@ final class RespLink implements Transport.Link {
                     Reply.Kind.TIMED_OUT,
                     (connected ? "no reply within " + staleNanos / 1_000_000 + " ms" : channel.notUpWithin(owedFor))
                             + "; connection dropped");
-        } else if (!behind && owedFor > (connecting() ? connectTimeoutNanos : timeoutNanos)) {
+        } else if (!behind && owedFor > timeoutNanos && (!connecting() || owedFor > connectTimeoutNanos)) {
             String why = connected
                     ? "not sent: the node owes a reply for " + owedFor / 1_000_000 + " ms"
                     : "not sent: " + channel.notUpWithin(owedFor);
