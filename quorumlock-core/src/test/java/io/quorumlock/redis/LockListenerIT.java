@@ -69,17 +69,9 @@ class LockListenerIT {
         try (Redlock lock = builder(heard).build()) {
             Lease lease = lock.acquire("frozen", TTL, WAIT);
             var lost = lock.keepAlive(lease, TTL);
-            int[] majority = {0, 1, 2};
-            for (int node : majority) {
-                redis.get(node).pause();
-            }
-            try {
+            try (var majority = redis.servers().pause(0, 1, 2)) {
                 LeaseLostException loss = lost.get(WAIT.toMillis(), TimeUnit.MILLISECONDS);
                 assertThat(loss.resource()).isEqualTo("frozen");
-            } finally {
-                for (int node : majority) {
-                    redis.get(node).resume();
-                }
             }
             await(() -> heard.names().contains("lost frozen"));
             lease.release();

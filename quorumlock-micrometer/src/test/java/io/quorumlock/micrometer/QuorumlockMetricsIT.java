@@ -95,16 +95,8 @@ class QuorumlockMetricsIT {
         try (Redlock lock = redlock(metrics)) {
             Lease lease = lock.acquire("frozen", TTL, WAIT);
             var lost = lock.keepAlive(lease, TTL);
-            int[] majority = {0, 1, 2};
-            for (int node : majority) {
-                redis.get(node).pause();
-            }
-            try {
+            try (var majority = redis.servers().pause(0, 1, 2)) {
                 lost.get(WAIT.toMillis(), TimeUnit.MILLISECONDS);
-            } finally {
-                for (int node : majority) {
-                    redis.get(node).resume();
-                }
             }
             await(() ->
                     registry.find("quorumlock.leases.lost").counters().stream().anyMatch(c -> c.count() == 1));

@@ -166,6 +166,32 @@ public final class RedisServers implements AutoCloseable, Iterable<RedisServer> 
         });
     }
 
+    /**
+     * Freezes the nodes {@code indexes} (SIGSTOP) until the result is closed, which resumes them:
+     * {@code try (var frozen = servers.pause(0, 1, 2)) { ... }}.
+     *
+     * @param indexes the nodes, from 0 to {@code size() - 1}
+     * @return what resumes them
+     */
+    public Paused pause(int... indexes) {
+        int[] nodes = indexes.clone();
+        for (int node : nodes) {
+            get(node).pause();
+        }
+        return () -> {
+            for (int node : nodes) {
+                get(node).resume();
+            }
+        };
+    }
+
+    /** Nodes paused by {@link #pause(int...)}: closing it resumes them. */
+    @FunctionalInterface
+    public interface Paused extends AutoCloseable {
+        @Override
+        void close();
+    }
+
     /** Stops every node and deletes its directory, even if closing one of them fails. */
     @Override
     public void close() {
