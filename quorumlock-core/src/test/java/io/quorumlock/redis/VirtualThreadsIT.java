@@ -31,8 +31,10 @@ import org.slf4j.LoggerFactory;
 
 /**
  * One Redlock under 10,000 virtual threads over 1,000 resources, on a Java 21+ JDK in a child JVM
- * (the build is Java 17): no deadlock, every section exclusive, and no carrier thread pinned, as
- * JFR's {@code jdk.VirtualThreadPinned} events (threshold 0 ms) recorded during the run show. The
+ * (the build is Java 17): no deadlock, every section exclusive, and no carrier thread pinned by the
+ * lock's code, as JFR's {@code jdk.VirtualThreadPinned} events (threshold 0 ms) recorded during the
+ * run show (the JDK's own pins, in its critical sections or its first linkage of a call site, are
+ * counted apart: on a loaded machine a path the warm-up did not take may run first in the run). The
  * JDK is {@code QUORUMLOCK_JAVA21} if set (then it must work), else the newest Java 21+ under
  * {@code /usr/lib/jvm}; without one the test is skipped, saying what to install.
  */
@@ -120,7 +122,7 @@ class VirtualThreadsIT {
                 jdk.resolve("bin/jfr").toString(),
                 "print",
                 "--stack-depth",
-                "24",
+                "64",
                 "--events",
                 "jdk.VirtualThreadPinned",
                 recording.toString());
@@ -128,21 +130,31 @@ class VirtualThreadsIT {
                 .filter(e -> e.startsWith("jdk.VirtualThreadPinned"))
                 .toList();
         // Pinned in the lock's callers during the run; apart: the warm-up's, the JDK's own threads'
-        // (its poller's start) and the pin on purpose at the end.
+        // (its poller's start), the pin on purpose at the end, and the JDK's own pins inside a
+        // caller: in one of its critical sections (freeze result 2: only the JDK can pin a
+        // continuation so) or while it links a call site run for the first time (a string
+        // concatenation on a path the warm-up did not take, such as a node owing a reply).
         String onPurpose = VirtualThreadsMain.PinsItsCarrier.class.getSimpleName();
         List<String> warmUp = events.stream()
                 .filter(e -> e.contains("(javaThreadId = " + result.get("warmUpThread") + ", virtual)"))
                 .toList();
         List<String> jdkOwn =
                 events.stream().filter(e -> !e.contains("io.quorumlock.")).toList();
+        List<String> jdkInside = events.stream()
+                .filter(e -> !jdkOwn.contains(e))
+                .filter(e -> e.contains("pinnedReason = \"Freeze or preempt failed (2)\"")
+                        || e.contains("java.lang.invoke.MethodHandleNatives.link"))
+                .toList();
         List<String> ours = events.stream()
-                .filter(e -> !warmUp.contains(e) && !jdkOwn.contains(e) && !e.contains(onPurpose))
+                .filter(e -> !warmUp.contains(e) && !jdkOwn.contains(e) && !jdkInside.contains(e))
+                .filter(e -> !e.contains(onPurpose))
                 .toList();
 
         log.info(
                 "{} virtual threads over {} resources on {}: {} sections in {} ms ({} /s), {} carrier threads,"
                         + " {} pinned events in the callers, {} in the"
-                        + " warm-up, {} in the JDK's own threads",
+                        + " warm-up, {} in the JDK's own threads, {} in the JDK's critical sections or"
+                        + " linkage inside a caller",
                 THREADS,
                 RESOURCES,
                 jdk.getFileName(),
@@ -152,7 +164,8 @@ class VirtualThreadsIT {
                 result.get("carriers"),
                 ours.size(),
                 warmUp.size(),
-                jdkOwn.size());
+                jdkOwn.size(),
+                jdkInside.size());
         assertThat(ours)
                 .as("pinned carriers during the run:\n%s", String.join("\n", ours))
                 .isEmpty();
