@@ -141,6 +141,9 @@ final class EtcdCalls {
      * connection to it broke (a killed member shows as UNKNOWN "channel closed").
      */
     private static boolean isTransient(Throwable e) {
+        if (unwrap(e) instanceof CancellationException) {
+            return false; // given up on purpose (the lock was closed), not by the network
+        }
         Status.Code code = grpcCode(unwrap(e));
         return code == Status.Code.UNAVAILABLE
                 || code == Status.Code.UNKNOWN

@@ -92,6 +92,9 @@ public final class EtcdLock implements DistributedLock<FencedLease> {
 
     private final ScheduledExecutorService scheduler;
     private final Set<EtcdLease> leases = ConcurrentHashMap.newKeySet();
+    /** The requests of acquires in flight, cancelled on close: a closed client may never answer them. */
+    private final Set<CompletableFuture<?>> requests = ConcurrentHashMap.newKeySet();
+
     private final AtomicBoolean closed = new AtomicBoolean();
     private final LockEvents events;
 
@@ -254,8 +257,10 @@ public final class EtcdLock implements DistributedLock<FencedLease> {
     }
 
     /**
-     * Releases every lease this lock still holds (each bounded by the request timeout), stops its
-     * timer thread and, if the lock built its own client, closes it. Idempotent.
+     * Releases every lease this lock still holds (each bounded by the request timeout), ends the
+     * acquires still waiting with an {@link IllegalStateException} (their leases revoked with the
+     * others, so they leave no key), stops its timer thread and, if the lock built its own client,
+     * closes it. Idempotent.
      */
     @Override
     public void close() {
@@ -264,6 +269,9 @@ public final class EtcdLock implements DistributedLock<FencedLease> {
         }
         for (EtcdLease lease : List.copyOf(leases)) {
             lease.release();
+        }
+        for (CompletableFuture<?> request : List.copyOf(requests)) {
+            request.cancel(false); // ends the acquires waiting for them
         }
         scheduler.shutdownNow();
         if (ownsClient) {
@@ -296,6 +304,19 @@ public final class EtcdLock implements DistributedLock<FencedLease> {
 
     EtcdCalls calls() {
         return calls;
+    }
+
+    /**
+     * {@code request}, an acquire's, cancelled when this lock is closed (at once if it already is):
+     * the acquire waiting for it then ends, and a closed lock grants nothing.
+     */
+    <T> CompletableFuture<T> cancelledOnClose(CompletableFuture<T> request) {
+        requests.add(request);
+        request.whenComplete((answer, failure) -> requests.remove(request));
+        if (closed.get()) {
+            request.cancel(false);
+        }
+        return request;
     }
 
     /** From now on, {@code lease} is released when this lock is closed. */

@@ -65,8 +65,10 @@ final class LockAttempts {
         long grantSent = System.nanoTime();
         LeaseGrantResponse grant;
         try {
-            grant = calls.callOnce(() -> client.getLeaseClient().grant(ttlSeconds), "grant a lease", waitEnd);
+            grant = calls.callOnce(
+                    () -> lock.cancelledOnClose(client.getLeaseClient().grant(ttlSeconds)), "grant a lease", waitEnd);
         } catch (EtcdCalls.RequestFailed e) {
+            lock.requireOpen();
             return Attempt.refused(e.outcome, true);
         }
         long granted = System.nanoTime();
@@ -80,6 +82,9 @@ final class LockAttempts {
             lockWait = Math.max(lockWait, Math.min(leastLockWaitNanos, end - now));
             Attempt<FencedLease> attempt = lockAndCheck(lease, lock.lockName(resource), Math.max(0, lockWait), end);
             handedOut = attempt.lease().isPresent();
+            if (!handedOut) {
+                lock.requireOpen(); // the lock was closed during the attempt: no retry
+            }
             return attempt;
         } finally {
             if (!handedOut) {
@@ -90,7 +95,8 @@ final class LockAttempts {
 
     private Attempt<FencedLease> lockAndCheck(EtcdLease lease, ByteSequence name, long lockWaitNanos, long end) {
         String resource = lease.resource();
-        CompletableFuture<LockResponse> lockCall = client.getLockClient().lock(name, lease.leaseId());
+        CompletableFuture<LockResponse> lockCall =
+                lock.cancelledOnClose(client.getLockClient().lock(name, lease.leaseId()));
         LockResponse locked;
         try {
             // Stop waiting at once if the lease is lost meanwhile: the lock would come with a dead lease.
@@ -117,10 +123,11 @@ final class LockAttempts {
         LeaseTimeToLiveResponse alive;
         long checkSent;
         try {
-            got = calls.call(() -> client.getKVClient().get(key), "read the lock key back", end);
+            got = calls.call(() -> lock.cancelledOnClose(client.getKVClient().get(key)), "read the lock key back", end);
             checkSent = System.nanoTime();
             alive = calls.call(
-                    () -> client.getLeaseClient().timeToLive(lease.leaseId(), LeaseOption.DEFAULT),
+                    () -> lock.cancelledOnClose(
+                            client.getLeaseClient().timeToLive(lease.leaseId(), LeaseOption.DEFAULT)),
                     "ask the lease's time to live",
                     end);
         } catch (EtcdCalls.RequestFailed e) {
@@ -181,7 +188,10 @@ final class LockAttempts {
                 .withKeysOnly(true)
                 .build();
         try {
-            List<KeyValue> kvs = calls.call(() -> client.getKVClient().get(prefix, first), "find the holder", end)
+            List<KeyValue> kvs = calls.call(
+                            () -> lock.cancelledOnClose(client.getKVClient().get(prefix, first)),
+                            "find the holder",
+                            end)
                     .getKvs();
             if (kvs.isEmpty()) {
                 return Attempt.refused(calls.outcome(Vote.TIMED_OUT, "no grant and no holder seen; " + waited), false);

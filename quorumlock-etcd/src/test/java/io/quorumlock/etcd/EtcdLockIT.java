@@ -21,6 +21,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
@@ -361,6 +362,60 @@ class EtcdLockIT {
         assertThatThrownBy(() -> lock.tryAcquire("cache-rebuild", TTL))
                 .isInstanceOf(IllegalStateException.class)
                 .hasMessageContaining("closed");
+    }
+
+    @Test
+    void closingALockEndsItsWaitingAcquireAndLeavesNoKey() throws Exception {
+        FencedLease holder = a.acquire("archive", TTL, WAIT);
+        EtcdLock closing = EtcdLock.builder().endpoints(etcd.endpoints()).build();
+        ExecutorService waiter = Executors.newSingleThreadExecutor();
+        try {
+            Future<FencedLease> waiting = waiter.submit(() -> closing.acquire("archive", TTL, Duration.ofSeconds(30)));
+            TestTime.await(Duration.ofSeconds(5), () -> lockKeys("archive").size() == 2, "the waiter's key");
+
+            closing.close();
+            long closed = System.nanoTime();
+            Throwable ended = catchThrowableOfType(ExecutionException.class, () -> waiting.get(20, TimeUnit.SECONDS))
+                    .getCause();
+            long afterClose = elapsedMillis(closed);
+            log.info(
+                    "an acquire waiting behind a holder ended {} ms after close() returned: {}",
+                    afterClose,
+                    ended.toString());
+            assertThat(ended).isInstanceOf(IllegalStateException.class).hasMessageContaining("closed");
+            assertThat(afterClose)
+                    .isLessThan(TestTime.scaled(Duration.ofSeconds(1)).toMillis());
+            TestTime.await(Duration.ofSeconds(5), () -> lockKeys("archive").size() == 1, "the waiter's key gone");
+            assertThat(lockKeys("archive").get(0).getCreateRevision()).isEqualTo(holder.fencingToken());
+        } finally {
+            waiter.shutdownNow();
+            closing.close();
+            holder.release();
+        }
+    }
+
+    @Test
+    void aWaitingAcquireOfALockClosedOverASharedClientIsNotGrantedLater() throws Exception {
+        FencedLease holder = a.acquire("invoice-numbers", TTL, WAIT);
+        EtcdLock closing = EtcdLock.builder().client(admin).build();
+        ExecutorService waiter = Executors.newSingleThreadExecutor();
+        try {
+            Future<FencedLease> waiting =
+                    waiter.submit(() -> closing.acquire("invoice-numbers", TTL, Duration.ofSeconds(30)));
+            TestTime.await(
+                    Duration.ofSeconds(5), () -> lockKeys("invoice-numbers").size() == 2, "the waiter's key");
+
+            closing.close();
+            holder.release(); // were the waiter still queued, etcd would grant it now
+            Throwable ended = catchThrowableOfType(ExecutionException.class, () -> waiting.get(20, TimeUnit.SECONDS))
+                    .getCause();
+            assertThat(ended).isInstanceOf(IllegalStateException.class).hasMessageContaining("closed");
+            TestTime.await(
+                    Duration.ofSeconds(5), () -> lockKeys("invoice-numbers").isEmpty(), "no key left by the waiter");
+        } finally {
+            waiter.shutdownNow();
+            holder.release();
+        }
     }
 
     @Test
