@@ -3,6 +3,7 @@ package io.quorumlock.zookeeper;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatCode;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.assertj.core.api.Assertions.catchThrowableOfType;
 
 import io.quorumlock.FencedLease;
 import io.quorumlock.LeaseLostException;
@@ -366,6 +367,50 @@ class ZooKeeperLockIT {
         assertThatThrownBy(() -> a.tryAcquire("closing", TTL)).isInstanceOf(IllegalStateException.class);
         try (FencedLease next = b.acquire("closing", TTL, WAIT)) {
             assertThat(next.fencingToken()).isGreaterThan(held.fencingToken());
+        }
+    }
+
+    @Test
+    void closingTheLockEndsItsWaitingAcquireAndLeavesNoNode() throws Exception {
+        ZooKeeperLock holding = newLock();
+        ZooKeeperLock closing = newLock();
+        FencedLease held = holding.acquire("closing-waiter", TTL, WAIT);
+        Future<FencedLease> waiting =
+                executor.submit(() -> closing.acquire("closing-waiter", TTL, Duration.ofSeconds(30)));
+        awaitContenders(holding, "closing-waiter", 2);
+
+        closing.close();
+        long closed = System.nanoTime();
+        Throwable ended = catchThrowableOfType(ExecutionException.class, () -> waiting.get(20, TimeUnit.SECONDS))
+                .getCause();
+        long afterClose = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - closed);
+        assertThat(ended).isInstanceOf(IllegalStateException.class).hasMessageContaining("closed");
+        assertThat(afterClose).isLessThan(TestTime.scaled(Duration.ofSeconds(1)).toMillis());
+        awaitContenders(holding, "closing-waiter", 1);
+        held.release();
+    }
+
+    @Test
+    void aWaitingAcquireOfALockClosedOverASuppliedClientIsNotGrantedLater() throws Exception {
+        ZooKeeperLock holding = newLock();
+        try (CuratorFramework client = CuratorFrameworkFactory.builder()
+                .connectString(server.getConnectString())
+                .sessionTimeoutMs(4000)
+                .retryPolicy(new RetryOneTime(100))
+                .build()) {
+            client.start();
+            ZooKeeperLock closing = ZooKeeperLock.builder().client(client).build();
+            FencedLease held = holding.acquire("closing-shared", TTL, WAIT);
+            Future<FencedLease> waiting =
+                    executor.submit(() -> closing.acquire("closing-shared", TTL, Duration.ofSeconds(30)));
+            awaitContenders(holding, "closing-shared", 2);
+
+            closing.close();
+            held.release(); // were the waiter still queued, it would be next now
+            Throwable ended = catchThrowableOfType(ExecutionException.class, () -> waiting.get(20, TimeUnit.SECONDS))
+                    .getCause();
+            assertThat(ended).isInstanceOf(IllegalStateException.class).hasMessageContaining("closed");
+            awaitContenders(holding, "closing-shared", 0);
         }
     }
 
