@@ -3,6 +3,7 @@ package io.quorumlock.redis;
 import io.quorumlock.AcquireLoop;
 import io.quorumlock.CriticalSections;
 import io.quorumlock.DistributedLock;
+import io.quorumlock.Holders;
 import io.quorumlock.Lease;
 import io.quorumlock.LeaseLostException;
 import io.quorumlock.LeasedSection;
@@ -748,7 +749,7 @@ public final class Redlock implements DistributedLock<Lease> {
                     retry,
                     ticker,
                     guard,
-                    holder != null ? holder : Holder.defaultName(),
+                    holder != null ? holder : Holders.defaultName(),
                     listener);
         }
 
@@ -796,7 +797,8 @@ public final class Redlock implements DistributedLock<Lease> {
                 throw new IllegalArgumentException(
                         "listener must not be null: leave it unset, or use LockListener.NONE, for no listener");
             }
-            String holderProblem = holder == null ? null : Holder.problem(holder);
+            String holderProblem =
+                    holder == null ? null : Holders.problem(holder).orElse(null);
             if (holderProblem != null) {
                 throw new IllegalArgumentException(holderProblem);
             }

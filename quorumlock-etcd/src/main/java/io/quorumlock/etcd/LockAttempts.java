@@ -11,6 +11,7 @@ import io.etcd.jetcd.options.GetOption;
 import io.etcd.jetcd.options.LeaseOption;
 import io.quorumlock.AcquireLoop.Attempt;
 import io.quorumlock.FencedLease;
+import io.quorumlock.Holders;
 import io.quorumlock.LeaseLostException;
 import io.quorumlock.NodeOutcome.Vote;
 import io.quorumlock.QuorumLockException;
@@ -202,7 +203,8 @@ final class LockAttempts {
                         calls.outcome(Vote.TIMED_OUT, "granted just as the wait ran out, so given up; " + waited),
                         false);
             }
-            String facts = "key " + kv.getKey().toString(StandardCharsets.UTF_8) + ", token " + kv.getCreateRevision();
+            String facts = "key " + Holders.shown(kv.getKey().toString(StandardCharsets.UTF_8)) + ", token "
+                    + kv.getCreateRevision();
             String lease = Long.toHexString(kv.getLease());
             return Attempt.heldBy(
                     "lease " + lease + " (" + facts + "; " + waited + ")",

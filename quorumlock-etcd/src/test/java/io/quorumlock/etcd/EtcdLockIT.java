@@ -419,6 +419,28 @@ class EtcdLockIT {
     }
 
     @Test
+    void aKeyAheadInTheQueueIsShownOnlyWithinBounds() throws Exception {
+        // Another program's key in the lock's queue: 100 KB long, with a line break and a terminal escape.
+        ByteSequence hostile = ByteSequence.from(
+                "/quorumlock/locks/hostile-key/\n\u001b[2J" + "x".repeat(100_000), StandardCharsets.UTF_8);
+        admin.getKVClient().put(hostile, ByteSequence.EMPTY).get(5, TimeUnit.SECONDS);
+        try {
+            LockUnavailableException refused = catchThrowableOfType(
+                    LockUnavailableException.class, () -> a.acquire("hostile-key", TTL, Duration.ofMillis(300)));
+
+            assertThat(refused).isNotNull();
+            String evidence = refused.getMessage() + " " + refused.lastAttempt();
+            assertThat(evidence.length())
+                    .as(evidence.substring(0, Math.min(300, evidence.length())))
+                    .isLessThan(2_000);
+            assertThat(evidence).doesNotContain("\n", "\u001b").contains("... (100035 characters)");
+            assertThat(refused.lastAttempt().get(0).detail()).contains("/quorumlock/locks/hostile-key/??[2J");
+        } finally {
+            admin.getKVClient().delete(hostile).get(5, TimeUnit.SECONDS);
+        }
+    }
+
+    @Test
     void resourcesThatArePrefixesOfEachOtherDoNotShareALock() {
         try (FencedLease order = a.acquire("order", TTL, WAIT)) {
             Optional<FencedLease> line = b.tryAcquire("order/1", TTL);

@@ -2,11 +2,12 @@ package io.quorumlock.zookeeper;
 
 import io.quorumlock.AcquireLoop.Attempt;
 import io.quorumlock.FencedLease;
+import io.quorumlock.Holders;
 import io.quorumlock.NodeOutcome;
 import io.quorumlock.NodeOutcome.Vote;
 import io.quorumlock.QuorumLockException;
-import java.nio.charset.StandardCharsets;
 import java.util.List;
+import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
@@ -118,7 +119,8 @@ final class LockAttempts {
                     continue;
                 }
                 if (!wait) {
-                    return Attempt.heldBy("lock node " + place.holder(), answer(Vote.HELD_BY_OTHER, place.holder()));
+                    String holder = Holders.shown(place.holder());
+                    return Attempt.heldBy("lock node " + holder, answer(Vote.HELD_BY_OTHER, holder));
                 }
                 if (System.nanoTime() - deadline >= 0) {
                     return heldBy(dir, place, end);
@@ -248,23 +250,28 @@ final class LockAttempts {
      * the node, session and token, and how many others wait.
      */
     private Attempt<FencedLease> heldBy(String dir, LockQueue.Place place, long end) {
-        String holderNode = place.holder();
+        String holderNode = Holders.shown(place.holder());
         int others = Math.max(0, place.queue().size() - 2);
         String waiting = others + " other contender" + (others == 1 ? "" : "s") + " waiting";
         try {
-            String path = ZKPaths.makePath(dir, holderNode);
+            String path = ZKPaths.makePath(dir, place.holder());
             CuratorEvent read =
                     answer(send(cb -> client.getData().inBackground(cb).forPath(path)), end, "read the holder");
             Stat stat = read.getStat();
             byte[] data = read.getData();
             String facts = "session " + ZooKeeperLease.hex(stat.getEphemeralOwner()) + ", token "
                     + ZooKeeperLease.hex(stat.getCzxid()) + "; " + waiting;
-            if (data == null || data.length == 0) {
+            Optional<String> named = Holders.read(data);
+            if (named.isEmpty()) {
+                // Another program's node, or its data: untrusted, so only its size is told.
+                String shown = data == null || data.length == 0
+                        ? facts
+                        : "its data not shown (" + data.length + " bytes, not a holder's name), " + facts;
                 return Attempt.heldBy(
-                        "lock node " + holderNode + " (" + facts + ")",
-                        answer(Vote.HELD_BY_OTHER, "holder lock node " + holderNode + ", " + facts));
+                        "lock node " + holderNode + " (" + shown + ")",
+                        answer(Vote.HELD_BY_OTHER, "holder lock node " + holderNode + ", " + shown));
             }
-            String who = new String(data, StandardCharsets.UTF_8);
+            String who = named.get();
             return Attempt.heldBy(
                     who + " (lock node " + holderNode + ", " + facts + ")",
                     answer(Vote.HELD_BY_OTHER, "holder " + who + ", lock node " + holderNode + ", " + facts));

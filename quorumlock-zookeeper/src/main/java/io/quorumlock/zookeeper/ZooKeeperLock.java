@@ -5,6 +5,7 @@ import io.quorumlock.AcquireLoop.Attempt;
 import io.quorumlock.CriticalSections;
 import io.quorumlock.DistributedLock;
 import io.quorumlock.FencedLease;
+import io.quorumlock.Holders;
 import io.quorumlock.LeaseLostException;
 import io.quorumlock.LeasedSection;
 import io.quorumlock.LockEvents;
@@ -13,7 +14,6 @@ import io.quorumlock.LockUnavailableException;
 import io.quorumlock.QuorumLockException;
 import io.quorumlock.RetryPolicy;
 import io.quorumlock.Secrets;
-import java.lang.management.ManagementFactory;
 import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -104,11 +104,8 @@ public final class ZooKeeperLock implements DistributedLock<FencedLease> {
         this.basePath = basePath;
         this.retry = retry;
         this.connection = new ConnectionWatch(client, this::ensemble);
-        this.attempts = new LockAttempts(
-                this,
-                client,
-                connection,
-                ManagementFactory.getRuntimeMXBean().getName().getBytes(StandardCharsets.UTF_8));
+        this.attempts =
+                new LockAttempts(this, client, connection, Holders.defaultName().getBytes(StandardCharsets.UTF_8));
     }
 
     /** Starts the configuration of a lock. */

@@ -12,6 +12,7 @@ import io.quorumlock.NodeOutcome;
 import io.quorumlock.testkit.TestTime;
 import io.quorumlock.testkit.ZooKeeperServers;
 import java.lang.management.ManagementFactory;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -33,6 +34,7 @@ import org.apache.curator.framework.imps.CuratorFrameworkState;
 import org.apache.curator.retry.RetryOneTime;
 import org.apache.curator.test.KillSession;
 import org.apache.curator.test.TestingServer;
+import org.apache.zookeeper.CreateMode;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
@@ -411,6 +413,36 @@ class ZooKeeperLockIT {
                     .getCause();
             assertThat(ended).isInstanceOf(IllegalStateException.class).hasMessageContaining("closed");
             awaitContenders(holding, "closing-shared", 0);
+        }
+    }
+
+    @Test
+    void aHolderNodesDataIsShownOnlyWhenItIsAHolderName() throws Exception {
+        ZooKeeperLock lock = newLock();
+        String dir = ZooKeeperLock.DEFAULT_BASE_PATH + "/hostile-holder";
+        // Another program's node in the lock's queue: 400 KB of data, with a line break and a terminal escape.
+        byte[] data = ("billing-1\n\u001b[2J" + "x".repeat(400_000)).getBytes(StandardCharsets.UTF_8);
+        try (CuratorFramework other = CuratorFrameworkFactory.builder()
+                .connectString(server.getConnectString())
+                .sessionTimeoutMs(4000)
+                .retryPolicy(new RetryOneTime(100))
+                .build()) {
+            other.start();
+            other.create()
+                    .creatingParentContainersIfNeeded()
+                    .withMode(CreateMode.EPHEMERAL_SEQUENTIAL)
+                    .forPath(dir + "/other-" + LockQueue.NODE_PREFIX, data);
+
+            LockUnavailableException refused = catchThrowableOfType(
+                    LockUnavailableException.class, () -> lock.acquire("hostile-holder", TTL, Duration.ofMillis(300)));
+
+            assertThat(refused).isNotNull();
+            String evidence = refused.getMessage() + " " + refused.lastAttempt();
+            assertThat(evidence.length())
+                    .as(evidence.substring(0, Math.min(300, evidence.length())))
+                    .isLessThan(2_000);
+            assertThat(evidence).doesNotContain("\n", "\u001b", "xxxxxxxx");
+            assertThat(refused.lastAttempt().get(0).detail()).contains("other-lock-", "not shown");
         }
     }
 
