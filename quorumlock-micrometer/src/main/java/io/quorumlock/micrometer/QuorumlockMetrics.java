@@ -13,6 +13,8 @@ import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicLong;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * Micrometer meters for the locks of this library: a {@link LockListener} to pass to a lock's
@@ -31,7 +33,8 @@ import java.util.concurrent.atomic.AtomicLong;
  *
  * <p>{@code backend} is {@code redis}, {@code zookeeper} or {@code etcd}. With {@link
  * Builder#tagResources(boolean) tagResources(true)} the timers and the lost counter also carry a
- * {@code resource} tag. One instance may serve several locks and several registries. The held
+ * {@code resource} tag: the first {@linkplain Builder#maxTaggedResources(int) 100} resources of a
+ * backend each theirs, every later one {@code other}. One instance may serve several locks and several registries. The held
  * gauge counts from the first event on, bound or not; the timers and counters record only what
  * happens once a registry is bound.
  */
@@ -42,7 +45,13 @@ public final class QuorumlockMetrics implements LockListener, MeterBinder {
     static final String LOST = "quorumlock.leases.lost";
     static final String HELD = "quorumlock.leases.held";
 
+    /** The tag of the resources past {@link Builder#maxTaggedResources(int)}. */
+    static final String OTHER = "other";
+
+    private static final Logger log = LoggerFactory.getLogger(QuorumlockMetrics.class);
+
     private final boolean tagResources;
+    private final int maxTaggedResources;
     private final List<Bound> registries = new CopyOnWriteArrayList<>();
     /** Leases held now, per backend. */
     private final Map<String, AtomicLong> held = new ConcurrentHashMap<>();
@@ -54,6 +63,7 @@ public final class QuorumlockMetrics implements LockListener, MeterBinder {
 
     private QuorumlockMetrics(Builder builder) {
         this.tagResources = builder.tagResources;
+        this.maxTaggedResources = builder.maxTaggedResources;
     }
 
     /** Starts the options of the meters. */
@@ -133,7 +143,9 @@ public final class QuorumlockMetrics implements LockListener, MeterBinder {
 
     @Override
     public String toString() {
-        return "QuorumlockMetrics[tagResources " + tagResources + ", " + registries.size() + " registries]";
+        return "QuorumlockMetrics[tagResources " + tagResources
+                + (tagResources ? " (at most " + maxTaggedResources + ")" : "") + ", " + registries.size()
+                + " registries]";
     }
 
     /** The meters of one registry. */
@@ -157,15 +169,40 @@ public final class QuorumlockMetrics implements LockListener, MeterBinder {
 
         Meters meters(String backend, String resource) {
             if (tagResources) {
-                return byResource
-                        .computeIfAbsent(backend, b -> new ConcurrentHashMap<>())
-                        .computeIfAbsent(
-                                resource, r -> new Meters(registry, Tags.of("backend", backend, "resource", r)));
+                Map<String, Meters> tagged = byResource.computeIfAbsent(backend, b -> new ConcurrentHashMap<>());
+                Meters meters = tagged.get(resource);
+                return meters != null ? meters : tagged(tagged, backend, resource);
             }
             Meters meters = byBackend.get(backend);
             return meters != null
                     ? meters
                     : byBackend.computeIfAbsent(backend, b -> new Meters(registry, Tags.of("backend", b)));
+        }
+
+        /**
+         * The meters of a resource not tagged yet: its own while fewer than maxTaggedResources have
+         * theirs (the {@code other} tag's among them), else {@code other}'s, said once per backend.
+         */
+        private Meters tagged(Map<String, Meters> tagged, String backend, String resource) {
+            synchronized (tagged) {
+                Meters meters = tagged.get(resource);
+                if (meters != null) {
+                    return meters;
+                }
+                boolean full = tagged.size() - (tagged.containsKey(OTHER) ? 1 : 0) >= maxTaggedResources;
+                String tag = full ? OTHER : resource;
+                if (full && !tagged.containsKey(OTHER)) {
+                    log.warn(
+                            "quorumlock meters: more than {} {} resources to tag; the others are tagged resource={}:"
+                                    + " raise maxTaggedResources, or tag no resources (tagResources(false)) if their names"
+                                    + " are not a small, fixed set",
+                            maxTaggedResources,
+                            backend,
+                            OTHER);
+                }
+                return tagged.computeIfAbsent(
+                        tag, t -> new Meters(registry, Tags.of("backend", backend, "resource", t)));
+            }
         }
     }
 
@@ -225,16 +262,34 @@ public final class QuorumlockMetrics implements LockListener, MeterBinder {
     /** Options of the meters. */
     public static final class Builder {
         private boolean tagResources;
+        private int maxTaggedResources = 100;
 
         private Builder() {}
 
         /**
          * Whether the timers and the lost counter carry the resource's name as a {@code resource}
-         * tag. Each resource then makes meters of its own, so only for a small, fixed set of
-         * resources. The default is off.
+         * tag. Each resource then makes meters of its own (up to {@link #maxTaggedResources(int)}),
+         * so only for a small, fixed set of resources. The default is off.
          */
         public Builder tagResources(boolean tag) {
             this.tagResources = tag;
+            return this;
+        }
+
+        /**
+         * With {@link #tagResources(boolean) tagResources(true)}, how many resources of a backend
+         * get a tag of their own: the first {@code max} seen; every later one is tagged {@code
+         * other} (and a warning says so once), so that resource names that keep changing (an order
+         * id in the name) cannot grow the meters without end. The default is 100.
+         *
+         * @throws IllegalArgumentException if {@code max} is less than 1
+         */
+        public Builder maxTaggedResources(int max) {
+            if (max < 1) {
+                throw new IllegalArgumentException("maxTaggedResources must be at least 1, was " + max
+                        + ": to tag no resource, use tagResources(false)");
+            }
+            this.maxTaggedResources = max;
             return this;
         }
 

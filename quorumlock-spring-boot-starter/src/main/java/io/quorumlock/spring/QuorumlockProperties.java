@@ -26,6 +26,8 @@ public class QuorumlockProperties {
 
     private final Etcd etcd = new Etcd();
 
+    private final Metrics metrics = new Metrics();
+
     public Backend getPrimary() {
         return primary;
     }
@@ -46,10 +48,14 @@ public class QuorumlockProperties {
         return etcd;
     }
 
+    public Metrics getMetrics() {
+        return metrics;
+    }
+
     @Override
     public String toString() {
         return "QuorumlockProperties[primary " + primary + ", redis " + redis + ", zookeeper " + zookeeper + ", etcd "
-                + etcd + "]";
+                + etcd + ", metrics " + metrics + "]";
     }
 
     /** The Redis lock: one node, or Redlock over several independent nodes. */
@@ -265,6 +271,43 @@ public class QuorumlockProperties {
         public String toString() {
             return "Etcd[endpoints "
                     + endpoints.stream().map(io.quorumlock.Secrets::redactUri).toList() + "]";
+        }
+    }
+
+    /** The lock's meters (with quorumlock-micrometer and a MeterRegistry). */
+    public static class Metrics {
+
+        /**
+         * Whether the timers and the lost counter carry the resource's name as a resource tag:
+         * only for a small, fixed set of resource names. The default is false.
+         */
+        private boolean tagResources;
+
+        /**
+         * With tag-resources, how many resources of a backend get a tag of their own; every later
+         * one is tagged other. The default is 100.
+         */
+        private int maxTaggedResources = 100;
+
+        public boolean isTagResources() {
+            return tagResources;
+        }
+
+        public void setTagResources(boolean tagResources) {
+            this.tagResources = tagResources;
+        }
+
+        public int getMaxTaggedResources() {
+            return maxTaggedResources;
+        }
+
+        public void setMaxTaggedResources(int maxTaggedResources) {
+            this.maxTaggedResources = maxTaggedResources;
+        }
+
+        @Override
+        public String toString() {
+            return "Metrics[tagResources " + tagResources + ", maxTaggedResources " + maxTaggedResources + "]";
         }
     }
 }

@@ -2,6 +2,8 @@ package io.quorumlock.spring;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.quorumlock.DistributedLock;
 import io.quorumlock.etcd.EtcdLock;
 import io.quorumlock.micrometer.QuorumlockMetrics;
@@ -10,6 +12,7 @@ import io.quorumlock.zookeeper.ZooKeeperLock;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -231,6 +234,45 @@ class QuorumlockConfigurationTest {
                 .filteredOn(p -> "quorumlock.redis.node-timeout".equals(p.get("name")))
                 .singleElement()
                 .satisfies(p -> assertThat(p.get("defaultValue")).isEqualTo("50ms"));
+    }
+
+    @Test
+    void theMetersTagResourcesAsThePropertiesSay() {
+        runner.withConfiguration(AutoConfigurations.of(QuorumlockMetricsAutoConfiguration.class))
+                .withBean(MeterRegistry.class, SimpleMeterRegistry::new)
+                .withPropertyValues(
+                        "quorumlock.redis.nodes=redis://127.0.0.1:1",
+                        "quorumlock.metrics.tag-resources=true",
+                        "quorumlock.metrics.max-tagged-resources=2")
+                .run(context -> {
+                    assertThat(context).hasNotFailed();
+                    QuorumlockMetrics metrics = context.getBean(QuorumlockMetrics.class);
+                    assertThat(metrics.toString()).contains("tagResources true (at most 2)");
+                    MeterRegistry registry = context.getBean(MeterRegistry.class);
+                    metrics.bindTo(registry);
+                    for (String resource : List.of("a", "b", "c")) {
+                        metrics.busy("redis", resource, Duration.ofMillis(1));
+                    }
+                    assertThat(registry.find("quorumlock.acquire")
+                                    .tag("resource", "other")
+                                    .timers())
+                            .isNotEmpty();
+                });
+    }
+
+    @Test
+    void aMaxTaggedResourcesBelowOneFailsTheStartNamingTheProperty() {
+        runner.withConfiguration(AutoConfigurations.of(QuorumlockMetricsAutoConfiguration.class))
+                .withBean(MeterRegistry.class, SimpleMeterRegistry::new)
+                .withPropertyValues(
+                        "quorumlock.redis.nodes=redis://127.0.0.1:1",
+                        "quorumlock.metrics.tag-resources=true",
+                        "quorumlock.metrics.max-tagged-resources=0")
+                .run(context -> {
+                    assertThat(context).hasFailed();
+                    assertThat(messages(context.getStartupFailure()))
+                            .contains("quorumlock.metrics.max-tagged-resources: maxTaggedResources must be at least 1");
+                });
     }
 
     @Test
