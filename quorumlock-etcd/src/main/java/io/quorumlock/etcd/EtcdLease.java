@@ -193,6 +193,19 @@ final class EtcdLease implements FencedLease {
      */
     @Override
     public void release() {
+        release(null);
+    }
+
+    /**
+     * As {@link #release()}, with every request given up at {@code deadline} (System.nanoTime) if
+     * not answered by then: {@link EtcdLock#close()} releases all its leases within one request
+     * timeout, also when etcd is silent.
+     */
+    void releaseBy(long deadline) {
+        release(deadline);
+    }
+
+    private void release(Long deadline) {
         ByteSequence lockKey;
         boolean wasHeld;
         long heldNanos;
@@ -208,9 +221,9 @@ final class EtcdLease implements FencedLease {
         }
         lock.forget(this);
         if (lockKey != null) {
-            finish(() -> lock.client().getLockClient().unlock(lockKey), "delete the lock key");
+            finish(() -> lock.client().getLockClient().unlock(lockKey), "delete the lock key", deadline);
         }
-        finish(() -> lock.client().getLeaseClient().revoke(leaseId), "revoke the lease");
+        finish(() -> lock.client().getLeaseClient().revoke(leaseId), "revoke the lease", deadline);
         log.debug("released '{}' (token {}, lease {})", resource, token, Long.toHexString(leaseId));
         if (wasHeld) {
             lock.events().released(resource, heldNanos);
@@ -627,14 +640,21 @@ final class EtcdLease implements FencedLease {
         }
     }
 
-    /** Waits for a clean-up request up to the request timeout; failures are logged, not thrown. */
-    private <T> void finish(Supplier<CompletableFuture<T>> request, String what) {
+    /**
+     * Waits for a clean-up request up to the request timeout, or {@code deadline} if not null;
+     * failures are logged, not thrown.
+     */
+    private <T> void finish(Supplier<CompletableFuture<T>> request, String what, Long deadline) {
         if (Thread.currentThread().isInterrupted()) {
             request.get(); // sent once, not waited for
             return;
         }
         try {
-            lock.calls().call(request, what);
+            if (deadline == null) {
+                lock.calls().call(request, what);
+            } else {
+                lock.calls().call(request, what, deadline);
+            }
         } catch (EtcdCalls.RequestFailed e) {
             if (e.outcome.detail().contains("requested lease not found")) {
                 log.debug("lease {} of '{}' was already gone", Long.toHexString(leaseId), resource);

@@ -257,7 +257,8 @@ public final class EtcdLock implements DistributedLock<FencedLease> {
     }
 
     /**
-     * Releases every lease this lock still holds (each bounded by the request timeout), ends the
+     * Releases every lease this lock still holds (all within one request timeout: a lease whose
+     * release etcd did not answer by then runs out within its TTL, no longer kept alive), ends the
      * acquires still waiting with an {@link IllegalStateException} (their leases revoked with the
      * others, so they leave no key), stops its timer thread and, if the lock built its own client,
      * closes it. Idempotent.
@@ -267,8 +268,9 @@ public final class EtcdLock implements DistributedLock<FencedLease> {
         if (!closed.compareAndSet(false, true)) {
             return;
         }
+        long deadline = System.nanoTime() + calls.requestTimeout().toNanos();
         for (EtcdLease lease : List.copyOf(leases)) {
-            lease.release();
+            lease.releaseBy(deadline); // all within one request timeout: etcd may be silent
         }
         for (CompletableFuture<?> request : List.copyOf(requests)) {
             request.cancel(false); // ends the acquires waiting for them

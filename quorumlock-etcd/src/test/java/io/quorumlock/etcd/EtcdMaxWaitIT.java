@@ -14,6 +14,7 @@ import io.quorumlock.testkit.FaultProxies;
 import io.quorumlock.testkit.TestTime;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
@@ -167,6 +168,37 @@ class EtcdMaxWaitIT {
             held.release();
             try (FencedLease lease = next.acquire("interrupted", TTL, Duration.ofSeconds(2))) {
                 assertThat(lease.fencingToken()).isGreaterThan(held.fencingToken());
+            }
+        }
+    }
+
+    @Test
+    void closingALockThatHoldsLeasesInASilentPartitionReturnsWithinTheRequestTimeout() throws Exception {
+        try (FaultProxies proxies = FaultProxies.inFrontOf(etcd.cluster());
+                EtcdLock direct = lock(etcd.endpoints())) {
+            EtcdLock cutOff = lock(proxies.uris());
+            List<String> resources = List.of("close-a", "close-b", "close-c");
+            for (String resource : resources) {
+                cutOff.acquire(resource, TTL, Duration.ofSeconds(5));
+            }
+            proxies.partition(0);
+            long start = System.nanoTime();
+            cutOff.close();
+            Duration took = Duration.ofNanos(System.nanoTime() - start);
+            log.info(
+                    "etcd: close() of a lock holding {} leases in a silent partition returned after {} ms",
+                    resources.size(),
+                    took.toMillis());
+            assertThat(took).isLessThanOrEqualTo(REQUEST_TIMEOUT.plus(TestTime.scaled(JITTER)));
+
+            proxies.heal();
+            // Not kept alive since the close, the leases run out within their TTL, and their keys with them.
+            TestTime.await(
+                    TTL.plusSeconds(2),
+                    () -> resources.stream().allMatch(r -> waiters(direct, r) == 0),
+                    "the closed lock's keys to go with their leases");
+            try (FencedLease lease = direct.acquire("close-a", TTL, Duration.ofSeconds(2))) {
+                assertThat(lease.isValid()).isTrue();
             }
         }
     }
