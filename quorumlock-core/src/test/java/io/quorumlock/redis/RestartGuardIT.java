@@ -15,6 +15,7 @@ import java.util.List;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import redis.clients.jedis.Jedis;
 
 /** The restart guard on real nodes: nodes just started, nodes that fsync every write, a failover. */
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
@@ -79,7 +80,12 @@ class RestartGuardIT {
             List<String> uris =
                     List.of(vip.uri(), nodes.get(1).uri(), nodes.get(2).uri());
             try (Redlock redlock = guarded(uris)) {
-                // Every node up for longer than the TTL: they all vote.
+                // Held on node 1 by someone else: "warm" is granted only with the address's vote, so
+                // once it is, this client knows the run_id of the server behind the address.
+                try (Jedis other = nodes.get(1).connect(Duration.ofSeconds(5))) {
+                    other.set("warm", "someone else's value");
+                }
+                // The nodes up for longer than the TTL: they vote.
                 TestTime.await(
                         Duration.ofSeconds(10),
                         () -> redlock.tryAcquire("warm", ttl)
