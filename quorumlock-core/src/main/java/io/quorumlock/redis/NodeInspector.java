@@ -23,7 +23,7 @@ final class NodeInspector {
      */
     static NodeCheck inspect(String name, Function<Request, Reply> query, Supplier<String> restartGuard) {
         StringBuilder text = new StringBuilder();
-        for (String section : new String[] {"server", "replication", "cluster", "persistence"}) {
+        for (String section : new String[] {"server", "replication", "cluster", "persistence", "memory"}) {
             Reply reply = query.apply(Request.info(section));
             if (!(reply instanceof Reply.Bulk info)) {
                 return new NodeCheck(
@@ -49,6 +49,7 @@ final class NodeInspector {
                     + "Redlock; a failover can lose the lock. Use independent nodes without failover");
         }
         String persistence = persistence(query, info, warnings);
+        eviction(info, warnings);
         String guard = restartGuard.get();
         if (guard != null) {
             warnings.add(guard);
@@ -90,6 +91,21 @@ final class NodeInspector {
                     + KEEP_OUT);
         }
         return "aof, fsync " + policy;
+    }
+
+    /**
+     * A node with a memory limit and a policy other than noeviction may evict a lock key before its
+     * TTL when memory is full (every volatile-* policy picks among keys with a TTL, which lock keys
+     * all have): another client is then granted a lock still held.
+     */
+    private static void eviction(Map<String, String> info, List<String> warnings) {
+        String policy = info.get("maxmemory_policy");
+        String limit = info.get("maxmemory");
+        if (policy != null && !policy.equals("noeviction") && limit != null && !limit.equals("0")) {
+            warnings.add("may evict lock keys before their TTL when memory is full (maxmemory-policy " + policy
+                    + ", maxmemory " + limit + "): set maxmemory-policy noeviction, so that a full node refuses the"
+                    + " lock instead of granting it twice, or give the locks a node of their own");
+        }
     }
 
     /** Marks every node whose run_id another entry shares: the same server listed under two names. */

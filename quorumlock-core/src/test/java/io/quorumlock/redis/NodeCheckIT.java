@@ -47,6 +47,30 @@ class NodeCheckIT {
     }
 
     @Test
+    void aNodeThatMayEvictLockKeysGetsAWarningWithTheRemedy() {
+        RedisServer durable = durableNodes.get(0);
+        try (Jedis j = jedis(durable)) {
+            try {
+                j.configSet("maxmemory-policy", "volatile-lru");
+                assertThat(check(durable.uri()).nodes().get(0).verdict())
+                        .as("no memory limit: nothing is evicted, whatever the policy")
+                        .isEqualTo(Verdict.OK);
+
+                j.configSet("maxmemory", "100mb");
+                NodeCheck node = check(durable.uri()).nodes().get(0);
+                assertThat(node.verdict()).isEqualTo(Verdict.WARNING);
+                assertThat(node.findings())
+                        .singleElement()
+                        .asString()
+                        .contains("maxmemory-policy volatile-lru", "maxmemory 104857600", "noeviction");
+            } finally {
+                j.configSet("maxmemory", "0");
+                j.configSet("maxmemory-policy", "noeviction");
+            }
+        }
+    }
+
+    @Test
     void nodesWithoutPersistenceGetAWarningWithTheRemedy() {
         NodeCheck node = check(volatileNodes.get(0).uri()).nodes().get(0);
         assertThat(node.verdict()).isEqualTo(Verdict.WARNING);
