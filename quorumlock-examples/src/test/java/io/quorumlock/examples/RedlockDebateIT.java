@@ -35,10 +35,18 @@ class RedlockDebateIT {
 
     private static final Duration TTL = Duration.ofSeconds(30);
     private static final String KEY = "lock:sku:42";
+    /** Long enough for every live node to connect and answer on a loaded machine. */
+    private static final Duration NODE_TIMEOUT = TestTime.scaled(Duration.ofSeconds(1));
+    /** For a grant that needs every live node: retried until all of them answer in time. */
+    private static final Duration WAIT = TestTime.scaled(Duration.ofSeconds(5));
 
     /** Plain Redlock, as the debate discusses it: without the restart guard. */
     private static Redlock client(RedisServersExtension nodes) {
-        return Redlock.builder().nodes(nodes.uris()).restartGuard(false).build();
+        return Redlock.builder()
+                .nodes(nodes.uris())
+                .restartGuard(false)
+                .nodeTimeout(NODE_TIMEOUT)
+                .build();
     }
 
     private static String valueOn(RedisServer node) {
@@ -58,7 +66,7 @@ class RedlockDebateIT {
 
     /** A takes nodes 0, 1, 2 while nodes 3 and 4 are down, then those come back empty. */
     private static Lease aHoldsTheFirstThree(RedisServersExtension nodes, Redlock a) {
-        return aHoldsTheFirstThree(nodes, a, TTL, Duration.ZERO);
+        return aHoldsTheFirstThree(nodes, a, TTL, WAIT);
     }
 
     private static Lease aHoldsTheFirstThree(RedisServersExtension nodes, Redlock a, Duration ttl, Duration wait) {
@@ -84,7 +92,7 @@ class RedlockDebateIT {
             volatileNodes.get(2).jumpClock(TTL.plusMinutes(1));
             TestTime.await(
                     Duration.ofSeconds(2), () -> valueOn(volatileNodes.get(2)) == null, "A's key to expire on node 2");
-            Lease leaseB = b.tryAcquire(KEY, TTL).orElseThrow(); // nodes 2, 3, 4
+            Lease leaseB = b.acquire(KEY, TTL, WAIT); // nodes 2, 3, 4
             TestTime.await(Duration.ofSeconds(2), () -> valueOn(volatileNodes.get(4)) != null, "B's grant on node 4");
             String tokenB = valueOn(volatileNodes.get(2));
 
@@ -105,7 +113,7 @@ class RedlockDebateIT {
             Lease leaseA = aHoldsTheFirstThree(volatileNodes, a);
             String tokenA = valueOn(volatileNodes.get(0));
             volatileNodes.get(2).restart(false); // comes back empty
-            Lease leaseB = b.tryAcquire(KEY, TTL).orElseThrow();
+            Lease leaseB = b.acquire(KEY, TTL, WAIT); // nodes 2, 3, 4
             TestTime.await(Duration.ofSeconds(2), () -> valueOn(volatileNodes.get(4)) != null, "B's grant on node 4");
             String tokenB = valueOn(volatileNodes.get(2));
 
@@ -119,7 +127,11 @@ class RedlockDebateIT {
     void theRestartGuardKeepsRestartedNodesOutOfTheVoteForATtl() {
         Duration ttl = TestTime.scaled(Duration.ofSeconds(2));
         try (Redlock a = Redlock.builder().nodes(volatileNodes.uris()).build(); // the guard is on by default
-                Redlock b = Redlock.builder().nodes(volatileNodes.uris()).build()) {
+                // B's one attempt needs every node's answer within its node timeout.
+                Redlock b = Redlock.builder()
+                        .nodes(volatileNodes.uris())
+                        .nodeTimeout(TestTime.scaled(Duration.ofMillis(300)))
+                        .build()) {
             // A waits until nodes 0, 1 and 2, started for this class, have been up for its TTL.
             Lease leaseA = aHoldsTheFirstThree(volatileNodes, a, ttl, TestTime.scaled(Duration.ofSeconds(5)));
             volatileNodes.get(2).restart(false); // comes back empty, as nodes 3 and 4 did
