@@ -142,7 +142,8 @@ class ManyCallersIT {
     /**
      * 16 threads of one client race for one resource: the rounds on a resource share a lane and
      * reach every node in one order, so an attempt gets every node's yes or none; a refused attempt
-     * with some yes votes is a split vote, which one client must not cause itself.
+     * with a yes from one node and a refusal for another holder from another is a split vote, which
+     * one client must not cause itself. (A refusal with yes votes and slow nodes is the nodes'.)
      */
     @Test
     void callersOfOneClientContendingForOneResourceNeverSplitItsVote() throws Exception {
@@ -150,8 +151,12 @@ class ManyCallersIT {
         AtomicInteger refused = new AtomicInteger();
         AtomicInteger granted = new AtomicInteger();
         AtomicReference<String> firstSplit = new AtomicReference<>();
-        try (Redlock redlock =
-                Redlock.builder().nodes(redis.uris()).restartGuard(false).build()) {
+        try (Redlock redlock = Redlock.builder()
+                .nodes(redis.uris())
+                .restartGuard(false)
+                // Slow nodes on a loaded machine cost refusals, which count for nothing here.
+                .nodeTimeout(Duration.ofMillis(500))
+                .build()) {
             long measureFrom = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(300); // the lanes are open by then
             long end = measureFrom + RUN.toNanos();
             List<Thread> workers = new ArrayList<>();
@@ -166,12 +171,13 @@ class ManyCallersIT {
                                 granted.incrementAndGet();
                             }
                         } catch (LockUnavailableException e) {
-                            long yes = e.lastAttempt().stream()
-                                    .filter(o -> o.vote() == io.quorumlock.NodeOutcome.Vote.YES)
-                                    .count();
+                            boolean split = e.lastAttempt().stream()
+                                            .anyMatch(o -> o.vote() == io.quorumlock.NodeOutcome.Vote.YES)
+                                    && e.lastAttempt().stream()
+                                            .anyMatch(o -> o.vote() == io.quorumlock.NodeOutcome.Vote.HELD_BY_OTHER);
                             if (measured) {
                                 refused.incrementAndGet();
-                                if (yes > 0 && splits.getAndIncrement() == 0) {
+                                if (split && splits.getAndIncrement() == 0) {
                                     firstSplit.set(e.getMessage());
                                 }
                             }
@@ -194,7 +200,7 @@ class ManyCallersIT {
         assertThat(granted.get()).as("grants").isPositive();
         assertThat(refused.get()).as("refusals").isPositive();
         assertThat(splits.get())
-                .as("refusals with some yes votes, first: " + firstSplit.get())
+                .as("refusals with both yes votes and votes for another holder, first: " + firstSplit.get())
                 .isZero();
     }
 }
