@@ -132,15 +132,18 @@ class WatchdogIT {
      */
     @Test
     void anExtensionIsNotStarvedByTheCallersSharingItsConnections() throws Exception {
-        Duration ttl = TestTime.scaled(Duration.ofSeconds(1));
+        // An extension is due with a third of the TTL left and given up with a tenth left: a window
+        // of 0.47 s, room for a loaded machine; an extension queued behind 48 callers' rounds of
+        // 30 ms each (the old transport, which failed here) would still miss it.
+        Duration ttl = TestTime.scaled(Duration.ofSeconds(2));
         try (FaultProxies proxies = FaultProxies.inFrontOf(redis.servers());
                 Redlock shared = Redlock.builder()
                         .nodes(proxies.uris())
                         .restartGuard(false)
                         .maxConnectionsPerNode(1)
-                        .nodeTimeout(TestTime.scaled(Duration.ofMillis(100)))
+                        .nodeTimeout(TestTime.scaled(Duration.ofMillis(250)))
                         .build()) {
-            RedlockLease lease = (RedlockLease) shared.tryAcquire("held", ttl).orElseThrow();
+            RedlockLease lease = (RedlockLease) shared.acquire("held", ttl, WAIT);
             CompletableFuture<?> lost = shared.keepAlive(lease, ttl);
             // Every round now takes about 30 ms, and 48 callers keep the one connection per node busy.
             for (FaultProxy proxy : proxies) {
