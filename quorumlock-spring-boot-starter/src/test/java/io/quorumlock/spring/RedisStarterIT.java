@@ -7,6 +7,7 @@ import io.quorumlock.DistributedLock;
 import io.quorumlock.Lease;
 import io.quorumlock.redis.Redlock;
 import io.quorumlock.testkit.RedisServersExtension;
+import io.quorumlock.testkit.TestTime;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
@@ -151,7 +152,11 @@ class RedisStarterIT {
                 redis.get(0).resume();
                 redis.get(1).resume();
             }
-            assertThat(health.health().getStatus()).isEqualTo(Status.UP);
+            // The thawed nodes first answer what they owe, then vote in the check again.
+            TestTime.await(
+                    Duration.ofSeconds(5),
+                    () -> health.health().getStatus().equals(Status.UP),
+                    "the health to be up again once the nodes are resumed");
         });
     }
 
