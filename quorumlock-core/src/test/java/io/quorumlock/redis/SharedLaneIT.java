@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.quorumlock.testkit.FaultProxy;
 import io.quorumlock.testkit.RedisServersExtension;
+import io.quorumlock.testkit.TestTime;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
@@ -12,6 +13,7 @@ import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.extension.RegisterExtension;
+import redis.clients.jedis.Jedis;
 
 /**
  * Callers sharing one lane: whoever polls its selector reads the replies for all of them, and a
@@ -85,7 +87,8 @@ class SharedLaneIT {
             Wait aWait = a.get(20, TimeUnit.SECONDS);
             transport.giveBack(lane);
             assertThat(b.reply()).as("B's reply").isNotNull().isNotInstanceOf(Reply.Failure.class);
-            assertThat(b.took()).as("B's wait (A's select lasts seconds)").isLessThan(Duration.ofSeconds(1));
+            // Read only when A's select ends (its reply 2 x 1.5 s away), B's wait would be at least 2.8 s.
+            assertThat(b.took()).as("B's wait (A's select lasts seconds)").isLessThan(Duration.ofSeconds(2));
             assertThat(aWait.reply()).as("A's reply").isNotNull().isNotInstanceOf(Reply.Failure.class);
         }
     }
@@ -103,8 +106,12 @@ class SharedLaneIT {
             warmUp(transport);
             Transport.Lane lane = transport.borrow("shared-lane");
             AtomicReference<Reply> unread = new AtomicReference<>();
+            long answered = getCalls();
             lane.link(0).send(Request.get("shared-lane"), (request, value, link) -> unread.set(value));
-            Thread.sleep(300); // answered at once, and left in the socket: nobody waits on the lane
+            TestTime.await(Duration.ofSeconds(1), () -> getCalls() > answered, "the node to answer the GET");
+            // Left in the socket, nobody waiting on the lane, for 3 node timeouts: owed that long,
+            // it would be refused; 0.3 s is still well below the 2 s after which a link is stale.
+            Thread.sleep(300);
             Wait next = getAndAwait(lane, 0, LONG_WAIT);
             transport.giveBack(lane);
             assertThat(next.reply()).as("the next request's reply").isNotInstanceOf(Reply.Failure.class);
@@ -118,6 +125,18 @@ class SharedLaneIT {
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new IllegalStateException(e);
+        }
+    }
+
+    /** How many GET commands node 0 has executed. */
+    private static long getCalls() {
+        try (Jedis jedis = redis.get(0).connect(Duration.ofSeconds(1))) {
+            return jedis.info("commandstats")
+                    .lines()
+                    .filter(line -> line.startsWith("cmdstat_get:"))
+                    .map(line -> line.replaceAll("^cmdstat_get:calls=([0-9]+),.*", "$1"))
+                    .mapToLong(Long::parseLong)
+                    .sum();
         }
     }
 
