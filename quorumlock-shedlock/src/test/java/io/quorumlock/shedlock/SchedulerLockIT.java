@@ -142,9 +142,12 @@ class SchedulerLockIT {
             Run before = runs.get(i - 1);
             Run run = runs.get(i);
             assertThat(run.start()).as("%s starts after %s ended", run, before).isGreaterThan(before.end());
+            // lockAtLeastFor counts from the lock call, a run's start from after its grant: a slow
+            // grant of the run before (a loaded machine) shortens the gap by its delay. A lock let
+            // go at the end of the 100 ms work would let the other service in some 100 ms after a start.
             assertThat(TimeUnit.NANOSECONDS.toMillis(run.start() - before.start()))
                     .as("lockAtLeastFor between the starts of %s and %s", before, run)
-                    .isGreaterThanOrEqualTo(AT_LEAST_MILLIS - 20);
+                    .isGreaterThanOrEqualTo(AT_LEAST_MILLIS - 100);
         }
         long ticks = TimeUnit.NANOSECONDS.toMillis(end - start) / TICK_MILLIS;
         log.info(
