@@ -107,8 +107,19 @@ class RunRedisIT {
 
     @Test
     void twoRunsAtOnceNeverOverlapAndTheLoserExits75WithOneLineSayingWhy() throws Exception {
-        try (RunProcess a = run(List.of(), "sh", "-c", critical("f"));
-                RunProcess b = run(List.of(), "sh", "-c", critical("f"))) {
+        // The winner holds the lock until the loser has exited (two JVMs may start seconds apart on
+        // a loaded machine) or until a second child has begun, which the pairs below reject.
+        Path proceed = dir.resolve("proceed");
+        Path f = dir.resolve("f");
+        String holdUntilProceed =
+                "echo begin $$ >> " + f + "; while [ ! -e " + proceed + " ]; do sleep 0.05; done; echo end $$ >> " + f;
+        try (RunProcess a = run(List.of(), "sh", "-c", holdUntilProceed);
+                RunProcess b = run(List.of(), "sh", "-c", holdUntilProceed)) {
+            TestTime.await(
+                    Duration.ofSeconds(30),
+                    () -> !a.isAlive() || !b.isAlive() || begun(f) > 1,
+                    "one run to exit, or both to begin");
+            Files.writeString(proceed, "");
             int codeA = a.exitCode();
             int codeB = b.exitCode();
 
@@ -237,6 +248,15 @@ class RunRedisIT {
             assertThat(validUntil).isAfter(before).isBefore(Instant.now().plus(TTL));
             assertThat(seen[2]).as("a Redis lease has no fencing token").isEqualTo("unset");
             assertThat(seen[3]).isEqualTo("unset");
+        }
+    }
+
+    /** How many children have begun in {@code file}; 0 before it exists. */
+    private static long begun(Path file) {
+        try (var lines = Files.lines(file)) {
+            return lines.filter(line -> line.startsWith("begin ")).count();
+        } catch (IOException | java.io.UncheckedIOException e) {
+            return 0;
         }
     }
 
