@@ -258,10 +258,11 @@ public final class EtcdLock implements DistributedLock<FencedLease> {
 
     /**
      * Releases every lease this lock still holds (all within one request timeout: a lease whose
-     * release etcd did not answer by then runs out within its TTL, no longer kept alive), ends the
-     * acquires still waiting with an {@link IllegalStateException} (their leases revoked with the
-     * others, so they leave no key), stops its timer thread and, if the lock built its own client,
-     * closes it. Idempotent.
+     * release etcd did not answer by then runs out within its TTL, no longer kept alive; releases
+     * already under way in other threads are waited for as long, so the client is not closed under
+     * them), ends the acquires still waiting with an {@link IllegalStateException} (their leases
+     * revoked with the others, so they leave no key), stops its timer thread and, if the lock built
+     * its own client, closes it. Idempotent.
      */
     @Override
     public void close() {
@@ -364,6 +365,10 @@ public final class EtcdLock implements DistributedLock<FencedLease> {
                     "ttl must be at most " + MAX_TTL_SECONDS + " s (etcd's limit), was " + ttl.getSeconds() + " s");
         }
         return seconds;
+    }
+
+    boolean isClosed() {
+        return closed.get();
     }
 
     void requireOpen() {
