@@ -544,6 +544,19 @@ final class EtcdLease implements FencedLease {
 
     /** Marks the lease lost unless it is already over, when nothing can be trusted about it any more. */
     private void markLost(String why, Throwable cause) {
+        markLost(why, cause, false);
+    }
+
+    /**
+     * Ends the lease as lost because its lock is being closed: {@link #lost()} completes on the
+     * closing thread (so work under {@code withLock} is interrupted before the release lets another
+     * holder in), not on the lock's timer, which the close stops.
+     */
+    void loseOnClose() {
+        markLost("the EtcdLock was closed while the lease was held", null, true);
+    }
+
+    private void markLost(String why, Throwable cause, boolean inline) {
         LeaseLostException exception;
         boolean wasHeld;
         synchronized (this) {
@@ -565,21 +578,22 @@ final class EtcdLease implements FencedLease {
             }
         }
         boolean told = wasHeld; // a held lease's loss, not an attempt's
-        // Completed off jetcd's threads: whatever waits on lost() must not stall the client.
-        try {
-            lock.scheduler().execute(() -> {
-                lost.complete(exception);
-                inDoubt.complete(exception);
-                if (told) {
-                    lock.events().lost(resource, exception.getMessage());
-                }
-            });
-        } catch (RejectedExecutionException closing) {
+        Runnable tell = () -> {
             lost.complete(exception);
             inDoubt.complete(exception);
             if (told) {
                 lock.events().lost(resource, exception.getMessage());
             }
+        };
+        if (inline) {
+            tell.run();
+            return;
+        }
+        // Completed off jetcd's threads: whatever waits on lost() must not stall the client.
+        try {
+            lock.scheduler().execute(tell);
+        } catch (RejectedExecutionException closing) {
+            tell.run();
         }
     }
 

@@ -257,7 +257,9 @@ public final class EtcdLock implements DistributedLock<FencedLease> {
     }
 
     /**
-     * Releases every lease this lock still holds (all within one request timeout: a lease whose
+     * Ends every lease this lock still holds as lost ({@link FencedLease#lost()} completes, so work
+     * under {@code withLock} is interrupted and ends in a {@link LeaseLostException}), releases them
+     * (all within one request timeout: a lease whose
      * release etcd did not answer by then runs out within its TTL, no longer kept alive; releases
      * already under way in other threads are waited for as long, so the client is not closed under
      * them), ends the acquires still waiting with an {@link IllegalStateException} (their leases
@@ -269,8 +271,12 @@ public final class EtcdLock implements DistributedLock<FencedLease> {
         if (!closed.compareAndSet(false, true)) {
             return;
         }
+        List<EtcdLease> open = List.copyOf(leases);
+        for (EtcdLease lease : open) {
+            lease.loseOnClose(); // work under the lease stops before its release lets another holder in
+        }
         long deadline = System.nanoTime() + calls.requestTimeout().toNanos();
-        for (EtcdLease lease : List.copyOf(leases)) {
+        for (EtcdLease lease : open) {
             lease.releaseBy(deadline); // all within one request timeout: etcd may be silent
         }
         for (CompletableFuture<?> request : List.copyOf(requests)) {
