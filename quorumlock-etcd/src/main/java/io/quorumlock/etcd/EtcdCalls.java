@@ -11,6 +11,7 @@ import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.ExecutionException;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.function.Supplier;
@@ -143,6 +144,9 @@ final class EtcdCalls {
     private static boolean isTransient(Throwable e) {
         if (unwrap(e) instanceof CancellationException) {
             return false; // given up on purpose (the lock was closed), not by the network
+        }
+        if (unwrap(e) instanceof RejectedExecutionException) {
+            return false; // the client was closed: it sends nothing any more
         }
         Status.Code code = grpcCode(unwrap(e));
         return code == Status.Code.UNAVAILABLE

@@ -11,9 +11,11 @@ import io.quorumlock.LeaseLostException;
 import java.time.Duration;
 import java.util.Locale;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -52,6 +54,11 @@ final class EtcdLease implements FencedLease {
     private final CompletableFuture<LeaseLostException> lost = new CompletableFuture<>();
     /** Completes when no renewal came for two thirds of the TTL, or at the loss: see {@link #inDoubt()}. */
     private final CompletableFuture<LeaseLostException> inDoubt = new CompletableFuture<>();
+    /**
+     * Completes when the requests of a release or abandon are over: until then the lock follows the
+     * lease, so that {@link EtcdLock#close()} waits for them before it closes its client.
+     */
+    private final CompletableFuture<Void> cleanedUp = new CompletableFuture<>();
     /** Fires two thirds of the TTL after the last renewal. */
     private ScheduledFuture<?> doubt;
 
@@ -209,21 +216,35 @@ final class EtcdLease implements FencedLease {
         ByteSequence lockKey;
         boolean wasHeld;
         long heldNanos;
+        boolean releasedElsewhere;
         synchronized (this) {
-            if (state == State.RELEASED) {
-                return;
+            releasedElsewhere = state == State.RELEASED;
+            if (!releasedElsewhere) {
+                wasHeld = state == State.HELD;
+                heldNanos = System.nanoTime() - heldSinceNanos;
+                state = State.RELEASED;
+                lockKey = key;
+                stopKeepingAlive();
+            } else {
+                wasHeld = false;
+                heldNanos = 0;
+                lockKey = null;
             }
-            wasHeld = state == State.HELD;
-            heldNanos = System.nanoTime() - heldSinceNanos;
-            state = State.RELEASED;
-            lockKey = key;
-            stopKeepingAlive();
         }
-        lock.forget(this);
-        if (lockKey != null) {
-            finish(() -> lock.client().getLockClient().unlock(lockKey), "delete the lock key", deadline);
+        if (releasedElsewhere) {
+            if (deadline != null) {
+                awaitCleanUp(deadline); // by close(): another thread's requests may be under way
+            }
+            return;
         }
-        finish(() -> lock.client().getLeaseClient().revoke(leaseId), "revoke the lease", deadline);
+        try {
+            if (lockKey != null) {
+                finish(() -> lock.client().getLockClient().unlock(lockKey), "delete the lock key", deadline);
+            }
+            finish(() -> lock.client().getLeaseClient().revoke(leaseId), "revoke the lease", deadline);
+        } finally {
+            cleanedUp();
+        }
         log.debug("released '{}' (token {}, lease {})", resource, token, Long.toHexString(leaseId));
         if (wasHeld) {
             lock.events().released(resource, heldNanos);
@@ -318,7 +339,14 @@ final class EtcdLease implements FencedLease {
             state = State.RELEASED;
             stopKeepingAlive();
         }
-        lock.forget(this);
+        try {
+            revoke(end);
+        } finally {
+            cleanedUp();
+        }
+    }
+
+    private void revoke(long end) {
         if (Thread.currentThread().isInterrupted()) {
             revokeInBackground(System.nanoTime() + ttlNanos);
             return;
@@ -337,6 +365,22 @@ final class EtcdLease implements FencedLease {
             }
         } catch (RuntimeException e) {
             log.warn("could not revoke the lease of a failed attempt on '{}': {}", resource, e.toString());
+        }
+    }
+
+    private void cleanedUp() {
+        lock.forget(this);
+        cleanedUp.complete(null);
+    }
+
+    /** Waits until another thread's release or abandon of this lease is over, or {@code deadline}. */
+    private void awaitCleanUp(long deadline) {
+        try {
+            cleanedUp.get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+        } catch (TimeoutException | ExecutionException e) {
+            log.debug("the release of lease {} of '{}' is still under way", Long.toHexString(leaseId), resource);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
         }
     }
 
@@ -500,6 +544,19 @@ final class EtcdLease implements FencedLease {
 
     /** Marks the lease lost unless it is already over, when nothing can be trusted about it any more. */
     private void markLost(String why, Throwable cause) {
+        markLost(why, cause, false);
+    }
+
+    /**
+     * Ends the lease as lost because its lock is being closed: {@link #lost()} completes on the
+     * closing thread (so work under {@code withLock} is interrupted before the release lets another
+     * holder in), not on the lock's timer, which the close stops.
+     */
+    void loseOnClose() {
+        markLost("the EtcdLock was closed while the lease was held", null, true);
+    }
+
+    private void markLost(String why, Throwable cause, boolean inline) {
         LeaseLostException exception;
         boolean wasHeld;
         synchronized (this) {
@@ -521,21 +578,22 @@ final class EtcdLease implements FencedLease {
             }
         }
         boolean told = wasHeld; // a held lease's loss, not an attempt's
-        // Completed off jetcd's threads: whatever waits on lost() must not stall the client.
-        try {
-            lock.scheduler().execute(() -> {
-                lost.complete(exception);
-                inDoubt.complete(exception);
-                if (told) {
-                    lock.events().lost(resource, exception.getMessage());
-                }
-            });
-        } catch (RejectedExecutionException closing) {
+        Runnable tell = () -> {
             lost.complete(exception);
             inDoubt.complete(exception);
             if (told) {
                 lock.events().lost(resource, exception.getMessage());
             }
+        };
+        if (inline) {
+            tell.run();
+            return;
+        }
+        // Completed off jetcd's threads: whatever waits on lost() must not stall the client.
+        try {
+            lock.scheduler().execute(tell);
+        } catch (RejectedExecutionException closing) {
+            tell.run();
         }
     }
 

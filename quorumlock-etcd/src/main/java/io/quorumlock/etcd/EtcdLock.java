@@ -257,19 +257,26 @@ public final class EtcdLock implements DistributedLock<FencedLease> {
     }
 
     /**
-     * Releases every lease this lock still holds (all within one request timeout: a lease whose
-     * release etcd did not answer by then runs out within its TTL, no longer kept alive), ends the
-     * acquires still waiting with an {@link IllegalStateException} (their leases revoked with the
-     * others, so they leave no key), stops its timer thread and, if the lock built its own client,
-     * closes it. Idempotent.
+     * Ends every lease this lock still holds as lost ({@link FencedLease#lost()} completes, so work
+     * under {@code withLock} is interrupted and ends in a {@link LeaseLostException}), releases them
+     * (all within one request timeout: a lease whose
+     * release etcd did not answer by then runs out within its TTL, no longer kept alive; releases
+     * already under way in other threads are waited for as long, so the client is not closed under
+     * them), ends the acquires still waiting with an {@link IllegalStateException} (their leases
+     * revoked with the others, so they leave no key), stops its timer thread and, if the lock built
+     * its own client, closes it. Idempotent.
      */
     @Override
     public void close() {
         if (!closed.compareAndSet(false, true)) {
             return;
         }
+        List<EtcdLease> open = List.copyOf(leases);
+        for (EtcdLease lease : open) {
+            lease.loseOnClose(); // work under the lease stops before its release lets another holder in
+        }
         long deadline = System.nanoTime() + calls.requestTimeout().toNanos();
-        for (EtcdLease lease : List.copyOf(leases)) {
+        for (EtcdLease lease : open) {
             lease.releaseBy(deadline); // all within one request timeout: etcd may be silent
         }
         for (CompletableFuture<?> request : List.copyOf(requests)) {
@@ -364,6 +371,10 @@ public final class EtcdLock implements DistributedLock<FencedLease> {
                     "ttl must be at most " + MAX_TTL_SECONDS + " s (etcd's limit), was " + ttl.getSeconds() + " s");
         }
         return seconds;
+    }
+
+    boolean isClosed() {
+        return closed.get();
     }
 
     void requireOpen() {

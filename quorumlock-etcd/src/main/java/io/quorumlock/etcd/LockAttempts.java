@@ -75,6 +75,13 @@ final class LockAttempts {
         long granted = System.nanoTime();
         EtcdLease lease = new EtcdLease(lock, resource, grant.getID(), grant.getTTL(), grantSent, granted);
         lock.follow(lease);
+        if (lock.isClosed()) {
+            // Closed since the grant: close() may not have seen this lease and may close the client
+            // under our requests, so no lock key is made for it and its revoke is not waited for
+            // (the lease alone blocks nobody, and runs out by itself).
+            lease.abandon(System.nanoTime());
+            lock.requireOpen();
+        }
         boolean handedOut = false;
         try {
             lease.startKeepAlive();

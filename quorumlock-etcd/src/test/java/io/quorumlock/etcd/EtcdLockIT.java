@@ -20,6 +20,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
@@ -357,11 +358,45 @@ class EtcdLockIT {
         lock.close(); // idempotent
 
         assertThat(lease.isValid()).isFalse();
-        assertThat(lease.lost()).isNotDone();
+        assertThat(lease.lost())
+                .isCompletedWithValueMatching(e -> e.getMessage().contains("was closed"));
         assertThat(lockKeys("cache-rebuild")).isEmpty();
         assertThatThrownBy(() -> lock.tryAcquire("cache-rebuild", TTL))
                 .isInstanceOf(IllegalStateException.class)
                 .hasMessageContaining("closed");
+    }
+
+    @Test
+    void closingALockInterruptsTheWorkUnderItsLeasesAndEndsItInLeaseLost() throws Exception {
+        EtcdLock closing = EtcdLock.builder().endpoints(etcd.endpoints()).build();
+        CountDownLatch working = new CountDownLatch(1);
+        AtomicBoolean interrupted = new AtomicBoolean();
+        CompletableFuture<Throwable> ended = CompletableFuture.supplyAsync(() -> catchThrowableOfType(
+                LeaseLostException.class,
+                () -> closing.withLock("nightly-close", TTL, WAIT, () -> {
+                    working.countDown();
+                    try {
+                        Thread.sleep(TestTime.scaled(Duration.ofSeconds(30)).toMillis());
+                    } catch (InterruptedException e) {
+                        interrupted.set(true);
+                        throw e;
+                    }
+                    return "done";
+                })));
+        assertThat(working.await(10, TimeUnit.SECONDS)).isTrue();
+
+        closing.close();
+        long closed = System.nanoTime();
+        Throwable lost = ended.get(20, TimeUnit.SECONDS);
+        log.info(
+                "work under a lease ended {} ms after close() returned: {}",
+                elapsedMillis(closed),
+                String.valueOf(lost));
+        assertThat(lost).isInstanceOf(LeaseLostException.class).hasMessageContaining("was closed");
+        assertThat(interrupted).isTrue();
+        assertThat(elapsedMillis(closed))
+                .isLessThan(TestTime.scaled(Duration.ofSeconds(1)).toMillis());
+        assertThat(lockKeys("nightly-close")).isEmpty();
     }
 
     @Test
