@@ -324,14 +324,18 @@ public final class RunCommand implements Callable<Integer> {
         try {
             CompletableFuture<LeaseLostException> lost =
                     lease instanceof FencedLease fenced ? fenced.inDoubt() : ((Redlock) lock).keepAlive(lease, ttl);
-            Child child;
-            try {
-                child = Child.start(command, environment(lease));
-            } catch (IOException e) {
-                return cannotRun(e);
-            }
-            started.set(child);
-            try (Signals signals = Signals.install(child::forward)) {
+            // The handlers go in before the child starts: a SIGTERM just after the start would
+            // otherwise end the JVM (exit 143) instead of reaching the command.
+            Forwarding forwarding = new Forwarding();
+            try (Signals signals = Signals.install(forwarding::signal)) {
+                Child child;
+                try {
+                    child = Child.start(command, environment(lease));
+                } catch (IOException e) {
+                    return cannotRun(e);
+                }
+                started.set(child);
+                forwarding.started(child);
                 return new Supervision(child, lease, onLost, grace, this::report).awaitExit(lost);
             }
         } finally {
@@ -340,6 +344,27 @@ public final class RunCommand implements Callable<Integer> {
                 Runtime.getRuntime().removeShutdownHook(lastResort);
             } catch (IllegalStateException shuttingDown) {
                 // the hook runs, or has run: it finds the lease released
+            }
+        }
+    }
+
+    /** SIGINT and SIGTERM to the child; one that comes before the child has started, once it has. */
+    private static final class Forwarding {
+        private Child child;
+        private String pending;
+
+        synchronized void signal(String name) {
+            if (child != null) {
+                child.forward(name);
+            } else if (pending == null) {
+                pending = name;
+            }
+        }
+
+        synchronized void started(Child started) {
+            child = started;
+            if (pending != null) {
+                started.forward(pending);
             }
         }
     }
