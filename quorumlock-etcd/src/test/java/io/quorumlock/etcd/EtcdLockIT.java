@@ -218,16 +218,7 @@ class EtcdLockIT {
         long start = System.nanoTime();
         LeaseLostException lost = catchThrowableOfType(
                 LeaseLostException.class,
-                () -> a.withLock("report", Duration.ofSeconds(3), WAIT, () -> {
-                    working.countDown();
-                    try {
-                        Thread.sleep(TestTime.scaled(Duration.ofSeconds(30)).toMillis());
-                    } catch (InterruptedException e) {
-                        interrupted.set(true);
-                        throw e;
-                    }
-                    return "done";
-                }));
+                () -> a.withLock("report", Duration.ofSeconds(3), WAIT, () -> outlivesItsLease(working, interrupted)));
 
         assertThat(lost).isNotNull();
         assertThat(lost.resource()).isEqualTo("report");
@@ -373,16 +364,7 @@ class EtcdLockIT {
         AtomicBoolean interrupted = new AtomicBoolean();
         CompletableFuture<Throwable> ended = CompletableFuture.supplyAsync(() -> catchThrowableOfType(
                 LeaseLostException.class,
-                () -> closing.withLock("nightly-close", TTL, WAIT, () -> {
-                    working.countDown();
-                    try {
-                        Thread.sleep(TestTime.scaled(Duration.ofSeconds(30)).toMillis());
-                    } catch (InterruptedException e) {
-                        interrupted.set(true);
-                        throw e;
-                    }
-                    return "done";
-                })));
+                () -> closing.withLock("nightly-close", TTL, WAIT, () -> outlivesItsLease(working, interrupted))));
         assertThat(working.await(10, TimeUnit.SECONDS)).isTrue();
 
         closing.close();
@@ -486,6 +468,19 @@ class EtcdLockIT {
     }
 
     /** The keys of the waiters and the holder of a resource, oldest first. */
+    /** Work that would outlive its lease: says it started, sleeps until interrupted, and says so. */
+    private static String outlivesItsLease(CountDownLatch working, AtomicBoolean interrupted)
+            throws InterruptedException {
+        working.countDown();
+        try {
+            Thread.sleep(TestTime.scaled(Duration.ofSeconds(30)).toMillis());
+        } catch (InterruptedException e) {
+            interrupted.set(true);
+            throw e;
+        }
+        return "done";
+    }
+
     static List<KeyValue> lockKeys(String resource) {
         ByteSequence prefix =
                 ByteSequence.from("/quorumlock/locks/" + EtcdLock.escape(resource) + "/", StandardCharsets.UTF_8);
