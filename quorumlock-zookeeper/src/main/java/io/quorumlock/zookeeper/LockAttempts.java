@@ -233,6 +233,14 @@ final class LockAttempts {
         ZooKeeperLease lease = new ZooKeeperLease(
                 lock, resource, node, stat.getCzxid(), session, lock.negotiatedSessionTimeout(), watch);
         connection.follow(lease);
+        try {
+            lock.checkOpen();
+        } catch (IllegalStateException closed) {
+            // close() may have listed the leases before this one (and released the holder ahead,
+            // which made it first): nobody would end it. The attempt deletes its node.
+            lease.discard();
+            throw closed;
+        }
         watch.attach(lease);
         if (connection.changes() != changesBefore || !connection.reportedConnected()) {
             lease.discard();
