@@ -34,9 +34,9 @@ import org.slf4j.LoggerFactory;
  * <p>{@code backend} is {@code redis}, {@code zookeeper} or {@code etcd}. With {@link
  * Builder#tagResources(boolean) tagResources(true)} the timers and the lost counter also carry a
  * {@code resource} tag: the first {@linkplain Builder#maxTaggedResources(int) 100} resources of a
- * backend each theirs, every later one {@code other}. One instance may serve several locks and several registries. The held
- * gauge counts from the first event on, bound or not; the timers and counters record only what
- * happens once a registry is bound.
+ * backend each their own, every later one {@code other}. One instance may serve several locks and
+ * several registries. The held gauge counts from the first event on, bound or not; the timers and
+ * counters record only what happens once a registry is bound.
  */
 public final class QuorumlockMetrics implements LockListener, MeterBinder {
 
