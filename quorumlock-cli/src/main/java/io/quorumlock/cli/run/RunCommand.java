@@ -25,7 +25,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.atomic.AtomicReference;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import picocli.CommandLine.Command;
@@ -318,15 +317,14 @@ public final class RunCommand implements Callable<Integer> {
 
     /** Runs the command under the lease, releases the lease, and returns run's exit code. */
     private int runUnder(DistributedLock<? extends Lease> lock, Lease lease) throws InterruptedException {
-        AtomicReference<Child> started = new AtomicReference<>();
-        Thread lastResort = new Thread(() -> stopAndRelease(started.get(), lease), "quorumlock-run-exit");
+        // The handlers go in before the child starts: a SIGTERM just after the start would
+        // otherwise end the JVM (exit 143) instead of reaching the command.
+        Forwarding forwarding = new Forwarding();
+        Thread lastResort = new Thread(() -> stopAndRelease(forwarding.child(), lease), "quorumlock-run-exit");
         Runtime.getRuntime().addShutdownHook(lastResort);
         try {
             CompletableFuture<LeaseLostException> lost =
                     lease instanceof FencedLease fenced ? fenced.inDoubt() : ((Redlock) lock).keepAlive(lease, ttl);
-            // The handlers go in before the child starts: a SIGTERM just after the start would
-            // otherwise end the JVM (exit 143) instead of reaching the command.
-            Forwarding forwarding = new Forwarding();
             try (Signals signals = Signals.install(forwarding::signal)) {
                 Child child;
                 try {
@@ -334,7 +332,6 @@ public final class RunCommand implements Callable<Integer> {
                 } catch (IOException e) {
                     return cannotRun(e);
                 }
-                started.set(child);
                 forwarding.started(child);
                 return new Supervision(child, lease, onLost, grace, this::report).awaitExit(lost);
             }
@@ -348,7 +345,10 @@ public final class RunCommand implements Callable<Integer> {
         }
     }
 
-    /** SIGINT and SIGTERM to the child; one that comes before the child has started, once it has. */
+    /**
+     * The child, once started, for the signals and the shutdown hook: SIGINT and SIGTERM go to it,
+     * one that comes before it has started once it has.
+     */
     private static final class Forwarding {
         private Child child;
         private String pending;
@@ -359,6 +359,10 @@ public final class RunCommand implements Callable<Integer> {
             } else if (pending == null) {
                 pending = name;
             }
+        }
+
+        synchronized Child child() {
+            return child;
         }
 
         synchronized void started(Child started) {
