@@ -236,43 +236,41 @@ class QuorumlockConfigurationTest {
                 .satisfies(p -> assertThat(p.get("defaultValue")).isEqualTo("50ms"));
     }
 
-    @Test
-    void theMetersTagResourcesAsThePropertiesSay() {
-        runner.withConfiguration(AutoConfigurations.of(QuorumlockMetricsAutoConfiguration.class))
+    /** A context with a meter registry and resource tags, at most {@code max}. */
+    private ApplicationContextRunner taggingResources(int max) {
+        return runner.withConfiguration(AutoConfigurations.of(QuorumlockMetricsAutoConfiguration.class))
                 .withBean(MeterRegistry.class, SimpleMeterRegistry::new)
                 .withPropertyValues(
                         "quorumlock.redis.nodes=redis://127.0.0.1:1",
                         "quorumlock.metrics.tag-resources=true",
-                        "quorumlock.metrics.max-tagged-resources=2")
-                .run(context -> {
-                    assertThat(context).hasNotFailed();
-                    QuorumlockMetrics metrics = context.getBean(QuorumlockMetrics.class);
-                    assertThat(metrics.toString()).contains("tagResources true (at most 2)");
-                    MeterRegistry registry = context.getBean(MeterRegistry.class);
-                    metrics.bindTo(registry);
-                    for (String resource : List.of("a", "b", "c")) {
-                        metrics.busy("redis", resource, Duration.ofMillis(1));
-                    }
-                    assertThat(registry.find("quorumlock.acquire")
-                                    .tag("resource", "other")
-                                    .timers())
-                            .isNotEmpty();
-                });
+                        "quorumlock.metrics.max-tagged-resources=" + max);
+    }
+
+    @Test
+    void theMetersTagResourcesAsThePropertiesSay() {
+        taggingResources(2).run(context -> {
+            assertThat(context).hasNotFailed();
+            QuorumlockMetrics metrics = context.getBean(QuorumlockMetrics.class);
+            assertThat(metrics.toString()).contains("tagResources true (at most 2)");
+            MeterRegistry registry = context.getBean(MeterRegistry.class);
+            metrics.bindTo(registry);
+            for (String resource : List.of("a", "b", "c")) {
+                metrics.busy("redis", resource, Duration.ofMillis(1));
+            }
+            assertThat(registry.find("quorumlock.acquire")
+                            .tag("resource", "other")
+                            .timers())
+                    .isNotEmpty();
+        });
     }
 
     @Test
     void aMaxTaggedResourcesBelowOneFailsTheStartNamingTheProperty() {
-        runner.withConfiguration(AutoConfigurations.of(QuorumlockMetricsAutoConfiguration.class))
-                .withBean(MeterRegistry.class, SimpleMeterRegistry::new)
-                .withPropertyValues(
-                        "quorumlock.redis.nodes=redis://127.0.0.1:1",
-                        "quorumlock.metrics.tag-resources=true",
-                        "quorumlock.metrics.max-tagged-resources=0")
-                .run(context -> {
-                    assertThat(context).hasFailed();
-                    assertThat(messages(context.getStartupFailure()))
-                            .contains("quorumlock.metrics.max-tagged-resources: maxTaggedResources must be at least 1");
-                });
+        taggingResources(0).run(context -> {
+            assertThat(context).hasFailed();
+            assertThat(messages(context.getStartupFailure()))
+                    .contains("quorumlock.metrics.max-tagged-resources: maxTaggedResources must be at least 1");
+        });
     }
 
     @Test
