@@ -147,6 +147,11 @@ final class TlsWire implements Wire {
 
     @Override
     public void write(ByteBuffer src) throws IOException {
+        // What a partial write left of the last record goes first, also when src has nothing more:
+        // the key stays interested in writing until it is gone (see interest).
+        if (netOut.position() > 0 && !flush()) {
+            return;
+        }
         try {
             while (src.hasRemaining() && wrap(src)) {
                 if (engine.getHandshakeStatus() == HandshakeStatus.NEED_UNWRAP) {
