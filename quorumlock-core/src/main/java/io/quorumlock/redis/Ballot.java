@@ -42,6 +42,9 @@ final class Ballot {
     private int yes;
     private int no;
     private boolean expired;
+    /** Decided: later replies are shown, not counted. */
+    private boolean closed;
+
     private boolean misconfigured;
 
     /** {@code counts} says which votes count toward the quorum. */
@@ -80,6 +83,14 @@ final class Ballot {
         if (outcomes[node] != null) {
             return;
         }
+        if (closed) {
+            // Shown in the evidence, never counted: a late yes is not a grant (a failed grant releases it).
+            outcomes[node] = outcome.vote() == Vote.YES
+                    ? new NodeOutcome(outcome.node(), Vote.TIMED_OUT, "granted only after the round had ended")
+                    : outcome;
+            misconfigured |= outcome.vote() == Vote.MISCONFIGURED;
+            return;
+        }
         if (outcome.vote() == Vote.YES) {
             for (int other = 0; other < outcomes.length; other++) {
                 if (outcomes[other] != null && outcomes[other].vote() == Vote.YES && sameServer.test(node, other)) {
@@ -113,6 +124,15 @@ final class Ballot {
     /** The wait for this round ran into its deadline: nodes that have not answered timed out. */
     synchronized void expire() {
         expired = true;
+    }
+
+    /**
+     * Ends the counting and returns the yes votes: a reply recorded later shows in {@link
+     * #outcomes()}, a yes there as {@link Vote#TIMED_OUT}, and changes no count.
+     */
+    synchronized int close() {
+        closed = true;
+        return yes;
     }
 
     /** Whether {@code node}'s reply has been counted. */

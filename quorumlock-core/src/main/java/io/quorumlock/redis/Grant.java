@@ -12,13 +12,20 @@ final class Grant implements Transport.ReplyHandler {
 
     private final Ballot ballot;
     private final int node;
+    private final Transport.Lane lane;
     private final Transport.Link link;
     private volatile NodeOutcome outcome;
 
-    Grant(Ballot ballot, int node, Transport.Link link) {
+    Grant(Ballot ballot, int node, Transport.Lane lane) {
         this.ballot = ballot;
         this.node = node;
-        this.link = link;
+        this.lane = lane;
+        this.link = lane.link(node);
+    }
+
+    /** The lane the grant was sent on: its follow-ups' rounds wait there. */
+    Transport.Lane lane() {
+        return lane;
     }
 
     @Override

@@ -15,6 +15,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.BooleanSupplier;
+import java.util.function.LongSupplier;
 
 /**
  * The production transport: no thread of its own. A caller borrows a lane (one non-blocking
@@ -43,6 +44,8 @@ final class NioTransport implements Transport {
     private final List<NioLane> lanes = new ArrayList<>();
     /** Callers in a round now, on any lane. */
     private int callers;
+    /** Resources with rounds under way that were borrowed while lanes could still be added. */
+    private final java.util.Map<String, InUse> inUse = new java.util.HashMap<>();
     /** For the {@code rediss://} nodes; null if there are none. */
     private final TlsConfig tls;
     /** Guarded by {@link #lanes}. */
@@ -78,10 +81,11 @@ final class NioTransport implements Transport {
      * The lane of {@code resource}: chosen by its hash among the open lanes, so that the rounds on
      * one resource share one lane and reach every node in one order (see {@link Lane#sends}). A
      * new lane is opened while more callers are in rounds than lanes are open, up to {@code
-     * maxLanes}: one caller uses one connection per node.
+     * maxLanes}: one caller uses one connection per node. While lanes are still being added, a
+     * resource keeps the lane of its rounds under way until the last of them ends.
      */
     @Override
-    public Lane borrow(String resource) {
+    public Lane borrow(String resource, Lane follows) {
         NioLane lane;
         synchronized (lanes) {
             if (closed) {
@@ -91,15 +95,30 @@ final class NioTransport implements Transport {
                 lanes.add(new NioLane());
             }
             callers++;
-            lane = lanes.get(resource == null ? 0 : Math.floorMod(resource.hashCode(), lanes.size()));
+            lane = follows != null ? (NioLane) follows : laneOf(resource);
         }
         try {
             lane.catchUp();
         } catch (RuntimeException e) {
-            giveBack(lane);
+            giveBack(lane, follows != null ? null : resource);
             throw e;
         }
         return lane;
+    }
+
+    /** Under the lock of {@link #lanes}. */
+    private NioLane laneOf(String resource) {
+        InUse use = resource == null ? null : inUse.get(resource);
+        if (use == null) {
+            NioLane lane = lanes.get(resource == null ? 0 : Math.floorMod(resource.hashCode(), lanes.size()));
+            if (resource == null || lanes.size() == maxLanes) {
+                return lane; // no lane will be added: the hash keeps choosing this one
+            }
+            use = new InUse(lane);
+            inUse.put(resource, use);
+        }
+        use.rounds++;
+        return use.lane;
     }
 
     @Override
@@ -133,9 +152,23 @@ final class NioTransport implements Transport {
     }
 
     @Override
-    public void giveBack(Lane lane) {
+    public void giveBack(Lane lane, String resource) {
         synchronized (lanes) {
             callers--;
+            InUse use = resource == null ? null : inUse.get(resource);
+            if (use != null && --use.rounds == 0) {
+                inUse.remove(resource);
+            }
+        }
+    }
+
+    /** A resource's lane and how many of its rounds are under way on it. */
+    private static final class InUse {
+        final NioLane lane;
+        int rounds;
+
+        InUse(NioLane lane) {
+            this.lane = lane;
         }
     }
 
@@ -204,18 +237,26 @@ final class NioTransport implements Transport {
         }
 
         @Override
-        public boolean await(BooleanSupplier done, long deadlineNanos) throws InterruptedException {
+        public boolean await(BooleanSupplier done, LongSupplier deadlineNanos) throws InterruptedException {
             if (done.getAsBoolean()) {
                 return true;
             }
             Waiter me = new Waiter(Thread.currentThread(), done);
             waiters.add(me);
             try {
+                boolean looked = false;
                 while (!done.getAsBoolean()) {
-                    long left = deadlineNanos - ticker.nanos();
+                    long left = deadlineNanos.getAsLong() - ticker.nanos();
                     if (left <= 0) {
-                        return false;
+                        // A caller kept off the CPU finds its deadline passed: what came meanwhile
+                        // is read before any node is judged silent, and may move the deadline on.
+                        if (looked || !catchUp()) {
+                            return done.getAsBoolean();
+                        }
+                        looked = true;
+                        continue;
                     }
+                    looked = false;
                     if (polling.tryLock()) {
                         try {
                             poll(left);
@@ -271,11 +312,12 @@ final class NioTransport implements Transport {
          * Handles what arrived while nobody waited on the lane: late replies, and connections the
          * node closed (a restart), so that the next round opens a fresh one instead of failing on
          * it. Skipped while another caller polls: it does that. Like a poll, it wakes the callers
-         * whose rounds it decided, and one to poll if a caller started waiting meanwhile.
+         * whose rounds it decided, and one to poll if a caller started waiting meanwhile. False
+         * if it was skipped.
          */
-        void catchUp() {
+        boolean catchUp() {
             if (!polling.tryLock()) {
-                return;
+                return false;
             }
             try {
                 selector.selectNow(this::ready);
@@ -288,6 +330,7 @@ final class NioTransport implements Transport {
                 wakeDecided(null);
                 handOver();
             }
+            return true;
         }
 
         private void ready(SelectionKey key) {

@@ -346,7 +346,11 @@ public final class Redlock implements DistributedLock<Lease> {
     /** One extension round of {@code lease}. */
     Rounds.Outcome extend(RedlockLease lease, Duration ttl) {
         ensureOpen();
-        Rounds.Outcome outcome = rounds.extend(lease.resource(), lease.token(), ttl.toMillis(), lease.grants());
+        // Slow nodes are waited for only while the lease keeps its loss notice, so that the work
+        // can still be stopped in time if the round fails.
+        long waitUntil = lease.validUntilNanos() - QuorumMath.lossNoticeNanos(ttl.toNanos());
+        Rounds.Outcome outcome =
+                rounds.extend(lease.resource(), lease.token(), ttl.toMillis(), lease.grants(), waitUntil);
         if (outcome.interrupted()) {
             Thread.currentThread().interrupt();
         }
@@ -482,8 +486,11 @@ public final class Redlock implements DistributedLock<Lease> {
         }
 
         /**
-         * How long one node may take to answer one request (connect, command and reply) before it
-         * counts as a no. Short, so that a dead or frozen node never holds up the caller. The
+         * How long a node that owes a reply may stay silent before it counts as a no: a round waits
+         * for a node as long as it answers something within this time (its set-up on a new
+         * connection, or other callers' requests on a shared one), up to a third of the TTL, and a
+         * yes that comes while validity is left counts. Short, so that a dead or frozen node never
+         * holds up the caller; a slow but live node, or a busy client, does not lose its vote. The
          * default is 50 ms. TTLs must be longer than 3 x this.
          */
         public Builder nodeTimeout(Duration timeout) {
@@ -495,13 +502,13 @@ public final class Redlock implements DistributedLock<Lease> {
          * How long a round waits for a node whose connection is being opened (TCP connect, TLS
          * handshake, AUTH), by this round or another sharing the connection, when the outcome
          * cannot be decided without that node. A handshake on a cold JVM, or across a network, can
-         * take longer than a command; a node already connected
-         * never gets more than the {@linkplain #nodeTimeout node timeout}, and a node whose
-         * connection stays unopened counts as not reached from the next round on. The default is
-         * the node timeout: no round waits longer for any node. Over TLS, where the first handshake
-         * of a JVM just started can take longer than 50 ms, a single attempt ({@code tryAcquire})
-         * on fresh connections may then miss its quorum; {@code acquire} retries on the opened
-         * connections, or set this to about a second ({@code quorumlock run} does, for TLS nodes).
+         * take longer than a command; once the connection is up, the node is waited for while it
+         * answers (see {@linkplain #nodeTimeout node timeout}), and a node whose connection stays
+         * unopened counts as not reached from the next round on. The default is the node timeout.
+         * Over TLS, where the first handshake of a JVM just started can take longer than 50 ms, a
+         * single attempt ({@code tryAcquire}) on fresh connections may then miss its quorum;
+         * {@code acquire} retries on the opened connections, or set this to about a second
+         * ({@code quorumlock run} does, for TLS nodes).
          */
         public Builder connectTimeout(Duration timeout) {
             this.connectTimeout = timeout;

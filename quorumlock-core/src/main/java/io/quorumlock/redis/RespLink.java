@@ -19,8 +19,8 @@ import org.slf4j.LoggerFactory;
  * the connection up first (AUTH, SELECT, SCRIPT LOAD), holding requests back until the handshake
  * is done and the node has accepted the set-up, and reads {@code INFO server} for the node's start
  * and {@code CONFIG GET append*} for its fsync policy, answered before any request. It never piles requests
- * onto a node that owes a reply older than the node timeout: those are answered at once as not
- * sent.
+ * onto a node that has owed a reply without answering anything for the node timeout: those are
+ * answered at once as not sent. A node that answers, however deep its pipeline, is not silent.
  */
 final class RespLink implements Transport.Link {
 
@@ -71,6 +71,9 @@ final class RespLink implements Transport.Link {
 
     /** Closed for good with its lock: no connection is opened again. */
     private boolean shut;
+
+    /** When the last whole reply was read, or the connection came up: the node's last sign of life. */
+    private long lastReplyNanos = Long.MIN_VALUE;
 
     private int setupOwed;
     /** Set-up commands of this connection not answered yet: until then it is still being opened. */
@@ -123,25 +126,25 @@ final class RespLink implements Transport.Link {
             return;
         }
         long now = ticker.nanos();
-        long owedFor = owedFor(now);
-        if (owedFor > timeoutNanos && connected) {
+        long silentFor = silentFor(now);
+        if (silentFor > timeoutNanos && connected) {
             // Replies may have come that nobody has read yet (no caller polled meanwhile): they are not owed.
             int before = pending.size();
             drive(key, true);
             if (pending.size() < before) {
                 selector.wakeup(); // what was read may decide rounds whose callers wait on another's poll
             }
-            owedFor = owedFor(now);
+            silentFor = silentFor(ticker.nanos());
         }
-        if (owedFor > staleNanos) {
+        if (silentFor > staleNanos) {
             close(
                     Reply.Kind.TIMED_OUT,
-                    (connected ? "no reply within " + staleNanos / 1_000_000 + " ms" : channel.notUpWithin(owedFor))
+                    (connected ? "no reply within " + staleNanos / 1_000_000 + " ms" : channel.notUpWithin(silentFor))
                             + "; connection dropped");
-        } else if (!behind && owedFor > timeoutNanos && (!connecting() || owedFor > connectTimeoutNanos)) {
+        } else if (!behind && silentFor > timeoutNanos && (!connecting() || silentFor > connectTimeoutNanos)) {
             String why = connected
-                    ? "not sent: the node owes a reply for " + owedFor / 1_000_000 + " ms"
-                    : "not sent: " + channel.notUpWithin(owedFor);
+                    ? "not sent: the node owes a reply and has answered nothing for " + silentFor / 1_000_000 + " ms"
+                    : "not sent: " + channel.notUpWithin(silentFor);
             handler.onReply(request, new Reply.Failure(Reply.Kind.NOT_SENT, why), this);
             return;
         }
@@ -163,10 +166,16 @@ final class RespLink implements Transport.Link {
         drive(readyKey, readyKey.isValid() && readyKey.isReadable());
     }
 
-    /** How long the oldest request not answered yet has waited, at {@code now}; 0 if none. */
-    private long owedFor(long now) {
+    @Override
+    public synchronized long silentSince() {
         Pending oldest = pending.peek();
-        return oldest == null ? 0 : now - oldest.sentAt();
+        return oldest == null ? Long.MAX_VALUE : Math.max(lastReplyNanos, oldest.sentAt());
+    }
+
+    /** How long the node has owed a reply without answering anything, at {@code now}; 0 if it owes none. */
+    private long silentFor(long now) {
+        Pending oldest = pending.peek();
+        return oldest == null ? 0 : now - Math.max(lastReplyNanos, oldest.sentAt());
     }
 
     /** Carries the connection on: its connect or handshake, what is left to write, and reading if {@code readable}. */
@@ -178,6 +187,9 @@ final class RespLink implements Transport.Link {
             boolean connecting = !connected;
             if (connecting && !(connected = channel.connect())) {
                 return; // still connecting, or in the TLS handshake
+            }
+            if (connecting) {
+                lastReplyNanos = ticker.nanos();
             }
             if (readyKey.isWritable() || connecting) {
                 write();
@@ -214,6 +226,7 @@ final class RespLink implements Transport.Link {
             key = channel.key();
             selector.wakeup(); // another caller may be polling the lane: its select must see the new channel
             connected = channel.connect();
+            lastReplyNanos = ticker.nanos(); // opened: silence counts from here
         } catch (IOException | RuntimeException e) {
             // A TLS handshake may fail at once, on a fast node: a configuration error keeps its kind.
             Reply.Kind kind = e instanceof Wire.Failure failure ? failure.kind() : Reply.Kind.NOT_SENT;
@@ -317,8 +330,13 @@ final class RespLink implements Transport.Link {
             }
             in.flip();
             Reply reply;
+            boolean answered = false;
             while (channel != null && (reply = reader.next(in)) != null) {
+                answered = true;
                 deliver(reply);
+            }
+            if (answered && channel != null) {
+                lastReplyNanos = ticker.nanos();
             }
             if (channel == null) {
                 return;
@@ -408,6 +426,7 @@ final class RespLink implements Transport.Link {
         }
         channel = null;
         key = null;
+        lastReplyNanos = Long.MIN_VALUE;
         setup.clear();
         setupOwed = 0;
         setupUnanswered = 0;

@@ -5,6 +5,8 @@ import io.quorumlock.NodeOutcome.Vote;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.BooleanSupplier;
+import java.util.function.IntPredicate;
+import java.util.function.LongSupplier;
 import java.util.function.Predicate;
 
 /**
@@ -63,22 +65,27 @@ final class Rounds {
             boolean misconfigured,
             boolean interrupted) {}
 
-    /** A lane borrowed for one round on a resource (or none); given back when closed. */
+    /**
+     * A lane borrowed for one round on a resource (or none), or on the lane of the grants it
+     * follows up; given back when closed.
+     */
     private final class Round implements AutoCloseable {
         final Transport.Lane lane;
+        /** The resource it was borrowed for; null if it follows up grants. */
+        private final String resource;
 
-        Round(String resource) {
-            this.lane = transport.borrow(resource);
+        Round(String resource, Grant[] follows) {
+            this.lane = transport.borrow(resource, follows == null ? null : follows[0].lane());
+            this.resource = follows == null ? resource : null;
         }
 
         /**
-         * Handles replies until {@code done} or the node timeout (expiring the ballot), or the
-         * connect timeout for nodes still opening their connection if {@code forConnecting}; false
-         * if interrupted.
+         * Handles replies until {@code done} (see {@link #awaitReplies}), expiring the ballot if
+         * the wait ended without it; false if interrupted.
          */
-        boolean await(Ballot ballot, BooleanSupplier done, boolean forConnecting) {
+        boolean await(Ballot ballot, BooleanSupplier done, long start, boolean forConnecting, long limitNanos) {
             try {
-                if (!awaitReplies(done, node -> forConnecting && !ballot.answered(node))) {
+                if (!awaitReplies(done, node -> !ballot.answered(node), start, forConnecting, limitNanos)) {
                     ballot.expire();
                 }
                 return true;
@@ -88,30 +95,43 @@ final class Rounds {
         }
 
         /**
-         * Handles replies until {@code done}, for the node timeout; and, while a node that has not
-         * answered is still opening its connection in this round (a TLS handshake on a cold JVM can
-         * take longer than a command), for up to the connect timeout. A node already connected
-         * never gets more than the node timeout.
+         * Handles replies until {@code done}; or until every node still {@code missing} has owed a
+         * reply without answering anything for the node timeout, or {@code limitNanos} has passed.
+         * A node that answers, also to other callers, is waited for: only its silence counts, so
+         * neither a connection's set-up nor a deep pipeline makes it look frozen. With {@code
+         * forConnecting}, a node whose connection is still being opened (by this round or another
+         * sharing it) gets up to the connect timeout from the round's start. Returns whether done.
          */
-        boolean awaitReplies(BooleanSupplier done, java.util.function.IntPredicate unanswered)
+        boolean awaitReplies(
+                BooleanSupplier done, IntPredicate missing, long start, boolean forConnecting, long limitNanos)
                 throws InterruptedException {
-            long start = ticker.nanos();
-            if (lane.await(done, start + nodeTimeoutNanos)) {
-                return true;
-            }
-            BooleanSupplier connecting = () -> {
-                for (int i = 0; i < names.size(); i++) {
-                    if (unanswered.test(i) && lane.link(i).connecting()) {
-                        return true;
+            LongSupplier deadline = new LongSupplier() {
+                private long current = Math.min(start + nodeTimeoutNanos, limitNanos);
+
+                @Override
+                public long getAsLong() {
+                    if (ticker.nanos() < current) {
+                        return current;
                     }
+                    long latest = Long.MIN_VALUE;
+                    for (int i = 0; i < names.size(); i++) {
+                        if (missing.test(i)) {
+                            latest = Math.max(latest, waitsFor(i, start, forConnecting));
+                        }
+                    }
+                    current = Math.min(latest, limitNanos);
+                    return current;
                 }
-                return false;
             };
-            if (connectTimeoutNanos <= nodeTimeoutNanos || !connecting.getAsBoolean()) {
-                return false;
-            }
-            lane.await(() -> done.getAsBoolean() || !connecting.getAsBoolean(), start + connectTimeoutNanos);
-            return done.getAsBoolean();
+            return lane.await(done, deadline);
+        }
+
+        /** Until when the round waits for {@code node}: the node timeout from the start of its silence. */
+        private long waitsFor(int node, long start, boolean forConnecting) {
+            Transport.Link link = lane.link(node);
+            long silentSince = link.silentSince();
+            long until = (silentSince == Long.MAX_VALUE ? start : silentSince) + nodeTimeoutNanos;
+            return forConnecting && link.connecting() ? Math.max(until, start + connectTimeoutNanos) : until;
         }
 
         /** Sends {@code request} to each node that may hold the key (see {@link Grant#followUp}). */
@@ -128,9 +148,12 @@ final class Rounds {
             }
         }
 
-        /** Counts the yes votes, then reads the clock: every vote counted came before "now". */
+        /**
+         * Closes the ballot and counts its yes votes, then reads the clock: every vote counted
+         * came before "now", and a yes that comes later is not counted (nor shown as granted).
+         */
         Outcome decide(Ballot ballot, long start, long ttlMillis, boolean interrupted) {
-            int yes = ballot.yes();
+            int yes = ballot.close();
             long now = ticker.nanos();
             long validity = QuorumMath.validityNanos(ttlMillis * 1_000_000, now - start, driftFactor);
             boolean held = !interrupted && QuorumMath.isHeld(yes, names.size(), validity);
@@ -140,7 +163,7 @@ final class Rounds {
 
         @Override
         public void close() {
-            transport.giveBack(lane);
+            transport.giveBack(lane, resource);
         }
     }
 
@@ -150,18 +173,18 @@ final class Rounds {
      * votes included, and the evidence is read after that clean-up, so it is complete.
      */
     Outcome grant(String resource, String token, long ttlMillis, Grant[] grants) {
-        try (Round round = new Round(resource)) {
+        try (Round round = new Round(resource, null)) {
             long start = ticker.nanos();
             Ballot ballot = new Ballot(
                     names, GRANTED, restartGuard(start, ttlMillis), transport::sameServer, misconfigurations);
             Request set = Request.setIfAbsent(resource, token, ttlMillis);
             try (Transport.Sends sends = round.lane.sends()) {
                 for (int i = 0; i < grants.length; i++) {
-                    grants[i] = new Grant(ballot, i, round.lane.link(i));
+                    grants[i] = new Grant(ballot, i, round.lane);
                     round.lane.link(i).send(set, grants[i]);
                 }
             }
-            boolean interrupted = !round.await(ballot, ballot::decided, true);
+            boolean interrupted = !round.await(ballot, ballot::decided, start, true, waitLimit(start, ttlMillis));
             Outcome outcome = round.decide(ballot, start, ttlMillis, interrupted);
             if (outcome.held()) {
                 return outcome;
@@ -178,16 +201,32 @@ final class Rounds {
         }
     }
 
-    /** Asks every node that may hold the key to extend it to {@code ttl} if it still holds {@code token}. */
-    Outcome extend(String resource, String token, long ttlMillis, Grant[] grants) {
-        try (Round round = new Round(resource)) {
+    /**
+     * Asks every node that may hold the key to extend it to {@code ttl} if it still holds {@code
+     * token}. The round waits for nodes that answer slowly until {@code waitUntilNanos} at most,
+     * and never less than the node timeout.
+     */
+    Outcome extend(String resource, String token, long ttlMillis, Grant[] grants, long waitUntilNanos) {
+        try (Round round = new Round(resource, grants)) {
             long start = ticker.nanos();
             Ballot ballot = new Ballot(
                     names, GRANTED, restartGuard(start, ttlMillis), transport::sameServer, misconfigurations);
             round.afterGrants(grants, Request.extendIfEquals(resource, token, ttlMillis), ballot);
-            boolean interrupted = !round.await(ballot, ballot::decided, true);
+            long limit = Math.max(start + nodeTimeoutNanos, Math.min(waitUntilNanos, waitLimit(start, ttlMillis)));
+            boolean interrupted = !round.await(ballot, ballot::decided, start, true, limit);
             return round.decide(ballot, start, ttlMillis, interrupted);
         }
+    }
+
+    /**
+     * How long a grant or extension that starts at {@code start} waits at most for nodes that
+     * answer slowly: a third of the TTL (or the connect timeout, if longer), so that a grant keeps
+     * most of its validity; and never past the end of its validity.
+     */
+    private long waitLimit(long start, long ttlMillis) {
+        long ttlNanos = ttlMillis * 1_000_000;
+        long validityEnd = start + QuorumMath.validityNanos(ttlNanos, 0, driftFactor);
+        return Math.min(validityEnd, start + Math.max(ttlNanos / 3, connectTimeoutNanos));
     }
 
     /**
@@ -197,7 +236,7 @@ final class Rounds {
      * stragglers finish later. False if interrupted.
      */
     boolean release(String resource, String token, Grant[] grants) {
-        try (Round round = new Round(resource)) {
+        try (Round round = new Round(resource, grants)) {
             return release(round, resource, token, grants);
         }
     }
@@ -206,12 +245,13 @@ final class Rounds {
         Ballot ballot = new Ballot(names, SETTLED);
         round.afterGrants(grants, Request.deleteIfEquals(resource, token), ballot);
         // A release need not wait for a connection being opened: its delete goes behind the SET.
-        return round.await(ballot, ballot::settled, false);
+        return round.await(ballot, ballot::settled, ticker.nanos(), false, Long.MAX_VALUE);
     }
 
     /** One request to each of {@code nodes} at once; each reply, or its failure within the node timeout. */
     Reply[] query(int[] nodes, Request request) {
-        try (Round round = new Round(null)) {
+        try (Round round = new Round(null, null)) {
+            long start = ticker.nanos();
             Reply[] replies = new Reply[nodes.length];
             int[] answered = {0};
             for (int i = 0; i < nodes.length; i++) {
@@ -239,7 +279,10 @@ final class Rounds {
                                 }
                                 return false;
                             }
-                        });
+                        },
+                        start,
+                        true,
+                        Long.MAX_VALUE);
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
             }

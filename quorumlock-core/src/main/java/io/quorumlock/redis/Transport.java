@@ -1,6 +1,7 @@
 package io.quorumlock.redis;
 
 import java.util.function.BooleanSupplier;
+import java.util.function.LongSupplier;
 
 /**
  * How the algorithm reaches its nodes: lanes of connections, one connection per node in each lane.
@@ -12,12 +13,15 @@ interface Transport extends AutoCloseable {
 
     /**
      * A lane for one round on {@code resource} (null for a round on no resource), at once: lanes
-     * are shared by several callers' rounds, and the rounds on one resource go to one lane while
-     * the number of lanes stays the same.
+     * are shared by several callers' rounds, and the rounds on one resource under way at once go
+     * to one lane, also while lanes are being added. A round that follows up a grant (an
+     * extension, a release) gives the grant's lane as {@code follows} and gets that lane: the
+     * grant's replies still owed are read where the round waits.
      */
-    Lane borrow(String resource);
+    Lane borrow(String resource, Lane follows);
 
-    void giveBack(Lane lane);
+    /** Ends a round: {@code resource} is what it was borrowed for, or null if it followed a grant. */
+    void giveBack(Lane lane, String resource);
 
     /**
      * What is known of the node's last start, as learnt on the connections to it: for the restart
@@ -50,11 +54,13 @@ interface Transport extends AutoCloseable {
 
         /**
          * Sends what was queued and handles replies until {@code done} is true or the deadline (on
-         * the lock's ticker) passes; returns whether {@code done} became true.
+         * the lock's ticker) passes; returns whether {@code done} became true. The deadline is
+         * asked again whenever the one it gave has passed, after what arrived meanwhile was read:
+         * it may move on while nodes answer.
          *
          * @throws InterruptedException if the thread is interrupted while waiting
          */
-        boolean await(BooleanSupplier done, long deadlineNanos) throws InterruptedException;
+        boolean await(BooleanSupplier done, LongSupplier deadlineNanos) throws InterruptedException;
     }
 
     /** Ends a round's sending: see {@link Lane#sends}. */
@@ -81,6 +87,14 @@ interface Transport extends AutoCloseable {
         default boolean connecting() {
             return false;
         }
+
+        /**
+         * Since when (on the lock's ticker) the node has owed a reply on this connection without
+         * answering anything: the later of its last reply and the oldest request still owed.
+         * {@link Long#MAX_VALUE} if it owes nothing. A node is judged frozen by this silence, not
+         * by how long one reply takes behind others.
+         */
+        long silentSince();
     }
 
     /** Receives one reply: a RESP value, or a {@link Reply.Failure} when there is none. */

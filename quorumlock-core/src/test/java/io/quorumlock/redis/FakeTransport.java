@@ -1,10 +1,12 @@
 package io.quorumlock.redis;
 
 import java.util.List;
+import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
+import java.util.function.LongSupplier;
 
 /**
  * A transport over in-memory nodes: each node answers on a thread of its own, in the order the
@@ -15,6 +17,10 @@ final class FakeTransport implements Transport, Transport.Lane {
     private final List<FakeNode> nodes;
     private final List<String> names;
     private final ExecutorService[] workers;
+    /** Per node: when each request still owed was sent, and when the node last answered. */
+    private final ConcurrentLinkedQueue<Long>[] owed;
+
+    private final long[] lastReply;
     private final Object replies = new Object();
     private final Ticker ticker;
     /** Runs on the calling thread before each round borrows its lane: a test's hook into a round. */
@@ -26,19 +32,25 @@ final class FakeTransport implements Transport, Transport.Lane {
         this.names = names;
         this.ticker = ticker;
         this.workers = new ExecutorService[nodes.size()];
+        @SuppressWarnings("unchecked")
+        ConcurrentLinkedQueue<Long>[] queues = new ConcurrentLinkedQueue[nodes.size()];
+        this.owed = queues;
+        this.lastReply = new long[nodes.size()];
         for (int i = 0; i < workers.length; i++) {
             workers[i] = Executors.newSingleThreadExecutor();
+            owed[i] = new ConcurrentLinkedQueue<>();
+            lastReply[i] = Long.MIN_VALUE;
         }
     }
 
     @Override
-    public Lane borrow(String resource) {
+    public Lane borrow(String resource, Lane follows) {
         beforeBorrow.run();
         return this;
     }
 
     @Override
-    public void giveBack(Lane lane) {}
+    public void giveBack(Lane lane, String resource) {}
 
     @Override
     public RestartGuard.Start nodeStart(int node) {
@@ -70,10 +82,24 @@ final class FakeTransport implements Transport, Transport.Lane {
             }
 
             @Override
+            public long silentSince() {
+                Long oldest = owed[node].peek();
+                synchronized (replies) {
+                    return oldest == null ? Long.MAX_VALUE : Math.max(oldest, lastReply[node]);
+                }
+            }
+
+            @Override
             public void send(Request request, ReplyHandler handler) {
                 Link link = this;
+                owed[node].add(ticker.nanos());
                 workers[node].execute(() -> {
-                    handler.onReply(request, nodes.get(node).handle(request), link);
+                    Reply reply = nodes.get(node).handle(request);
+                    synchronized (replies) {
+                        owed[node].poll();
+                        lastReply[node] = ticker.nanos();
+                    }
+                    handler.onReply(request, reply, link);
                     synchronized (replies) {
                         replies.notifyAll();
                     }
@@ -83,13 +109,21 @@ final class FakeTransport implements Transport, Transport.Lane {
     }
 
     @Override
-    public boolean await(BooleanSupplier done, long deadlineNanos) throws InterruptedException {
-        long realDeadline = System.nanoTime() + (deadlineNanos - ticker.nanos());
+    public boolean await(BooleanSupplier done, LongSupplier deadlineNanos) throws InterruptedException {
+        // The fake ticker may stand still: wait in real time, as far from now as the deadline is.
+        long deadline = deadlineNanos.getAsLong();
+        long realDeadline = System.nanoTime() + (deadline - ticker.nanos());
         synchronized (replies) {
             while (!done.getAsBoolean()) {
                 long left = realDeadline - System.nanoTime();
                 if (left <= 0) {
-                    return false;
+                    long next = deadlineNanos.getAsLong(); // asked again once passed: it may move on
+                    if (next <= deadline) {
+                        return false;
+                    }
+                    realDeadline += next - deadline;
+                    deadline = next;
+                    continue;
                 }
                 TimeUnit.NANOSECONDS.timedWait(replies, left);
             }

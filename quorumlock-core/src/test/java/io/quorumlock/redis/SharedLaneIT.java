@@ -34,7 +34,7 @@ class SharedLaneIT {
         AtomicReference<Reply> reply = new AtomicReference<>();
         long start = System.nanoTime();
         lane.link(node).send(Request.get("shared-lane"), (request, value, link) -> reply.set(value));
-        lane.await(() -> reply.get() != null, start + waitNanos);
+        lane.await(() -> reply.get() != null, () -> start + waitNanos);
         return new Wait(Duration.ofNanos(System.nanoTime() - start), reply.get());
     }
 
@@ -54,15 +54,15 @@ class SharedLaneIT {
                 NioTransport transport = transport(List.of(proxy.uri()))) {
             warmUp(transport); // the connection is up before the latency is added
             proxy.latency(Duration.ofMillis(150));
-            Transport.Lane first = transport.borrow("shared-lane");
+            Transport.Lane first = transport.borrow("shared-lane", null);
             CompletableFuture<Wait> a = CompletableFuture.supplyAsync(() -> awaited(first, 0));
             Thread.sleep(100); // A is polling now, its reply still on the way
-            Transport.Lane second = transport.borrow("shared-lane");
+            Transport.Lane second = transport.borrow("shared-lane", null);
             assertThat(second).as("one lane at most: B shares A's").isSameAs(first);
             Wait b = getAndAwait(second, 0, LONG_WAIT);
             Wait aWait = a.get(20, TimeUnit.SECONDS);
-            transport.giveBack(first);
-            transport.giveBack(second);
+            transport.giveBack(first, "shared-lane");
+            transport.giveBack(second, "shared-lane");
             assertThat(aWait.reply()).as("A's reply").isNotNull().isNotInstanceOf(Reply.Failure.class);
             assertThat(b.reply()).as("B's reply").isNotNull().isNotInstanceOf(Reply.Failure.class);
             assertThat(b.took()).as("B's wait (its deadline was 10 s away)").isLessThan(Duration.ofSeconds(2));
@@ -80,12 +80,12 @@ class SharedLaneIT {
                 NioTransport transport =
                         transport(List.of(slow.uri(), redis.get(1).uri()))) {
             slow.latency(Duration.ofMillis(1500));
-            Transport.Lane lane = transport.borrow("shared-lane");
+            Transport.Lane lane = transport.borrow("shared-lane", null);
             CompletableFuture<Wait> a = CompletableFuture.supplyAsync(() -> awaited(lane, 0));
             Thread.sleep(200); // A is in its select, for seconds
             Wait b = getAndAwait(lane, 1, TimeUnit.SECONDS.toNanos(8));
             Wait aWait = a.get(20, TimeUnit.SECONDS);
-            transport.giveBack(lane);
+            transport.giveBack(lane, "shared-lane");
             assertThat(b.reply()).as("B's reply").isNotNull().isNotInstanceOf(Reply.Failure.class);
             // Read only when A's select ends (its reply 2 x 1.5 s away), B's wait would be at least 2.8 s.
             assertThat(b.took()).as("B's wait (A's select lasts seconds)").isLessThan(Duration.ofSeconds(2));
@@ -104,7 +104,7 @@ class SharedLaneIT {
         long timeout = TimeUnit.MILLISECONDS.toNanos(100);
         try (NioTransport transport = new NioTransport(nodes, timeout, timeout, 1, Ticker.SYSTEM, null)) {
             warmUp(transport);
-            Transport.Lane lane = transport.borrow("shared-lane");
+            Transport.Lane lane = transport.borrow("shared-lane", null);
             AtomicReference<Reply> unread = new AtomicReference<>();
             long answered = getCalls();
             lane.link(0).send(Request.get("shared-lane"), (request, value, link) -> unread.set(value));
@@ -113,7 +113,7 @@ class SharedLaneIT {
             // it would be refused; 0.3 s is still well below the 2 s after which a link is stale.
             Thread.sleep(300);
             Wait next = getAndAwait(lane, 0, LONG_WAIT);
-            transport.giveBack(lane);
+            transport.giveBack(lane, "shared-lane");
             assertThat(next.reply()).as("the next request's reply").isNotInstanceOf(Reply.Failure.class);
             assertThat(unread.get()).as("the reply left unread").isNotNull().isNotInstanceOf(Reply.Failure.class);
         }
@@ -141,11 +141,11 @@ class SharedLaneIT {
     }
 
     private static void warmUp(NioTransport transport) throws InterruptedException {
-        Transport.Lane lane = transport.borrow("shared-lane");
+        Transport.Lane lane = transport.borrow("shared-lane", null);
         try {
             assertThat(getAndAwait(lane, 0, LONG_WAIT).reply()).isNotInstanceOf(Reply.Failure.class);
         } finally {
-            transport.giveBack(lane);
+            transport.giveBack(lane, "shared-lane");
         }
     }
 }
