@@ -39,7 +39,8 @@ class SlowRepliesIT {
      */
     @Test
     void aYesBehindASlowSetUpIsCountedWhileTheNodeAnswers() {
-        Duration nodeTimeout = TestTime.scaled(Duration.ofMillis(200));
+        // The proxy's thread may be kept off the CPU of a loaded machine: 400 ms of slack.
+        Duration nodeTimeout = TestTime.scaled(Duration.ofSeconds(1));
         Duration latency = nodeTimeout.multipliedBy(3).dividedBy(5);
         try (FaultProxy proxy = FaultProxy.inFrontOf(redis.get(0))) {
             proxy.latency(Direction.SERVER_TO_CLIENT, latency, Duration.ZERO);
@@ -65,8 +66,8 @@ class SlowRepliesIT {
      */
     @Test
     void aDeepPipelineOfANodeThatAnswersIsNotAFrozenNode() throws Exception {
-        Duration nodeTimeout = TestTime.scaled(Duration.ofMillis(100));
-        int callers = 16;
+        Duration nodeTimeout = TestTime.scaled(Duration.ofMillis(500));
+        int callers = 8;
         try (FaultProxy proxy = FaultProxy.inFrontOf(redis.get(0));
                 Redlock redlock = Redlock.builder()
                         .node(proxy.uri())
@@ -74,8 +75,9 @@ class SlowRepliesIT {
                         .maxConnectionsPerNode(1)
                         .build()) {
             redlock.tryAcquire("warm-up", TTL).orElseThrow().release();
-            // "+OK\r\n" and ":1\r\n" are 4-5 bytes: about one reply per node timeout / 4.
-            proxy.bandwidth(Direction.SERVER_TO_CLIENT, Math.max(1, 20_000 / nodeTimeout.toMillis()));
+            // "+OK\r\n" and ":1\r\n" are 4-5 bytes: about one reply per node timeout / 5, and
+            // the 16 replies of the 8 callers' grants and releases take 3 node timeouts.
+            proxy.bandwidth(Direction.SERVER_TO_CLIENT, Math.max(1, 25_000 / nodeTimeout.toMillis()));
             ExecutorService pool = Executors.newFixedThreadPool(callers);
             try {
                 List<Future<List<NodeOutcome>>> results = new ArrayList<>();
