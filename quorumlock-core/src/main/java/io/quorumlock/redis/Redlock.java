@@ -228,13 +228,14 @@ public final class Redlock implements DistributedLock<Lease> {
     /**
      * Keeps a lease of this lock alive outside {@link #withLock}, for work that is not a Java call
      * (a child process, a job driven by callbacks): the watchdog extends the lease to {@code ttl}
-     * whenever about a third of the TTL is left, until the lease is released, and retries a failed
-     * extension as {@link #withLock} does. Its rounds and the lease's own {@link Lease#extend}
-     * calls take turns, one at a time. When no retry can end with a tenth of the TTL left, when
-     * an extension throws, or when this lock is closed, the lease is lost: it is no longer
-     * {@linkplain Lease#isValid() valid}, and the returned future completes with the evidence; the
-     * work should then stop, within that tenth of the TTL, since another holder may enter. The
-     * future never completes if the lease is released first. {@code
+     * whenever about a third of the TTL is left of its remaining validity (at once if less is left
+     * when this is called), until the lease is released, and retries a failed extension as {@link
+     * #withLock} does. A lease whose validity already ran out is lost at once. Its rounds and the
+     * lease's own {@link Lease#extend} calls take turns, one at a time. When no retry can end with
+     * a tenth of the TTL left, when an extension throws, or when this lock is closed, the lease is
+     * lost: it is no longer {@linkplain Lease#isValid() valid}, and the returned future completes
+     * with the evidence; the work should then stop, within that tenth of the TTL, since another
+     * holder may enter. The future never completes if the lease is released first. {@code
      * CriticalSections.run(lease, keepAlive(lease, ttl), work)} is what {@code withLock} does.
      *
      * @param lease a lease granted by this lock, not yet released

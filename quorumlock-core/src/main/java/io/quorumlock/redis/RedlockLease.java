@@ -172,10 +172,6 @@ final class RedlockLease implements Lease {
         return rounds;
     }
 
-    long validityNanos() {
-        return validityNanos;
-    }
-
     long validUntilNanos() {
         return validUntilNanos;
     }

@@ -46,14 +46,21 @@ final class Watchdog implements AutoCloseable {
         scheduler.setRemoveOnCancelPolicy(true);
     }
 
-    /** Starts extending {@code lease} to {@code ttl} until {@link Watch#stop()}. */
+    /**
+     * Starts extending {@code lease} to {@code ttl} until {@link Watch#stop()}: first when about a
+     * third of the TTL is left of its remaining validity, at once if less is; a lease already over
+     * is lost at once.
+     */
     Watch watch(RedlockLease lease, Duration ttl) {
         Watch watch = new Watch(lease, ttl);
         watches.add(watch);
+        long remaining = lease.remaining().toNanos();
         if (closed) {
             watch.lose(CLOSED);
+        } else if (remaining == 0) {
+            watch.lose(OVER);
         } else {
-            watch.schedule(QuorumMath.extendAfterNanos(lease.validityNanos(), ttl.toNanos()));
+            watch.schedule(QuorumMath.extendAfterNanos(remaining, ttl.toNanos()));
         }
         return watch;
     }

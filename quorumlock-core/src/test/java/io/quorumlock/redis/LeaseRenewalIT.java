@@ -3,7 +3,9 @@ package io.quorumlock.redis;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.quorumlock.Lease;
+import io.quorumlock.LeaseLostException;
 import io.quorumlock.LockListener;
+import io.quorumlock.RecordingListener;
 import io.quorumlock.RetryPolicy;
 import io.quorumlock.testkit.FaultProxies;
 import io.quorumlock.testkit.FaultProxy.Direction;
@@ -24,8 +26,8 @@ import redis.clients.jedis.Jedis;
 
 /**
  * A lease's validity against its keys' real TTLs on three redis-server nodes: an extension that
- * missed its quorum, and two extensions at once. The lease's remaining time must never exceed the
- * shortest PTTL of a node holding its token, read just before it.
+ * missed its quorum, two extensions at once, and keepAlive called late. The lease's remaining time
+ * must never exceed the shortest PTTL of a node holding its token, read just before it.
  */
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
 class LeaseRenewalIT {
@@ -148,5 +150,48 @@ class LeaseRenewalIT {
         assertRemainingWithinItsKeys(lease);
         assertThat(lease.isValid()).isTrue();
         lease.release();
+    }
+
+    @Test
+    void keepAliveCalledLateExtendsBeforeTheLeaseEnds() {
+        Duration ttl = TestTime.scaled(Duration.ofSeconds(3));
+        Redlock redlock = client(redis.uris(), TestTime.scaled(Duration.ofMillis(50)), LockListener.NONE);
+        Redlock other = client(redis.uris(), TestTime.scaled(Duration.ofMillis(50)), LockListener.NONE);
+        RedlockLease lease = (RedlockLease) redlock.acquire("c", ttl, WAIT);
+        TestTime.await(
+                Duration.ofSeconds(3),
+                () -> lease.remaining().compareTo(ttl.dividedBy(2)) <= 0,
+                "half of the lease to pass");
+        long grantEnd = lease.validUntilNanos();
+        CompletableFuture<LeaseLostException> lost = redlock.keepAlive(lease, ttl);
+        TestTime.await(
+                Duration.ofSeconds(3),
+                () -> lease.validUntilNanos() != grantEnd || lost.isDone(),
+                "the watchdog's first extension");
+        assertThat(lost)
+                .as("lost before its first extension: %s", lost.getNow(null))
+                .isNotDone();
+        TestTime.await(Duration.ofSeconds(3), () -> System.nanoTime() - grantEnd > 0, "the grant's end to pass");
+        assertThat(other.tryAcquire("c", ttl))
+                .as("another client's attempt past the grant's end")
+                .isEmpty();
+        assertThat(lease.isValid()).isTrue();
+        lease.release();
+        assertThat(lost).isNotDone();
+    }
+
+    @Test
+    void keepAliveOnALeaseThatRanOutReportsItLostAtOnce() {
+        RecordingListener listener = new RecordingListener();
+        Duration ttl = TestTime.scaled(Duration.ofMillis(600));
+        Redlock redlock = client(redis.uris(), TestTime.scaled(Duration.ofMillis(50)), listener);
+        RedlockLease lease = (RedlockLease) redlock.acquire("c", ttl, WAIT);
+        TestTime.await(Duration.ofSeconds(2), () -> !lease.isValid(), "the lease to run out");
+        CompletableFuture<LeaseLostException> lost = redlock.keepAlive(lease, ttl);
+        assertThat(lost).as("the keepAlive future of a lease already over").isDone();
+        assertThat(lost.join()).hasMessageContaining("lease on 'c' lost");
+        lease.release();
+        // Told once, and not as released too: the listener hears one end of a lease.
+        assertThat(listener.names()).filteredOn(e -> !e.startsWith("acquired")).containsExactly("lost c");
     }
 }
