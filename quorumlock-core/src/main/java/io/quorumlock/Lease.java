@@ -36,9 +36,10 @@ public interface Lease extends AutoCloseable {
     /**
      * Extends the lease to a new TTL counted from now, with the same quorum and validity rules as
      * the grant. Returns false if the extension did not reach a quorum in time; the lease then
-     * keeps its earlier validity and will run out. A lease that is no longer {@linkplain #isValid()
-     * valid} (lost, or its validity ran out) stays so: extending it returns false and changes
-     * nothing.
+     * keeps at most its earlier validity and will run out. With Redis it ends no later than the
+     * new TTL from the call either way, since the nodes that did not answer in time may have taken
+     * it. A lease that is no longer {@linkplain #isValid() valid} (lost, or its validity ran out)
+     * stays so: extending it returns false and changes nothing.
      *
      * @throws IllegalArgumentException if the TTL is not positive or too short for the node timeout
      * @throws IllegalStateException if the lease was released

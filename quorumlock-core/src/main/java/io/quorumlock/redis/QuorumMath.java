@@ -58,11 +58,11 @@ final class QuorumMath {
     }
 
     /**
-     * How long after a grant (or extension) with the given validity a watchdog extends the lease:
-     * when about a third of the TTL is left, and never later than the validity allows.
+     * How long a watchdog waits to extend a lease that has {@code remainingNanos} of validity left:
+     * until about a third of the TTL is left, or not at all if less is.
      */
-    static long extendAfterNanos(long validityNanos, long ttlNanos) {
-        return Math.max(0, validityNanos - ttlNanos / 3);
+    static long extendAfterNanos(long remainingNanos, long ttlNanos) {
+        return Math.max(0, remainingNanos - ttlNanos / 3);
     }
 
     /**

@@ -65,6 +65,7 @@ public final class Redlock implements DistributedLock<Lease> {
     private final List<String> names;
     private final long nodeTimeoutNanos;
     private final Duration nodeTimeout;
+    private final double driftFactor;
     private final RetryPolicy retry;
     private final Ticker ticker;
     /** Who holds the leases of this lock: stored beside each token, so that refusals can name it. */
@@ -93,6 +94,7 @@ public final class Redlock implements DistributedLock<Lease> {
         this.names = List.copyOf(names);
         this.nodeTimeout = nodeTimeout;
         this.nodeTimeoutNanos = nodeTimeout.toNanos();
+        this.driftFactor = driftFactor;
         this.retry = retry;
         this.ticker = ticker;
         this.holder = holder;
@@ -226,12 +228,14 @@ public final class Redlock implements DistributedLock<Lease> {
     /**
      * Keeps a lease of this lock alive outside {@link #withLock}, for work that is not a Java call
      * (a child process, a job driven by callbacks): the watchdog extends the lease to {@code ttl}
-     * whenever about a third of the TTL is left, until the lease is released, and retries a failed
-     * extension as {@link #withLock} does. When no retry can end with a tenth of the TTL left, when
-     * an extension throws, or when this lock is closed, the lease is lost: it is no longer
-     * {@linkplain Lease#isValid() valid}, and the returned future completes with the evidence; the
-     * work should then stop, within that tenth of the TTL, since another holder may enter. The
-     * future never completes if the lease is released first. {@code
+     * whenever about a third of the TTL is left of its remaining validity (at once if less is left
+     * when this is called), until the lease is released, and retries a failed extension as {@link
+     * #withLock} does. A lease whose validity already ran out is lost at once. Its rounds and the
+     * lease's own {@link Lease#extend} calls take turns, one at a time. When no retry can end with
+     * a tenth of the TTL left, when an extension throws, or when this lock is closed, the lease is
+     * lost: it is no longer {@linkplain Lease#isValid() valid}, and the returned future completes
+     * with the evidence; the work should then stop, within that tenth of the TTL, since another
+     * holder may enter. The future never completes if the lease is released first. {@code
      * CriticalSections.run(lease, keepAlive(lease, ttl), work)} is what {@code withLock} does.
      *
      * @param lease a lease granted by this lock, not yet released
@@ -355,6 +359,15 @@ public final class Redlock implements DistributedLock<Lease> {
             Thread.currentThread().interrupt();
         }
         return outcome;
+    }
+
+    /**
+     * How long a lease can count on after an extension round to {@code ttl} that starts at {@code
+     * startNanos} or later, whether its PEXPIRE reaches a node in time or not: to the start plus
+     * the TTL less the drift allowance, as {@link Rounds#extend} counts it.
+     */
+    long extensionEndNanos(long startNanos, Duration ttl) {
+        return startNanos + QuorumMath.validityNanos(ttl.toMillis() * 1_000_000, 0, driftFactor);
     }
 
     /** Releases a lease: see {@link Rounds#release}. */

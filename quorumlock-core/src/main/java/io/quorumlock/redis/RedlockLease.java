@@ -4,10 +4,12 @@ import io.quorumlock.Lease;
 import io.quorumlock.LeaseLostException;
 import io.quorumlock.LockEvents;
 import java.time.Duration;
+import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicIntegerFieldUpdater;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.concurrent.locks.ReentrantLock;
 
 /** A lease granted by {@link Redlock}: its token, and each node's answer to the grant. */
 final class RedlockLease implements Lease {
@@ -31,6 +33,8 @@ final class RedlockLease implements Lease {
     private final CompletableFuture<LeaseLostException> lost = new CompletableFuture<>();
     /** The watchdog's watch that keeps this lease alive; null if none. */
     private final AtomicReference<Watchdog.Watch> watch = new AtomicReference<>();
+    /** Held for each extension round, so that they run one at a time; see {@link #extendRound}. */
+    private final ReentrantLock rounds = new ReentrantLock();
 
     RedlockLease(
             Redlock redlock, String resource, String token, Grant[] grants, long validityNanos, long validUntilNanos) {
@@ -66,37 +70,57 @@ final class RedlockLease implements Lease {
         return !remaining().isZero();
     }
 
-    /** False, with nothing sent, once the lease is lost or its validity ran out: it stays over. */
+    /**
+     * False, with nothing sent, once the lease is lost or its validity ran out: it stays over. Waits
+     * for an extension round of this lease under way (the watchdog's, another thread's) to end.
+     */
     @Override
     public boolean extend(Duration ttl) {
-        redlock.check(ttl);
-        if (released.get()) {
-            throw new IllegalStateException("the lease on '" + resource + "' was released; acquire a new one");
-        }
-        return isValid() && extendRound(ttl).held();
+        return extendRound(ttl).map(Rounds.Outcome::held).orElse(false);
     }
 
     /**
-     * One extension round. The lease takes the new validity only if it was still valid when the
-     * round ended: a round that held after the lease was lost or ran out counts as not held.
+     * One extension round, after any other round of this lease has ended; empty, with nothing sent,
+     * if the lease is lost or its validity ran out. Its PEXPIRE may run on any node, answered in
+     * time or not, so the lease ends no later than the round's start plus its TTL less the drift;
+     * a round that held sets exactly that end. A round that held after the lease was lost or ran
+     * out counts as not held: a lease that is over stays over.
      */
-    Rounds.Outcome extendRound(Duration ttl) {
+    Optional<Rounds.Outcome> extendRound(Duration ttl) {
         redlock.check(ttl);
-        if (released.get()) {
-            throw new IllegalStateException("the lease on '" + resource + "' was released; acquire a new one");
-        }
-        LockEvents events = redlock.events();
-        long start = events.on() ? redlock.nowNanos() : 0;
-        Rounds.Outcome outcome = redlock.extend(this, ttl);
-        if (!outcome.held() || extended(outcome.validityNanos(), outcome.validUntilNanos())) {
-            if (events.on()) {
-                events.extended(resource, redlock.nowNanos() - start, outcome.held());
+        rounds.lock();
+        try {
+            if (released.get()) {
+                throw new IllegalStateException("the lease on '" + resource + "' was released; acquire a new one");
             }
-            return outcome;
+            if (!isValid()) {
+                return Optional.empty();
+            }
+            LockEvents events = redlock.events();
+            long start = redlock.nowNanos();
+            endNoLaterThan(redlock.extensionEndNanos(start, ttl)); // the round may set that from now on
+            Rounds.Outcome outcome = redlock.extend(this, ttl);
+            boolean held = outcome.held() && isValid();
+            if (held) {
+                validityNanos = outcome.validityNanos();
+                validUntilNanos = outcome.validUntilNanos();
+            } else {
+                endNoLaterThan(outcome.validUntilNanos());
+            }
+            if (events.on()) {
+                events.extended(resource, redlock.nowNanos() - start, held);
+            }
+            return Optional.of(held ? outcome : notHeld(outcome));
+        } finally {
+            rounds.unlock();
         }
-        if (events.on()) {
-            events.extended(resource, redlock.nowNanos() - start, false);
-        }
+    }
+
+    private void endNoLaterThan(long endNanos) {
+        validUntilNanos = Math.min(validUntilNanos, endNanos);
+    }
+
+    private static Rounds.Outcome notHeld(Rounds.Outcome outcome) {
         return new Rounds.Outcome(
                 false,
                 outcome.votes(),
@@ -114,6 +138,8 @@ final class RedlockLease implements Lease {
             if (keeper != null) {
                 keeper.stop();
             }
+            rounds.lock(); // an extension round under way ends before the deletes go out
+            rounds.unlock();
             redlock.release(this);
             LockEvents events = redlock.events();
             if (events.on() && TOLD.compareAndSet(this, 0, 1)) {
@@ -141,18 +167,9 @@ final class RedlockLease implements Lease {
         }
     }
 
-    /** Takes the validity of an extension that held, unless the lease is no longer valid. */
-    private synchronized boolean extended(long validity, long validUntil) {
-        if (!isValid()) {
-            return false;
-        }
-        this.validityNanos = validity;
-        this.validUntilNanos = validUntil;
-        return true;
-    }
-
-    long validityNanos() {
-        return validityNanos;
+    /** Held by each extension round of this lease: they run one at a time, and a release waits for one under way. */
+    ReentrantLock rounds() {
+        return rounds;
     }
 
     long validUntilNanos() {

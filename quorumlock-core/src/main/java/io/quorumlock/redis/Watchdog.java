@@ -1,6 +1,7 @@
 package io.quorumlock.redis;
 
 import java.time.Duration;
+import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.RejectedExecutionException;
@@ -25,6 +26,7 @@ final class Watchdog implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(Watchdog.class);
 
     private static final String CLOSED = "the Redlock that kept it alive was closed, so no extension will follow";
+    private static final String OVER = "its validity had run out before the watchdog could extend it";
 
     private final ScheduledThreadPoolExecutor scheduler;
     /** The longest one extension round can wait for the nodes. */
@@ -44,14 +46,21 @@ final class Watchdog implements AutoCloseable {
         scheduler.setRemoveOnCancelPolicy(true);
     }
 
-    /** Starts extending {@code lease} to {@code ttl} until {@link Watch#stop()}. */
+    /**
+     * Starts extending {@code lease} to {@code ttl} until {@link Watch#stop()}: first when about a
+     * third of the TTL is left of its remaining validity, at once if less is; a lease already over
+     * is lost at once.
+     */
     Watch watch(RedlockLease lease, Duration ttl) {
         Watch watch = new Watch(lease, ttl);
         watches.add(watch);
+        long remaining = lease.remaining().toNanos();
         if (closed) {
             watch.lose(CLOSED);
+        } else if (remaining == 0) {
+            watch.lose(OVER);
         } else {
-            watch.schedule(QuorumMath.extendAfterNanos(lease.validityNanos(), ttl.toNanos()));
+            watch.schedule(QuorumMath.extendAfterNanos(remaining, ttl.toNanos()));
         }
         return watch;
     }
@@ -69,8 +78,6 @@ final class Watchdog implements AutoCloseable {
     final class Watch {
         private final RedlockLease lease;
         private final Duration ttl;
-        /** Held while an extension round is under way, so that {@link #stop()} can wait for its end. */
-        private final ReentrantLock round = new ReentrantLock();
 
         private final AtomicBoolean ended = new AtomicBoolean();
         /** Failed rounds in a row, and what the first of them got; the watchdog's thread's only. */
@@ -98,7 +105,8 @@ final class Watchdog implements AutoCloseable {
 
         private void extend() {
             String loss;
-            round.lock();
+            ReentrantLock rounds = lease.rounds(); // a release waits for it: no round follows the release
+            rounds.lock();
             try {
                 if (ended.get() || lease.isReleased()) {
                     return;
@@ -110,7 +118,7 @@ final class Watchdog implements AutoCloseable {
                 loss = "extension failed: " + t;
                 lease.extensionFailed(t);
             } finally {
-                round.unlock();
+                rounds.unlock();
             }
             if (loss != null) {
                 lose(loss); // outside the round: what the loss sets off must not hold up a release
@@ -119,11 +127,15 @@ final class Watchdog implements AutoCloseable {
 
         /** One extension round: null if it held or a retry is scheduled, else why the lease is lost. */
         private String attempt() {
-            Rounds.Outcome outcome = lease.extendRound(ttl);
+            Optional<Rounds.Outcome> round = lease.extendRound(ttl);
+            if (round.isEmpty()) {
+                return OVER; // shortened by a failed extend(), or this thread ran late
+            }
+            Rounds.Outcome outcome = round.get();
             if (outcome.held()) {
                 failures = 0;
                 firstFailure = null;
-                schedule(QuorumMath.extendAfterNanos(lease.validityNanos(), ttl.toNanos()));
+                schedule(QuorumMath.extendAfterNanos(lease.remaining().toNanos(), ttl.toNanos()));
                 return null;
             }
             failures++;
@@ -164,15 +176,11 @@ final class Watchdog implements AutoCloseable {
         }
 
         /**
-         * Stops extending: nothing is scheduled any more, and an extension round under way has
-         * ended when this returns, so that a release that follows sends its deletes after it.
+         * Stops extending: nothing is scheduled any more. A round under way goes on; the lease's
+         * release waits for it.
          */
         void stop() {
             end();
-            if (!round.isHeldByCurrentThread()) {
-                round.lock();
-                round.unlock();
-            }
         }
 
         /** True if this call ended the watch. */

@@ -82,7 +82,10 @@ class QuorumMathTest {
     @Test
     void watchdogExtendsWhenAThirdOfTheTtlIsLeft() {
         assertThat(QuorumMath.extendAfterNanos(2_900 * MS, 3_000 * MS)).isEqualTo(1_900 * MS);
+        // Counted from what is left, not from the validity of the grant: kept alive half-way.
+        assertThat(QuorumMath.extendAfterNanos(1_450 * MS, 3_000 * MS)).isEqualTo(450 * MS);
         assertThat(QuorumMath.extendAfterNanos(500 * MS, 3_000 * MS)).isZero();
+        assertThat(QuorumMath.extendAfterNanos(0, 3_000 * MS)).isZero();
     }
 
     @Test

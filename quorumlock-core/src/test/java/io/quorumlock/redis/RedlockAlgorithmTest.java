@@ -591,12 +591,12 @@ class RedlockAlgorithmTest {
         Redlock redlock = cluster(3);
         RedlockLease lease = (RedlockLease) redlock.tryAcquire("r", TTL).orElseThrow();
         nodes.get(2).startedNanos = ticker.nanos(); // restarted, and kept its keys (appendfsync always)
-        Rounds.Outcome round = lease.extendRound(TTL);
+        Rounds.Outcome round = lease.extendRound(TTL).orElseThrow();
         assertThat(round.held()).isTrue();
         assertThat(round.votes()).isEqualTo(2);
         assertThat(round.outcomes().get(2).vote()).isIn(Vote.EXCLUDED, Vote.PENDING);
         nodes.get(1).startedNanos = ticker.nanos();
-        Rounds.Outcome second = lease.extendRound(TTL);
+        Rounds.Outcome second = lease.extendRound(TTL).orElseThrow();
         assertThat(second.held()).isFalse();
         assertThat(second.outcomes()).extracting(NodeOutcome::vote).endsWith(Vote.EXCLUDED, Vote.EXCLUDED);
     }

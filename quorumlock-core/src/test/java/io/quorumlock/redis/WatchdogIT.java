@@ -102,27 +102,37 @@ class WatchdogIT {
     @Test
     void aMajorityFrozenForLongerEndsTheWorkAsLostWhileValidityIsLeft() {
         AtomicLong leftAtLoss = new AtomicLong(Long.MIN_VALUE);
-        long[] frozenAt = {0};
+        AtomicLong endAtLoss = new AtomicLong();
+        long[] endWhenFrozen = {0};
         LeaseLostException e = org.junit.jupiter.api.Assertions.assertThrows(
                 LeaseLostException.class,
                 () -> redlock.withLease("r", TTL, WAIT, lease -> {
                     RedlockLease own = (RedlockLease) lease;
-                    own.lost().thenRun(() -> leftAtLoss.set(own.validUntilNanos() - System.nanoTime()));
+                    own.lost().thenRun(() -> {
+                        endAtLoss.set(own.validUntilNanos());
+                        leftAtLoss.set(own.validUntilNanos() - System.nanoTime());
+                    });
                     untilTheExtensionIsNear(own);
                     freezeMajority();
-                    frozenAt[0] = System.nanoTime();
+                    // Freezing three processes on a loaded machine can outlast the 100 ms before
+                    // the extension: one that held meanwhile (a round under way ends first) counts,
+                    // and the next one is the frozen one.
+                    own.rounds().lock();
+                    endWhenFrozen[0] = own.validUntilNanos();
+                    own.rounds().unlock();
                     Thread.sleep(10 * TTL.toMillis()); // work that would outlive its lease
                     return "finished";
                 }));
-        long lostAfter = System.nanoTime() - frozenAt[0];
         assertThat(e.getSuppressed()).singleElement().isInstanceOf(InterruptedException.class);
         assertThat(e.getMessage()).contains("lease on 'r' lost", "of 5 votes in time");
+        assertThat(endAtLoss.get())
+                .as("the lease's end at the loss against its end when the majority froze: no round held since")
+                .isEqualTo(endWhenFrozen[0]);
         Duration left = Duration.ofNanos(leftAtLoss.get());
         // The failed rounds were retried for most of the last third, and the work was stopped
         // with a tenth of the TTL still left for it to end in.
         assertThat(left).as("validity left when the loss was signalled").isPositive();
         assertThat(left).isGreaterThan(TTL.dividedBy(20)).isLessThan(TTL.dividedBy(4));
-        assertThat(Duration.ofNanos(lostAfter)).isLessThan(TTL.dividedBy(2));
     }
 
     /**
