@@ -104,4 +104,31 @@ public class LockUnavailableException extends QuorumLockException {
     public List<NodeOutcome> lastAttempt() {
         return lastAttempt;
     }
+
+    /**
+     * Whether the lock was refused because another owner holds it, rather than because the lock
+     * service could not grant it: on the last attempt some node named a holder ({@link
+     * NodeOutcome.Vote#HELD_BY_OTHER}), and the nodes that named one, voted yes or were not waited
+     * for ({@link NodeOutcome.Vote#PENDING}) could have made a quorum. False when fewer nodes than
+     * a quorum could be reached (down, refusing connections, not answering in time), whoever holds
+     * the lock on the others: then nobody can be granted it until the service is back. A
+     * consensus service (one answer) is busy when it named a holder.
+     */
+    public boolean busy() {
+        if (lastAttempt == null) { // deserialized: the evidence is not kept
+            return false;
+        }
+        int held = 0;
+        int could = 0;
+        for (NodeOutcome outcome : lastAttempt) {
+            NodeOutcome.Vote vote = outcome.vote();
+            held += vote == NodeOutcome.Vote.HELD_BY_OTHER ? 1 : 0;
+            could += vote == NodeOutcome.Vote.HELD_BY_OTHER
+                            || vote == NodeOutcome.Vote.YES
+                            || vote == NodeOutcome.Vote.PENDING
+                    ? 1
+                    : 0;
+        }
+        return held > 0 && could >= quorum;
+    }
 }

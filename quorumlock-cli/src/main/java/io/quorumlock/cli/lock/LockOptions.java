@@ -27,6 +27,9 @@ public final class LockOptions {
     /** How long a round waits for a TLS node it is connecting to, when its vote is needed. */
     static final Duration TLS_CONNECT_TIMEOUT = Duration.ofSeconds(1);
 
+    /** ZooKeeperLock's default connection timeout (or the session timeout, if that is shorter). */
+    private static final Duration ZOOKEEPER_CONNECTION_TIMEOUT = Duration.ofSeconds(5);
+
     /** The environment variable that holds the Redis password. */
     public static final String PASSWORD_ENV = "QUORUMLOCK_REDIS_PASSWORD";
 
@@ -66,7 +69,7 @@ public final class LockOptions {
 
         /** Opens the lock; for Redis also checks the URIs (a bad one is an {@link IllegalArgumentException}). */
         public DistributedLock<? extends Lease> open() {
-            return open(Optional.empty());
+            return open(Optional.empty(), Optional.empty());
         }
 
         /**
@@ -75,10 +78,22 @@ public final class LockOptions {
          * {@link ZooKeeperLock#sessionTimeout()}); Redis and etcd take the ttl with each lease.
          */
         public DistributedLock<? extends Lease> open(Duration ttl) {
-            return open(Optional.of(ttl));
+            return open(Optional.of(ttl), Optional.empty());
         }
 
-        private DistributedLock<? extends Lease> open(Optional<Duration> ttl) {
+        /**
+         * As {@link #open(Duration)}, waiting up to {@code connectTimeout} for the lock service to
+         * answer: the timeout of each etcd request; for ZooKeeper the connection timeout if it is
+         * longer than the library's 5 s (at most {@code ttl}), since a single attempt has a twentieth
+         * of the connection timeout for its requests: wait for the first connection with {@link
+         * ZooKeeperLock#sessionTimeout()} for no longer than {@code connectTimeout}. Null leaves the
+         * libraries' defaults (5 s); Redis takes none (its rounds wait the node timeout).
+         */
+        public DistributedLock<? extends Lease> open(Duration ttl, Duration connectTimeout) {
+            return open(Optional.of(ttl), Optional.ofNullable(connectTimeout));
+        }
+
+        private DistributedLock<? extends Lease> open(Optional<Duration> ttl, Optional<Duration> connectTimeout) {
             return switch (kind) {
                 case REDIS -> {
                     Redlock.Builder redis =
@@ -94,8 +109,15 @@ public final class LockOptions {
                     ZooKeeperLock.builder()
                             .connectString(endpoints.get(0))
                             .sessionTimeout(ttl.orElse(null))
+                            .connectionTimeout(connectTimeout
+                                    .filter(timeout -> timeout.compareTo(ZOOKEEPER_CONNECTION_TIMEOUT) > 0)
+                                    .orElse(null))
                             .build();
-                case ETCD -> EtcdLock.builder().endpoints(endpoints).build();
+                case ETCD -> {
+                    EtcdLock.Builder etcd = EtcdLock.builder().endpoints(endpoints);
+                    connectTimeout.ifPresent(etcd::requestTimeout);
+                    yield etcd.build();
+                }
             };
         }
     }

@@ -13,7 +13,9 @@ import java.util.stream.Collectors;
 /**
  * The one line {@code run} prints when the lock was not acquired: the last attempt's evidence,
  * the nodes grouped by their answer, such as {@code held by another owner: redis://10.0.0.1:6379,
- * redis://10.0.0.2:6379; unreachable: redis://10.0.0.3:6379 (connection refused)}.
+ * redis://10.0.0.2:6379; unreachable: redis://10.0.0.3:6379 (connection refused)}. A refusal that
+ * is not for a holder ({@link LockUnavailableException#busy()}) says first that the lock service is
+ * unreachable (or unavailable, when it answered but could not grant the lock).
  */
 final class Refusal {
 
@@ -22,9 +24,13 @@ final class Refusal {
     /**
      * Why the lock was not acquired, such as {@code lock 'job' not acquired (one attempt, --wait 0;
      * 1 of 3 votes, 2 needed): held by another owner: redis://10.0.0.2:6379; timed out:
-     * redis://10.0.0.3:6379 (no reply within 50 ms)}.
+     * redis://10.0.0.3:6379 (no reply within 50 ms)}, or {@code lock 'job' not acquired: the lock
+     * service is unreachable (one attempt, --wait 0; 0 of 3 votes, 2 needed): unreachable: ...}.
+     *
+     * @param connectTimeout the --connect-timeout the service was waited for, to name when it was
+     *     not reached; null to name none
      */
-    static String line(LockUnavailableException e, Duration wait) {
+    static String line(LockUnavailableException e, Duration wait, Duration connectTimeout) {
         List<NodeOutcome> outcomes = e.lastAttempt();
         boolean oneAuthority = outcomes.size() == 1 && e.quorum() == 1; // one node, or a consensus service
         String tries = wait.isZero() && e.attempts() == 1
@@ -33,7 +39,16 @@ final class Refusal {
                         + (e.attempts() == 1 ? " attempt" : " attempts");
         String votes =
                 oneAuthority ? "" : "; " + e.votes() + " of " + outcomes.size() + " votes, " + e.quorum() + " needed";
-        return "lock '" + e.resource() + "' not acquired (" + tries + votes + "): " + evidence(outcomes);
+        String service = "";
+        if (!e.busy()) {
+            boolean silent = outcomes.stream()
+                    .anyMatch(o -> o.vote() == NodeOutcome.Vote.UNREACHABLE || o.vote() == NodeOutcome.Vote.TIMED_OUT);
+            service = ": the lock service is " + (silent ? "unreachable" : "unavailable");
+            if (connectTimeout != null) {
+                tries += "; --connect-timeout " + Formats.duration(connectTimeout);
+            }
+        }
+        return "lock '" + e.resource() + "' not acquired" + service + " (" + tries + votes + "): " + evidence(outcomes);
     }
 
     /** The nodes that did not say yes, grouped by answer in the order the answers first appear. */

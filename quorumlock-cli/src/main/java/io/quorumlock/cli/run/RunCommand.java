@@ -23,8 +23,12 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import picocli.CommandLine.Command;
@@ -40,8 +44,9 @@ import picocli.CommandLine.Spec;
  * {@code quorumlock run [options] -- COMMAND [ARGS...]}: runs a command while holding a lock, so
  * that it runs at most once at a time across machines (a cron job on several hosts). The lease is
  * kept alive while the command runs and released when it exits; run exits with the command's exit
- * code, or with {@value #NOT_ACQUIRED} when the lock is busy and {@value #LEASE_LOST} when the
- * lease was lost while the command ran.
+ * code, or with {@value #NOT_ACQUIRED} when the lock is busy, {@value #UNAVAILABLE} when the lock
+ * service could not be reached, and {@value #LEASE_LOST} when the lease was lost while the command
+ * ran.
  */
 @Command(
         name = "run",
@@ -51,7 +56,8 @@ import picocli.CommandLine.Spec;
             "quorumlock run (--redis=URI[,URI...] | --zookeeper=CONNECT_STRING |",
             "                      --etcd=ENDPOINTS | --config=FILE) --resource=NAME",
             "                      [--ttl=TIME] [--wait=TIME] [--grace=TIME]",
-            "                      [--on-lost=ACTION] [-v] [--] COMMAND [ARG...]"
+            "                      [--on-lost=ACTION] [--connect-timeout=TIME] [-v]",
+            "                      [--] COMMAND [ARG...]"
         },
         description = {
             "Runs a command while holding a lock, so that it runs at most once at a time across machines.",
@@ -63,7 +69,11 @@ import picocli.CommandLine.Spec;
                     + " lease alive while it runs (Redis: an extension about every ttl/3; ZooKeeper: the session;"
                     + " etcd: the lease's keep-alive), releases it when the command exits, and exits with the"
                     + " command's exit code. If the lock is busy, the command does not run: one line on stderr says"
-                    + " who holds it or which nodes did not answer, and the exit code is 75.",
+                    + " who holds it, and the exit code is 75. If the lock service cannot be reached (no quorum of"
+                    + " the Redis nodes answered, the ZooKeeper ensemble or etcd cluster is down or silent), the"
+                    + " command does not run either: the line names what did not answer, and the exit code is 69."
+                    + " With --wait 0, a ZooKeeper ensemble or etcd cluster that is down is reported within"
+                    + " --connect-timeout (2s by default).",
             "",
             "If the lease is lost while the command runs (another holder may then start), the command and what it"
                     + " started get SIGTERM, and SIGKILL after --grace; run exits with 76. SIGINT and SIGTERM sent to"
@@ -74,9 +84,13 @@ import picocli.CommandLine.Spec;
         exitCodeListHeading = "%nExit codes:%n",
         exitCodeList = {
             "0-255:the command's exit code; 128+N when signal N ended it, as shells report it",
-            "1:run itself failed (the lock service refused or failed, not a busy lock)",
+            "1:a configuration error the lock service reported (a wrong password, a replica listed as a node,"
+                    + " missing permissions), or run itself failed",
             "2:usage error (nothing was started)",
-            "75:the lock was not acquired within --wait (EX_TEMPFAIL); the command did not run",
+            "69:the lock service could not be reached: no quorum of it answered (down, refusing connections,"
+                    + " silent) (EX_UNAVAILABLE); the command did not run",
+            "75:the lock is held by another owner: not acquired within --wait (EX_TEMPFAIL); the command did not"
+                    + " run",
             "76:the lease was lost while the command ran and it was stopped (--on-lost=terminate)",
             "126, 127:the command could not be run, or was not found"
         },
@@ -98,8 +112,13 @@ import picocli.CommandLine.Spec;
         })
 public final class RunCommand implements Callable<Integer> {
 
-    /** The exit code when the lock was not acquired within --wait: EX_TEMPFAIL of sysexits.h. */
+    /** The exit code when the lock was held by another owner throughout --wait: EX_TEMPFAIL of sysexits.h. */
     public static final int NOT_ACQUIRED = 75;
+    /**
+     * The exit code when the lock was not acquired because the lock service could not be reached
+     * (no quorum of it answered): EX_UNAVAILABLE of sysexits.h.
+     */
+    public static final int UNAVAILABLE = 69;
     /** The exit code when the lease was lost while the command ran, and the command was stopped. */
     public static final int LEASE_LOST = 76;
     /** The exit code when the command exists but could not be run, as shells use it. */
@@ -142,6 +161,12 @@ public final class RunCommand implements Callable<Integer> {
     private Duration grace;
 
     private static final Duration DEFAULT_GRACE = Duration.ofSeconds(10);
+
+    /** How long run waits for a ZooKeeper ensemble or an etcd cluster to answer, unless --connect-timeout says. */
+    public static final Duration DEFAULT_CONNECT_TIMEOUT = Duration.ofSeconds(2);
+
+    /** Null unless set: then {@link #DEFAULT_CONNECT_TIMEOUT}, or --ttl with ZooKeeper if that is shorter. */
+    private Duration connectTimeout;
 
     @Option(
             names = "--on-lost",
@@ -197,8 +222,9 @@ public final class RunCommand implements Callable<Integer> {
             defaultValue = "0s",
             order = 13,
             converter = DurationConverter.class,
-            description = "How long to wait for a busy lock before giving up with exit code 75. Default:"
-                    + " ${DEFAULT-VALUE}, give up at once, as a cron job wants.")
+            description = "How long to wait for a busy lock before giving up with exit code 75 (or for a lock"
+                    + " service that cannot be reached, before 69). Default: ${DEFAULT-VALUE}, give up at once, as a"
+                    + " cron job wants.")
     void setWait(Duration wait) {
         this.wait = notNegative("--wait", wait, "0s gives up at once");
     }
@@ -214,6 +240,24 @@ public final class RunCommand implements Callable<Integer> {
                     + " if that is shorter.")
     void setGrace(Duration grace) {
         this.grace = notNegative("--grace", grace, "0s sends SIGKILL at once");
+    }
+
+    @Option(
+            names = "--connect-timeout",
+            paramLabel = "TIME",
+            order = 16,
+            converter = DurationConverter.class,
+            description = "ZooKeeper and etcd: how long to wait for the lock service to answer before it counts as"
+                    + " unreachable (exit code 69): how long run waits for the first ZooKeeper connection (at most"
+                    + " --ttl), or the timeout of each etcd request. With --wait 0, run reports a service that is down within it; with"
+                    + " --wait, within it and --wait. Raise it for a service that is slow to answer. Redis rounds"
+                    + " wait for each node the node timeout (50 ms) instead. Default: 2s, or --ttl if shorter.")
+    void setConnectTimeout(Duration connectTimeout) {
+        require(
+                isPositive(connectTimeout),
+                "--connect-timeout must be positive, was " + Formats.duration(connectTimeout)
+                        + ": such as --connect-timeout 2s");
+        this.connectTimeout = connectTimeout;
     }
 
     @Override
@@ -235,30 +279,89 @@ public final class RunCommand implements Callable<Integer> {
             throw usage("--ttl must be at least 1s with etcd, whose leases are whole seconds; was "
                     + Formats.duration(ttl));
         }
+        Duration timeout = connectTimeout(backend.kind());
         quietLinesRunReportsItself();
-        try (DistributedLock<? extends Lease> lock = open(backend)) {
-            if (lock instanceof ZooKeeperLock zooKeeper) {
-                checkSessionTimeout(zooKeeper);
+        try (DistributedLock<? extends Lease> lock = open(backend, timeout)) {
+            // The checks need the session timeout the ZooKeeper ensemble grants: an ensemble not
+            // reached within the connection timeout is left to the attempt to report, without a
+            // second wait, and the checks come once a lease was granted after all (--wait).
+            boolean reached = !(lock instanceof ZooKeeperLock zooKeeper) || connected(zooKeeper, timeout);
+            if (reached) {
+                checkSettings(lock);
             }
-            if (backend.kind() == Kind.REDIS) {
-                Duration floor = ((Redlock) lock).ttlFloor();
-                if (ttl.compareTo(floor) <= 0) {
-                    throw usage("--ttl must be longer than " + Formats.duration(floor) + " with Redis (3 x the node"
-                            + " timeout: a grant and an extension must fit in it), was " + Formats.duration(ttl));
-                }
-            }
-            grace = checkGrace(lock);
             Lease lease;
             try {
                 lease = lock.acquire(resource, ttl, wait);
             } catch (LockUnavailableException e) {
-                report(Refusal.line(e, wait));
-                return NOT_ACQUIRED;
+                boolean busy = e.busy();
+                report(Refusal.line(e, wait, busy || backend.kind() == Kind.REDIS ? null : timeout));
+                return busy ? NOT_ACQUIRED : UNAVAILABLE;
             } catch (IllegalArgumentException e) {
                 throw usage(e.getMessage(), e); // a resource name the backend cannot take
             }
+            if (!reached) {
+                try {
+                    checkSettings(lock);
+                } catch (ParameterException e) {
+                    releaseQuietly(lease);
+                    throw e;
+                }
+            }
             return runUnder(lock, lease);
         }
+    }
+
+    /**
+     * How long to wait for the ZooKeeper ensemble or the etcd cluster: --connect-timeout, by default
+     * {@link #DEFAULT_CONNECT_TIMEOUT} (with ZooKeeper at most --ttl, the session timeout, which a
+     * connection timeout must not exceed); null for Redis, whose rounds wait the node timeout.
+     */
+    private Duration connectTimeout(Kind kind) {
+        if (kind == Kind.REDIS) {
+            if (connectTimeout != null) {
+                throw usage("--connect-timeout is for ZooKeeper and etcd: Redis rounds wait for each node the node"
+                        + " timeout (50 ms), and a node that is down counts as a no at once");
+            }
+            return null;
+        }
+        if (kind == Kind.ZOOKEEPER && connectTimeout != null && connectTimeout.compareTo(ttl) > 0) {
+            throw usage("--connect-timeout " + option(connectTimeout) + " is longer than --ttl " + option(ttl)
+                    + ", the ZooKeeper session timeout: the session would be lost before such a connection is"
+                    + " given up; use --connect-timeout " + option(ttl) + " or less, or a longer --ttl");
+        }
+        Duration timeout = connectTimeout != null ? connectTimeout : DEFAULT_CONNECT_TIMEOUT;
+        return kind == Kind.ZOOKEEPER && timeout.compareTo(ttl) > 0 ? ttl : timeout;
+    }
+
+    /**
+     * Whether the ZooKeeper client connected within {@code timeout}. The lock's own connection
+     * timeout stays longer (5 s by default, see {@link LockOptions.Backend#open(Duration, Duration)}):
+     * a --wait 0 attempt has a twentieth of it for its requests.
+     */
+    private static boolean connected(ZooKeeperLock lock, Duration timeout) throws InterruptedException {
+        CompletableFuture<Optional<Duration>> session = CompletableFuture.supplyAsync(lock::sessionTimeout);
+        try {
+            return session.get(timeout.toNanos(), TimeUnit.NANOSECONDS).isPresent();
+        } catch (TimeoutException e) {
+            return false; // the wait goes on in the background until the lock is closed
+        } catch (ExecutionException e) {
+            throw e.getCause() instanceof RuntimeException failure ? failure : new IllegalStateException(e.getCause());
+        }
+    }
+
+    /** The settings that depend on the lock: the ZooKeeper session timeout, the Redis TTL floor, the grace. */
+    private void checkSettings(DistributedLock<? extends Lease> lock) {
+        if (lock instanceof ZooKeeperLock zooKeeper) {
+            checkSessionTimeout(zooKeeper);
+        }
+        if (lock instanceof Redlock redlock) {
+            Duration floor = redlock.ttlFloor();
+            if (ttl.compareTo(floor) <= 0) {
+                throw usage("--ttl must be longer than " + Formats.duration(floor) + " with Redis (3 x the node"
+                        + " timeout: a grant and an extension must fit in it), was " + Formats.duration(ttl));
+            }
+        }
+        grace = checkGrace(lock);
     }
 
     /**
@@ -283,9 +386,9 @@ public final class RunCommand implements Callable<Integer> {
     }
 
     /** Opens the lock; a bad address is a usage error. No connection is made yet for Redis. */
-    private DistributedLock<? extends Lease> open(Backend backend) {
+    private DistributedLock<? extends Lease> open(Backend backend, Duration timeout) {
         try {
-            return backend.open(ttl);
+            return backend.open(ttl, timeout);
         } catch (IllegalArgumentException e) {
             throw usage(e.getMessage(), e);
         }
@@ -294,8 +397,7 @@ public final class RunCommand implements Callable<Integer> {
     /**
      * The ZooKeeper session, which keeps the lease, was asked for a timeout of --ttl: refuses a
      * --ttl that the ensemble bounded to another value. Waits for the first connection (up to the
-     * connection timeout), so that the one attempt of --wait 0 meets a connected client; an
-     * unreachable ensemble is left to that attempt to report.
+     * connection timeout), so that the one attempt of --wait 0 meets a connected client.
      */
     private void checkSessionTimeout(ZooKeeperLock lock) {
         Duration granted = lock.sessionTimeout().orElse(ttl);

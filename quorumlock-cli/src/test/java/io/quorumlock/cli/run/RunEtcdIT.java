@@ -27,14 +27,24 @@ class RunEtcdIT {
     Path dir;
 
     private RunProcess run(String... args) {
-        String[] all = new String[args.length + 6];
+        String[] all = new String[args.length + 8];
         System.arraycopy(
-                new String[] {"--etcd", String.join(",", etcd.endpoints()), "--resource", "stock", "--ttl", "2s"},
+                new String[] {
+                    "--etcd",
+                    String.join(",", etcd.endpoints()),
+                    "--resource",
+                    "stock",
+                    "--ttl",
+                    "2s",
+                    // A fresh client's first grant can take over the default 2 s on a loaded machine.
+                    "--connect-timeout",
+                    "5s"
+                },
                 0,
                 all,
                 0,
-                6);
-        System.arraycopy(args, 0, all, 6, args.length);
+                8);
+        System.arraycopy(args, 0, all, 8, args.length);
         return RunProcess.start(dir, all);
     }
 

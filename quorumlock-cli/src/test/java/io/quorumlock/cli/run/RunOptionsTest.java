@@ -103,6 +103,18 @@ class RunOptionsTest {
                         args("--redis", redis, "--resource", "job", "--grace", "-10ms"),
                         "--grace must not be negative, was -10 ms: 0s sends SIGKILL at once"),
                 Arguments.of(
+                        args("--zookeeper", address, "--resource", "job", "--connect-timeout", "0s"),
+                        "--connect-timeout must be positive, was 0.0 ms: such as --connect-timeout 2s"),
+                Arguments.of(
+                        args("--zookeeper", address, "--resource", "job", "--ttl", "10s", "--connect-timeout", "15s"),
+                        "--connect-timeout 15s is longer than --ttl 10s, the ZooKeeper session timeout: the session"
+                                + " would be lost before such a connection is given up; use --connect-timeout 10s or"
+                                + " less, or a longer --ttl"),
+                Arguments.of(
+                        args("--redis", redis, "--resource", "job", "--connect-timeout", "5s"),
+                        "--connect-timeout is for ZooKeeper and etcd: Redis rounds wait for each node the node timeout"
+                                + " (50 ms), and a node that is down counts as a no at once"),
+                Arguments.of(
                         args("--redis", redis, "--resource", "job", "--on-lost", "ignore"),
                         "Invalid value for option '--on-lost': 'ignore' is not one of terminate, continue"),
                 Arguments.of(
@@ -161,9 +173,11 @@ class RunOptionsTest {
                 .contains("--resource=NAME", "--ttl=TIME", "Default: 30s")
                 .contains("--wait=TIME", "Default: 0s", "--grace=TIME", "Default: 10s")
                 .contains("--on-lost=ACTION", "Default: terminate")
+                .contains("--connect-timeout=TIME", "Default: 2s, or --ttl if shorter")
                 .contains("Exit codes:", "0-255 the command's exit code; 128+N when signal N ended it")
-                .contains("2 usage error", "75 the lock was not acquired within --wait", "76 the lease was lost")
-                .contains("1 run itself failed", "126, 127 the command could not be run")
+                .contains("2 usage error", "75 the lock is held by another owner", "76 the lease was lost")
+                .contains("69 the lock service could not be reached", "(EX_UNAVAILABLE)")
+                .contains("1 a configuration error the lock service reported", "126, 127 the command could not be run")
                 .contains("QUORUMLOCK_RESOURCE", "QUORUMLOCK_VALID_UNTIL", "QUORUMLOCK_FENCING_TOKEN")
                 .contains("QUORUMLOCK_REDIS_PASSWORD");
     }

@@ -180,7 +180,7 @@ class SecretsIT {
                 "redis://default:" + ENCODED + "x@" + at(),
                 "redis://default:" + PASSWORD + "@127.0.0.1:" + closedPort)) {
             try (RunProcess run = runProcess(Map.of(), "--redis", uri)) {
-                assertThat(run.exitCode()).as(uri + ": " + run.err()).isIn(1, RunCommand.NOT_ACQUIRED);
+                assertThat(run.exitCode()).as(uri + ": " + run.err()).isIn(1, RunCommand.UNAVAILABLE);
                 assertThat(run.out()).as(uri).doesNotContain("RAN");
                 assertNoSecret(uri, run.out() + run.err());
             }

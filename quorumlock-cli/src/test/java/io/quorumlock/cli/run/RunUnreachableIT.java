@@ -1,0 +1,164 @@
+package io.quorumlock.cli.run;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.quorumlock.redis.Redlock;
+import io.quorumlock.testkit.EtcdCluster;
+import io.quorumlock.testkit.RedisServers;
+import io.quorumlock.testkit.TestTime;
+import io.quorumlock.testkit.ZooKeeperServers;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import org.apache.curator.test.TestingServer;
+import org.junit.jupiter.api.Assumptions;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * {@code quorumlock run} against a lock service that is down exits 69 (EX_UNAVAILABLE), not 75
+ * (EX_TEMPFAIL, the lock is busy), with one line naming what could not be reached; and with
+ * {@code --wait 0} it says so within --connect-timeout (2 s by default), on every backend.
+ */
+@Timeout(value = 90, unit = TimeUnit.SECONDS, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
+class RunUnreachableIT {
+
+    /** The default --connect-timeout, within which run reports a ZooKeeper or etcd service that is down. */
+    private static final Duration DOWN_BOUND = Duration.ofSeconds(2);
+
+    @TempDir
+    Path dir;
+
+    @TempDir
+    Path zkDir;
+
+    /**
+     * Runs {@code run ARGS -- touch ran}; returns it exited within {@code bound} (scaled) and what
+     * the JVM's own start and exit take on this machine now (measured with a usage error) 2.5 times
+     * over: once for them, 1.5 times for loading the lock's classes, the attempt and closing the
+     * client, which slow down with the machine as the JVM's start does. Checked not to have run the
+     * command.
+     */
+    private RunProcess runAndExit(Duration bound, List<String> args) throws Exception {
+        Path ran = dir.resolve("ran");
+        List<String> all = new java.util.ArrayList<>(args);
+        all.addAll(List.of("--", "touch", ran.toString()));
+        Timed usageError = timed(List.of("--resource", "job")); // no command: exit 2 at once
+        usageError.run().close();
+        Duration jvm = usageError.took();
+        Timed timed = timed(all);
+        RunProcess run = timed.run();
+        System.out.printf(
+                "run %s exited after %d ms (the JVM alone: %d ms)%n",
+                args, timed.took().toMillis(), jvm.toMillis());
+        assertThat(timed.took())
+                .as("run's time to exit; stderr: " + run.err())
+                .isLessThan(TestTime.scaled(bound).plus(jvm.multipliedBy(5).dividedBy(2)));
+        assertThat(ran).as("the command must not run").doesNotExist();
+        return run;
+    }
+
+    private record Timed(RunProcess run, Duration took) {}
+
+    private Timed timed(List<String> args) throws Exception {
+        long start = System.nanoTime();
+        RunProcess run = RunProcess.start(dir, args.toArray(String[]::new));
+        run.exitCode(Duration.ofSeconds(30));
+        return new Timed(run, Duration.ofNanos(System.nanoTime() - start));
+    }
+
+    @Test
+    void everyRedisNodeDownExits69WithOneLineNamingTheNodes() throws Exception {
+        List<String> uris;
+        try (RedisServers nodes = RedisServers.start(3, false)) {
+            uris = nodes.uris();
+            nodes.forEach(node -> node.stop());
+            try (RunProcess run = runAndExit(
+                    DOWN_BOUND, List.of("--redis", String.join(",", uris), "--resource", "job", "--ttl", "2s"))) {
+                assertThat(run.exitCode()).as(run.err()).isEqualTo(69);
+                assertThat(run.err().lines().toList())
+                        .singleElement()
+                        .asString()
+                        .startsWith("quorumlock run: lock 'job' not acquired: the lock service is unreachable (one"
+                                + " attempt, --wait 0; 0 of 3 votes, 2 needed): unreachable: ")
+                        .contains(uris);
+            }
+        }
+    }
+
+    @Test
+    void aHolderOnOneNodeWithTheOtherTwoDownExits69AndWithOneDown75() throws Exception {
+        try (RedisServers nodes = RedisServers.start(3, false);
+                Redlock other = Redlock.builder()
+                        .nodes(nodes.uris())
+                        .restartGuard(false)
+                        .build()) {
+            other.acquire("job", Duration.ofSeconds(60), Duration.ofSeconds(10));
+            List<String> args = List.of("--redis", String.join(",", nodes.uris()), "--resource", "job", "--ttl", "2s");
+            nodes.get(2).stop();
+            // Nodes 0 and 1 name the holder: they could have granted the lock, so it is busy.
+            try (RunProcess run = runAndExit(DOWN_BOUND, args)) {
+                assertThat(run.exitCode()).as(run.err()).isEqualTo(75);
+                assertThat(run.err().lines().toList())
+                        .singleElement()
+                        .asString()
+                        .startsWith("quorumlock run: lock 'job' not acquired (one attempt, --wait 0; 0 of 3 votes, 2"
+                                + " needed): ")
+                        .contains("held by another owner: ");
+            }
+            nodes.get(1).stop();
+            // Node 0 holds the key of the other owner, but one node alone could not grant the lock to anyone.
+            try (RunProcess run = runAndExit(DOWN_BOUND, args)) {
+                assertThat(run.exitCode()).as(run.err()).isEqualTo(69);
+                assertThat(run.err().lines().toList())
+                        .singleElement()
+                        .asString()
+                        .startsWith("quorumlock run: lock 'job' not acquired: the lock service is unreachable (one"
+                                + " attempt, --wait 0; 0 of 3 votes, 2 needed): ")
+                        .contains("unreachable: ")
+                        .contains(nodes.uris());
+            }
+        }
+    }
+
+    @Test
+    void aZooKeeperEnsembleDownExits69WithinTheConnectTimeout() throws Exception {
+        String connectString;
+        try (TestingServer zooKeeper = ZooKeeperServers.server(zkDir)) {
+            connectString = zooKeeper.getConnectString();
+            zooKeeper.stop();
+            try (RunProcess run =
+                    runAndExit(DOWN_BOUND, List.of("--zookeeper", connectString, "--resource", "invoice-numbers"))) {
+                assertThat(run.exitCode()).as(run.err()).isEqualTo(69);
+                assertThat(run.err().lines().toList())
+                        .singleElement()
+                        .asString()
+                        .startsWith("quorumlock run: lock 'invoice-numbers' not acquired: the lock service is"
+                                + " unreachable (one attempt, --wait 0; --connect-timeout 2.00 s): unreachable:"
+                                + " zookeeper://" + connectString);
+            }
+        }
+    }
+
+    @Test
+    void anEtcdClusterDownExits69WithinTheConnectTimeout() throws Exception {
+        Assumptions.assumeTrue(
+                EtcdCluster.available(), () -> EtcdCluster.unavailableReason().orElse("no etcd"));
+        try (EtcdCluster etcd = EtcdCluster.start(1)) {
+            String endpoint = etcd.get(0).clientUrl();
+            etcd.get(0).stop();
+            try (RunProcess run =
+                    runAndExit(DOWN_BOUND, List.of("--etcd", endpoint, "--resource", "stock", "--ttl", "2s"))) {
+                assertThat(run.exitCode()).as(run.err()).isEqualTo(69);
+                assertThat(run.err().lines().toList())
+                        .singleElement()
+                        .asString()
+                        .startsWith("quorumlock run: lock 'stock' not acquired: the lock service is unreachable (one"
+                                + " attempt, --wait 0; --connect-timeout 2.00 s): ")
+                        .contains("etcd " + endpoint);
+            }
+        }
+    }
+}

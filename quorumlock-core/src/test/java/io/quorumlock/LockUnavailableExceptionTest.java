@@ -1,0 +1,84 @@
+package io.quorumlock;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.quorumlock.NodeOutcome.Vote;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import org.junit.jupiter.api.Test;
+
+/** A refusal tells a lock held by another owner from a lock service that could not form a quorum. */
+class LockUnavailableExceptionTest {
+
+    private static LockUnavailableException votes(int quorum, Vote... votes) {
+        List<NodeOutcome> outcomes = new ArrayList<>();
+        int yes = 0;
+        for (int i = 0; i < votes.length; i++) {
+            outcomes.add(new NodeOutcome("redis://10.0.0." + (i + 1) + ":6379", votes[i], ""));
+            yes += votes[i] == Vote.YES ? 1 : 0;
+        }
+        return new LockUnavailableException("job", Duration.ZERO, 1, yes, quorum, outcomes);
+    }
+
+    private static LockUnavailableException answer(Vote vote) {
+        return new LockUnavailableException(
+                "job", Duration.ZERO, 1, new NodeOutcome("zookeeper://127.0.0.1:2181", vote, ""), Optional.empty());
+    }
+
+    @Test
+    void aHolderNamedByAQuorumOfReachableNodesIsBusy() {
+        assertThat(votes(2, Vote.HELD_BY_OTHER, Vote.HELD_BY_OTHER, Vote.HELD_BY_OTHER)
+                        .busy())
+                .isTrue();
+        assertThat(votes(2, Vote.HELD_BY_OTHER, Vote.HELD_BY_OTHER, Vote.PENDING)
+                        .busy())
+                .isTrue();
+        assertThat(votes(3, Vote.HELD_BY_OTHER, Vote.HELD_BY_OTHER, Vote.YES, Vote.UNREACHABLE, Vote.TIMED_OUT)
+                        .busy())
+                .isTrue();
+    }
+
+    @Test
+    void aHolderOnSomeNodesWithTheOthersReachableIsBusy() {
+        // Node 3 is down, yet nodes 1 and 2 could have granted the lock: another owner has it.
+        assertThat(votes(2, Vote.HELD_BY_OTHER, Vote.YES, Vote.UNREACHABLE).busy())
+                .isTrue();
+        // Not waited for: the refusal was certain before node 3 answered, so it is not known down.
+        assertThat(votes(2, Vote.HELD_BY_OTHER, Vote.UNREACHABLE, Vote.PENDING).busy())
+                .isTrue();
+    }
+
+    @Test
+    void tooFewReachableNodesForAQuorumIsNotBusyWhoeverHoldsTheOthers() {
+        assertThat(votes(2, Vote.UNREACHABLE, Vote.UNREACHABLE, Vote.UNREACHABLE)
+                        .busy())
+                .isFalse();
+        assertThat(votes(2, Vote.TIMED_OUT, Vote.TIMED_OUT, Vote.TIMED_OUT).busy())
+                .isFalse();
+        // One node names a holder, two are down: nobody could be granted the lock, holder or not.
+        assertThat(votes(2, Vote.HELD_BY_OTHER, Vote.UNREACHABLE, Vote.TIMED_OUT)
+                        .busy())
+                .isFalse();
+        assertThat(votes(3, Vote.HELD_BY_OTHER, Vote.HELD_BY_OTHER, Vote.UNREACHABLE, Vote.UNREACHABLE, Vote.ERROR)
+                        .busy())
+                .isFalse();
+    }
+
+    @Test
+    void aRefusalWithoutAHolderIsNotBusy() {
+        // Votes that came too late, nodes the restart guard excluded: the service could not grant.
+        assertThat(votes(2, Vote.YES, Vote.YES, Vote.YES).busy()).isFalse();
+        assertThat(votes(2, Vote.EXCLUDED, Vote.EXCLUDED, Vote.YES).busy()).isFalse();
+        assertThat(votes(1, Vote.ERROR).busy()).isFalse();
+    }
+
+    @Test
+    void oneAuthorityIsBusyOnlyWhenItNamesAHolder() {
+        assertThat(answer(Vote.HELD_BY_OTHER).busy()).isTrue();
+        assertThat(answer(Vote.UNREACHABLE).busy()).isFalse();
+        assertThat(answer(Vote.TIMED_OUT).busy()).isFalse();
+        assertThat(answer(Vote.ERROR).busy()).isFalse();
+    }
+}
