@@ -27,6 +27,12 @@ public final class LockOptions {
     /** How long a round waits for a TLS node it is connecting to, when its vote is needed. */
     static final Duration TLS_CONNECT_TIMEOUT = Duration.ofSeconds(1);
 
+    /** How long run's rounds wait for a silent Redis node at most: see {@link Backend#runNodeTimeout}. */
+    static final Duration RUN_NODE_TIMEOUT = Duration.ofMillis(500);
+
+    /** The library's default node timeout, below which run does not go. */
+    private static final Duration LIBRARY_NODE_TIMEOUT = Duration.ofMillis(50);
+
     /** ZooKeeperLock's default connection timeout (or the session timeout, if that is shorter). */
     private static final Duration ZOOKEEPER_CONNECTION_TIMEOUT = Duration.ofSeconds(5);
 
@@ -93,11 +99,25 @@ public final class LockOptions {
             return open(Optional.of(ttl), Optional.ofNullable(connectTimeout));
         }
 
+        /**
+         * The node timeout of run's Redis rounds for leases of {@code ttl}: 500 ms, or a quarter of
+         * the TTL if that is less, and never less than the library's 50 ms.
+         */
+        static Duration runNodeTimeout(Duration ttl) {
+            Duration quarter = ttl.dividedBy(4);
+            return quarter.compareTo(RUN_NODE_TIMEOUT) >= 0
+                    ? RUN_NODE_TIMEOUT
+                    : quarter.compareTo(LIBRARY_NODE_TIMEOUT) > 0 ? quarter : LIBRARY_NODE_TIMEOUT;
+        }
+
         private DistributedLock<? extends Lease> open(Optional<Duration> ttl, Optional<Duration> connectTimeout) {
             return switch (kind) {
                 case REDIS -> {
                     Redlock.Builder redis =
                             tls.configure(Redlock.builder().nodes(endpoints).password(password.orElse(null)));
+                    // A lease for one command, from one attempt: waiting longer for a silent node
+                    // costs run little, refusing a free lock skips the job on every host.
+                    ttl.ifPresent(t -> redis.nodeTimeout(runNodeTimeout(t)));
                     if (endpoints.stream().anyMatch(e -> e.startsWith("rediss://"))) {
                         // run makes one attempt: the first TLS handshake of a JVM just started can
                         // take longer than the node timeout.

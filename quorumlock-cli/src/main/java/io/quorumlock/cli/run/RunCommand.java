@@ -208,7 +208,8 @@ public final class RunCommand implements Callable<Integer> {
             order = 12,
             converter = DurationConverter.class,
             description = "How long the lease lasts unless extended: the longest the lock stays taken after run dies"
-                    + " without releasing it. Redis: longer than 150 ms; etcd: at least 1s (whole seconds, rounded"
+                    + " without releasing it. Redis: longer than 150 ms (a node may stay silent for up to 500 ms, or"
+                    + " a quarter of the TTL, before it counts as a no); etcd: at least 1s (whole seconds, rounded"
                     + " up); ZooKeeper: the session timeout, which keeps the lease, and which the ensemble must grant"
                     + " (by default 2 to 20 x its tickTime). Default: ${DEFAULT-VALUE}.")
     void setTtl(Duration ttl) {

@@ -136,6 +136,23 @@ class RunRedisIT {
         }
     }
 
+    /**
+     * A node whose every reply comes 200 ms late (a busy host, a far node): with the library's 50
+     * ms node timeout a single attempt refused the free lock; run waits up to 500 ms for a silent
+     * node, so a cron job is not skipped for a slow answer.
+     */
+    @Test
+    void aSingleAttemptOnANodeThatAnswersLateStillTakesTheFreeLock() throws Exception {
+        try (io.quorumlock.testkit.FaultProxy proxy = io.quorumlock.testkit.FaultProxy.inFrontOf(redis.get(0))) {
+            proxy.latency(
+                    io.quorumlock.testkit.FaultProxy.Direction.SERVER_TO_CLIENT, Duration.ofMillis(200), Duration.ZERO);
+            try (RunProcess run = RunProcess.start(
+                    dir, "--redis", "redis://" + proxy.address(), "--resource", "late", "--wait", "0s", "--", "true")) {
+                assertThat(run.exitCode()).as(run.err()).isZero();
+            }
+        }
+    }
+
     @Test
     void withWaitTheSecondRunsAfterTheFirst() throws Exception {
         try (RunProcess a = run(List.of("--wait", "10s"), "sh", "-c", critical("f"));
