@@ -252,7 +252,7 @@ public final class RunCommand implements Callable<Integer> {
                     + " unreachable (exit code 69): how long run waits for the first ZooKeeper connection (at most"
                     + " --ttl), or the timeout of each etcd request. With --wait 0, run reports a service that is down within it; with"
                     + " --wait, within it and --wait. Raise it for a service that is slow to answer. Redis rounds"
-                    + " wait for each node the node timeout (50 ms) instead. Default: 2s, or --ttl if shorter.")
+                    + " give a silent node up to 500 ms instead (see --ttl). Default: 2s, or --ttl if shorter.")
     void setConnectTimeout(Duration connectTimeout) {
         require(
                 isPositive(connectTimeout),
@@ -315,13 +315,13 @@ public final class RunCommand implements Callable<Integer> {
     /**
      * How long to wait for the ZooKeeper ensemble or the etcd cluster: --connect-timeout, by default
      * {@link #DEFAULT_CONNECT_TIMEOUT} (with ZooKeeper at most --ttl, the session timeout, which a
-     * connection timeout must not exceed); null for Redis, whose rounds wait the node timeout.
+     * connection timeout must not exceed); null for Redis, whose rounds wait for a silent node the node timeout.
      */
     private Duration connectTimeout(Kind kind) {
         if (kind == Kind.REDIS) {
             if (connectTimeout != null) {
-                throw usage("--connect-timeout is for ZooKeeper and etcd: Redis rounds wait for each node the node"
-                        + " timeout (50 ms), and a node that is down counts as a no at once");
+                throw usage("--connect-timeout is for ZooKeeper and etcd: Redis rounds give a silent node up to 500 ms"
+                        + " (a quarter of --ttl if less), and a node that is down counts as a no at once");
             }
             return null;
         }

@@ -112,8 +112,8 @@ class RunOptionsTest {
                                 + " less, or a longer --ttl"),
                 Arguments.of(
                         args("--redis", redis, "--resource", "job", "--connect-timeout", "5s"),
-                        "--connect-timeout is for ZooKeeper and etcd: Redis rounds wait for each node the node timeout"
-                                + " (50 ms), and a node that is down counts as a no at once"),
+                        "--connect-timeout is for ZooKeeper and etcd: Redis rounds give a silent node up to 500 ms"
+                                + " (a quarter of --ttl if less), and a node that is down counts as a no at once"),
                 Arguments.of(
                         args("--redis", redis, "--resource", "job", "--on-lost", "ignore"),
                         "Invalid value for option '--on-lost': 'ignore' is not one of terminate, continue"),
