@@ -128,12 +128,7 @@ final class RespLink implements Transport.Link {
         long now = ticker.nanos();
         long silentFor = silentFor(now);
         if (silentFor > timeoutNanos && connected) {
-            // Replies may have come that nobody has read yet (no caller polled meanwhile): they are not owed.
-            int before = pending.size();
-            drive(key, true);
-            if (pending.size() < before) {
-                selector.wakeup(); // what was read may decide rounds whose callers wait on another's poll
-            }
+            readArrived();
             silentFor = silentFor(ticker.nanos());
         }
         if (silentFor > staleNanos) {
@@ -168,8 +163,23 @@ final class RespLink implements Transport.Link {
 
     @Override
     public synchronized long silentSince() {
+        if (connected && !pending.isEmpty()) {
+            readArrived();
+        }
         Pending oldest = pending.peek();
         return oldest == null ? Long.MAX_VALUE : Math.max(lastReplyNanos, oldest.sentAt());
+    }
+
+    /**
+     * Reads what arrived that nobody has read yet (the caller polling the lane may be kept off the
+     * CPU): a node is never judged silent for replies waiting in the socket.
+     */
+    private void readArrived() {
+        int before = pending.size();
+        drive(key, true);
+        if (pending.size() < before) {
+            selector.wakeup(); // what was read may decide rounds whose callers wait on another's poll
+        }
     }
 
     /** How long the node has owed a reply without answering anything, at {@code now}; 0 if it owes none. */
