@@ -61,7 +61,10 @@ public final class VirtualThreadsMain {
         AtomicInteger failures = new AtomicInteger();
         AtomicReference<String> firstFailure = new AtomicReference<>();
         Set<String> carriers = ConcurrentHashMap.newKeySet();
-        Duration ttl = Duration.ofSeconds(10);
+        // Longer than the whole run: 10,000 runnable virtual threads on two carriers, beside other
+        // work, can keep a holder off the CPU for more than 10 s between its grant and its section,
+        // a pause that no TTL-based lock survives. Exclusivity is checked here, not that timing.
+        Duration ttl = Duration.ofSeconds(120);
         // Ten threads contend for each resource: a thread may wait long, but gives up before the deadline.
         Duration maxWait = Duration.ofNanos(timeoutNanos / 4 * 3);
 
