@@ -214,6 +214,7 @@ final class LockAttempts {
      */
     private Grant grant(String resource, String node, long changesBefore, long end) throws Exception {
         ZooKeeperLease.NodeWatch watch = new ZooKeeperLease.NodeWatch();
+        long sent = System.nanoTime(); // the lease's end counts from the send of this read
         Stat stat = answer(
                         send(cb -> client.getData()
                                 .usingWatcher(watch)
@@ -231,7 +232,7 @@ final class LockAttempts {
                             + ", an earlier one of this client");
         }
         ZooKeeperLease lease = new ZooKeeperLease(
-                lock, resource, node, stat.getCzxid(), session, lock.negotiatedSessionTimeout(), watch);
+                lock, resource, node, stat.getCzxid(), session, lock.negotiatedSessionTimeout(), sent, watch);
         connection.follow(lease);
         try {
             lock.checkOpen();
@@ -247,8 +248,14 @@ final class LockAttempts {
             return new Grant(null, null);
         }
         if (!lease.isValid()) {
-            return new Grant(null, "the lock node " + node + " was deleted right after the grant");
+            if (lease.state() == ZooKeeperLease.State.LOST) {
+                return new Grant(null, "the lock node " + node + " was deleted right after the grant");
+            }
+            // The read was answered too late to leave the lease any time: look again.
+            lease.discard();
+            return new Grant(null, null);
         }
+        lease.startHeartbeats();
         log.debug("acquired '{}': token {}, node {}", resource, ZooKeeperLease.hex(stat.getCzxid()), node);
         return new Grant(lease, null);
     }

@@ -5,10 +5,13 @@ import io.quorumlock.LeaseLostException;
 import java.time.Duration;
 import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ScheduledFuture;
 import org.apache.curator.framework.api.CuratorEvent;
+import org.apache.curator.utils.ZKPaths;
 import org.apache.zookeeper.KeeperException;
 import org.apache.zookeeper.WatchedEvent;
 import org.apache.zookeeper.Watcher;
+import org.apache.zookeeper.ZooKeeper;
 import org.apache.zookeeper.data.Stat;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -20,6 +23,12 @@ import org.slf4j.LoggerFactory;
  * <p>States: VALID; SUSPENDED while the connection is down or until ownership is re-checked after
  * it came back; LOST once the session (or the node) is known to be gone; RELEASED. LOST and
  * RELEASED are final, and only the first of them happens: a released lease never reports a loss.
+ *
+ * <p>The lease's end counts from what the ensemble has answered: the send time of the latest
+ * request on this session that it answered (the read of the lock node at the grant, the re-check
+ * after a reconnection, and the lease's own {@code exists} on its node every third of the session
+ * timeout while valid), plus the session timeout, less the drift allowance. The ensemble heard
+ * from the session no earlier than that send, so it cannot expire the session before the end.
  */
 final class ZooKeeperLease implements FencedLease {
 
@@ -38,6 +47,9 @@ final class ZooKeeperLease implements FencedLease {
     private final long token;
     private final long sessionId;
     private final Duration validity;
+    /** The clock drift allowance taken off the end: 1% of the session timeout + 2 ms. */
+    private final long driftNanos;
+
     private final NodeWatch watch;
     private final long grantedNanos = System.nanoTime();
     private final CompletableFuture<LeaseLostException> lost = new CompletableFuture<>();
@@ -50,6 +62,22 @@ final class ZooKeeperLease implements FencedLease {
 
     private long suspendedSinceNanos;
 
+    /**
+     * The end of the validity (System.nanoTime): the send of the latest request on this session
+     * that the ensemble answered, plus the session timeout, less the drift allowance. Only moves
+     * forward; written while holding this lease's monitor.
+     */
+    private volatile long endNanos;
+
+    /** The lease's own requests that keep {@link #endNanos} moving; null before and after them. */
+    private ScheduledFuture<?> heartbeats;
+
+    private boolean heartbeatsStopped;
+    /** Whether one of the lease's own requests awaits its answer, and since when (System.nanoTime). */
+    private boolean heartbeatPending;
+
+    private long heartbeatSentNanos;
+
     ZooKeeperLease(
             ZooKeeperLock lock,
             String resource,
@@ -57,6 +85,7 @@ final class ZooKeeperLease implements FencedLease {
             long token,
             long sessionId,
             Duration validity,
+            long answeredSentNanos,
             NodeWatch watch) {
         this.lock = lock;
         this.resource = resource;
@@ -64,7 +93,14 @@ final class ZooKeeperLease implements FencedLease {
         this.token = token;
         this.sessionId = sessionId;
         this.validity = validity;
+        this.driftNanos = driftNanos(validity);
+        this.endNanos = answeredSentNanos + validity.toNanos() - driftNanos;
         this.watch = watch;
+    }
+
+    /** The clock drift allowance for a session timeout, as the other backends count it: 1% + 2 ms. */
+    static long driftNanos(Duration sessionTimeout) {
+        return sessionTimeout.toNanos() / 100 + 2_000_000L;
     }
 
     @Override
@@ -73,24 +109,35 @@ final class ZooKeeperLease implements FencedLease {
     }
 
     /**
-     * The session timeout negotiated with the ensemble: how long the ensemble keeps the lock node
-     * after it last heard from this client. A ZooKeeper lease does not run out while its session
-     * is connected, so this is the window in which a loss is detected, not a countdown.
+     * The session timeout negotiated with the ensemble, the lease's length as a TTL would be:
+     * how long the ensemble keeps the lock node after it last heard from this client. The
+     * countdown is {@link #remaining()}.
      */
     @Override
     public Duration validity() {
         return validity;
     }
 
-    /** {@link #validity()} while the lease is valid; {@link Duration#ZERO} otherwise. */
+    /**
+     * The countdown to the lease's end: the send time of the latest request on this session that
+     * the ensemble answered, plus the {@linkplain #validity() session timeout}, less the drift
+     * allowance (1% + 2 ms), never later than the ensemble may expire the session. While the
+     * session is connected, the lease's own request every third of the session timeout moves the
+     * end along, so it stays between about two thirds and all of the session timeout ahead.
+     * {@link Duration#ZERO} once it ran out, and while the lease is suspended, lost or released.
+     */
     @Override
     public Duration remaining() {
-        return isValid() ? validity : Duration.ZERO;
+        if (state != State.VALID) {
+            return Duration.ZERO;
+        }
+        return Duration.ofNanos(Math.max(0, endNanos - System.nanoTime()));
     }
 
+    /** True while the lease is neither suspended, lost nor released, and its end has not passed. */
     @Override
     public boolean isValid() {
-        return state == State.VALID;
+        return state == State.VALID && endNanos - System.nanoTime() > 0;
     }
 
     /**
@@ -195,18 +242,19 @@ final class ZooKeeperLease implements FencedLease {
                     null);
             return;
         }
+        long sent = System.nanoTime();
         try {
             lock.client()
                     .getData()
                     .usingWatcher(watch)
-                    .inBackground((client, event) -> rechecked(seen, event))
+                    .inBackground((client, event) -> rechecked(seen, sent, event))
                     .forPath(node);
         } catch (Exception e) {
             log.debug("could not re-check '{}' after reconnection; it stays suspended: {}", resource, e.toString());
         }
     }
 
-    private void rechecked(int seen, CuratorEvent event) {
+    private void rechecked(int seen, long sent, CuratorEvent event) {
         KeeperException.Code code = KeeperException.Code.get(event.getResultCode());
         Stat stat = event.getStat();
         if (code == KeeperException.Code.NONODE) {
@@ -221,12 +269,15 @@ final class ZooKeeperLease implements FencedLease {
                     "the lock node now belongs to session " + hex(stat.getEphemeralOwner()) + " (czxid "
                             + hex(stat.getCzxid()) + "), not to this lease's",
                     null);
+        } else if (lock.currentSessionId() != sessionId) {
+            log.info("re-checked '{}' on another session than the lease's; it stays suspended", resource);
         } else {
             long suspendedMillis;
             synchronized (this) {
                 if (state != State.SUSPENDED || suspensions != seen) {
                     return;
                 }
+                answered(sent);
                 state = State.VALID;
                 suspendedMillis = (System.nanoTime() - suspendedSinceNanos) / 1_000_000;
             }
@@ -235,6 +286,96 @@ final class ZooKeeperLease implements FencedLease {
                     resource,
                     hex(token),
                     suspendedMillis);
+        }
+    }
+
+    /** Moves the end to count from {@code sentNanos}, the send of a request the ensemble answered. */
+    private synchronized void answered(long sentNanos) {
+        long end = sentNanos + validity.toNanos() - driftNanos;
+        if (end - endNanos > 0) {
+            endNanos = end;
+        }
+    }
+
+    /** Starts the lease's own request every third of the session timeout, on the lock's scheduler. */
+    void startHeartbeats() {
+        long period = Math.max(1, validity.toNanos() / 3);
+        synchronized (this) {
+            if (heartbeatsStopped || heartbeats != null || (state != State.VALID && state != State.SUSPENDED)) {
+                return;
+            }
+            heartbeats = lock.every(period, this::heartbeat);
+        }
+    }
+
+    /** Stops the lease's own requests: it was released, discarded or lost. */
+    void stopHeartbeats() {
+        ScheduledFuture<?> scheduled;
+        synchronized (this) {
+            heartbeatsStopped = true;
+            scheduled = heartbeats;
+            heartbeats = null;
+        }
+        if (scheduled != null) {
+            scheduled.cancel(false);
+        }
+    }
+
+    /**
+     * Sends the lease's own cheap request, {@code exists} on its lock node, asynchronously on the
+     * session's ZooKeeper handle (not through Curator's background retries, which could resend it
+     * on a later session); its answer moves the end. One at a time: another is sent only once the
+     * last was answered, or went a session timeout without an answer.
+     */
+    private void heartbeat() {
+        ZooKeeper handle;
+        try {
+            handle = lock.client().getZookeeperClient().getZooKeeper();
+        } catch (Exception e) {
+            log.debug("could not confirm the session of '{}' now: {}", resource, e.toString());
+            return;
+        }
+        if (handle.getSessionId() != sessionId) {
+            return; // the connection listener settles a changed session
+        }
+        long sent = System.nanoTime();
+        synchronized (this) {
+            if (state != State.VALID || (heartbeatPending && sent - heartbeatSentNanos < validity.toNanos())) {
+                return;
+            }
+            heartbeatPending = true;
+            heartbeatSentNanos = sent;
+        }
+        try {
+            String path = ZKPaths.fixForNamespace(lock.client().getNamespace(), node);
+            handle.exists(path, false, (rc, p, context, stat) -> heartbeatAnswered(sent, rc, stat), null);
+        } catch (RuntimeException e) {
+            synchronized (this) {
+                heartbeatPending = false;
+            }
+            log.debug("could not confirm the session of '{}' now: {}", resource, e.toString());
+        }
+    }
+
+    /** The answer to the lease's own request, on the handle of the lease's session. */
+    private void heartbeatAnswered(long sent, int rc, Stat stat) {
+        synchronized (this) {
+            if (heartbeatSentNanos == sent) {
+                heartbeatPending = false;
+            }
+        }
+        KeeperException.Code code = KeeperException.Code.get(rc);
+        if (code == KeeperException.Code.NONODE) {
+            lose("the lock node was gone while the session was alive", null);
+        } else if (code != KeeperException.Code.OK || stat == null) {
+            log.debug("could not confirm the session of '{}' ({}); its end does not move", resource, code);
+        } else if (stat.getEphemeralOwner() != sessionId || stat.getCzxid() != token) {
+            lose(
+                    "the lock node now belongs to session " + hex(stat.getEphemeralOwner()) + " (czxid "
+                            + hex(stat.getCzxid()) + "), not to this lease's",
+                    null);
+        } else {
+            answered(sent);
         }
     }
 

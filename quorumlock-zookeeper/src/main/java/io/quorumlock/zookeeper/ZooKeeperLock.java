@@ -19,6 +19,10 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.CuratorFrameworkFactory;
@@ -58,10 +62,13 @@ import org.slf4j.LoggerFactory;
  * still let it write late: hand the fencing token to the storage with every write.
  *
  * <p>What the {@link FencedLease} methods mean here: {@link FencedLease#validity()} is the session
- * timeout negotiated with the ensemble, the window in which a loss is detected (the ensemble keeps
- * the node that long after it last heard from the client), not a promised holding time; {@link
- * FencedLease#remaining()} is that same value while the lease is valid and zero otherwise, never a
- * countdown, because a connected session does not run out; {@link FencedLease#extend(Duration)}
+ * timeout negotiated with the ensemble, the lease's length as a TTL would be (the ensemble keeps the
+ * node that long after it last heard from the client); {@link FencedLease#remaining()} is the
+ * countdown to the lease's end, which is the send time of the latest request on the session that
+ * the ensemble answered, plus the session timeout, less a drift allowance of 1% + 2 ms: never later
+ * than the ensemble may expire the session. While connected, each lease sends its own {@code exists}
+ * on its node every third of the session timeout, which moves its end along; it is zero while the
+ * lease is not valid; {@link FencedLease#extend(Duration)}
  * has nothing to extend and returns {@code isValid()}; {@link FencedLease#release()} deletes the
  * node (waiting for the delete when connected, else leaving it to Curator's guaranteed delete in
  * the background) and never throws, also after a loss.
@@ -95,6 +102,8 @@ public final class ZooKeeperLock implements DistributedLock<FencedLease> {
     private final LockAttempts attempts;
     private final AtomicBoolean closed = new AtomicBoolean();
     private final LockEvents events;
+    /** Runs the leases' own requests that keep their ends moving; its thread starts with the first. */
+    private final ScheduledThreadPoolExecutor scheduler;
 
     private ZooKeeperLock(
             CuratorFramework client, boolean ownsClient, String basePath, RetryPolicy retry, LockListener listener) {
@@ -106,6 +115,12 @@ public final class ZooKeeperLock implements DistributedLock<FencedLease> {
         this.connection = new ConnectionWatch(client, this::ensemble);
         this.attempts =
                 new LockAttempts(this, client, connection, Holders.defaultName().getBytes(StandardCharsets.UTF_8));
+        this.scheduler = new ScheduledThreadPoolExecutor(1, task -> {
+            Thread thread = new Thread(task, "quorumlock-zookeeper-leases");
+            thread.setDaemon(true);
+            return thread;
+        });
+        scheduler.setRemoveOnCancelPolicy(true);
     }
 
     /** Starts the configuration of a lock. */
@@ -271,6 +286,7 @@ public final class ZooKeeperLock implements DistributedLock<FencedLease> {
             }
         }
         connection.wakeWaiters();
+        scheduler.shutdownNow();
         if (ownsClient) {
             client.close();
         }
@@ -304,6 +320,16 @@ public final class ZooKeeperLock implements DistributedLock<FencedLease> {
 
     void forget(ZooKeeperLease lease) {
         connection.forget(lease);
+        lease.stopHeartbeats();
+    }
+
+    /** Runs {@code task} every {@code periodNanos} on the lock's scheduler; null once the lock is closed. */
+    ScheduledFuture<?> every(long periodNanos, Runnable task) {
+        try {
+            return scheduler.scheduleWithFixedDelay(task, periodNanos, periodNanos, TimeUnit.NANOSECONDS);
+        } catch (RejectedExecutionException closed) {
+            return null;
+        }
     }
 
     /**
