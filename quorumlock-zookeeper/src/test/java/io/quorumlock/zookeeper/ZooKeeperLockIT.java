@@ -431,8 +431,11 @@ class ZooKeeperLockIT {
                 .retryPolicy(new RetryOneTime(100))
                 .build()) {
             other.start();
+            // A persistent parent: the server deletes an empty container node when it checks for
+            // them, and on a loaded machine that check can fall between the parent's create and
+            // the child's (NoNode for the parent).
             other.create()
-                    .creatingParentContainersIfNeeded()
+                    .creatingParentsIfNeeded()
                     .withMode(CreateMode.EPHEMERAL_SEQUENTIAL)
                     .forPath(dir + "/other-" + LockQueue.NODE_PREFIX, data);
 
