@@ -46,7 +46,17 @@ class DuplicateNodesIT {
                         .restartGuard(false)
                         .nodeTimeout(TestTime.scaled(Duration.ofMillis(200)))
                         .build()) {
+            long sets = callsOnNode0("set");
+            long scripts = callsOnNode0("evalsha") + callsOnNode0("eval");
             redlock.tryAcquire("warm", TTL).orElseThrow().release(); // every connection open
+            // The release returns at a majority, and the hold below counts the client's writes on
+            // the alias: every request of the warm-up must have gone through it first. Node 0 gets
+            // both SETs, and one delete (the entry whose SET lost never held the key).
+            TestTime.await(
+                    Duration.ofSeconds(5),
+                    () -> callsOnNode0("set") >= sets + 2
+                            && callsOnNode0("evalsha") + callsOnNode0("eval") >= scripts + 1,
+                    "the warm-up's SETs and delete on node 0");
             // The alias answers late: the grant is decided by the two servers without its nil,
             // which comes only once the extension has been sent.
             alias.holdReplies(2);
@@ -63,6 +73,17 @@ class DuplicateNodesIT {
                     .satisfies(o -> assertThat(o.detail())
                             .contains("the same server as", "(the same run_id): its vote counts once"));
             assertThat(redlock.checkNodes().toString()).contains("same server");
+        }
+    }
+
+    /** How many times node 0 has run {@code command}, as its INFO commandstats counts. */
+    private static long callsOnNode0(String command) {
+        try (redis.clients.jedis.Jedis jedis = redis.get(0).connect(Duration.ofSeconds(2))) {
+            return jedis.info("commandstats")
+                    .lines()
+                    .filter(line -> line.startsWith("cmdstat_" + command + ":"))
+                    .mapToLong(line -> Long.parseLong(line.replaceAll("^[^:]*:calls=([0-9]+),.*", "$1")))
+                    .sum();
         }
     }
 
