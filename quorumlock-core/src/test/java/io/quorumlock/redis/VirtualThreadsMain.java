@@ -70,8 +70,13 @@ public final class VirtualThreadsMain {
 
         long start = System.nanoTime();
         long warmUpId = -1;
-        try (Redlock redlock =
-                Redlock.builder().nodes(nodes).restartGuard(false).build()) {
+        try (Redlock redlock = Redlock.builder()
+                .nodes(nodes)
+                .restartGuard(false)
+                // Nine waiters per resource retrying every 10-200 ms kept two loaded cores so
+                // busy that holders waited seconds for a carrier: waiters back off up to 1 s.
+                .retry(io.quorumlock.RetryPolicy.jitteredBackoff(Duration.ofMillis(20), Duration.ofSeconds(1)))
+                .build()) {
             ExecutorService executor = (ExecutorService)
                     Executors.class.getMethod("newVirtualThreadPerTaskExecutor").invoke(null);
             for (int i = -1; i < threads; i++) {
