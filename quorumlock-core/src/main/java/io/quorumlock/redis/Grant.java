@@ -38,9 +38,11 @@ final class Grant implements Transport.ReplyHandler {
     /**
      * Sends a follow-up request for this node: on {@code current} if the grant was answered (or
      * records the node as never having held the key, without a request), else right behind the
-     * grant on its own link.
+     * grant on its own link. A {@code cleanUp} (a delete) is sent also to a node that is silent for
+     * now, behind what it owes: a key is never left behind for want of a request.
      */
-    void followUp(Request request, Transport.Link current, Transport.ReplyHandler handler, Ballot round) {
+    void followUp(
+            Request request, Transport.Link current, Transport.ReplyHandler handler, Ballot round, boolean cleanUp) {
         NodeOutcome answered = outcome;
         if (answered == null) {
             link.sendBehind(request, handler);
@@ -48,6 +50,8 @@ final class Grant implements Transport.ReplyHandler {
                 || answered.vote() == Vote.UNREACHABLE
                 || answered.vote() == Vote.MISCONFIGURED) {
             round.record(node, new NodeOutcome(answered.node(), answered.vote(), "never held the key"));
+        } else if (cleanUp) {
+            current.sendBehind(request, handler);
         } else {
             current.send(request, handler);
         }

@@ -135,7 +135,7 @@ final class Rounds {
         }
 
         /** Sends {@code request} to each node that may hold the key (see {@link Grant#followUp}). */
-        void afterGrants(Grant[] grants, Request request, Ballot ballot) {
+        void afterGrants(Grant[] grants, Request request, Ballot ballot, boolean cleanUp) {
             try (Transport.Sends sends = lane.sends()) {
                 for (int i = 0; i < grants.length; i++) {
                     int node = i;
@@ -143,7 +143,8 @@ final class Rounds {
                             request,
                             lane.link(i),
                             (sent, reply, link) -> ballot.record(node, sent.outcome(link.node(), reply)),
-                            ballot);
+                            ballot,
+                            cleanUp);
                 }
             }
         }
@@ -211,7 +212,7 @@ final class Rounds {
             long start = ticker.nanos();
             Ballot ballot = new Ballot(
                     names, GRANTED, restartGuard(start, ttlMillis), transport::sameServer, misconfigurations);
-            round.afterGrants(grants, Request.extendIfEquals(resource, token, ttlMillis), ballot);
+            round.afterGrants(grants, Request.extendIfEquals(resource, token, ttlMillis), ballot, false);
             long limit = Math.max(start + nodeTimeoutNanos, Math.min(waitUntilNanos, waitLimit(start, ttlMillis)));
             boolean interrupted = !round.await(ballot, ballot::decided, start, true, limit);
             return round.decide(ballot, start, ttlMillis, interrupted);
@@ -243,7 +244,7 @@ final class Rounds {
 
     private boolean release(Round round, String resource, String token, Grant[] grants) {
         Ballot ballot = new Ballot(names, SETTLED);
-        round.afterGrants(grants, Request.deleteIfEquals(resource, token), ballot);
+        round.afterGrants(grants, Request.deleteIfEquals(resource, token), ballot, true);
         // A release need not wait for a connection being opened: its delete goes behind the SET.
         return round.await(ballot, ballot::settled, ticker.nanos(), false, Long.MAX_VALUE);
     }

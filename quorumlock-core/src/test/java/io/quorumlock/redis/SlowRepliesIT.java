@@ -109,4 +109,37 @@ class SlowRepliesIT {
             }
         }
     }
+
+    /**
+     * A release must reach a node that is silent for now (it owes another caller's reply for longer
+     * than the node timeout): its delete goes behind what the node owes, instead of being refused
+     * like a new grant. Before, the delete was answered "not sent" and the key stayed for its whole
+     * TTL, blocking the resource.
+     */
+    @Test
+    void aReleaseReachesANodeThatIsSilentForNow() throws Exception {
+        Duration nodeTimeout = TestTime.scaled(Duration.ofMillis(100));
+        try (FaultProxy proxy = FaultProxy.inFrontOf(redis.get(0));
+                Redlock redlock = Redlock.builder()
+                        .node(proxy.uri())
+                        .nodeTimeout(nodeTimeout)
+                        .maxConnectionsPerNode(1)
+                        .build()) {
+            Lease lease = redlock.acquire("silent-release", TTL, TestTime.scaled(Duration.ofSeconds(5)));
+            proxy.latency(Direction.SERVER_TO_CLIENT, nodeTimeout.multipliedBy(10), Duration.ZERO);
+            // Another caller's grant: its reply is held back, so the connection owes it.
+            assertThat(redlock.tryAcquire("other", TTL)).isEmpty();
+            Thread.sleep(nodeTimeout.multipliedBy(2).toMillis()); // silent for twice the node timeout
+            lease.release();
+            proxy.clearFaults();
+            TestTime.await(
+                    Duration.ofSeconds(5),
+                    () -> {
+                        try (redis.clients.jedis.Jedis jedis = redis.get(0).connect(Duration.ofSeconds(2))) {
+                            return !jedis.exists("silent-release");
+                        }
+                    },
+                    "the released key to be deleted");
+        }
+    }
 }

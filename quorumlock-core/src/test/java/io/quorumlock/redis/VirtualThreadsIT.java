@@ -30,7 +30,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * One Redlock under 10,000 virtual threads over 1,000 resources, on a Java 21+ JDK in a child JVM
+ * One Redlock under 10,000 virtual threads, four on each of 2,500 resources, on a Java 21+ JDK in a child JVM
  * (the build is Java 17): no deadlock, every section exclusive, and no carrier thread pinned by the
  * lock's code, as JFR's {@code jdk.VirtualThreadPinned} events (threshold 0 ms) recorded during the
  * run show (the JDK's own pins, in its critical sections or its first linkage of a call site, are
@@ -46,13 +46,15 @@ class VirtualThreadsIT {
     static final String JDK_VARIABLE = "QUORUMLOCK_JAVA21";
 
     private static final int THREADS = 10_000;
-    private static final int RESOURCES = 1_000;
+    /** Four threads per resource: each takes it twice, and the turns of a resource are served one after another. */
+    private static final int RESOURCES = 2_500;
+
     private static final int SECTIONS_PER_THREAD = 2;
     /**
-     * Ten threads take each resource in turn, twice each: on two cores beside other work a resource
-     * served about a section every two seconds (the holders wait for a carrier among thousands of
-     * runnable threads), so the last of its ten threads waited over 40 s. A thread waits up to
-     * three quarters of this.
+     * The threads of a resource take it in turn, twice each: on two cores beside other work a
+     * resource served about a section every two seconds (the holders wait for a carrier among
+     * thousands of runnable threads), and with ten threads per resource the last waited over 40 s.
+     * A thread waits up to three quarters of this.
      */
     private static final Duration CHILD_TIMEOUT = TestTime.scaled(Duration.ofSeconds(100));
 
@@ -63,7 +65,7 @@ class VirtualThreadsIT {
     Path dir;
 
     @Test
-    void tenThousandVirtualThreadsOverAThousandResourcesPinNoCarrierAndKeepEverySectionExclusive() throws Exception {
+    void tenThousandVirtualThreadsContendingInFoursPinNoCarrierAndKeepEverySectionExclusive() throws Exception {
         Path jdk = java21().orElseGet(() -> {
             String missing = "no Java 21+ JDK found in $" + JDK_VARIABLE + " nor under /usr/lib/jvm: install one"
                     + " (such as Temurin 25) or set "

@@ -65,7 +65,7 @@ public final class VirtualThreadsMain {
         // work, can keep a holder off the CPU for more than 10 s between its grant and its section,
         // a pause that no TTL-based lock survives. Exclusivity is checked here, not that timing.
         Duration ttl = Duration.ofSeconds(120);
-        // Ten threads contend for each resource: a thread may wait long, but gives up before the deadline.
+        // Several threads contend for each resource: a thread may wait long, but gives up before the deadline.
         Duration maxWait = Duration.ofNanos(timeoutNanos / 4 * 3);
 
         long start = System.nanoTime();
