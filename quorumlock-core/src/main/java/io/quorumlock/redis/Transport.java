@@ -74,13 +74,17 @@ interface Transport extends AutoCloseable {
         String node();
 
         /**
-         * Sends {@code request}, or answers it at once as not sent if the node owes a reply older
-         * than the node timeout. {@code handler} gets exactly one reply, possibly later and on
-         * another thread.
+         * Sends {@code request}, or answers it at once as not sent if the node has owed a reply
+         * and answered nothing for the node timeout. {@code handler} gets exactly one reply,
+         * possibly later and on another thread.
          */
         void send(Request request, ReplyHandler handler);
 
-        /** Sends {@code request} even to a node that owes replies: it must follow a request already sent here. */
+        /**
+         * Sends {@code request} even to a node that is silent for now, behind what it owes: a
+         * request that must follow one already sent here, or a delete that must reach the node
+         * whenever it answers again.
+         */
         void sendBehind(Request request, ReplyHandler handler);
 
         /** True while the connection is being opened: TCP connect, TLS handshake, AUTH or SELECT. */
