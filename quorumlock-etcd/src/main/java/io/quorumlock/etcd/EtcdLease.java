@@ -4,8 +4,6 @@ import io.etcd.jetcd.ByteSequence;
 import io.etcd.jetcd.common.exception.ErrorCode;
 import io.etcd.jetcd.common.exception.EtcdException;
 import io.etcd.jetcd.lease.LeaseKeepAliveResponse;
-import io.etcd.jetcd.support.CloseableClient;
-import io.grpc.stub.StreamObserver;
 import io.quorumlock.FencedLease;
 import io.quorumlock.LeaseLostException;
 import java.time.Duration;
@@ -21,20 +19,20 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * One grant of an {@link EtcdLock}: an etcd lease kept alive by jetcd's keep-alive stream, and the
- * lock key tied to it.
+ * One grant of an {@link EtcdLock}: an etcd lease kept alive by one keep-alive request every third
+ * of its TTL, and the lock key tied to it.
  *
  * <p>Time: the lease is known to live at least until {@code expiresAt} on this process's monotonic
- * clock. The grant, the time-to-live check and {@link #extend} know when their request was sent,
- * so they give a lower bound (send time + TTL). A keep-alive answer from the stream only tells when
- * it arrived: the lease then runs until about its arrival + TTL, less the last round trip measured
- * on this lease's own requests. Every estimate also leaves an allowance for the rate difference
- * between etcd's clock and ours (1% of the TTL + 2 ms, as Redlock does).
+ * clock. Every renewal is counted from when its request was sent, which is no later than when etcd
+ * applied it: the grant, the time-to-live check, each keep-alive request and {@link #extend} give
+ * a lower bound (send time + TTL), however late their answer comes. Every bound also leaves an
+ * allowance for the rate difference between etcd's clock and ours (1% of the TTL + 2 ms, as
+ * Redlock does).
  */
 final class EtcdLease implements FencedLease {
 
     private static final Logger log = LoggerFactory.getLogger(EtcdLease.class);
-    /** How soon a failed check of a lease whose keep-alive stream broke is made again. */
+    /** How soon a keep-alive request that failed is sent again. */
     private static final long RECOVERY_RETRY_MILLIS = 250;
 
     private enum State {
@@ -68,15 +66,14 @@ final class EtcdLease implements FencedLease {
     private long token;
     private long expiresAt;
     private long validityNanos;
-    private long roundTripNanos;
-    private CloseableClient keepAlive;
+    /** Sends a keep-alive request every third of the TTL. */
+    private ScheduledFuture<?> renewals;
+
     private ScheduledFuture<?> deadline;
-    /** Notices a keep-alive stream that neither answers nor fails. */
-    private ScheduledFuture<?> stallCheck;
-    /** When a renewal last came, by the stream or a plain request. */
+    /** When a renewal's answer last came, by the keep-alive or {@link #extend}. */
     private long lastRenewedNanos = System.nanoTime();
-    /** A broken or stalled stream is being replaced: the lease is checked and streamed again. */
-    private boolean inRecovery;
+    /** A keep-alive request failed: another one is sent shortly, without waiting for the next third. */
+    private boolean retryPending;
 
     private LeaseLostException loss;
     /** When the lease was handed out, for how long a release held it. */
@@ -89,7 +86,6 @@ final class EtcdLease implements FencedLease {
         this.ttlSeconds = ttlSeconds;
         this.ttlNanos = TimeUnit.SECONDS.toNanos(ttlSeconds);
         this.driftNanos = ttlNanos / 100 + TimeUnit.MILLISECONDS.toNanos(2);
-        this.roundTripNanos = granted - grantSent;
         this.expiresAt = grantSent + ttlNanos - driftNanos;
         this.validityNanos = expiresAt - granted;
     }
@@ -143,8 +139,8 @@ final class EtcdLease implements FencedLease {
     }
 
     /**
-     * Renews the etcd lease at once with one keep-alive request (the keep-alive stream renews it
-     * anyway every third of its TTL). etcd cannot change a lease's TTL: the lease is renewed for the
+     * Renews the etcd lease at once with one keep-alive request (the lease renews itself anyway
+     * every third of its TTL). etcd cannot change a lease's TTL: the lease is renewed for the
      * TTL it was granted with, which must be at least {@code ttl}.
      *
      * @return true if etcd renewed the lease; false if the lease is lost or etcd did not answer in
@@ -185,7 +181,6 @@ final class EtcdLease implements FencedLease {
         long received = System.nanoTime();
         boolean held;
         synchronized (this) {
-            roundTripNanos = received - sent;
             held = renewed(sent, response.getTTL(), received) && state == State.HELD;
         }
         lock.events().extended(resource, received - sent, held);
@@ -271,37 +266,28 @@ final class EtcdLease implements FencedLease {
         return loss == null ? "(not lost)" : loss.getMessage();
     }
 
-    /** Starts jetcd's keep-alive for this lease, and the timers that notice when answers stop coming. */
-    void startKeepAlive() {
-        synchronized (this) {
-            if (deadline == null) {
-                scheduleDeadline();
-            }
-            if (doubt == null) {
-                scheduleDoubt();
-            }
-            if (stallCheck == null) {
-                long every = TimeUnit.SECONDS.toNanos(ttlSeconds) / 3;
-                try {
-                    stallCheck = lock.scheduler()
-                            .scheduleWithFixedDelay(this::checkStall, every, every, TimeUnit.NANOSECONDS);
-                } catch (RejectedExecutionException closing) {
-                    stallCheck = null;
-                }
+    /**
+     * Starts renewing the lease with one keep-alive request every third of its TTL, and the timers
+     * that notice when the renewals stop.
+     */
+    synchronized void startKeepAlive() {
+        if (state != State.PENDING && state != State.HELD) {
+            return;
+        }
+        if (deadline == null) {
+            scheduleDeadline();
+        }
+        if (doubt == null) {
+            scheduleDoubt();
+        }
+        if (renewals == null) {
+            long every = ttlNanos / 3;
+            try {
+                renewals = lock.scheduler().scheduleWithFixedDelay(this::renew, every, every, TimeUnit.NANOSECONDS);
+            } catch (RejectedExecutionException closing) {
+                renewals = null;
             }
         }
-        // Not under this lease's monitor: jetcd may call the observer from its own locked code meanwhile.
-        CloseableClient stream = lock.client().getLeaseClient().keepAlive(leaseId, new Observer());
-        synchronized (this) {
-            if (state == State.PENDING || state == State.HELD) {
-                if (keepAlive != null) {
-                    keepAlive.close();
-                }
-                keepAlive = stream;
-                return;
-            }
-        }
-        stream.close();
     }
 
     /**
@@ -314,7 +300,6 @@ final class EtcdLease implements FencedLease {
         }
         key = lockKey;
         token = fencingToken;
-        roundTripNanos = checked - checkSent;
         expiresAt = Math.max(expiresAt, checkSent + TimeUnit.SECONDS.toNanos(ttlLeft) - driftNanos);
         validityNanos = expiresAt - checked;
         if (expiresAt - System.nanoTime() <= 0) {
@@ -420,110 +405,75 @@ final class EtcdLease implements FencedLease {
 
     // ---- keep-alive ------------------------------------------------------------------------------
 
-    /** jetcd's callbacks, on its event-loop threads: short, and never blocking. */
-    private final class Observer implements StreamObserver<LeaseKeepAliveResponse> {
-        @Override
-        public void onNext(LeaseKeepAliveResponse response) {
-            long received = System.nanoTime();
-            if (response.getTTL() <= 0) {
-                markLost("etcd no longer knows the lease (revoked or expired)", null);
-                return;
-            }
-            synchronized (EtcdLease.this) {
-                renewed(received - roundTripNanos, response.getTTL(), received);
-            }
-        }
-
-        @Override
-        public void onError(Throwable error) {
-            // jetcd turns a keep-alive answer with TTL 0 into a NOT_FOUND error.
-            if (error instanceof EtcdException etcd && etcd.getErrorCode() == ErrorCode.NOT_FOUND) {
-                markLost("etcd no longer knows the lease (revoked or expired)", error);
-                return;
-            }
-            // The stream broke (its member died, a network blip): the lease lives on in the cluster
-            // while a quorum does. Ask the cluster, off jetcd's threads, and stream again; the
-            // deadline timer still ends the lease if no renewal comes within its validity.
-            log.debug(
-                    "the keep-alive of the lease on '{}' failed ({}): checking the lease", resource, error.toString());
-            synchronized (EtcdLease.this) {
-                if (inRecovery) {
-                    return;
-                }
-                inRecovery = true;
-            }
-            recoverLater(0);
-        }
-
-        @Override
-        public void onCompleted() {
-            markLost("the keep-alive stopped (no answer within the lease's TTL, or the client closed)", null);
-        }
-    }
-
-    /** Checks the lease with the cluster after {@code delayMillis}, then streams its keep-alive again. */
-    private void recoverLater(long delayMillis) {
-        synchronized (this) {
-            if (state != State.PENDING && state != State.HELD) {
-                return;
-            }
-            if (keepAlive != null) {
-                keepAlive.close();
-                keepAlive = null;
-            }
-        }
-        try {
-            lock.scheduler().schedule(this::recover, delayMillis, TimeUnit.MILLISECONDS);
-        } catch (RejectedExecutionException closing) {
-            markLost("the keep-alive failed while the lock was closing", null);
-        }
-    }
-
-    /** Asks the cluster for the lease's time to live, without blocking the lock's scheduler. */
-    private void recover() {
+    /**
+     * Sends one keep-alive request, without blocking the lock's timer. Its renewal is counted from
+     * now, its send time: etcd cannot have applied it earlier, however late the answer comes.
+     * Requests are not waited for before the next is sent, so a slow answer delays no renewal.
+     */
+    private void renew() {
         synchronized (this) {
             if (state != State.PENDING && state != State.HELD) {
                 return;
             }
         }
         long sent = System.nanoTime();
-        CompletableFuture<LeaseKeepAliveResponse> check;
+        CompletableFuture<LeaseKeepAliveResponse> answer;
         try {
-            // One renewal by a plain request: the client's balancer sends it to a member that answers.
-            check = lock.client().getLeaseClient().keepAliveOnce(leaseId);
+            // The client's balancer sends it to a member that answers.
+            answer = lock.client().getLeaseClient().keepAliveOnce(leaseId);
         } catch (RuntimeException e) {
-            recoverLater(RECOVERY_RETRY_MILLIS);
+            renewalFailed(e);
             return;
         }
-        check.orTimeout(lock.requestTimeout().toMillis(), TimeUnit.MILLISECONDS)
-                .whenCompleteAsync((alive, failure) -> recovered(sent, alive, failure), lock.scheduler());
+        // Handled on the thread that completes it: short, and never blocking.
+        answer.orTimeout(lock.requestTimeout().toNanos(), TimeUnit.NANOSECONDS)
+                .whenComplete((alive, failure) -> answered(sent, alive, failure));
     }
 
-    private void recovered(long sent, LeaseKeepAliveResponse alive, Throwable failure) {
+    private void answered(long sent, LeaseKeepAliveResponse alive, Throwable failure) {
         if (failure instanceof java.util.concurrent.CompletionException wrapped && wrapped.getCause() != null) {
             failure = wrapped.getCause();
         }
-        if (failure instanceof EtcdException etcd && etcd.getErrorCode() == ErrorCode.NOT_FOUND) {
+        // jetcd turns a keep-alive answer with TTL 0 into a NOT_FOUND error.
+        if ((failure instanceof EtcdException etcd && etcd.getErrorCode() == ErrorCode.NOT_FOUND)
+                || (failure == null && alive.getTTL() <= 0)) {
             markLost("etcd no longer knows the lease (revoked or expired)", failure);
             return;
         }
         if (failure != null) {
-            log.debug("could not check the lease on '{}': {}; trying again", resource, failure.toString());
-            recoverLater(RECOVERY_RETRY_MILLIS); // until the deadline timer says the validity ran out
-            return;
-        }
-        if (alive.getTTL() <= 0) {
-            markLost("etcd no longer knows the lease (revoked or expired)", null);
+            renewalFailed(failure);
             return;
         }
         synchronized (this) {
             renewed(sent, alive.getTTL(), System.nanoTime()); // counted from before the request
         }
-        log.debug("the lease on '{}' is alive ({} s left): keeping it alive on a new stream", resource, alive.getTTL());
+    }
+
+    /**
+     * A keep-alive request failed (its member died, a network blip): the lease lives on in the
+     * cluster while a quorum does, so another request goes shortly. The deadline timer ends the
+     * lease if no renewal comes within its validity.
+     */
+    private void renewalFailed(Throwable failure) {
         synchronized (this) {
-            inRecovery = false;
+            if ((state != State.PENDING && state != State.HELD) || retryPending) {
+                return;
+            }
+            retryPending = true;
         }
-        startKeepAlive();
+        log.debug("could not renew the lease on '{}': {}; trying again", resource, failure.toString());
+        try {
+            lock.scheduler().schedule(this::retry, RECOVERY_RETRY_MILLIS, TimeUnit.MILLISECONDS);
+        } catch (RejectedExecutionException closing) {
+            markLost("the keep-alive failed while the lock was closing", null);
+        }
+    }
+
+    private void retry() {
+        synchronized (this) {
+            retryPending = false;
+        }
+        renew();
     }
 
     /** Records a renewal known to have started no earlier than {@code renewedAt}; false if the lease is over. */
@@ -648,24 +598,6 @@ final class EtcdLease implements FencedLease {
         }
     }
 
-    /**
-     * A stream whose member died may neither answer nor fail (jetcd retries it on its own): when no
-     * renewal came for half the lease's TTL, renew by a plain request and stream again.
-     */
-    private void checkStall() {
-        synchronized (this) {
-            if (state != State.HELD || inRecovery) {
-                return;
-            }
-            if (System.nanoTime() - lastRenewedNanos < TimeUnit.SECONDS.toNanos(ttlSeconds) / 2) {
-                return;
-            }
-            inRecovery = true;
-        }
-        log.debug("no keep-alive answer for the lease on '{}' for half its TTL: renewing it directly", resource);
-        recoverLater(0);
-    }
-
     private void checkDeadline() {
         synchronized (this) {
             if (state != State.PENDING && state != State.HELD) {
@@ -680,17 +612,13 @@ final class EtcdLease implements FencedLease {
     }
 
     private void stopKeepingAlive() {
-        if (keepAlive != null) {
-            keepAlive.close();
-            keepAlive = null;
+        if (renewals != null) {
+            renewals.cancel(false);
+            renewals = null;
         }
         if (deadline != null) {
             deadline.cancel(false);
             deadline = null;
-        }
-        if (stallCheck != null) {
-            stallCheck.cancel(false);
-            stallCheck = null;
         }
         if (doubt != null) {
             doubt.cancel(false);

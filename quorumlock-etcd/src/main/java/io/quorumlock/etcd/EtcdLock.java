@@ -50,9 +50,11 @@ import org.slf4j.LoggerFactory;
  * out, its lock key is read back and the lease's time to live is asked (etcd has been known to
  * return a lock whose lease had already expired).
  *
- * <p>A lease is lost when etcd says so (the lease was revoked or expired), when the keep-alive
- * stream fails or stops for any reason, or when no keep-alive answer came within the lease's TTL.
- * The loss is reported as it happens: {@link FencedLease#lost()} completes, {@link
+ * <p>The lease is renewed by one keep-alive request every third of its TTL, each counted from
+ * when it was sent (no later than when etcd applied it), so that a lease never believes it has
+ * more time left than etcd gives it, however late the answers come. A lease is lost when etcd says
+ * so (the lease was revoked or expired), or when no renewal was answered within its validity. The
+ * loss is reported as it happens: {@link FencedLease#lost()} completes, {@link
  * FencedLease#isValid()} turns false, and {@link #withLock} interrupts its work. A lost lease is
  * never trusted again; acquire a new one. Hand the token to the storage with every write, so a
  * holder that was paused past its lease is refused there.
@@ -398,7 +400,7 @@ public final class EtcdLock implements DistributedLock<FencedLease> {
         /**
          * The listener told of every grant, refusal, explicit extension ({@link FencedLease#extend}),
          * loss and release of this lock, as backend {@code "etcd"} (the renewals of the keep-alive
-         * stream are not told): for metrics ({@code QuorumlockMetrics} of quorumlock-micrometer)
+         * are not told): for metrics ({@code QuorumlockMetrics} of quorumlock-micrometer)
          * or logs. One that throws is logged once and does not break the lock. The default is
          * {@link LockListener#NONE}, which costs nothing.
          */
