@@ -32,6 +32,15 @@ class SlowRepliesIT {
 
     private static final Duration TTL = Duration.ofSeconds(10);
 
+    /** A lock on node 0 through {@code proxy}, with one connection that every caller shares. */
+    private static Redlock oneConnectionThrough(FaultProxy proxy, Duration nodeTimeout) {
+        return Redlock.builder()
+                .node(proxy.uri())
+                .nodeTimeout(nodeTimeout)
+                .maxConnectionsPerNode(1)
+                .build();
+    }
+
     /**
      * A cold connection: the SELECT of its set-up holds the SET back, so the SET's reply comes two
      * latencies after the round's start, later than the node timeout, while the node answered
@@ -69,11 +78,7 @@ class SlowRepliesIT {
         Duration nodeTimeout = TestTime.scaled(Duration.ofMillis(500));
         int callers = 8;
         try (FaultProxy proxy = FaultProxy.inFrontOf(redis.get(0));
-                Redlock redlock = Redlock.builder()
-                        .node(proxy.uri())
-                        .nodeTimeout(nodeTimeout)
-                        .maxConnectionsPerNode(1)
-                        .build()) {
+                Redlock redlock = oneConnectionThrough(proxy, nodeTimeout)) {
             redlock.tryAcquire("warm-up", TTL).orElseThrow().release();
             // "+OK\r\n" and ":1\r\n" are 4-5 bytes: about one reply per node timeout / 5, and
             // the 16 replies of the 8 callers' grants and releases take 3 node timeouts.
@@ -120,11 +125,7 @@ class SlowRepliesIT {
     void aReleaseReachesANodeThatIsSilentForNow() throws Exception {
         Duration nodeTimeout = TestTime.scaled(Duration.ofMillis(100));
         try (FaultProxy proxy = FaultProxy.inFrontOf(redis.get(0));
-                Redlock redlock = Redlock.builder()
-                        .node(proxy.uri())
-                        .nodeTimeout(nodeTimeout)
-                        .maxConnectionsPerNode(1)
-                        .build()) {
+                Redlock redlock = oneConnectionThrough(proxy, nodeTimeout)) {
             Lease lease = redlock.acquire("silent-release", TTL, TestTime.scaled(Duration.ofSeconds(5)));
             proxy.latency(Direction.SERVER_TO_CLIENT, nodeTimeout.multipliedBy(10), Duration.ZERO);
             // Another caller's grant: its reply is held back, so the connection owes it.
