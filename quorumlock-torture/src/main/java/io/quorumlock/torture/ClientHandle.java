@@ -7,6 +7,7 @@ import java.io.UncheckedIOException;
 import java.io.Writer;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
+import java.sql.SQLException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -71,7 +72,7 @@ abstract class ClientHandle implements AutoCloseable {
     }
 
     /** Runs a client on a thread of this JVM. */
-    static ClientHandle thread(TortureClient.Config config, History history) {
+    static ClientHandle thread(TortureClient.Config config, History history) throws SQLException {
         return new ThreadHandle(config, history);
     }
 
@@ -164,7 +165,7 @@ abstract class ClientHandle implements AutoCloseable {
         private final CountDownLatch go = new CountDownLatch(1);
         private volatile Throwable failure;
 
-        ThreadHandle(TortureClient.Config config, History history) {
+        ThreadHandle(TortureClient.Config config, History history) throws SQLException {
             super(config);
             TortureClient[] self = new TortureClient[1];
             this.client = new TortureClient(config, history, millis -> {

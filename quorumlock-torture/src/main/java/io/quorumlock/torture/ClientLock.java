@@ -7,11 +7,13 @@ import io.etcd.jetcd.options.GetOption;
 import io.quorumlock.DistributedLock;
 import io.quorumlock.FencedLease;
 import io.quorumlock.Lease;
+import io.quorumlock.LockUnavailableException;
 import io.quorumlock.etcd.EtcdLock;
 import io.quorumlock.redis.Redlock;
 import io.quorumlock.testkit.ZooKeeperServers;
 import io.quorumlock.zookeeper.ZooKeeperLock;
 import java.nio.charset.StandardCharsets;
+import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import org.apache.curator.framework.CuratorFramework;
@@ -48,6 +50,31 @@ final class ClientLock implements AutoCloseable {
         }
         return lock;
     }
+
+    /**
+     * Takes and releases {@code resource}, which nobody else takes, until it is granted once or
+     * {@code within} has passed: connects to the servers and loads what the lock's first round needs.
+     *
+     * @throws LockUnavailableException if it was not granted within {@code within}
+     */
+    void warmUp(String resource, Duration within) {
+        if (lock == null) {
+            return;
+        }
+        long end = System.nanoTime() + within.toNanos();
+        while (true) {
+            try {
+                lock.acquire(resource, WARM_UP_TTL, WARM_UP_TTL).close();
+                return;
+            } catch (LockUnavailableException e) {
+                if (System.nanoTime() - end > 0) {
+                    throw e;
+                }
+            }
+        }
+    }
+
+    private static final Duration WARM_UP_TTL = Duration.ofSeconds(5);
 
     /** Expires the session behind {@code lease}; a no-op where there is no session. */
     void expire(FencedLease lease) throws Exception {

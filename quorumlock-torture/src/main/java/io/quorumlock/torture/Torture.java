@@ -10,6 +10,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.sql.Connection;
 import java.sql.DriverManager;
+import java.sql.SQLException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.EnumSet;
@@ -298,7 +299,7 @@ public final class Torture {
             this.nemesis = History.open(dir.resolve("nemesis.jsonl"));
         }
 
-        void startClients() throws IOException {
+        void startClients() throws IOException, SQLException {
             for (int i = 1; i <= options.clients(); i++) {
                 Path history = dir.resolve("client-" + i + ".jsonl");
                 TortureClient.Config config = new TortureClient.Config(

@@ -80,6 +80,8 @@ final class TortureClient {
 
     /** How long one acquire may wait for the lock. */
     static final Duration MAX_WAIT = Duration.ofSeconds(1);
+    /** How long a client may take to be granted its own lock once before the run. */
+    static final Duration WARM_UP_WITHIN = Duration.ofSeconds(60);
 
     private final Config config;
     private final History history;
@@ -93,6 +95,7 @@ final class TortureClient {
     private volatile Strike asked;
 
     private ClientLock lock;
+    private Connection db;
 
     TortureClient(Config config, History history, Pauser pauser) {
         this.config = config;
@@ -101,9 +104,16 @@ final class TortureClient {
         this.random = new SplittableRandom(config.seed() * 31 + config.index());
     }
 
-    /** Opens the lock (a slow step for some backends); call before the run starts. */
-    void open() {
+    /**
+     * Connects to the database, opens the lock and takes a lock of this client's own once (a slow
+     * step for some backends); call before the run starts. The run starts with connections open
+     * and the client libraries loaded: a cold JVM's first request is not one of the faults under
+     * test, and the first faults strike at once.
+     */
+    void open() throws SQLException {
+        db = DriverManager.getConnection(config.jdbcUrl());
         lock = ClientLock.open(config.strategy(), config.endpoints(), config.ttlMillis());
+        lock.warmUp(config.resource() + "-warm-up-" + config.id(), WARM_UP_WITHIN);
     }
 
     /** Handles one command line from the harness. */
@@ -134,13 +144,13 @@ final class TortureClient {
 
     /** Loops until stopped, then closes the lock. */
     void run() throws SQLException {
-        try (Connection db = DriverManager.getConnection(config.jdbcUrl())) {
+        try (Connection connection = db) {
             JdbcFence fence = JdbcFence.builder().build();
             while (!stopped) {
                 if (config.strategy() == Strategy.OPTIMISTIC) {
-                    write(db, fence, null);
+                    write(connection, fence, null);
                 } else {
-                    lockedWrite(db, fence);
+                    lockedWrite(connection, fence);
                 }
             }
         } finally {
