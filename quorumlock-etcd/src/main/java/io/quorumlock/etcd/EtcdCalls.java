@@ -133,7 +133,7 @@ final class EtcdCalls {
     /** What a failed request {@code what} says of etcd: unreachable, or an error. */
     NodeOutcome failure(Throwable e, String what) {
         Throwable cause = unwrap(e);
-        boolean unreachable = errorCode(cause) == ErrorCode.UNAVAILABLE;
+        boolean unreachable = grpcCode(cause) == Status.Code.UNAVAILABLE;
         return outcome(unreachable ? Vote.UNREACHABLE : Vote.ERROR, "'" + what + "' failed: " + cause);
     }
 

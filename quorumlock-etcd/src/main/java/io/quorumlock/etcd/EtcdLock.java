@@ -2,6 +2,7 @@ package io.quorumlock.etcd;
 
 import io.etcd.jetcd.ByteSequence;
 import io.etcd.jetcd.Client;
+import io.etcd.jetcd.ClientBuilder;
 import io.etcd.jetcd.kv.GetResponse;
 import io.etcd.jetcd.options.GetOption;
 import io.quorumlock.AcquireLoop;
@@ -392,6 +393,7 @@ public final class EtcdLock implements DistributedLock<FencedLease> {
         private String keyPrefix = "/quorumlock/locks/";
         private RetryPolicy retry = RetryPolicy.DEFAULT;
         private Duration requestTimeout = Duration.ofSeconds(5);
+        private Duration connectTimeout;
         private Duration tryAcquireWait = Duration.ofMillis(100);
         private LockListener listener = LockListener.NONE;
 
@@ -469,6 +471,20 @@ public final class EtcdLock implements DistributedLock<FencedLease> {
         }
 
         /**
+         * How long the client the lock builds from the {@linkplain #endpoints(String...) endpoints}
+         * waits for a connection to a member before its requests fail as unreachable: a cluster that
+         * is down is reported within this time, while a member that answers, however slowly, is
+         * given the {@linkplain #requestTimeout(Duration) request timeout}: with this set, a request
+         * fails as soon as no member can be connected to rather than waiting for a connection. Not
+         * for a {@linkplain #client(Client) client given}, which has its own. The default is none:
+         * only the request timeout bounds a connection.
+         */
+        public Builder connectTimeout(Duration timeout) {
+            this.connectTimeout = timeout;
+            return this;
+        }
+
+        /**
          * How long {@link EtcdLock#tryAcquire} waits for a held lock to be released, and the least
          * time any attempt gives a free lock to be granted. The default is 100 ms.
          */
@@ -515,10 +531,25 @@ public final class EtcdLock implements DistributedLock<FencedLease> {
                         + (tryAcquireWait == null ? "null" : tryAcquireWait.toMillis() + " ms")
                         + " (the default is 100 ms): even a free lock needs a round trip to be granted");
             }
+            if (connectTimeout != null && (connectTimeout.isZero() || connectTimeout.isNegative())) {
+                throw new IllegalArgumentException("connectTimeout must be positive, was " + connectTimeout.toMillis()
+                        + " ms: leave it unset for jetcd's default");
+            }
+            if (connectTimeout != null && client != null) {
+                throw new IllegalArgumentException(
+                        "connectTimeout is for the client the lock builds from endpoints(...):"
+                                + " set it on your own jetcd Client with ClientBuilder.connectTimeout");
+            }
             if (client != null) {
                 return new EtcdLock(this, client, false, "etcd (client given to the builder)");
             }
-            Client built = Client.builder().endpoints(uris.toArray(URI[]::new)).build();
+            ClientBuilder clientBuilder = Client.builder().endpoints(uris.toArray(URI[]::new));
+            if (connectTimeout != null) {
+                // Requests then fail once no member could be connected to for that long, instead
+                // of waiting for a connection until their own timeout.
+                clientBuilder.connectTimeout(connectTimeout).waitForReady(false).retryMaxDuration(connectTimeout);
+            }
+            Client built = clientBuilder.build();
             return new EtcdLock(this, built, true, "etcd " + String.join(",", endpoints));
         }
 

@@ -117,7 +117,7 @@ final class LockAttempts {
             locked = lockCall.join();
         } catch (TimeoutException e) {
             lockCall.cancel(false);
-            return holder(name, lease.leaseId(), lockWaitNanos, end);
+            return holder(name, lease, lockWaitNanos, end);
         } catch (ExecutionException | CompletionException | CancellationException e) {
             return Attempt.refused(calls.failure(e, "lock"), true);
         } catch (InterruptedException e) {
@@ -126,7 +126,15 @@ final class LockAttempts {
             throw new QuorumLockException("interrupted while acquiring '" + resource + "'", e);
         }
 
-        ByteSequence key = locked.getKey();
+        return check(lease, locked.getKey(), end);
+    }
+
+    /**
+     * Reads back the lock key etcd gave {@code lease} and asks for the lease's time to live, by
+     * {@code end}: the lease is handed out only if the key is still tied to it and it is alive.
+     */
+    private Attempt<FencedLease> check(EtcdLease lease, ByteSequence key, long end) {
+        String resource = lease.resource();
         GetResponse got;
         LeaseTimeToLiveResponse alive;
         long checkSent;
@@ -183,9 +191,10 @@ final class LockAttempts {
 
     /**
      * The refusal of a wait that ran out, final: who holds the lock now, as etcd knows it (the
-     * lease its key is tied to), with the key and its create revision, the holder's token.
+     * lease its key is tied to), with the key and its create revision, the holder's token. If the
+     * first key is ours, the lock was granted and its answer is late: the grant is checked and counts.
      */
-    private Attempt<FencedLease> holder(ByteSequence name, long ownLease, long waitedNanos, long end) {
+    private Attempt<FencedLease> holder(ByteSequence name, EtcdLease own, long waitedNanos, long end) {
         String waited = "waited " + TimeUnit.NANOSECONDS.toMillis(waitedNanos) + " ms for the holder";
         ByteSequence prefix = ByteSequence.from(name.toString(StandardCharsets.UTF_8) + "/", StandardCharsets.UTF_8);
         GetOption first = GetOption.builder()
@@ -205,10 +214,10 @@ final class LockAttempts {
                 return Attempt.refused(calls.outcome(Vote.TIMED_OUT, "no grant and no holder seen; " + waited), false);
             }
             KeyValue kv = kvs.get(0);
-            if (kv.getLease() == ownLease) {
-                return Attempt.refused(
-                        calls.outcome(Vote.TIMED_OUT, "granted just as the wait ran out, so given up; " + waited),
-                        false);
+            if (kv.getLease() == own.leaseId()) {
+                // Ours is the first key: etcd has granted the lock, its answer is on its way (a
+                // slow link, or a client whose first requests are slow). A grant that arrived counts.
+                return check(own, kv.getKey(), end);
             }
             String facts = "key " + Holders.shown(kv.getKey().toString(StandardCharsets.UTF_8)) + ", token "
                     + kv.getCreateRevision();

@@ -26,6 +26,8 @@ public final class LockOptions {
 
     /** How long a round waits for a TLS node it is connecting to, when its vote is needed. */
     static final Duration TLS_CONNECT_TIMEOUT = Duration.ofSeconds(1);
+    /** How long run gives one etcd request once a member is reached: a cold JVM's first take seconds. */
+    static final Duration ETCD_REQUEST_TIMEOUT = Duration.ofSeconds(10);
 
     /** How long run's rounds wait for a silent Redis node at most: see {@link Backend#runNodeTimeout}. */
     static final Duration RUN_NODE_TIMEOUT = Duration.ofMillis(500);
@@ -135,7 +137,11 @@ public final class LockOptions {
                             .build();
                 case ETCD -> {
                     EtcdLock.Builder etcd = EtcdLock.builder().endpoints(endpoints);
-                    connectTimeout.ifPresent(etcd::requestTimeout);
+                    // The connect timeout bounds reaching a member. The first requests of a JVM just
+                    // started take longer than a connection on a busy machine (5 s and more): a
+                    // member that answers is given ETCD_REQUEST_TIMEOUT.
+                    connectTimeout.ifPresent(
+                            timeout -> etcd.connectTimeout(timeout).requestTimeout(ETCD_REQUEST_TIMEOUT));
                     yield etcd.build();
                 }
             };
