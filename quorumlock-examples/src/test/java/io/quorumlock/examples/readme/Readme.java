@@ -5,7 +5,12 @@ import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashSet;
 import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Set;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import java.util.stream.Stream;
@@ -22,13 +27,80 @@ record Readme(Path root, List<Page> pages) {
     /** A page: its name relative to the project's root (such as {@code docs/redis.md}), its lines and blocks. */
     record Page(String name, Path path, List<String> lines, List<Block> blocks) {
 
+        /** {@code [text](target)} and {@code ![alt](target)}, with an optional title after the target. */
+        private static final Pattern LINK = Pattern.compile("\\]\\((<[^>]*>|[^)\\s]+)(?:\\s+\"[^\"]*\")?\\)");
+
+        private static final Pattern CODE_SPAN = Pattern.compile("`+[^`]*`+");
+
         List<Block> blocks(String language) {
             return blocks.stream().filter(b -> b.language().equals(language)).toList();
+        }
+
+        /** The page's links, outside code blocks and code spans, each with its line. */
+        List<Link> links() {
+            List<Link> links = new ArrayList<>();
+            boolean inBlock = false;
+            for (int i = 0; i < lines.size(); i++) {
+                String line = lines.get(i);
+                if (line.startsWith("```")) {
+                    inBlock = !inBlock;
+                    continue;
+                }
+                if (inBlock) {
+                    continue;
+                }
+                Matcher m = LINK.matcher(CODE_SPAN.matcher(line).replaceAll("code"));
+                while (m.find()) {
+                    String target = m.group(1);
+                    if (target.startsWith("<")) {
+                        target = target.substring(1, target.length() - 1);
+                    }
+                    links.add(new Link(name, i + 1, target));
+                }
+            }
+            return links;
+        }
+
+        /** The anchors GitHub gives the page's headings: lower case, punctuation dropped, spaces as dashes. */
+        Set<String> anchors() {
+            Set<String> anchors = new LinkedHashSet<>();
+            Map<String, Integer> seen = new HashMap<>();
+            boolean inBlock = false;
+            for (String line : lines) {
+                if (line.startsWith("```")) {
+                    inBlock = !inBlock;
+                    continue;
+                }
+                if (inBlock || !line.startsWith("#")) {
+                    continue;
+                }
+                String slug = line.replaceFirst("^#+\\s*", "")
+                        .toLowerCase(Locale.ROOT)
+                        .replaceAll("[^\\p{L}\\p{N} _-]", "")
+                        .replace(' ', '-');
+                int n = seen.merge(slug, 1, Integer::sum);
+                anchors.add(n == 1 ? slug : slug + "-" + (n - 1));
+            }
+            return anchors;
         }
 
         @Override
         public String toString() {
             return name;
+        }
+    }
+
+    /** A link on a page: the page, its line and its target as written. */
+    record Link(String page, int line, String target) {
+
+        /** A link to another site (with a scheme, such as https:) or a mail address. */
+        boolean external() {
+            return target.matches("^[a-zA-Z][a-zA-Z0-9+.-]*:.*");
+        }
+
+        @Override
+        public String toString() {
+            return page + " line " + line + ": " + target;
         }
     }
 
