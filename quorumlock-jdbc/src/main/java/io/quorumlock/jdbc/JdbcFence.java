@@ -61,7 +61,7 @@ import org.slf4j.LoggerFactory;
  * }
  * }</pre>
  *
- * <p>The README's Quick start has the same as a complete program, on ZooKeeper and PostgreSQL.
+ * <p>docs/fencing-jdbc.md has the same as a complete program, on ZooKeeper and PostgreSQL.
  * Without the table, every call that uses it fails with an {@link SQLException} that names the
  * table and both ways to create it.
  *

@@ -35,15 +35,16 @@ import org.junit.platform.launcher.listeners.SummaryGeneratingListener;
 import org.junit.platform.launcher.listeners.TestExecutionSummary;
 
 /**
- * The README's code is tested code: every java block is a whole class that compiles against the
- * project's artifacts, the Quick start and the fenced example run as pasted against real servers
- * (only their addresses swapped for the test's), the test kit's example runs as a JUnit test, and
- * the dependency block names this build's version.
+ * The documentation's code is tested code: every java block of README.md and docs/*.md is a whole
+ * class that compiles against the project's artifacts, the Quick start, the fenced example and the
+ * TLS example run as pasted against real servers (only their addresses swapped for the test's),
+ * wherever they are, the test kit's examples run as JUnit tests, and the README's dependency block
+ * names this build's version.
  */
 @Timeout(value = 120, unit = TimeUnit.SECONDS, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
 class ReadmeIT {
 
-    private static final Readme README = Readme.load();
+    private static final Readme DOCS = Readme.load();
 
     @TempDir
     static Path classes;
@@ -52,14 +53,14 @@ class ReadmeIT {
 
     @BeforeAll
     static void compileEveryJavaBlock() throws IOException {
-        List<Readme.Block> blocks = README.blocks("java");
-        assertThat(blocks).as("java blocks in README.md").hasSizeGreaterThanOrEqualTo(5);
+        List<Readme.Block> blocks = DOCS.blocks("java");
+        assertThat(blocks).as("java blocks in README.md and docs/*.md").hasSizeGreaterThanOrEqualTo(5);
         loader = SnippetCompiler.compile(blocks, classes);
     }
 
     @Test
     void theQuickStartRunsAsPastedAgainstThreeFreshNodes() throws Exception {
-        Readme.Block quickStart = README.java("QuickStart");
+        Readme.Block quickStart = DOCS.java("QuickStart");
         try (RedisServers nodes = RedisServers.start(3, false)) {
             // The README's nodes are those of 'quorumlock nodes --count 3 --port 7001'.
             Map<String, String> addresses = new LinkedHashMap<>();
@@ -77,7 +78,7 @@ class ReadmeIT {
         Assumptions.assumeTrue(
                 PostgresServer.available(),
                 () -> PostgresServer.unavailableReason().orElse("no PostgreSQL"));
-        Readme.Block fenced = README.java("FencedQuickStart");
+        Readme.Block fenced = DOCS.java("FencedQuickStart");
         try (TestingServer zookeeper = ZooKeeperServers.server(dir);
                 PostgresServer postgres = PostgresServer.start()) {
             Map<String, String> addresses = new LinkedHashMap<>();
@@ -92,7 +93,7 @@ class ReadmeIT {
 
     @Test
     void theTlsExampleRunsAsPastedAgainstThreeNodesThatRequireClientCertificates() throws Exception {
-        Readme.Block tls = README.java("TlsQuickStart");
+        Readme.Block tls = DOCS.java("TlsQuickStart");
         List<RedisServer> nodes = new ArrayList<>();
         try (TlsMaterial material = TlsMaterial.generate("127.0.0.1")) {
             for (int i = 0; i < 3; i++) {
@@ -118,7 +119,7 @@ class ReadmeIT {
     @Test
     void theTestKitExamplesRunAsJUnitTests() {
         for (String name : List.of("NodeFaultsTest", "TlsNodeTest", "PartitionTest")) {
-            Readme.Block testKit = README.java(name);
+            Readme.Block testKit = DOCS.java(name);
             SummaryGeneratingListener listener = new SummaryGeneratingListener();
             Class<?> test = SnippetCompiler.load(loader, testKit);
             LauncherFactory.create()
@@ -136,17 +137,18 @@ class ReadmeIT {
 
     @Test
     void theDependencyBlockNamesThisBuildsVersions() throws IOException {
-        String pom = Files.readString(README.path().resolveSibling("pom.xml"));
+        String pom = Files.readString(DOCS.root().resolve("pom.xml"));
         String version = tag(pom, "version"); // the parent's own, the first in its pom
         String slf4j = tag(pom, "slf4j.version");
-        List<Readme.Block> xml = README.blocks("xml");
+        Readme.Page readme = DOCS.readme();
+        List<Readme.Block> xml = readme.blocks("xml");
         assertThat(xml).as("the README's dependency block").isNotEmpty();
         String dependencies = xml.get(0).text();
         assertThat(dependencies)
                 .contains("<artifactId>quorumlock-core</artifactId>\n  <version>" + version + "</version>")
                 .contains("<artifactId>slf4j-simple</artifactId>")
                 .contains("<version>" + slf4j + "</version>");
-        assertThat(README.blocks("sh"))
+        assertThat(readme.blocks("sh"))
                 .as("the Quick start's install line")
                 .anySatisfy(sh -> assertThat(sh.text()).contains("mvn -B install -DskipTests", version));
     }
@@ -168,7 +170,7 @@ class ReadmeIT {
             text = text.replace(swap.getKey(), swap.getValue());
         }
         Path dir = Files.createTempDirectory(classes, "run");
-        Readme.Block swapped = new Readme.Block(block.language(), block.line(), text);
+        Readme.Block swapped = new Readme.Block(block.page(), block.language(), block.line(), text);
         try (URLClassLoader own = SnippetCompiler.compile(List.of(swapped), dir)) {
             Method main = SnippetCompiler.load(own, swapped).getMethod("main", String[].class);
             PrintStream stdout = System.out;

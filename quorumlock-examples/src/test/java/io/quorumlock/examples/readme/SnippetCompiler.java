@@ -22,14 +22,15 @@ import javax.tools.StandardJavaFileManager;
 import javax.tools.ToolProvider;
 
 /**
- * Compiles README blocks as a user's build would, against the test's classpath, with every warning an
- * error but "try" (a lease held by try-with-resources and never named is the idiom).
+ * Compiles the java blocks of README.md and docs/*.md as a user's build would, against the test's
+ * classpath, with every warning an error but "try" (a lease held by try-with-resources and never
+ * named is the idiom).
  */
 final class SnippetCompiler {
 
     private SnippetCompiler() {}
 
-    /** Compiles {@code blocks} into {@code dir}, failing with javac's messages and the README lines. */
+    /** Compiles {@code blocks} into {@code dir}, failing with javac's messages and the page and line of each. */
     static URLClassLoader compile(List<Readme.Block> blocks, Path dir) throws IOException {
         JavaCompiler javac = ToolProvider.getSystemJavaCompiler();
         DiagnosticCollector<JavaFileObject> diagnostics = new DiagnosticCollector<>();
@@ -49,11 +50,12 @@ final class SnippetCompiler {
             boolean ok = javac.getTask(null, files, diagnostics, options, null, sources)
                     .call();
             if (!ok) {
-                StringBuilder why = new StringBuilder("README.md's java blocks do not compile:");
+                StringBuilder why = new StringBuilder("java blocks of README.md and docs/*.md do not compile:");
                 for (Diagnostic<? extends JavaFileObject> d : diagnostics.getDiagnostics()) {
-                    Readme.Block block = d.getSource() instanceof Source s ? s.block : null;
-                    long line = block == null ? d.getLineNumber() : block.line() + d.getLineNumber() - 1;
-                    why.append("\n  README.md:").append(line).append(": ").append(d.getMessage(null));
+                    String where = d.getSource() instanceof Source s
+                            ? s.block.where(d.getLineNumber() - 1)
+                            : "(no block) line " + d.getLineNumber();
+                    why.append("\n  ").append(where).append(": ").append(d.getMessage(null));
                 }
                 throw new AssertionError(why.toString());
             }
