@@ -51,6 +51,22 @@ public interface DistributedLock<L extends Lease> extends AutoCloseable {
     }
 
     /**
+     * Runs {@code work} while holding the lock if it is free now: one attempt, as {@link
+     * #tryAcquire}, and the lease kept alive and released as {@link #withLock} does. For a job that
+     * every instance runs on a schedule and one of them must win: an instance that finds the lock
+     * held by another owner skips the run, saying so at DEBUG only.
+     *
+     * @return true if the work ran; false if another owner holds the lock
+     * @throws LockUnavailableException if the lock service could not decide, such as with fewer
+     *     than a quorum of nodes reachable: an outage, not a lost race (what the work throws is
+     *     thrown as it is)
+     */
+    default <X extends Exception> boolean tryWithLock(String resource, Duration ttl, CriticalRunnable<X> work)
+            throws X {
+        return TryWithLock.run(this, resource, ttl, work);
+    }
+
+    /**
      * As {@link #withLock}, and hands the work its lease: a fenced write passes {@code
      * lease.fencingToken()} to the storage, such as {@code fence.check(tx, lease)}.
      *

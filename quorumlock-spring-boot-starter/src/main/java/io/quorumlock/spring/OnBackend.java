@@ -44,14 +44,14 @@ abstract class OnBackend extends SpringBootCondition {
         Backend chosen;
         if (primary != null) {
             if (!configured.contains(primary)) {
-                throw new IllegalArgumentException("quorumlock.primary is " + primary.key() + ", but "
+                throw new QuorumlockPropertyException("quorumlock.primary is " + primary.key() + ", but "
                         + primary.property + " is not set: set it, or set quorumlock.primary to a configured backend"
                         + (configured.isEmpty() ? "" : " (" + keys(configured) + ")"));
             }
             chosen = primary;
         } else if (configured.size() > 1) {
             List<String> properties = configured.stream().map(b -> b.property).toList();
-            throw new IllegalArgumentException(and(properties) + (properties.size() == 2 ? " are both" : " are all")
+            throw new QuorumlockPropertyException(and(properties) + (properties.size() == 2 ? " are both" : " are all")
                     + " set, and one lock is made: set"
                     + " quorumlock.primary to " + keys(configured) + " to choose it, or remove the others");
         } else if (configured.size() == 1) {
@@ -60,7 +60,7 @@ abstract class OnBackend extends SpringBootCondition {
             return Optional.empty();
         }
         if (!ClassUtils.isPresent(chosen.lockClass, loader)) {
-            throw new IllegalArgumentException(chosen.property + " is set, but " + chosen.lockClass
+            throw new QuorumlockPropertyException(chosen.property + " is set, but " + chosen.lockClass
                     + " is not on the class path: add the dependency " + chosen.artifact);
         }
         return Optional.of(chosen);

@@ -14,9 +14,11 @@ final class PropertyErrors {
     static <T> T naming(Function<String, String> property, Supplier<T> build) {
         try {
             return build.get();
+        } catch (QuorumlockPropertyException e) {
+            throw e;
         } catch (IllegalArgumentException e) {
             String message = String.valueOf(e.getMessage());
-            throw new IllegalArgumentException(property.apply(message) + ": " + message, e);
+            throw new QuorumlockPropertyException(property.apply(message) + ": " + message, e);
         }
     }
 

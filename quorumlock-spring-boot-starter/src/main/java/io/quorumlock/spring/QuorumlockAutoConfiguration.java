@@ -6,6 +6,7 @@ import io.quorumlock.etcd.EtcdLock;
 import io.quorumlock.redis.Redlock;
 import io.quorumlock.zookeeper.ZooKeeperLock;
 import java.util.List;
+import java.util.Objects;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
@@ -41,6 +42,11 @@ public class QuorumlockAutoConfiguration {
         Redlock quorumlockRedlock(QuorumlockProperties properties, ObjectProvider<LockListener> listeners) {
             QuorumlockProperties.Redis redis = properties.getRedis();
             QuorumlockProperties.Tls tls = redis.getTls();
+            Placeholders.check("quorumlock.redis.nodes", redis.getNodes());
+            Placeholders.check("quorumlock.redis.password", redis.getPassword());
+            Placeholders.check("quorumlock.redis.tls.ca", Objects.toString(tls.getCa(), null));
+            Placeholders.check("quorumlock.redis.tls.cert", Objects.toString(tls.getCert(), null));
+            Placeholders.check("quorumlock.redis.tls.key", Objects.toString(tls.getKey(), null));
             return PropertyErrors.naming(message -> redisProperty(redis, message), () -> {
                 Redlock.Builder builder = Redlock.builder()
                         .nodes(redis.getNodes())
@@ -95,6 +101,7 @@ public class QuorumlockAutoConfiguration {
         @ConditionalOnMissingBean(DistributedLock.class)
         ZooKeeperLock quorumlockZooKeeperLock(QuorumlockProperties properties, ObjectProvider<LockListener> listeners) {
             QuorumlockProperties.ZooKeeper zookeeper = properties.getZookeeper();
+            Placeholders.check("quorumlock.zookeeper.connect-string", zookeeper.getConnectString());
             return PropertyErrors.naming(
                     message -> message.contains("sessionTimeout")
                             ? "quorumlock.zookeeper.session-timeout"
@@ -119,6 +126,7 @@ public class QuorumlockAutoConfiguration {
         @ConditionalOnMissingBean(DistributedLock.class)
         EtcdLock quorumlockEtcdLock(QuorumlockProperties properties, ObjectProvider<LockListener> listeners) {
             QuorumlockProperties.Etcd etcd = properties.getEtcd();
+            Placeholders.check("quorumlock.etcd.endpoints", etcd.getEndpoints());
             return PropertyErrors.naming(
                     message -> PropertyErrors.entry("quorumlock.etcd.endpoints", etcd.getEndpoints(), message),
                     () -> EtcdLock.builder()

@@ -91,6 +91,11 @@ class ActuatorIT {
                 .contains("\"status\":\"UP\"")
                 .doesNotContain(SECRET);
 
+        HttpResponse<String> own = get("/actuator/health/quorumlock");
+        System.out.println("GET /actuator/health/quorumlock: " + own.statusCode() + "\n" + own.body());
+        assertThat(own.statusCode()).isEqualTo(200);
+        assertThat(own.body()).contains("\"status\":\"UP\"").contains("\"quorum\":2");
+
         lock.acquire("nightly-report", Duration.ofSeconds(10), Duration.ofSeconds(5))
                 .release();
         HttpResponse<String> metrics = get("/actuator/metrics/quorumlock.acquire");
