@@ -108,8 +108,10 @@ public class LockUnavailableException extends QuorumLockException {
     /**
      * Whether the lock was refused because another owner holds it, rather than because the lock
      * service could not grant it: on the last attempt some node named a holder ({@link
-     * NodeOutcome.Vote#HELD_BY_OTHER}), and the nodes that named one, voted yes or were not waited
-     * for ({@link NodeOutcome.Vote#PENDING}) could have made a quorum. False when fewer nodes than
+     * NodeOutcome.Vote#HELD_BY_OTHER}) or was kept out by the restart guard ({@link
+     * NodeOutcome.Vote#EXCLUDED}: restarted within a TTL, it may have lost a holder's key), and
+     * those nodes, the ones that voted yes and the ones not waited for ({@link
+     * NodeOutcome.Vote#PENDING}) could have made a quorum. False when fewer nodes than
      * a quorum could be reached (down, refusing connections, not answering in time), whoever holds
      * the lock on the others: then nobody can be granted it until the service is back. A
      * consensus service (one answer) is busy when it named a holder.
@@ -122,12 +124,9 @@ public class LockUnavailableException extends QuorumLockException {
         int could = 0;
         for (NodeOutcome outcome : lastAttempt) {
             NodeOutcome.Vote vote = outcome.vote();
-            held += vote == NodeOutcome.Vote.HELD_BY_OTHER ? 1 : 0;
-            could += vote == NodeOutcome.Vote.HELD_BY_OTHER
-                            || vote == NodeOutcome.Vote.YES
-                            || vote == NodeOutcome.Vote.PENDING
-                    ? 1
-                    : 0;
+            boolean mayHold = vote == NodeOutcome.Vote.HELD_BY_OTHER || vote == NodeOutcome.Vote.EXCLUDED;
+            held += mayHold ? 1 : 0;
+            could += mayHold || vote == NodeOutcome.Vote.YES || vote == NodeOutcome.Vote.PENDING ? 1 : 0;
         }
         return held > 0 && could >= quorum;
     }
