@@ -149,8 +149,10 @@ class CheckIT {
 
         assertThat(run.exitCode()).isEqualTo(2);
         assertThat(run.firstErrorLine())
-                .isEqualTo("invalid node URI 'redis//127.0.0.1:6379': the scheme must be redis:// (expected"
-                        + " redis://[user:password@]host:port[/db])");
+                .isEqualTo(
+                        "invalid node URI 'redis//127.0.0.1:6379': the scheme must be redis:// or rediss:// (expected"
+                                + " redis://[user:password@]host:port[/db], or rediss:// for TLS; Redis Sentinel and Redis Cluster"
+                                + " addresses are not supported as nodes: list each independent master)");
         assertThat(run.out()).isEmpty();
     }
 
