@@ -11,8 +11,6 @@ import io.quorumlock.testkit.ZooKeeperServers;
 import java.io.Closeable;
 import java.io.IOException;
 import java.io.PrintWriter;
-import java.net.InetSocketAddress;
-import java.net.ServerSocket;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -420,13 +418,7 @@ public final class NodesCommand implements Callable<Integer> {
     }
 
     private static boolean free(int port) {
-        try (ServerSocket socket = new ServerSocket()) {
-            socket.setReuseAddress(true);
-            socket.bind(new InetSocketAddress("127.0.0.1", port));
-            return true;
-        } catch (IOException e) {
-            return false;
-        }
+        return Processes.portFree("127.0.0.1", port);
     }
 
     private static void requireFree(String option, int chosen, int port) {
