@@ -26,21 +26,23 @@ record NodeAddress(String host, int port, int database, Optional<String> user, O
 
     static final int DEFAULT_PORT = 6379;
 
-    private static final String GRAMMAR = "redis://[user:password@]host:port[/db]";
+    private static final String GRAMMAR = "redis://[user:password@]host:port[/db], or rediss:// for TLS;"
+            + " Redis Sentinel and Redis Cluster addresses are not supported as nodes: list each independent master";
 
     static NodeAddress parse(String text) {
         if (text == null || text.isBlank()) {
-            throw new IllegalArgumentException("node URI must not be empty: give redis://host:port");
+            throw new IllegalArgumentException(
+                    "node URI must not be empty: give redis://host:port, or rediss://host:port for TLS");
         }
         String trimmed = text.trim();
         int separator = trimmed.indexOf("://");
         if (separator < 0) {
-            throw invalid(trimmed, "the scheme must be redis://");
+            throw invalid(trimmed, "the scheme must be redis:// or rediss://");
         }
         String scheme = trimmed.substring(0, separator).toLowerCase(Locale.ROOT);
         switch (scheme) {
             case "redis", "rediss" -> {}
-            default -> throw invalid(trimmed, "the scheme must be redis://");
+            default -> throw invalid(trimmed, "the scheme must be redis:// or rediss://");
         }
         String rest = trimmed.substring(separator + 3);
         int at = rest.lastIndexOf('@');

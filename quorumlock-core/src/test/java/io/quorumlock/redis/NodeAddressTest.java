@@ -79,8 +79,9 @@ class NodeAddressTest {
     @CsvSource(
             delimiter = '|',
             value = {
-                "localhost:6379|the scheme must be redis://",
-                "http://h:1|the scheme must be redis://",
+                "localhost:6379|the scheme must be redis:// or rediss://",
+                "http://h:1|the scheme must be redis:// or rediss://",
+                "redis-sentinel://h:26379|the scheme must be redis:// or rediss://",
                 "redis://h:99999|the port must be between 1 and 65535",
                 "redis://h:0|the port must be between 1 and 65535",
                 "redis://h:abc|the port must be a number",
@@ -100,6 +101,35 @@ class NodeAddressTest {
                 .isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining(message)
                 .hasNoCause();
+    }
+
+    /**
+     * Whatever is wrong with a node's address, the message lists the schemes accepted and says that
+     * Sentinel and Cluster addresses are not nodes.
+     */
+    @ParameterizedTest
+    @CsvSource({
+        "redis-sentinel://h:26379",
+        "redis+sentinel://h:26379",
+        "redis-cluster://h:7000",
+        "localhost:6379",
+        "redis://h:99999",
+        "rediss://h:1/x",
+        "redis://",
+        "redis://h:1?timeout=3",
+    })
+    void everyMessageListsTheSchemesAcceptedAndWhatIsNotSupported(String uri) {
+        assertThatThrownBy(() -> NodeAddress.parse(uri))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageEndingWith("(expected redis://[user:password@]host:port[/db], or rediss:// for TLS;"
+                        + " Redis Sentinel and Redis Cluster addresses are not supported as nodes: list each"
+                        + " independent master)");
+    }
+
+    @Test
+    void anEmptyAddressNamesBothSchemes() {
+        assertThatThrownBy(() -> NodeAddress.parse(" "))
+                .hasMessage("node URI must not be empty: give redis://host:port, or rediss://host:port for TLS");
     }
 
     /** Every bad URI that carries a secret: the message names the problem and shows {@code ***} in its place. */

@@ -122,6 +122,18 @@ public final class PostgresServer implements AutoCloseable {
      *     or {@code initdb} or the server fails; the message carries the end of its log
      */
     public static PostgresServer start() {
+        return start(0);
+    }
+
+    /**
+     * Creates a cluster in a new temporary directory and starts a server on {@code port}.
+     *
+     * @param port the port to listen on; 0 for a free one
+     * @return the running server, accepting connections
+     * @throws PortInUseException if another process holds the port; nothing is left running
+     * @throws IllegalStateException as {@link #start()}
+     */
+    public static PostgresServer start(int port) {
         PostgresBinaries.Lookup lookup = PostgresBinaries.lookup();
         if (lookup.unavailableReason().isPresent()) {
             throw new IllegalStateException(
@@ -130,7 +142,11 @@ public final class PostgresServer implements AutoCloseable {
         PostgresServer server = new PostgresServer(lookup);
         try {
             server.initdb();
-            server.launchOnFreePort();
+            if (port == 0) {
+                server.launchOnFreePort();
+            } else {
+                server.launchOn(port);
+            }
             return server;
         } catch (RuntimeException e) {
             server.close();
@@ -298,6 +314,13 @@ public final class PostgresServer implements AutoCloseable {
                     return launch();
                 },
                 this::launchOutput);
+    }
+
+    private void launchOn(int chosen) {
+        port = chosen;
+        if (launch() == Launch.PORT_IN_USE) {
+            throw new PortInUseException(HOST, chosen);
+        }
     }
 
     private Launch launch() {

@@ -3,6 +3,7 @@ package io.quorumlock.testkit;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.InetAddress;
+import java.net.InetSocketAddress;
 import java.net.ServerSocket;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -178,6 +179,20 @@ public final class Processes {
             return String.join("\n", all.subList(Math.max(0, all.size() - lines), all.size()));
         } catch (IOException e) {
             return "(cannot read " + file + ": " + e + ")";
+        }
+    }
+
+    /**
+     * Whether {@code port} of {@code host} can be bound now, as a server would bind it (with
+     * SO_REUSEADDR, so that a port whose last connections linger in TIME_WAIT counts as free).
+     */
+    public static boolean portFree(String host, int port) {
+        try (ServerSocket socket = new ServerSocket()) {
+            socket.setReuseAddress(true);
+            socket.bind(new InetSocketAddress(host, port));
+            return true;
+        } catch (IOException e) {
+            return false;
         }
     }
 

@@ -4,7 +4,6 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
 import java.net.InetSocketAddress;
-import java.net.ServerSocket;
 import java.net.Socket;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -44,16 +43,40 @@ public final class ZooKeeperServers {
 
     /** A standalone server with its data in {@code dir}; started. */
     public static TestingServer server(Path dir) throws Exception {
+        return server(dir, Processes.freePort("127.0.0.1"));
+    }
+
+    /**
+     * A standalone server with its data in {@code dir}, listening on {@code clientPort}; started.
+     *
+     * @throws PortInUseException if another process holds the port
+     */
+    public static TestingServer server(Path dir, int clientPort) throws Exception {
         requireCuratorTest();
-        return new TestingServer(spec(dir.resolve("zk-standalone"), 1), true);
+        requireFree(clientPort);
+        return new TestingServer(spec(dir.resolve("zk-standalone"), 1, clientPort), true);
     }
 
     /** An ensemble of {@code size} servers with their data under {@code dir}; started. */
     public static TestingCluster cluster(Path dir, int size) throws Exception {
+        return cluster(dir, size, 0);
+    }
+
+    /**
+     * An ensemble of {@code size} servers with their data under {@code dir}, whose client ports are
+     * {@code firstClientPort} and the following ones (0: free ports); started.
+     *
+     * @throws PortInUseException if another process holds one of the client ports
+     */
+    public static TestingCluster cluster(Path dir, int size, int firstClientPort) throws Exception {
         requireCuratorTest();
         List<InstanceSpec> specs = new ArrayList<>();
         for (int id = 1; id <= size; id++) {
-            specs.add(spec(dir.resolve("zk-" + id), id));
+            int clientPort = firstClientPort == 0 ? Processes.freePort("127.0.0.1") : firstClientPort + id - 1;
+            if (firstClientPort != 0) {
+                requireFree(clientPort);
+            }
+            specs.add(spec(dir.resolve("zk-" + id), id, clientPort));
         }
         TestingCluster cluster = new TestingCluster(specs);
         cluster.start();
@@ -113,17 +136,17 @@ public final class ZooKeeperServers {
         return KitVersions.of("curator", "(the version of your curator-framework)");
     }
 
-    private static boolean free(int port) {
-        try (ServerSocket socket = new ServerSocket()) {
-            socket.setReuseAddress(true);
-            socket.bind(new InetSocketAddress("127.0.0.1", port));
-            return true;
-        } catch (IOException e) {
-            return false;
+    private static void requireFree(int port) {
+        if (!free(port)) {
+            throw new PortInUseException("127.0.0.1", port);
         }
     }
 
-    private static InstanceSpec spec(Path dataDir, int serverId) throws IOException {
+    private static boolean free(int port) {
+        return Processes.portFree("127.0.0.1", port);
+    }
+
+    private static InstanceSpec spec(Path dataDir, int serverId, int clientPort) throws IOException {
         // The server writes its myid file there at start, so the directory must exist.
         Files.createDirectories(dataDir);
         Map<String, Object> properties = new HashMap<>();
@@ -135,7 +158,7 @@ public final class ZooKeeperServers {
         // Ports outside the kernel's range for outgoing ones: a member restarted on its ports finds them free.
         return new InstanceSpec(
                 dataDir.toFile(),
-                Processes.freePort("127.0.0.1"),
+                clientPort,
                 Processes.freePort("127.0.0.1"),
                 Processes.freePort("127.0.0.1"),
                 true,

@@ -52,8 +52,10 @@ public final class CheckCommand implements Callable<Integer> {
     public Integer call() {
         NodeCheckReport report;
         int quorum;
-        try (Redlock redlock = open()) {
-            report = redlock.checkNodes();
+        LockOptions.Backend backend = backend();
+        try (Redlock redlock = open(backend)) {
+            // A configuration error, such as a password for a node that has none, names the setting to change.
+            report = lock.nodeProblems(backend).rewrite(redlock.checkNodes());
             quorum = redlock.quorum();
         }
         PrintWriter out = spec.commandLine().getOut();
@@ -62,17 +64,28 @@ public final class CheckCommand implements Callable<Integer> {
         return report.hasErrors() ? Main.FAILURE : 0;
     }
 
-    /** A Redlock over the nodes named, with the settings {@code run} uses; a usage error for anything else. */
-    private Redlock open() {
+    /** The Redis nodes named; a usage error for anything else. */
+    private LockOptions.Backend backend() {
+        LockOptions.Backend backend;
         try {
-            LockOptions.Backend backend = lock.backend();
-            if (backend.kind() != LockOptions.Kind.REDIS) {
-                throw new ParameterException(
-                        spec.commandLine(),
-                        "check inspects Redis nodes, not --"
-                                + backend.kind().name().toLowerCase(Locale.ROOT)
-                                + ": name them with --redis URI[,URI...] (or redis in the config file)");
-            }
+            backend = lock.backend();
+        } catch (IllegalArgumentException e) {
+            // No backend or several, a TLS file that cannot be read: the command line is wrong.
+            throw new ParameterException(spec.commandLine(), e.getMessage(), e);
+        }
+        if (backend.kind() != LockOptions.Kind.REDIS) {
+            throw new ParameterException(
+                    spec.commandLine(),
+                    "check inspects Redis nodes, not --"
+                            + backend.kind().name().toLowerCase(Locale.ROOT)
+                            + ": name them with --redis URI[,URI...] (or redis in the config file)");
+        }
+        return backend;
+    }
+
+    /** A Redlock over the nodes named, with the settings {@code run} uses. */
+    private Redlock open(LockOptions.Backend backend) {
+        try {
             return (Redlock) backend.open();
         } catch (IllegalArgumentException e) {
             // A bad URI, a node listed twice, no backend or several: the command line is wrong.

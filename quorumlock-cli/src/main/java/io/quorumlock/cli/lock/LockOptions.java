@@ -201,6 +201,17 @@ public final class LockOptions {
                     + " ~/.config/quorumlock/config if it exists.")
     private Path config;
 
+    /** Where the Redis password for URIs without one came from, once {@link #backend()} has read it; null if none. */
+    private String passwordSetting;
+
+    /**
+     * How {@code run} and {@code check} tell the configuration errors of {@code backend}'s Redis
+     * nodes, naming where the password came from; call after {@link #backend()}.
+     */
+    public NodeProblems nodeProblems(Backend backend) {
+        return new NodeProblems(backend.endpoints(), Optional.ofNullable(passwordSetting));
+    }
+
     /**
      * The backend named on the command line, else in the configuration file.
      *
@@ -209,9 +220,12 @@ public final class LockOptions {
     public Backend backend() {
         ConfigFile file = ConfigFile.load(config);
         List<Backend> named = new ArrayList<>();
-        Optional<String> password = Optional.ofNullable(System.getenv(PASSWORD_ENV))
-                .filter(p -> !p.isEmpty())
-                .or(() -> file.get("redis.password"));
+        Optional<String> fromEnvironment =
+                Optional.ofNullable(System.getenv(PASSWORD_ENV)).filter(p -> !p.isEmpty());
+        Optional<String> password = fromEnvironment.or(() -> file.get("redis.password"));
+        passwordSetting = fromEnvironment.isPresent()
+                ? PASSWORD_ENV
+                : password.isPresent() ? "redis.password in " + file.source().orElseThrow() : null;
         if (redis != null || zookeeper != null || etcd != null) {
             if (redis != null) {
                 named.add(new Backend(Kind.REDIS, trimmed(redis), password, redisTls(file)));

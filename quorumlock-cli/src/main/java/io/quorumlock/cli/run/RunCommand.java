@@ -4,14 +4,20 @@ import io.quorumlock.DistributedLock;
 import io.quorumlock.FencedLease;
 import io.quorumlock.Lease;
 import io.quorumlock.LeaseLostException;
+import io.quorumlock.LockConfigurationException;
 import io.quorumlock.LockUnavailableException;
+import io.quorumlock.NodeOutcome;
 import io.quorumlock.cli.DurationConverter;
 import io.quorumlock.cli.Formats;
+import io.quorumlock.cli.Main;
 import io.quorumlock.cli.Signals;
 import io.quorumlock.cli.Verbosity;
 import io.quorumlock.cli.lock.LockOptions;
 import io.quorumlock.cli.lock.LockOptions.Backend;
 import io.quorumlock.cli.lock.LockOptions.Kind;
+import io.quorumlock.cli.lock.NodeProblems;
+import io.quorumlock.redis.NodeCheck;
+import io.quorumlock.redis.NodeCheckReport;
 import io.quorumlock.redis.Redlock;
 import io.quorumlock.zookeeper.ZooKeeperLock;
 import java.io.IOException;
@@ -84,8 +90,8 @@ import picocli.CommandLine.Spec;
         exitCodeListHeading = "%nExit codes:%n",
         exitCodeList = {
             "0-255:the command's exit code; 128+N when signal N ended it, as shells report it",
-            "1:a configuration error the lock service reported (a wrong password, a replica listed as a node,"
-                    + " missing permissions), or run itself failed",
+            "1:a configuration error the lock service reported (a wrong or unneeded password, a replica or a"
+                    + " Redis Cluster member listed as a node, missing permissions), or run itself failed",
             "2:usage error (nothing was started)",
             "69:the lock service could not be reached: no quorum of it answered (down, refusing connections,"
                     + " silent) (EX_UNAVAILABLE); the command did not run",
@@ -138,11 +144,13 @@ public final class RunCommand implements Callable<Integer> {
 
     /**
      * The loggers whose lines say what run reports itself in one line: a lost lease, a node that
-     * refused the connection, and the ZooKeeper client's stack traces when the ensemble is unreachable.
+     * refused the connection, a node's configuration error and an even number of nodes (Redlock),
+     * and the ZooKeeper client's stack traces when the ensemble is unreachable.
      */
     private static final String[] REPORTED_BY_RUN = {
         "io.quorumlock.redis.Watchdog",
         "io.quorumlock.redis.RespLink",
+        "io.quorumlock.redis.Redlock",
         "io.quorumlock.etcd.EtcdLease",
         "org.apache.curator",
         "org.apache.zookeeper"
@@ -282,6 +290,7 @@ public final class RunCommand implements Callable<Integer> {
         }
         Duration timeout = connectTimeout(backend.kind());
         quietLinesRunReportsItself();
+        warnOfAnEvenNumberOfNodes(backend);
         try (DistributedLock<? extends Lease> lock = open(backend, timeout)) {
             // The checks need the session timeout the ZooKeeper ensemble grants: an ensemble not
             // reached within the connection timeout is left to the attempt to report, without a
@@ -290,6 +299,13 @@ public final class RunCommand implements Callable<Integer> {
             if (reached) {
                 checkSettings(lock);
             }
+            // What check finds on the Redis nodes, read beside the attempt: a Redis Cluster member
+            // grants the lock as a master would, and which nodes did not answer a lock granted by a
+            // bare quorum.
+            CompletableFuture<NodeCheckReport> inspection = lock instanceof Redlock redlock
+                    ? CompletableFuture.supplyAsync(redlock::checkNodes)
+                    : CompletableFuture.completedFuture(null);
+            NodeProblems problems = lockOptions.nodeProblems(backend);
             Lease lease;
             try {
                 lease = lock.acquire(resource, ttl, wait);
@@ -297,8 +313,19 @@ public final class RunCommand implements Callable<Integer> {
                 boolean busy = e.busy();
                 report(Refusal.line(e, wait, busy || backend.kind() == Kind.REDIS ? null : timeout));
                 return busy ? NOT_ACQUIRED : UNAVAILABLE;
+            } catch (LockConfigurationException e) {
+                if (backend.kind() != Kind.REDIS) {
+                    throw e;
+                }
+                // One line per node, naming the setting to change, rather than the node's error text each time.
+                problems.lines(e.lastAttempt()).forEach(this::report);
+                return Main.FAILURE;
             } catch (IllegalArgumentException e) {
                 throw usage(e.getMessage(), e); // a resource name the backend cannot take
+            }
+            if (lock instanceof Redlock redlock && refusedAfterCheck(inspection, redlock, problems)) {
+                releaseQuietly(lease);
+                return Main.FAILURE;
             }
             if (!reached) {
                 try {
@@ -309,6 +336,74 @@ public final class RunCommand implements Callable<Integer> {
                 }
             }
             return runUnder(lock, lease);
+        }
+    }
+
+    /**
+     * Judges what check found on the nodes, once the lock is granted: refuses, with one line per
+     * node and check's own words, the Redis Cluster members (a cluster of one node that serves
+     * every slot grants a lock as a master would); warns, in one line, when nodes did not answer and
+     * the others are few, and of each node that refused with a configuration error. A check that
+     * has not ended within a third of the TTL is left out.
+     *
+     * @return true if the command must not run
+     */
+    private boolean refusedAfterCheck(
+            CompletableFuture<NodeCheckReport> inspection, Redlock redlock, NodeProblems problems)
+            throws InterruptedException {
+        NodeCheckReport found;
+        try {
+            found = inspection.get(ttl.dividedBy(3).toNanos(), TimeUnit.NANOSECONDS);
+        } catch (TimeoutException | ExecutionException e) {
+            return false;
+        }
+        List<String> clusterMembers = new ArrayList<>();
+        List<String> silent = new ArrayList<>();
+        List<String> misconfigured = new ArrayList<>();
+        for (int i = 0; i < found.nodes().size(); i++) {
+            NodeCheck node = found.nodes().get(i);
+            for (String finding : node.findings()) {
+                if (finding.startsWith(NodeProblems.CLUSTER_MEMBER)) {
+                    clusterMembers.add(node.node() + " " + finding);
+                }
+            }
+            if (!node.role().equals("unknown") || node.findings().isEmpty()) {
+                continue;
+            }
+            String finding = node.findings().get(0);
+            Optional<String> misconfiguration = NodeProblems.misconfiguration(finding);
+            if (misconfiguration.isPresent()) {
+                misconfigured.add(node.node() + " " + problems.reason(i, misconfiguration.get()));
+            } else if (finding.startsWith(NodeOutcome.Vote.UNREACHABLE.description() + " (")
+                    || finding.startsWith(NodeOutcome.Vote.TIMED_OUT.description() + " (")) {
+                silent.add(node.node() + " (" + finding.substring(0, finding.indexOf(" (")) + ")");
+            }
+        }
+        if (!clusterMembers.isEmpty()) {
+            clusterMembers.forEach(this::report);
+            return true;
+        }
+        misconfigured.forEach(line -> report("warning: " + line));
+        if (!silent.isEmpty()) {
+            int nodes = found.nodes().size();
+            int voting = nodes - silent.size() - misconfigured.size();
+            int spare = voting - redlock.quorum();
+            report("warning: lock '" + resource + "' "
+                    + (spare <= 0
+                            ? "granted by " + voting + " of " + nodes + " nodes, the bare quorum"
+                            : "granted with " + voting + " of " + nodes + " nodes answering")
+                    + ": no answer from " + String.join(", ", silent) + "; with "
+                    + (spare <= 0 ? "one more node" : (spare + 1) + " more nodes") + " down no host gets the lock");
+        }
+        return false;
+    }
+
+    /** Redlock's own warning of an even number of nodes, which run prints as its own line (-v: the log's). */
+    private void warnOfAnEvenNumberOfNodes(Backend backend) {
+        int nodes = backend.endpoints().size();
+        if (backend.kind() == Kind.REDIS && nodes > 1 && nodes % 2 == 0 && !Verbosity.isVerbose()) {
+            report("warning: " + nodes + " nodes tolerate no more failures than " + (nodes - 1) + " do (a quorum of "
+                    + (nodes / 2 + 1) + " is needed): use an odd number of nodes");
         }
     }
 

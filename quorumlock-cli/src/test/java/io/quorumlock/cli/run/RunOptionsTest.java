@@ -72,12 +72,15 @@ class RunOptionsTest {
                 Arguments.of(args("--consul", address, "--resource", "job"), "Unknown option: '--consul'"),
                 Arguments.of(
                         args("--redis", "http://" + address, "--resource", "job"),
-                        "invalid node URI 'http://" + address + "': the scheme must be redis://"
-                                + " (expected redis://[user:password@]host:port[/db])"),
+                        "invalid node URI 'http://" + address + "': the scheme must be redis:// or rediss://"
+                                + " (expected redis://[user:password@]host:port[/db], or rediss:// for TLS; Redis Sentinel and Redis"
+                                + " Cluster addresses are not supported as nodes: list each independent master)"),
                 Arguments.of(
                         args("--redis", "redis://:hunter2@" + address + "/x", "--resource", "job"),
                         "invalid node URI 'redis://***@" + address + "/x': the path must be a database number"
-                                + " such as /0 (expected redis://[user:password@]host:port[/db])"),
+                                + " such as /0 (expected redis://[user:password@]host:port[/db], or rediss:// for TLS; Redis"
+                                + " Sentinel and Redis Cluster addresses are not supported as nodes: list each independent"
+                                + " master)"),
                 Arguments.of(
                         args("--redis", redis, "--resource", "job", "--ttl", "-5s"),
                         "--ttl must be positive, was -5.00 s: such as --ttl 30s"),

@@ -44,10 +44,13 @@ import picocli.CommandLine.Spec;
                     + " quorumlock (Linux x86-64). The nodes are fresh: a Redlock's restart guard does not count"
                     + " their votes until they have been up for the longest TTL it asks for, unless they run with"
                     + " --persistent and so fsync every write. ZooKeeper: an ensemble in this JVM (curator-test)"
-                    + " that grants sessions of 200 ms to 30 s. etcd: the etcd binary"
+                    + " that grants sessions of 200 ms to 30 s, on client ports 2181, 2182, ... when free (else"
+                    + " free ports, or --zookeeper-port). etcd: the etcd binary"
                     + " from QUORUMLOCK_ETCD_BIN, else the PATH (Debian package etcd-server). PostgreSQL: initdb and"
                     + " postgres from QUORUMLOCK_PG_BIN, else /usr/lib/postgresql/*/bin (Debian package"
-                    + " postgresql); superuser postgres, no password.",
+                    + " postgresql); superuser postgres, no password; on port 5432 when free (else a free port, or"
+                    + " --postgres-port). So the README's fenced example runs as pasted against --zookeeper 1"
+                    + " --postgres.",
             "",
             "Prints each server's address, then the options to paste into another command (--redis, --zookeeper,"
                     + " --etcd, a JDBC URL). Redis nodes start when --count is given or no other server is asked"
@@ -64,6 +67,10 @@ public final class NodesCommand implements Callable<Integer> {
     static final int DEFAULT_COUNT = 5;
     /** The most ZooKeeper servers or etcd members. */
     static final int MAX_MEMBERS = 7;
+    /** ZooKeeper's standard client port: the first server's, when it is free (the README's fenced example names it). */
+    static final int ZOOKEEPER_PORT = 2181;
+    /** PostgreSQL's standard port, taken when it is free (the README's fenced example names it). */
+    static final int POSTGRES_PORT = 5432;
 
     @Spec
     private CommandSpec spec;
@@ -75,6 +82,8 @@ public final class NodesCommand implements Callable<Integer> {
     private Integer port;
     private int zooKeeper;
     private int etcd;
+    private Integer zooKeeperPort;
+    private Integer postgresPort;
 
     @Option(
             names = "--persistent",
@@ -114,6 +123,25 @@ public final class NodesCommand implements Callable<Integer> {
     }
 
     @Option(
+            names = "--zookeeper-port",
+            paramLabel = "P",
+            order = 5,
+            description = "The ZooKeeper servers' client ports are P, P+1, ... (default: " + ZOOKEEPER_PORT
+                    + " and the following ones when free, else free ports).")
+    void setZooKeeperPort(int port) {
+        this.zooKeeperPort = inRange("--zookeeper-port", port, 65535);
+    }
+
+    @Option(
+            names = "--postgres-port",
+            paramLabel = "P",
+            order = 7,
+            description = "PostgreSQL listens on P (default: " + POSTGRES_PORT + " when free, else a free port).")
+    void setPostgresPort(int port) {
+        this.postgresPort = inRange("--postgres-port", port, 65535);
+    }
+
+    @Option(
             names = "--etcd",
             paramLabel = "N",
             order = 5,
@@ -122,14 +150,43 @@ public final class NodesCommand implements Callable<Integer> {
         this.etcd = inRange("--etcd", members, MAX_MEMBERS);
     }
 
-    /** Started servers of one kind: what to print, and how to stop them. */
-    private record Local(String started, List<String> addresses, String paste, String stopped, Closeable server) {}
+    /**
+     * Started servers of one kind: what to print, and how to stop them.
+     *
+     * @param note a line after the addresses (a standard port that was taken), or null
+     */
+    private record Local(
+            String started, List<String> addresses, String note, String paste, String stopped, Closeable server) {
+
+        Local(String started, List<String> addresses, String paste, String stopped, Closeable server) {
+            this(started, addresses, null, paste, stopped, server);
+        }
+    }
 
     @Override
     public Integer call() throws Exception {
         int redis = count != null ? count : zooKeeper == 0 && etcd == 0 && !postgres ? DEFAULT_COUNT : 0;
         if (redis == 0 && (port != null || persistent)) {
             throw usage((port != null ? "--port" : "--persistent") + " is for Redis nodes: add --count N");
+        }
+        if (zooKeeper == 0 && zooKeeperPort != null) {
+            throw usage("--zookeeper-port is for a ZooKeeper ensemble: add --zookeeper N");
+        }
+        if (!postgres && postgresPort != null) {
+            throw usage("--postgres-port is for PostgreSQL: add --postgres");
+        }
+        if (zooKeeperPort != null && zooKeeperPort + zooKeeper - 1 > 65535) {
+            throw usage("--zookeeper-port " + zooKeeperPort + " leaves no room for " + zooKeeper
+                    + " servers: the last port would be " + (zooKeeperPort + zooKeeper - 1) + ", past 65535");
+        }
+        // Before anything starts, so that a chosen port that is taken leaves nothing running.
+        if (zooKeeperPort != null) {
+            for (int p = zooKeeperPort; p < zooKeeperPort + zooKeeper; p++) {
+                requireFree("--zookeeper-port", zooKeeperPort, p);
+            }
+        }
+        if (postgresPort != null) {
+            requireFree("--postgres-port", postgresPort, postgresPort);
         }
         if (port != null && port + redis - 1 > 65535) {
             throw usage("--port " + port + " leaves no room for " + redis + " nodes: the last port would be "
@@ -200,17 +257,33 @@ public final class NodesCommand implements Callable<Integer> {
     private Local zooKeeper() throws Exception {
         Path dir = Files.createTempDirectory("quorumlock-zk-");
         try {
+            boolean standard = zooKeeperPort == null && allFree(ZOOKEEPER_PORT, zooKeeper);
+            int first = zooKeeperPort != null ? zooKeeperPort : standard ? ZOOKEEPER_PORT : 0;
             Closeable servers;
             String connectString;
-            if (zooKeeper == 1) {
-                TestingServer server = ZooKeeperServers.server(dir);
-                servers = server;
-                connectString = server.getConnectString();
-            } else {
-                TestingCluster cluster = ZooKeeperServers.cluster(dir, zooKeeper);
-                servers = cluster;
-                connectString = cluster.getConnectString();
+            try {
+                if (zooKeeper == 1) {
+                    TestingServer server =
+                            first == 0 ? ZooKeeperServers.server(dir) : ZooKeeperServers.server(dir, first);
+                    servers = server;
+                    connectString = server.getConnectString();
+                } else {
+                    TestingCluster cluster = ZooKeeperServers.cluster(dir, zooKeeper, first);
+                    servers = cluster;
+                    connectString = cluster.getConnectString();
+                }
+            } catch (PortInUseException e) {
+                throw portInUse("--zookeeper-port", first, e);
             }
+            String note = zooKeeperPort != null || standard
+                    ? null
+                    : taken(
+                            ZOOKEEPER_PORT,
+                            zooKeeper,
+                            "ZooKeeper",
+                            connectString,
+                            "127.0.0.1:" + ZOOKEEPER_PORT,
+                            "--zookeeper-port");
             return new Local(
                     "Started "
                             + (zooKeeper == 1
@@ -219,6 +292,7 @@ public final class NodesCommand implements Callable<Integer> {
                             + " (in this JVM; sessions, and so run's --ttl, of " + 2 * ZooKeeperServers.TICK_MILLIS
                             + " ms to 30 s):",
                     List.of(connectString.split(",")),
+                    note,
                     "--zookeeper " + connectString,
                     plural(zooKeeper, "ZooKeeper server"),
                     () -> {
@@ -245,11 +319,28 @@ public final class NodesCommand implements Callable<Integer> {
     }
 
     private Local postgres() {
-        PostgresServer server = PostgresServer.start();
+        boolean standard = postgresPort == null && allFree(POSTGRES_PORT, 1);
+        int chosen = postgresPort != null ? postgresPort : standard ? POSTGRES_PORT : 0;
+        PostgresServer server;
+        try {
+            server = PostgresServer.start(chosen);
+        } catch (PortInUseException e) {
+            throw portInUse("--postgres-port", chosen, e);
+        }
+        String note = postgresPort != null || standard
+                ? null
+                : taken(
+                        POSTGRES_PORT,
+                        1,
+                        "PostgreSQL",
+                        server.host() + ":" + server.port(),
+                        "127.0.0.1:" + POSTGRES_PORT,
+                        "--postgres-port");
         return new Local(
                 "Started PostgreSQL " + server.version() + " (superuser " + server.user()
                         + ", no password; fsync off):",
                 List.of(server.host() + ":" + server.port()),
+                note,
                 server.jdbcUrl() + "?user=" + server.user(),
                 "PostgreSQL",
                 server::close);
@@ -259,6 +350,9 @@ public final class NodesCommand implements Callable<Integer> {
         for (Local local : started) {
             out.println(local.started());
             local.addresses().forEach(out::println);
+            if (local.note() != null) {
+                out.println(local.note()); // one line: it holds the address to copy
+            }
             out.println();
             if (redis > 0 && local == started.get(0)) {
                 String hint = redis == 1
@@ -298,6 +392,52 @@ public final class NodesCommand implements Callable<Integer> {
         if (failure != null) {
             throw failure;
         }
+    }
+
+    /**
+     * The line that says a standard port was taken and where the servers listen instead, such as
+     * {@code Port 2181 of 127.0.0.1 is in use: ZooKeeper listens on 127.0.0.1:40211 instead. ...}.
+     */
+    private static String taken(int standard, int count, String server, String served, String named, String option) {
+        String ports = count == 1 ? "Port " + standard : "Ports " + standard + "-" + (standard + count - 1);
+        return ports + " of 127.0.0.1 " + (count == 1 ? "is in use" : "are not all free") + ": " + server
+                + " listens on " + served + " instead. Code that names " + named
+                + ", as the fenced example does, must name "
+                + served.split(",")[0] + " (or stop what holds port " + standard + ", or choose a port with " + option
+                + ").";
+    }
+
+    /** Whether ports {@code first} to {@code first + count - 1} of 127.0.0.1 are free now. */
+    private static boolean allFree(int first, int count) {
+        for (int p = first; p < first + count; p++) {
+            if (!free(p)) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    private static boolean free(int port) {
+        return Processes.portFree("127.0.0.1", port);
+    }
+
+    private static void requireFree(String option, int chosen, int port) {
+        if (!free(port)) {
+            throw portInUse(option, chosen, "port " + port + " of 127.0.0.1 is in use by another process", null);
+        }
+    }
+
+    private static IllegalStateException portInUse(String option, int chosen, PortInUseException e) {
+        return portInUse(option, chosen, e.getMessage(), e);
+    }
+
+    /** A chosen port that is taken: one line, naming the option and what to do. */
+    private static IllegalStateException portInUse(String option, int chosen, String why, RuntimeException cause) {
+        int standard = option.equals("--zookeeper-port") ? ZOOKEEPER_PORT : POSTGRES_PORT;
+        return new IllegalStateException(
+                option + " " + chosen + ": " + why + "; choose another " + option + ", or leave it out for " + standard
+                        + " when free, else a free port",
+                cause);
     }
 
     private int inRange(String option, int value, int max) {

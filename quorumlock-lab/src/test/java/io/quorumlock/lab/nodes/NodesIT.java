@@ -33,6 +33,8 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -346,6 +348,104 @@ class NodesIT {
                     .containsExactly("quorumlock nodes: --port " + port + ": port " + port + " of 127.0.0.1 is in use"
                             + " by another process; choose another --port, or leave it out for free ports");
             assertThat(servers).noneMatch(ProcessHandle::isAlive);
+        }
+    }
+
+    /** The README's fenced example (a docs page's, once it moved there): the java block of class FencedQuickStart. */
+    private static String fencedExample() throws IOException {
+        Path root = Path.of(System.getProperty("basedir", System.getProperty("user.dir")), "..");
+        List<Path> pages = new ArrayList<>(List.of(root.resolve("README.md")));
+        Path docs = root.resolve("docs");
+        if (Files.isDirectory(docs)) {
+            try (Stream<Path> files = Files.walk(docs)) {
+                files.filter(f -> f.toString().endsWith(".md")).sorted().forEach(pages::add);
+            }
+        }
+        Pattern block = Pattern.compile("```java\\n(.*?)```", Pattern.DOTALL);
+        for (Path page : pages) {
+            Matcher m = block.matcher(Files.readString(page));
+            while (m.find()) {
+                if (m.group(1).contains("class FencedQuickStart")) {
+                    return m.group(1);
+                }
+            }
+        }
+        throw new AssertionError("no java block with class FencedQuickStart in " + pages);
+    }
+
+    private static String group(String text, String regex) {
+        Matcher m = Pattern.compile(regex).matcher(text);
+        assertThat(m.find()).as(regex + " in the fenced example").isTrue();
+        return m.group(1);
+    }
+
+    private static boolean free(int port) {
+        try (ServerSocket socket = new ServerSocket(port, 1, InetAddress.getLoopbackAddress())) {
+            return true;
+        } catch (IOException taken) {
+            return false;
+        }
+    }
+
+    @Test
+    void theFencedExampleRunsAsPastedAgainstWhatNodesServes() throws Exception {
+        assumeTrue(
+                PostgresServer.available(), PostgresServer.unavailableReason().orElse(""));
+        String example = fencedExample();
+        String connectString = group(example, "connectString\\(\"([^\"]+)\"\\)");
+        Matcher jdbc = Pattern.compile("getConnection\\(\\s*\"([^\"]+)\",\\s*\"([^\"]*)\",\\s*\"([^\"]*)\"\\)")
+                .matcher(example);
+        assertThat(jdbc.find())
+                .as("DriverManager.getConnection(url, user, password) in the example")
+                .isTrue();
+        String url = jdbc.group(1);
+        String user = jdbc.group(2);
+        String password = jdbc.group(3);
+        int zooKeeperPort = Integer.parseInt(connectString.substring(connectString.lastIndexOf(':') + 1));
+        int postgresPort = Integer.parseInt(group(url, ":(\\d+)/"));
+        assumeTrue(
+                free(zooKeeperPort) && free(postgresPort),
+                "the example's ports " + zooKeeperPort + " and " + postgresPort + " are taken on this machine");
+
+        start(Map.of(), "--zookeeper", "1", "--postgres");
+
+        assertThat(pasted("--zookeeper ")).isEqualTo("--zookeeper " + connectString);
+        assertThat(pasted("jdbc:postgresql://")).isEqualTo(url + "?user=" + user);
+        try (ZooKeeperLock lock =
+                ZooKeeperLock.builder().connectString(connectString).build()) {
+            assertThat(lock.tryAcquire("fenced-example", Duration.ofSeconds(10)))
+                    .isPresent();
+        }
+        try (Connection connection = DriverManager.getConnection(url, user, password);
+                ResultSet one = connection.createStatement().executeQuery("select 1")) {
+            assertThat(one.next()).isTrue();
+        }
+
+        stopWith("TERM", "stopped 1 ZooKeeper server and PostgreSQL");
+    }
+
+    @Test
+    void aTakenStandardPortIsSaidWithTheAddressServedInsteadAndATakenChosenPortIsOneLine() throws Exception {
+        assumeTrue(free(2181), "port 2181 is taken on this machine");
+        try (ServerSocket taken = new ServerSocket(2181, 1, InetAddress.getLoopbackAddress())) {
+            start(Map.of(), "--zookeeper", "1");
+
+            String served = pasted("--zookeeper ").substring("--zookeeper ".length());
+            assertThat(served).matches("127\\.0\\.0\\.1:\\d+").isNotEqualTo("127.0.0.1:2181");
+            assertThat(out)
+                    .contains("Port 2181 of 127.0.0.1 is in use: ZooKeeper listens on " + served + " instead. Code"
+                            + " that names 127.0.0.1:2181, as the fenced example does, must name " + served
+                            + " (or stop what holds port 2181, or choose a port with --zookeeper-port).");
+            stopWith("TERM", "stopped 1 ZooKeeper server");
+
+            out.clear();
+            assertThat(exitCode(Map.of(), "--zookeeper", "1", "--zookeeper-port", "2181"))
+                    .isEqualTo(1);
+            assertThat(stderr().lines().toList())
+                    .containsExactly("quorumlock nodes: --zookeeper-port 2181: port 2181 of 127.0.0.1 is in use by"
+                            + " another process; choose another --zookeeper-port, or leave it out for 2181 when free,"
+                            + " else a free port");
+            assertThat(out).as("nothing started").noneMatch(line -> line.startsWith("Started"));
         }
     }
 
