@@ -29,31 +29,31 @@ final class Grant implements Transport.ReplyHandler {
     }
 
     @Override
-    public void onReply(Request request, Reply reply, Transport.Link from) {
-        NodeOutcome answer = request.outcome(from.node(), reply);
+    public void onReply(Command command, Reply reply, Transport.Link from) {
+        NodeOutcome answer = Rounds.vote(command, from.node(), reply);
         outcome = answer;
         ballot.record(node, answer);
     }
 
     /**
-     * Sends a follow-up request for this node: on {@code current} if the grant was answered (or
-     * records the node as never having held the key, without a request), else right behind the
+     * Sends a follow-up command for this node: on {@code current} if the grant was answered (or
+     * records the node as never having held the key, without a command), else right behind the
      * grant on its own link. A {@code cleanUp} (a delete) is sent also to a node that is silent for
-     * now, behind what it owes: a key is never left behind for want of a request.
+     * now, behind what it owes: a key is never left behind for want of a command.
      */
     void followUp(
-            Request request, Transport.Link current, Transport.ReplyHandler handler, Ballot round, boolean cleanUp) {
+            Command command, Transport.Link current, Transport.ReplyHandler handler, Ballot round, boolean cleanUp) {
         NodeOutcome answered = outcome;
         if (answered == null) {
-            link.sendBehind(request, handler);
+            link.sendBehind(command, handler);
         } else if (answered.vote() == Vote.HELD_BY_OTHER
                 || answered.vote() == Vote.UNREACHABLE
                 || answered.vote() == Vote.MISCONFIGURED) {
             round.record(node, new NodeOutcome(answered.node(), answered.vote(), "never held the key"));
         } else if (cleanUp) {
-            current.sendBehind(request, handler);
+            current.sendBehind(command, handler);
         } else {
-            current.send(request, handler);
+            current.send(command, handler);
         }
     }
 }

@@ -48,6 +48,8 @@ final class NioTransport implements Transport {
     private final java.util.Map<String, InUse> inUse = new java.util.HashMap<>();
     /** For the {@code rediss://} nodes; null if there are none. */
     private final TlsConfig tls;
+    /** Loaded on every new connection. */
+    private final List<Script> scripts;
     /** Guarded by {@link #lanes}. */
     private boolean closed;
 
@@ -57,9 +59,11 @@ final class NioTransport implements Transport {
             long connectTimeoutNanos,
             int maxLanes,
             Ticker ticker,
-            TlsConfig tls) {
+            TlsConfig tls,
+            List<Script> scripts) {
         this.nodes = List.copyOf(nodes);
         this.tls = tls;
+        this.scripts = List.copyOf(scripts);
         this.timeoutNanos = timeoutNanos;
         this.connectTimeoutNanos = connectTimeoutNanos;
         this.ticker = ticker;
@@ -122,7 +126,7 @@ final class NioTransport implements Transport {
     }
 
     @Override
-    public RestartGuard.Start nodeStart(int node) {
+    public NodeStart nodeStart(int node) {
         return starts.start(node);
     }
 
@@ -221,7 +225,8 @@ final class NioTransport implements Transport {
                         connectTimeoutNanos,
                         ticker,
                         () -> starts.connection(node),
-                        tls);
+                        tls,
+                        scripts);
             }
         }
 

@@ -9,8 +9,8 @@ import org.slf4j.LoggerFactory;
 /**
  * When each node started, as far as one client knows: every new connection reads {@code INFO
  * server} and {@code CONFIG GET append*} with its set-up, before any request, and hands the replies
- * here, to the one record of its node that all the client's connections share. For the restart
- * guard; see {@link RestartGuard}.
+ * here, to the one record of its node that all the client's connections share: for the lock's
+ * restart guard.
  *
  * <ul>
  *   <li>The start is estimated on the client's ticker as the time the replies arrived minus {@code
@@ -56,9 +56,9 @@ final class NodeStarts {
     }
 
     /** What is known of the node's start; one not heard from yet counts as started now. */
-    RestartGuard.Start start(int node) {
-        RestartGuard.Start start = nodes[node].start;
-        return start != null ? start : RestartGuard.Start.at(ticker.nanos());
+    NodeStart start(int node) {
+        NodeStart start = nodes[node].start;
+        return start != null ? start : NodeStart.at(ticker.nanos());
     }
 
     /** The latest time at which the node may have started; one not heard from yet counts as started now. */
@@ -90,8 +90,8 @@ final class NodeStarts {
         }
 
         @Override
-        public void onReply(Request request, Reply reply, Transport.Link link) {
-            if (request.verb() == Request.Verb.INFO) {
+        public void onReply(Command command, Reply reply, Transport.Link link) {
+            if (command.kind() == Command.Kind.INFO) {
                 info = reply;
             } else if (info != null) {
                 learn(node, info, fsyncs(reply));
@@ -107,7 +107,7 @@ final class NodeStarts {
         /** Every connection since the run_id was learnt showed fsync on every write. */
         boolean fsyncs;
 
-        volatile RestartGuard.Start start;
+        volatile NodeStart start;
 
         Node(String name) {
             this.name = name;
@@ -119,7 +119,7 @@ final class NodeStarts {
             return; // the connection broke first: no request on it was answered, nothing to learn
         }
         long now = ticker.nanos();
-        RestartGuard.Start last = node.start;
+        NodeStart last = node.start;
         Map<String, String> info = reply instanceof Reply.Bulk bulk ? InfoReply.fields(bulk.text()) : Map.of();
         String id = info.get("run_id");
         long uptime = seconds(info.get("uptime_in_seconds"));
@@ -136,19 +136,18 @@ final class NodeStarts {
                         reply instanceof Reply.Error error ? NodeErrors.shortened(error.message()) : "fields missing");
             }
             node.fsyncs = false;
-            node.start = new RestartGuard.Start(now, last != null && last.runIdChanged(), false);
+            node.start = new NodeStart(now, last != null && last.runIdChanged(), false);
             return;
         }
         long estimate = now - uptime * 1_000_000_000L;
         if (node.runId == null) {
             node.runId = id;
             node.fsyncs = fsync && last == null; // after a refused INFO, the start is not the server's
-            node.start = new RestartGuard.Start(
-                    last == null ? estimate : Math.max(last.nanos(), estimate), false, node.fsyncs);
+            node.start = new NodeStart(last == null ? estimate : Math.max(last.nanos(), estimate), false, node.fsyncs);
             logSameServer(node);
         } else if (id.equals(node.runId)) {
             node.fsyncs &= fsync;
-            node.start = new RestartGuard.Start(Math.max(last.nanos(), estimate), last.runIdChanged(), node.fsyncs);
+            node.start = new NodeStart(Math.max(last.nanos(), estimate), last.runIdChanged(), node.fsyncs);
         } else {
             log.warn(
                     "node {} answered with run_id {} where it had answered with {} (up {} s): it restarted, or "
@@ -160,7 +159,7 @@ final class NodeStarts {
                     uptime);
             node.runId = id;
             node.fsyncs = fsync;
-            node.start = new RestartGuard.Start(Math.max(last.nanos(), now), true, fsync);
+            node.start = new NodeStart(Math.max(last.nanos(), now), true, fsync);
             logSameServer(node);
         }
     }

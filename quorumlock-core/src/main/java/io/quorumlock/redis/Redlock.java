@@ -286,7 +286,7 @@ public final class Redlock implements DistributedLock<Lease> {
             int node = i;
             checks.add(NodeInspector.inspect(
                     names.get(i),
-                    request -> rounds.query(new int[] {node}, request)[0],
+                    command -> rounds.query(new int[] {node}, command)[0],
                     () -> rounds.restartGuardFinding(node)));
         }
         return new NodeCheckReport(NodeInspector.flagSameServers(checks));
@@ -396,7 +396,7 @@ public final class Redlock implements DistributedLock<Lease> {
         if (held.length == 0 || Thread.currentThread().isInterrupted()) {
             return outcomes;
         }
-        Reply[] values = rounds.query(held, Request.get(resource));
+        Reply[] values = rounds.query(held, Command.get(resource));
         List<NodeOutcome> named = new ArrayList<>(outcomes);
         for (int i = 0; i < held.length; i++) {
             String who = Holder.of(values[i]);
@@ -687,7 +687,8 @@ public final class Redlock implements DistributedLock<Lease> {
                     connectTimeout().toNanos(),
                     maxConnectionsPerNode,
                     Ticker.SYSTEM,
-                    tls);
+                    tls,
+                    Scripts.ALL);
             // The lookups started with the transport; a name that takes longer is compared by its run_id.
             String same =
                     addresses.size() > 1 ? transport.sameAddress(Ticker.SYSTEM.nanos() + SAME_ADDRESS_NANOS) : null;

@@ -3,9 +3,8 @@ package io.quorumlock.redis;
 import java.util.List;
 
 /**
- * What came back for one request: one RESP2 value, or a {@link Failure} when no reply came. The
- * protocol layer knows bytes and replies only; the {@link Request} that asked reads a reply as a
- * vote.
+ * What came back for one command: one RESP2 value, or a {@link Failure} when no reply came. The
+ * client knows commands and replies only; what a reply means is for the sender of the command.
  */
 sealed interface Reply {
 
@@ -36,6 +35,23 @@ sealed interface Reply {
 
     /** No reply: why none came. */
     record Failure(Kind kind, String detail) implements Reply {}
+
+    /** A few words on a reply's shape for messages: never its whole content. */
+    static String shape(Reply reply) {
+        if (reply instanceof Simple simple) {
+            return "+" + NodeErrors.shortened(simple.text());
+        }
+        if (reply instanceof Int integer) {
+            return ":" + integer.value();
+        }
+        if (reply instanceof Bulk bulk) {
+            return "a bulk string of " + bulk.text().length() + " characters";
+        }
+        if (reply instanceof Array array) {
+            return "an array of " + array.items().size() + " elements";
+        }
+        return reply.toString();
+    }
 
     /** Why no reply came. */
     enum Kind {

@@ -5,7 +5,7 @@ import java.nio.charset.StandardCharsets;
 
 /**
  * The Redis protocol (RESP2), the writing half: commands written straight into a buffer, without
- * allocating for the lock's own verbs. {@link RespReader} reads the replies.
+ * allocating for SET and scripts. {@link RespReader} reads the replies.
  */
 final class Resp {
 
@@ -15,37 +15,34 @@ final class Resp {
     private static final byte[] EVALSHA = bytes("EVALSHA");
     private static final byte[] EVAL = bytes("EVAL");
     private static final byte[] ONE = bytes("1");
-    private static final byte[] DELETE_SHA = bytes(Scripts.DELETE_IF_EQUALS_SHA);
-    private static final byte[] EXTEND_SHA = bytes(Scripts.EXTEND_IF_EQUALS_SHA);
-    private static final byte[] DELETE_SCRIPT = bytes(Scripts.DELETE_IF_EQUALS);
-    private static final byte[] EXTEND_SCRIPT = bytes(Scripts.EXTEND_IF_EQUALS);
 
     private Resp() {}
 
-    /** Writes the command for {@code request}; scripts go by EVALSHA unless {@code withScript}. */
-    static ByteBuffer write(ByteBuffer out, Request request, boolean withScript) {
-        String key = request.key();
-        return switch (request.verb()) {
+    /** Writes {@code command}; a script goes by EVALSHA unless {@code withScript}. */
+    static ByteBuffer write(ByteBuffer out, Command command, boolean withScript) {
+        String key = command.key();
+        return switch (command.kind()) {
             case SET_IF_ABSENT -> {
                 out = header(out, 6, key.length() + 64);
                 out = bulk(out, SET);
                 out = bulk(out, key);
-                out = bulk(out, request.token());
+                out = bulk(out, command.value());
                 out = bulk(out, NX);
                 out = bulk(out, PX);
-                yield bulk(out, Long.toString(request.ttlMillis()));
+                yield bulk(out, Long.toString(command.millis()));
             }
-            case DELETE_IF_EQUALS, EXTEND_IF_EQUALS -> {
-                boolean extend = request.verb() == Request.Verb.EXTEND_IF_EQUALS;
-                byte[] script =
-                        withScript ? (extend ? EXTEND_SCRIPT : DELETE_SCRIPT) : (extend ? EXTEND_SHA : DELETE_SHA);
-                out = header(out, extend ? 6 : 5, key.length() + script.length + 96);
+            case SCRIPT -> {
+                boolean millis = command.millis() >= 0;
+                byte[] script = withScript
+                        ? command.script().sourceBytes()
+                        : command.script().sha1Bytes();
+                out = header(out, millis ? 6 : 5, key.length() + script.length + 96);
                 out = bulk(out, withScript ? EVAL : EVALSHA);
                 out = bulk(out, script);
                 out = bulk(out, ONE);
                 out = bulk(out, key);
-                out = bulk(out, request.token());
-                yield extend ? bulk(out, Long.toString(request.ttlMillis())) : out;
+                out = bulk(out, command.value());
+                yield millis ? bulk(out, Long.toString(command.millis())) : out;
             }
             case GET -> command(out, "GET", key);
             case INFO -> command(out, "INFO", key);

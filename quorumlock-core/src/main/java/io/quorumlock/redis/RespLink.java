@@ -26,12 +26,12 @@ final class RespLink implements Transport.Link {
 
     private static final Logger log = LoggerFactory.getLogger(RespLink.class);
 
-    /** A sent request and who gets its reply; or, with a null request, a set-up command. */
+    /** A sent command and who gets its reply; or, with a null command, a set-up command. */
     private record Pending(
-            Request request, Transport.ReplyHandler handler, long sentAt, boolean withScript, SetUp setUp) {
+            Command command, Transport.ReplyHandler handler, long sentAt, boolean withScript, SetUp setUp) {
 
-        Pending(Request request, Transport.ReplyHandler handler, long sentAt, boolean withScript) {
-            this(request, handler, sentAt, withScript, null);
+        Pending(Command command, Transport.ReplyHandler handler, long sentAt, boolean withScript) {
+            this(command, handler, sentAt, withScript, null);
         }
     }
 
@@ -61,6 +61,8 @@ final class RespLink implements Transport.Link {
     private final Supplier<Transport.ReplyHandler> serverInfo;
     /** For {@code rediss://} nodes; null if none is configured. */
     private final TlsConfig tls;
+    /** Loaded on every new connection, so that EVALSHA finds them. */
+    private final List<Script> scripts;
 
     private final ArrayDeque<Pending> pending = new ArrayDeque<>();
     private Wire channel;
@@ -91,9 +93,11 @@ final class RespLink implements Transport.Link {
             long connectTimeoutNanos,
             Ticker ticker,
             Supplier<Transport.ReplyHandler> serverInfo,
-            TlsConfig tls) {
+            TlsConfig tls,
+            List<Script> scripts) {
         this.address = address;
         this.tls = tls;
+        this.scripts = scripts;
         this.resolver = resolver;
         this.ticker = ticker;
         this.serverInfo = serverInfo;
@@ -111,18 +115,18 @@ final class RespLink implements Transport.Link {
     }
 
     @Override
-    public void send(Request request, Transport.ReplyHandler handler) {
-        send(request, handler, false);
+    public void send(Command command, Transport.ReplyHandler handler) {
+        send(command, handler, false);
     }
 
     @Override
-    public void sendBehind(Request request, Transport.ReplyHandler handler) {
-        send(request, handler, true);
+    public void sendBehind(Command command, Transport.ReplyHandler handler) {
+        send(command, handler, true);
     }
 
-    private synchronized void send(Request request, Transport.ReplyHandler handler, boolean behind) {
+    private synchronized void send(Command command, Transport.ReplyHandler handler, boolean behind) {
         if (shut) { // a connection opened now would outlive the lock: nobody would ever close it
-            handler.onReply(request, new Reply.Failure(Reply.Kind.NOT_SENT, "not sent: the Redlock was closed"), this);
+            handler.onReply(command, new Reply.Failure(Reply.Kind.NOT_SENT, "not sent: the Redlock was closed"), this);
             return;
         }
         long now = ticker.nanos();
@@ -140,14 +144,14 @@ final class RespLink implements Transport.Link {
             String why = connected
                     ? "not sent: the node owes a reply and has answered nothing for " + silentFor / 1_000_000 + " ms"
                     : "not sent: " + channel.notUpWithin(silentFor);
-            handler.onReply(request, new Reply.Failure(Reply.Kind.NOT_SENT, why), this);
+            handler.onReply(command, new Reply.Failure(Reply.Kind.NOT_SENT, why), this);
             return;
         }
-        if (channel == null && !open(request, handler)) {
+        if (channel == null && !open(command, handler)) {
             return;
         }
-        out = Resp.write(out, request, false);
-        pending.add(new Pending(request, handler, now, false));
+        out = Resp.write(out, command, false);
+        pending.add(new Pending(command, handler, now, false));
         write();
     }
 
@@ -220,15 +224,15 @@ final class RespLink implements Transport.Link {
                     : ": no reply to "
                             + (head.setUp() != null
                                     ? head.setUp().command()
-                                    : head.request().command());
+                                    : head.command().name());
             close(Reply.Kind.PROTOCOL, "protocol error: the node " + e.getMessage() + asked);
         }
     }
 
-    private boolean open(Request request, Transport.ReplyHandler handler) {
+    private boolean open(Command command, Transport.ReplyHandler handler) {
         Resolver.Result target = resolver.address(ticker.nanos() + timeoutNanos);
         if (target.address() == null) {
-            handler.onReply(request, new Reply.Failure(Reply.Kind.NOT_SENT, "not sent: " + target.failure()), this);
+            handler.onReply(command, new Reply.Failure(Reply.Kind.NOT_SENT, "not sent: " + target.failure()), this);
             return false;
         }
         try {
@@ -242,7 +246,7 @@ final class RespLink implements Transport.Link {
             Reply.Kind kind = e instanceof Wire.Failure failure ? failure.kind() : Reply.Kind.NOT_SENT;
             String why = e instanceof Wire.Failure ? e.getMessage() : "could not connect: " + reason(e);
             close(kind, why);
-            handler.onReply(request, new Reply.Failure(kind, why), this);
+            handler.onReply(command, new Reply.Failure(kind, why), this);
             return false;
         }
         // AUTH and SELECT must be accepted before any request may go: held back until answered.
@@ -270,22 +274,19 @@ final class RespLink implements Transport.Link {
         if (VERSION != null) {
             setUp(new SetUp("CLIENT SETINFO", Reply.Simple.OK, false, false), "CLIENT", "SETINFO", "LIB-VER", VERSION);
         }
-        setUp(
-                new SetUp("SCRIPT LOAD", new Reply.Bulk(Scripts.DELETE_IF_EQUALS_SHA), false, false),
-                "SCRIPT",
-                "LOAD",
-                Scripts.DELETE_IF_EQUALS);
-        setUp(
-                new SetUp("SCRIPT LOAD", new Reply.Bulk(Scripts.EXTEND_IF_EQUALS_SHA), false, false),
-                "SCRIPT",
-                "LOAD",
-                Scripts.EXTEND_IF_EQUALS);
+        for (Script script : scripts) {
+            setUp(
+                    new SetUp("SCRIPT LOAD", new Reply.Bulk(script.sha1()), false, false),
+                    "SCRIPT",
+                    "LOAD",
+                    script.source());
+        }
         // Pipelined like the scripts: their replies come before any request's, so the node's start
         // and whether it fsyncs every write are known before its first vote on this connection.
         // Sent as requests, not as set-up: a node that refuses INFO or CONFIG (renamed or denied)
         // still serves the lock. One CONFIG GET for both settings: Redis 6 takes one pattern only.
         Transport.ReplyHandler starts = serverInfo.get();
-        for (Request probe : new Request[] {Request.info("server"), Request.configGet("append*")}) {
+        for (Command probe : new Command[] {Command.info("server"), Command.configGet("append*")}) {
             out = Resp.write(out, probe, false);
             pending.add(new Pending(probe, starts, ticker.nanos(), false));
         }
@@ -381,18 +382,18 @@ final class RespLink implements Transport.Link {
             } else if (what.holdsRequests() && --setupOwed == 0) {
                 write();
             }
-        } else if (!request.request().fits(reply)) {
-            outOfStep(reply, request.request().command());
+        } else if (!request.command().fits(reply)) {
+            outOfStep(reply, request.command().name());
         } else if (reply instanceof Reply.Error error
                 && error.message().startsWith("NOSCRIPT")
                 && !request.withScript()) {
             // The script cache was flushed since this connection loaded it: send the script itself.
             // (For a straggler whose round has ended, this happens when the lane is next used.)
-            out = Resp.write(out, request.request(), true);
-            pending.add(new Pending(request.request(), request.handler(), request.sentAt(), true));
+            out = Resp.write(out, request.command(), true);
+            pending.add(new Pending(request.command(), request.handler(), request.sentAt(), true));
             write();
         } else {
-            request.handler().onReply(request.request(), reply, this);
+            request.handler().onReply(request.command(), reply, this);
         }
     }
 
@@ -400,7 +401,7 @@ final class RespLink implements Transport.Link {
     private void outOfStep(Reply reply, String command) {
         close(
                 Reply.Kind.PROTOCOL,
-                "protocol error: the node answered " + Request.shape(reply) + " to " + command
+                "protocol error: the node answered " + Reply.shape(reply) + " to " + command
                         + ": not a Redis server, or out of step");
     }
 
@@ -451,7 +452,7 @@ final class RespLink implements Transport.Link {
         pending.clear();
         for (Pending p : owed) {
             if (p.handler() != null) {
-                p.handler().onReply(p.request(), failure, this);
+                p.handler().onReply(p.command(), failure, this);
             }
         }
         if (open) {

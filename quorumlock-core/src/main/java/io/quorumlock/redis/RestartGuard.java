@@ -11,20 +11,6 @@ final class RestartGuard {
 
     private RestartGuard() {}
 
-    /**
-     * What a client knows of a node's last start: the latest time at which it may have lost keys
-     * ({@code nanos}); whether that time is when the client saw its {@code run_id} change (a restart
-     * or a failover to another server, which never had the keys); and whether the server fsyncs
-     * every write ({@code appendonly yes}, {@code appendfsync always}), so that its own start lost
-     * nothing.
-     */
-    record Start(long nanos, boolean runIdChanged, boolean fsyncs) {
-        /** A start learnt from the uptime, or assumed, of a node not known to fsync. */
-        static Start at(long nanos) {
-            return new Start(nanos, false, false);
-        }
-    }
-
     /** How long after {@code nowNanos} a node that started at {@code startNanos} may vote: zero if it may now. */
     static long waitNanos(long startNanos, long nowNanos, long longestTtlNanos) {
         return Math.max(0, longestTtlNanos - (nowNanos - startNanos));
@@ -35,7 +21,7 @@ final class RestartGuard {
      * write and the client saw no change of its run_id (a change may be a failover to a server
      * that never had the keys, fsync or not), else the rest of the longest TTL from its start.
      */
-    static long waitNanos(Start start, long nowNanos, long longestTtlNanos) {
+    static long waitNanos(NodeStart start, long nowNanos, long longestTtlNanos) {
         return start.fsyncs() && !start.runIdChanged() ? 0 : waitNanos(start.nanos(), nowNanos, longestTtlNanos);
     }
 
@@ -44,7 +30,7 @@ final class RestartGuard {
      * up 3 s, votes in 27 s}.
      */
     static String exclusion(long startNanos, long nowNanos, long longestTtlNanos) {
-        return exclusion(Start.at(startNanos), nowNanos, longestTtlNanos);
+        return exclusion(NodeStart.at(startNanos), nowNanos, longestTtlNanos);
     }
 
     /**
@@ -52,7 +38,7 @@ final class RestartGuard {
      * up 3 s, votes in 27 s} or {@code restart guard: run_id changed 3 s ago (a restart or a
      * failover), votes in 27 s}.
      */
-    static String exclusion(Start start, long nowNanos, long longestTtlNanos) {
+    static String exclusion(NodeStart start, long nowNanos, long longestTtlNanos) {
         long wait = waitNanos(start, nowNanos, longestTtlNanos);
         if (wait == 0) {
             return null;

@@ -134,15 +134,15 @@ final class Rounds {
             return forConnecting && link.connecting() ? Math.max(until, start + connectTimeoutNanos) : until;
         }
 
-        /** Sends {@code request} to each node that may hold the key (see {@link Grant#followUp}). */
-        void afterGrants(Grant[] grants, Request request, Ballot ballot, boolean cleanUp) {
+        /** Sends {@code command} to each node that may hold the key (see {@link Grant#followUp}). */
+        void afterGrants(Grant[] grants, Command command, Ballot ballot, boolean cleanUp) {
             try (Transport.Sends sends = lane.sends()) {
                 for (int i = 0; i < grants.length; i++) {
                     int node = i;
                     grants[i].followUp(
-                            request,
+                            command,
                             lane.link(i),
-                            (sent, reply, link) -> ballot.record(node, sent.outcome(link.node(), reply)),
+                            (sent, reply, link) -> ballot.record(node, vote(sent, link.node(), reply)),
                             ballot,
                             cleanUp);
                 }
@@ -178,7 +178,7 @@ final class Rounds {
             long start = ticker.nanos();
             Ballot ballot = new Ballot(
                     names, GRANTED, restartGuard(start, ttlMillis), transport::sameServer, misconfigurations);
-            Request set = Request.setIfAbsent(resource, token, ttlMillis);
+            Command set = Command.setIfAbsent(resource, token, ttlMillis);
             try (Transport.Sends sends = round.lane.sends()) {
                 for (int i = 0; i < grants.length; i++) {
                     grants[i] = new Grant(ballot, i, round.lane);
@@ -212,7 +212,8 @@ final class Rounds {
             long start = ticker.nanos();
             Ballot ballot = new Ballot(
                     names, GRANTED, restartGuard(start, ttlMillis), transport::sameServer, misconfigurations);
-            round.afterGrants(grants, Request.extendIfEquals(resource, token, ttlMillis), ballot, false);
+            round.afterGrants(
+                    grants, Command.script(Scripts.EXTEND_IF_EQUALS, resource, token, ttlMillis), ballot, false);
             long limit = Math.max(start + nodeTimeoutNanos, Math.min(waitUntilNanos, waitLimit(start, ttlMillis)));
             boolean interrupted = !round.await(ballot, ballot::decided, start, true, limit);
             return round.decide(ballot, start, ttlMillis, interrupted);
@@ -244,20 +245,20 @@ final class Rounds {
 
     private boolean release(Round round, String resource, String token, Grant[] grants) {
         Ballot ballot = new Ballot(names, SETTLED);
-        round.afterGrants(grants, Request.deleteIfEquals(resource, token), ballot, true);
+        round.afterGrants(grants, Command.script(Scripts.DELETE_IF_EQUALS, resource, token), ballot, true);
         // A release need not wait for a connection being opened: its delete goes behind the SET.
         return round.await(ballot, ballot::settled, ticker.nanos(), false, Long.MAX_VALUE);
     }
 
-    /** One request to each of {@code nodes} at once; each reply, or its failure within the node timeout. */
-    Reply[] query(int[] nodes, Request request) {
+    /** One command to each of {@code nodes} at once; each reply, or its failure within the node timeout. */
+    Reply[] query(int[] nodes, Command command) {
         try (Round round = new Round(null, null)) {
             long start = ticker.nanos();
             Reply[] replies = new Reply[nodes.length];
             int[] answered = {0};
             for (int i = 0; i < nodes.length; i++) {
                 int slot = i;
-                round.lane.link(nodes[i]).send(request, (sent, value, link) -> {
+                round.lane.link(nodes[i]).send(command, (sent, value, link) -> {
                     synchronized (replies) {
                         replies[slot] = value;
                         answered[0]++;
@@ -296,6 +297,41 @@ final class Rounds {
                 return replies.clone();
             }
         }
+    }
+
+    /**
+     * The vote a reply means: {@code +OK} to SET, or 1 to a script, is yes; nil to SET, or 0 to a
+     * script, is "held by another owner"; an error reply is an error or a configuration error; a
+     * reply of any other shape is no answer to the command, so an error too.
+     */
+    static NodeOutcome vote(Command command, String node, Reply reply) {
+        if (reply instanceof Reply.Failure failure) {
+            return new NodeOutcome(node, vote(failure.kind()), failure.detail());
+        }
+        if (reply instanceof Reply.Error error) {
+            String misconfiguration = NodeErrors.misconfiguration(error.message());
+            return misconfiguration != null
+                    ? new NodeOutcome(node, Vote.MISCONFIGURED, misconfiguration)
+                    : new NodeOutcome(node, Vote.ERROR, NodeErrors.shortened(error.message()));
+        }
+        boolean set = command.kind() == Command.Kind.SET_IF_ABSENT;
+        if (set ? reply.equals(Reply.Simple.OK) : reply.equals(Reply.Int.ONE)) {
+            return new NodeOutcome(node, Vote.YES, "");
+        }
+        if (set ? reply == Reply.Nil.NIL : reply.equals(Reply.Int.ZERO)) {
+            return new NodeOutcome(node, Vote.HELD_BY_OTHER, "");
+        }
+        return new NodeOutcome(
+                node, Vote.ERROR, "protocol error: " + Reply.shape(reply) + " is no reply to " + command.name());
+    }
+
+    private static Vote vote(Reply.Kind kind) {
+        return switch (kind) {
+            case NOT_SENT -> Vote.UNREACHABLE;
+            case TIMED_OUT -> Vote.TIMED_OUT;
+            case BROKEN, PROTOCOL -> Vote.ERROR;
+            case MISCONFIGURED -> Vote.MISCONFIGURED;
+        };
     }
 
     /**

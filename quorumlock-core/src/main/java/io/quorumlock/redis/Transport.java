@@ -4,10 +4,10 @@ import java.util.function.BooleanSupplier;
 import java.util.function.LongSupplier;
 
 /**
- * How the algorithm reaches its nodes: lanes of connections, one connection per node in each lane.
- * A caller borrows a lane for one round, sends a request to each node, and waits on the lane
- * until its ballot is decided. Requests on one link are answered in the order they were sent, so
- * a delete sent behind a pending grant on the same link always runs after that grant.
+ * How the lock reaches its nodes: lanes of connections, one connection per node in each lane. A
+ * caller borrows a lane for one round, sends a command to each node, and waits on the lane until
+ * it has the replies it needs. Commands on one link are answered in the order they were sent, so
+ * a delete sent behind a pending SET on the same link always runs after that SET.
  */
 interface Transport extends AutoCloseable {
 
@@ -24,10 +24,10 @@ interface Transport extends AutoCloseable {
     void giveBack(Lane lane, String resource);
 
     /**
-     * What is known of the node's last start, as learnt on the connections to it: for the restart
-     * guard. A node not heard from yet counts as started now.
+     * What is known of the node's last start, as learnt on the connections to it. A node not heard
+     * from yet counts as started now.
      */
-    RestartGuard.Start nodeStart(int node);
+    NodeStart nodeStart(int node);
 
     /** Whether entries {@code a} and {@code b} have answered with the same run_id: one server listed twice. */
     default boolean sameServer(int a, int b) {
@@ -74,18 +74,18 @@ interface Transport extends AutoCloseable {
         String node();
 
         /**
-         * Sends {@code request}, or answers it at once as not sent if the node has owed a reply
+         * Sends {@code command}, or answers it at once as not sent if the node has owed a reply
          * and answered nothing for the node timeout. {@code handler} gets exactly one reply,
          * possibly later and on another thread.
          */
-        void send(Request request, ReplyHandler handler);
+        void send(Command command, ReplyHandler handler);
 
         /**
-         * Sends {@code request} even to a node that is silent for now, behind what it owes: a
-         * request that must follow one already sent here, or a delete that must reach the node
+         * Sends {@code command} even to a node that is silent for now, behind what it owes: a
+         * command that must follow one already sent here, or a delete that must reach the node
          * whenever it answers again.
          */
-        void sendBehind(Request request, ReplyHandler handler);
+        void sendBehind(Command command, ReplyHandler handler);
 
         /** True while the connection is being opened: TCP connect, TLS handshake, AUTH or SELECT. */
         default boolean connecting() {
@@ -104,6 +104,6 @@ interface Transport extends AutoCloseable {
     /** Receives one reply: a RESP value, or a {@link Reply.Failure} when there is none. */
     @FunctionalInterface
     interface ReplyHandler {
-        void onReply(Request request, Reply reply, Link link);
+        void onReply(Command command, Reply reply, Link link);
     }
 }

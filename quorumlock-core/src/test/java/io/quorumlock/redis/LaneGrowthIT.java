@@ -37,7 +37,8 @@ class LaneGrowthIT {
                 nodeTimeout.toNanos(),
                 2,
                 Ticker.SYSTEM,
-                null);
+                null,
+                Scripts.ALL);
     }
 
     @Test

@@ -10,7 +10,7 @@ import org.junit.jupiter.api.Test;
 class NodeErrorsTest {
 
     private static NodeOutcome outcome(String error) {
-        return Request.setIfAbsent("k", "t", 1000).outcome("redis://a:1", new Reply.Error(error));
+        return Rounds.vote(Command.setIfAbsent("k", "t", 1000), "redis://a:1", new Reply.Error(error));
     }
 
     @Test

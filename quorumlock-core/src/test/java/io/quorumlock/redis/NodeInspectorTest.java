@@ -23,8 +23,8 @@ class NodeInspectorTest {
     }
 
     /** A persistent master, as INFO and CONFIG GET describe it. */
-    private static Reply fitNode(Request request) {
-        return switch (request.verb()) {
+    private static Reply fitNode(Command request) {
+        return switch (request.kind()) {
             case INFO ->
                 new Reply.Bulk("# " + request.key() + "\r\nrole:master\r\nrun_id:r1\r\nconnected_slaves:0\r\n");
             case CONFIG_GET ->

@@ -27,8 +27,8 @@ class NodeStartsTest {
 
     private void reply(int node, Reply info, Reply config) {
         Transport.ReplyHandler connection = starts.connection(node);
-        connection.onReply(Request.info("server"), info, null);
-        connection.onReply(Request.configGet("append*"), config, null);
+        connection.onReply(Command.info("server"), info, null);
+        connection.onReply(Command.configGet("append*"), config, null);
     }
 
     private static Reply config(String appendonly, String appendfsync) {
@@ -175,8 +175,8 @@ class NodeStartsTest {
         assertThat(starts.start(1).fsyncs()).isFalse();
         NodeStarts denied = new NodeStarts(List.of("redis://c:1"), ticker);
         Transport.ReplyHandler connection = denied.connection(0);
-        connection.onReply(Request.info("server"), bulkInfo("r3", 0), null);
-        connection.onReply(Request.configGet("append*"), new Reply.Error("ERR unknown command 'CONFIG'"), null);
+        connection.onReply(Command.info("server"), bulkInfo("r3", 0), null);
+        connection.onReply(Command.configGet("append*"), new Reply.Error("ERR unknown command 'CONFIG'"), null);
         assertThat(denied.start(0).fsyncs()).isFalse();
     }
 
@@ -195,7 +195,7 @@ class NodeStartsTest {
         reply(0, bulkInfo("r1", 86_400), FSYNC_ALWAYS);
         ticker.advance(10 * S);
         reply(0, bulkInfo("r2", 90_000), FSYNC_ALWAYS);
-        RestartGuard.Start start = starts.start(0);
+        NodeStart start = starts.start(0);
         assertThat(start.runIdChanged()).isTrue();
         assertThat(RestartGuard.exclusion(start, ticker.nanos() + 3 * S, 30 * S))
                 .isEqualTo("restart guard: run_id changed 3 s ago (a restart or a failover), votes in 27 s");
@@ -221,6 +221,6 @@ class NodeStartsTest {
     void anInfoWhoseConnectionBrokeBeforeTheConfigReplyStillCountsWithoutFsync() {
         ticker.advance(100 * S);
         reply(0, bulkInfo("r1", 40), new Reply.Failure(Reply.Kind.BROKEN, "connection lost"));
-        assertThat(starts.start(0)).isEqualTo(new RestartGuard.Start(ticker.nanos() - 40 * S, false, false));
+        assertThat(starts.start(0)).isEqualTo(new NodeStart(ticker.nanos() - 40 * S, false, false));
     }
 }

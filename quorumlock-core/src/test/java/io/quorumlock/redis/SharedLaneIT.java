@@ -33,7 +33,7 @@ class SharedLaneIT {
     private static Wait getAndAwait(Transport.Lane lane, int node, long waitNanos) throws InterruptedException {
         AtomicReference<Reply> reply = new AtomicReference<>();
         long start = System.nanoTime();
-        lane.link(node).send(Request.get("shared-lane"), (request, value, link) -> reply.set(value));
+        lane.link(node).send(Command.get("shared-lane"), (request, value, link) -> reply.set(value));
         lane.await(() -> reply.get() != null, () -> start + waitNanos);
         return new Wait(Duration.ofNanos(System.nanoTime() - start), reply.get());
     }
@@ -41,7 +41,7 @@ class SharedLaneIT {
     private static NioTransport transport(List<String> uris) {
         List<NodeAddress> nodes = uris.stream().map(NodeAddress::parse).toList();
         return new NioTransport(
-                nodes, TimeUnit.SECONDS.toNanos(5), TimeUnit.SECONDS.toNanos(5), 1, Ticker.SYSTEM, null);
+                nodes, TimeUnit.SECONDS.toNanos(5), TimeUnit.SECONDS.toNanos(5), 1, Ticker.SYSTEM, null, List.of());
     }
 
     /**
@@ -102,12 +102,12 @@ class SharedLaneIT {
     void aReplyThatCameButWasNotReadIsNotOwed() throws Exception {
         List<NodeAddress> nodes = List.of(NodeAddress.parse(redis.get(0).uri()));
         long timeout = TimeUnit.MILLISECONDS.toNanos(100);
-        try (NioTransport transport = new NioTransport(nodes, timeout, timeout, 1, Ticker.SYSTEM, null)) {
+        try (NioTransport transport = new NioTransport(nodes, timeout, timeout, 1, Ticker.SYSTEM, null, List.of())) {
             warmUp(transport);
             Transport.Lane lane = transport.borrow("shared-lane", null);
             AtomicReference<Reply> unread = new AtomicReference<>();
             long answered = getCalls();
-            lane.link(0).send(Request.get("shared-lane"), (request, value, link) -> unread.set(value));
+            lane.link(0).send(Command.get("shared-lane"), (request, value, link) -> unread.set(value));
             TestTime.await(Duration.ofSeconds(1), () -> getCalls() > answered, "the node to answer the GET");
             // Left in the socket, nobody waiting on the lane, for 3 node timeouts: owed that long,
             // it would be refused; 0.3 s is still well below the 2 s after which a link is stale.

@@ -337,11 +337,12 @@ class TlsIT {
                 NODE_TIMEOUT.multipliedBy(10).toNanos(),
                 1,
                 Ticker.SYSTEM,
-                TlsConfig.of(material.clientContext()))) {
+                TlsConfig.of(material.clientContext()),
+                List.of())) {
             Transport.Lane lane = transport.borrow("long-value", null);
             List<Reply> replies = new java.util.concurrent.CopyOnWriteArrayList<>();
             for (int i = 0; i < 2; i++) {
-                lane.link(0).send(Request.get("long-value"), (request, reply, link) -> replies.add(reply));
+                lane.link(0).send(Command.get("long-value"), (request, reply, link) -> replies.add(reply));
             }
             long until = System.nanoTime() + PROMPTLY.toNanos();
             boolean answered = lane.await(() -> replies.size() == 2, () -> until);
