@@ -2,6 +2,9 @@ package io.quorumlock.redis;
 
 import io.quorumlock.NodeOutcome;
 import io.quorumlock.NodeOutcome.Vote;
+import io.quorumlock.redis.client.Command;
+import io.quorumlock.redis.client.Reply;
+import io.quorumlock.redis.client.Transport;
 
 /**
  * One node's answer to a grant, which may come after the round was decided, and the link it was

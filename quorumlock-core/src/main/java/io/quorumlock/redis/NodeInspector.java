@@ -1,6 +1,9 @@
 package io.quorumlock.redis;
 
 import io.quorumlock.redis.NodeCheck.Verdict;
+import io.quorumlock.redis.client.Command;
+import io.quorumlock.redis.client.InfoReply;
+import io.quorumlock.redis.client.Reply;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;

@@ -1,5 +1,7 @@
 package io.quorumlock.redis;
 
+import io.quorumlock.redis.client.NodeStart;
+
 /**
  * Redlock's restart guard as pure arithmetic. A node that restarted without fsync'd persistence
  * has lost keys that may still be valid on other nodes, so its yes could grant a lock that another

@@ -2,6 +2,11 @@ package io.quorumlock.redis;
 
 import io.quorumlock.NodeOutcome;
 import io.quorumlock.NodeOutcome.Vote;
+import io.quorumlock.redis.client.Command;
+import io.quorumlock.redis.client.NodeErrors;
+import io.quorumlock.redis.client.Reply;
+import io.quorumlock.redis.client.Ticker;
+import io.quorumlock.redis.client.Transport;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.BooleanSupplier;

@@ -1,5 +1,6 @@
 package io.quorumlock.redis;
 
+import io.quorumlock.redis.client.Script;
 import java.util.List;
 
 /** The Lua scripts that make ownership checks atomic on a node. */

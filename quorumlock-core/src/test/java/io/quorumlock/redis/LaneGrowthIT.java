@@ -2,6 +2,10 @@ package io.quorumlock.redis;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.quorumlock.redis.client.NioTransport;
+import io.quorumlock.redis.client.NodeAddress;
+import io.quorumlock.redis.client.Ticker;
+import io.quorumlock.redis.client.Transport;
 import io.quorumlock.testkit.FaultProxies;
 import io.quorumlock.testkit.FaultProxy.Direction;
 import io.quorumlock.testkit.RedisServersExtension;

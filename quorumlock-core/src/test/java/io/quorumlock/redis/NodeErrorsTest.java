@@ -4,6 +4,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.quorumlock.NodeOutcome;
 import io.quorumlock.NodeOutcome.Vote;
+import io.quorumlock.redis.client.Command;
+import io.quorumlock.redis.client.Reply;
 import org.junit.jupiter.api.Test;
 
 /** Which error replies are configuration mistakes, and the remedy each one names. */

@@ -3,6 +3,9 @@ package io.quorumlock.redis;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.quorumlock.redis.NodeCheck.Verdict;
+import io.quorumlock.redis.client.Command;
+import io.quorumlock.redis.client.InfoReply;
+import io.quorumlock.redis.client.Reply;
 import java.util.List;
 import java.util.Optional;
 import org.junit.jupiter.api.Test;

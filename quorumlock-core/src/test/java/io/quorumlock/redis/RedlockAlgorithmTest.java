@@ -9,6 +9,8 @@ import io.quorumlock.LockUnavailableException;
 import io.quorumlock.NodeOutcome;
 import io.quorumlock.NodeOutcome.Vote;
 import io.quorumlock.RetryPolicy;
+import io.quorumlock.redis.client.FakeTicker;
+import io.quorumlock.redis.client.Ticker;
 import io.quorumlock.testkit.TestTime;
 import java.time.Duration;
 import java.util.ArrayList;

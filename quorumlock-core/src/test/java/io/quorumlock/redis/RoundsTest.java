@@ -2,6 +2,8 @@ package io.quorumlock.redis;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.quorumlock.redis.client.Command;
+import io.quorumlock.redis.client.Reply;
 import org.junit.jupiter.api.Test;
 
 /** How the algorithm reads a node's reply as a vote. */

@@ -142,7 +142,7 @@ public final class RunCommand implements Callable<Integer> {
      */
     private static final String[] REPORTED_BY_RUN = {
         "io.quorumlock.redis.Watchdog",
-        "io.quorumlock.redis.RespLink",
+        "io.quorumlock.redis.client.RespLink",
         "io.quorumlock.etcd.EtcdLease",
         "org.apache.curator",
         "org.apache.zookeeper"

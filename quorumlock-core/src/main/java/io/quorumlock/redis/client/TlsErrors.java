@@ -1,4 +1,4 @@
-package io.quorumlock.redis;
+package io.quorumlock.redis.client;
 
 import java.io.IOException;
 import java.util.regex.Matcher;
@@ -6,10 +6,10 @@ import java.util.regex.Pattern;
 import javax.net.ssl.SSLException;
 
 /** What a failed TLS connection means, in one line with the remedy, for the node's evidence. */
-final class TlsErrors {
+public final class TlsErrors {
 
     static final String PLAIN_TEXT = "not TLS: the node answered in plain text; use redis://";
-    static final String CLIENT_CERTIFICATE_REQUIRED =
+    public static final String CLIENT_CERTIFICATE_REQUIRED =
             "TLS: the node requires a client certificate: give one (tlsClientCertificate, or --tls-cert and --tls-key in the CLI)";
 
     private static final Pattern ALERT = Pattern.compile("Received fatal alert: (\\w+)");

@@ -1,4 +1,4 @@
-package io.quorumlock.redis;
+package io.quorumlock.redis.client;
 
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;

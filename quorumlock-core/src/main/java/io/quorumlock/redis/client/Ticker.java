@@ -1,8 +1,8 @@
-package io.quorumlock.redis;
+package io.quorumlock.redis.client;
 
 /** A monotonic clock in nanoseconds; injected so that time arithmetic can be tested with a fake. */
 @FunctionalInterface
-interface Ticker {
+public interface Ticker {
     Ticker SYSTEM = System::nanoTime;
 
     long nanos();

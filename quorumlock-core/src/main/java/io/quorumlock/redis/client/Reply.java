@@ -1,4 +1,4 @@
-package io.quorumlock.redis;
+package io.quorumlock.redis.client;
 
 import java.util.List;
 
@@ -6,11 +6,11 @@ import java.util.List;
  * What came back for one command: one RESP2 value, or a {@link Failure} when no reply came. The
  * client knows commands and replies only; what a reply means is for the sender of the command.
  */
-sealed interface Reply {
+public sealed interface Reply {
 
     /** A simple string, such as {@code +OK}. */
     record Simple(String text) implements Reply {
-        static final Simple OK = new Simple("OK");
+        public static final Simple OK = new Simple("OK");
     }
 
     /** An error reply, such as {@code -NOSCRIPT ...} or {@code -READONLY ...}. */
@@ -18,8 +18,8 @@ sealed interface Reply {
 
     /** An integer reply. */
     record Int(long value) implements Reply {
-        static final Int ZERO = new Int(0);
-        static final Int ONE = new Int(1);
+        public static final Int ZERO = new Int(0);
+        public static final Int ONE = new Int(1);
     }
 
     /** A bulk string. */

@@ -1,4 +1,4 @@
-package io.quorumlock.redis;
+package io.quorumlock.redis.client;
 
 import io.quorumlock.Secrets;
 import java.io.ByteArrayOutputStream;
@@ -22,13 +22,14 @@ import java.util.Optional;
  * does not parse is shown in the error with its userinfo, query and fragment as {@code ***} ({@link
  * Secrets#redactUri}).
  */
-record NodeAddress(String host, int port, int database, Optional<String> user, Optional<String> password, boolean tls) {
+public record NodeAddress(
+        String host, int port, int database, Optional<String> user, Optional<String> password, boolean tls) {
 
-    static final int DEFAULT_PORT = 6379;
+    public static final int DEFAULT_PORT = 6379;
 
     private static final String GRAMMAR = "redis://[user:password@]host:port[/db]";
 
-    static NodeAddress parse(String text) {
+    public static NodeAddress parse(String text) {
         if (text == null || text.isBlank()) {
             throw new IllegalArgumentException("node URI must not be empty: give redis://host:port");
         }
@@ -87,7 +88,7 @@ record NodeAddress(String host, int port, int database, Optional<String> user, O
     }
 
     /** This address with {@code newPassword} in place of its own. */
-    NodeAddress withPassword(String newPassword) {
+    public NodeAddress withPassword(String newPassword) {
         return new NodeAddress(host, port, database, user, Optional.of(newPassword), tls);
     }
 
@@ -146,7 +147,7 @@ record NodeAddress(String host, int port, int database, Optional<String> user, O
     }
 
     /** The server this address points to, ignoring the database: the same server listed twice is one node. */
-    String server() {
+    public String server() {
         return host + ":" + port;
     }
 

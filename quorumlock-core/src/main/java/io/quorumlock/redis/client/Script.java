@@ -1,4 +1,4 @@
-package io.quorumlock.redis;
+package io.quorumlock.redis.client;
 
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;

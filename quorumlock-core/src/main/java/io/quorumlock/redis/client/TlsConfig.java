@@ -1,4 +1,4 @@
-package io.quorumlock.redis;
+package io.quorumlock.redis.client;
 
 import java.net.Socket;
 import java.nio.charset.StandardCharsets;
@@ -26,12 +26,12 @@ import javax.net.ssl.X509ExtendedTrustManager;
 import javax.net.ssl.X509TrustManager;
 
 /**
- * How a {@link Redlock} speaks TLS: the context its engines come from, and whether they check the
+ * How the client speaks TLS: the context its engines come from, and whether they check the
  * node's name. Server certificates are verified against the JDK trust store or a PEM CA bundle,
  * with hostname verification ({@code HTTPS} endpoint identification) and SNI. When the context is
  * ours, its trust manager explains a refusal: untrusted (whose certificate) or another name.
  */
-final class TlsConfig {
+public final class TlsConfig {
 
     private final SSLContext context;
     private final boolean verifyHostname;
@@ -45,7 +45,7 @@ final class TlsConfig {
     }
 
     /** Engines from a context the user built; its trust decides, with hostname verification on. */
-    static TlsConfig of(SSLContext context) {
+    public static TlsConfig of(SSLContext context) {
         return new TlsConfig(context, true, null);
     }
 
@@ -55,7 +55,7 @@ final class TlsConfig {
      *
      * @throws IllegalArgumentException naming the setting and the file that is wrong
      */
-    static TlsConfig fromPem(Path caBundle, Path certificate, Path key) {
+    public static TlsConfig fromPem(Path caBundle, Path certificate, Path key) {
         X509ExtendedTrustManager trust;
         try {
             trust = new ExplainingTrustManager(caBundle == null ? defaultTrust() : bundleTrust(caBundle));
@@ -66,7 +66,7 @@ final class TlsConfig {
     }
 
     /** Accepts every certificate and name: for {@code insecureTrustAllCertificates()} only. */
-    static TlsConfig trustingAll(Path certificate, Path key) {
+    public static TlsConfig trustingAll(Path certificate, Path key) {
         return new TlsConfig(context(keyManagers(certificate, key), new TrustingAll()), false, certificate != null);
     }
 

@@ -1,13 +1,13 @@
-package io.quorumlock.redis;
+package io.quorumlock.redis.client;
 
 import java.util.Locale;
 
 /**
  * Which error replies of a node only a change of configuration fixes, and the fix: these are
- * {@link io.quorumlock.NodeOutcome.Vote#MISCONFIGURED}, not a busy lock and not a node that is
+ * {@link Reply.Kind#MISCONFIGURED} where a connection's set-up meets them, not a busy lock and not a node that is
  * down. Pure: the reply's text in, the evidence out.
  */
-final class NodeErrors {
+public final class NodeErrors {
 
     /** How much of a node's error text goes into the evidence. */
     private static final int MAX_TEXT = 160;
@@ -21,7 +21,7 @@ final class NodeErrors {
      * WRONGPASS invalid username-password pair ...: check the password given for this node}; null
      * for any other error.
      */
-    static String misconfiguration(String error) {
+    public static String misconfiguration(String error) {
         String remedy = remedy(error);
         if (remedy == null) {
             return null;
@@ -61,7 +61,7 @@ final class NodeErrors {
     }
 
     /** The error's text, cut short: a node's error is untrusted input. */
-    static String shortened(String error) {
+    public static String shortened(String error) {
         return error.length() <= MAX_TEXT ? error : error.substring(0, MAX_TEXT) + "...";
     }
 }

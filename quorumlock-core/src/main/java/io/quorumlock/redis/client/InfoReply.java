@@ -1,4 +1,4 @@
-package io.quorumlock.redis;
+package io.quorumlock.redis.client;
 
 import java.util.HashMap;
 import java.util.Map;
@@ -7,11 +7,11 @@ import java.util.Map;
  * The text of an INFO reply, {@code field:value} lines under {@code # Section} headers, as fields:
  * one parser for {@code checkNodes()} and for the INFO server that every new connection reads.
  */
-final class InfoReply {
+public final class InfoReply {
 
     private InfoReply() {}
 
-    static Map<String, String> fields(String info) {
+    public static Map<String, String> fields(String info) {
         Map<String, String> fields = new HashMap<>();
         for (String line : info.split("\r?\n")) {
             int colon = line.indexOf(':');

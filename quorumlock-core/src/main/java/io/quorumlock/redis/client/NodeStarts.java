@@ -1,4 +1,4 @@
-package io.quorumlock.redis;
+package io.quorumlock.redis.client;
 
 import java.util.HashMap;
 import java.util.List;
@@ -33,7 +33,7 @@ import org.slf4j.LoggerFactory;
  *       once.
  * </ul>
  */
-final class NodeStarts {
+public final class NodeStarts {
 
     private static final Logger log = LoggerFactory.getLogger(NodeStarts.class);
 
@@ -42,7 +42,7 @@ final class NodeStarts {
     /** Some two entries have answered with the same run_id. */
     private volatile boolean duplicates;
 
-    NodeStarts(List<String> names, Ticker ticker) {
+    public NodeStarts(List<String> names, Ticker ticker) {
         this.ticker = ticker;
         this.nodes = names.stream().map(Node::new).toArray(Node[]::new);
     }
@@ -51,18 +51,18 @@ final class NodeStarts {
      * Receives the set-up replies of one new connection to {@code node}: its {@code INFO server},
      * then its {@code CONFIG GET append*}, answered in that order before any request.
      */
-    Transport.ReplyHandler connection(int node) {
+    public Transport.ReplyHandler connection(int node) {
         return new Connection(nodes[node]);
     }
 
     /** What is known of the node's start; one not heard from yet counts as started now. */
-    NodeStart start(int node) {
+    public NodeStart start(int node) {
         NodeStart start = nodes[node].start;
         return start != null ? start : NodeStart.at(ticker.nanos());
     }
 
     /** The latest time at which the node may have started; one not heard from yet counts as started now. */
-    long startNanos(int node) {
+    public long startNanos(int node) {
         return start(node).nanos();
     }
 
@@ -71,7 +71,7 @@ final class NodeStarts {
      * server listed twice. Every vote is preceded on its connection by that connection's INFO, so
      * by the later of two votes of one server both run_ids are known.
      */
-    boolean sameServer(int a, int b) {
+    public boolean sameServer(int a, int b) {
         if (!duplicates) {
             return false;
         }

@@ -1,9 +1,9 @@
-package io.quorumlock.redis;
+package io.quorumlock.redis.client;
 
 import java.util.concurrent.atomic.AtomicLong;
 
 /** A monotonic clock that moves only when told to. */
-final class FakeTicker implements Ticker {
+public final class FakeTicker implements Ticker {
     private final AtomicLong nanos = new AtomicLong(1_000_000_000L);
 
     @Override
@@ -11,7 +11,7 @@ final class FakeTicker implements Ticker {
         return nanos.get();
     }
 
-    void advance(long delta) {
+    public void advance(long delta) {
         nanos.addAndGet(delta);
     }
 }

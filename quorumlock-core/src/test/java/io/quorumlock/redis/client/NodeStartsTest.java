@@ -1,4 +1,4 @@
-package io.quorumlock.redis;
+package io.quorumlock.redis.client;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -158,15 +158,6 @@ class NodeStartsTest {
     }
 
     @Test
-    void aNodeThatFsyncsEveryWriteLostNothingInItsStart() {
-        ticker.advance(100 * S);
-        reply(0, bulkInfo("r1", 0), FSYNC_ALWAYS);
-        assertThat(starts.start(0).fsyncs()).isTrue();
-        assertThat(RestartGuard.waitNanos(starts.start(0), ticker.nanos(), 30 * S))
-                .isZero();
-    }
-
-    @Test
     void fsyncOnEverySecondOrWithoutAppendOnlyOrDeniedIsNoFsync() {
         ticker.advance(100 * S);
         reply(0, bulkInfo("r1", 0), config("yes", "everysec"));
@@ -187,18 +178,6 @@ class NodeStartsTest {
         reply(0, bulkInfo("r1", 0), config("yes", "everysec"));
         reply(0, bulkInfo("r1", 0), FSYNC_ALWAYS);
         assertThat(starts.start(0).fsyncs()).isFalse();
-    }
-
-    @Test
-    void aChangedRunIdWaitsEvenOnAServerThatFsyncs() {
-        ticker.advance(100_000 * S);
-        reply(0, bulkInfo("r1", 86_400), FSYNC_ALWAYS);
-        ticker.advance(10 * S);
-        reply(0, bulkInfo("r2", 90_000), FSYNC_ALWAYS);
-        NodeStart start = starts.start(0);
-        assertThat(start.runIdChanged()).isTrue();
-        assertThat(RestartGuard.exclusion(start, ticker.nanos() + 3 * S, 30 * S))
-                .isEqualTo("restart guard: run_id changed 3 s ago (a restart or a failover), votes in 27 s");
     }
 
     @Test

@@ -1,8 +1,9 @@
-package io.quorumlock.redis;
+package io.quorumlock.redis.client;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.quorumlock.redis.Redlock;
 import io.quorumlock.testkit.TlsMaterial;
 import java.nio.file.Files;
 import java.nio.file.Path;

@@ -1,4 +1,4 @@
-package io.quorumlock.redis;
+package io.quorumlock.redis.client;
 
 /**
  * One Redis command as the client sends it: {@code SET key value NX PX millis}, a script by

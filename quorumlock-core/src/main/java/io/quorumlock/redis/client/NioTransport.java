@@ -1,4 +1,4 @@
-package io.quorumlock.redis;
+package io.quorumlock.redis.client;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -27,7 +27,7 @@ import java.util.function.LongSupplier;
  * their round is decided or the poller leaves), so a caller is never refused or delayed for want
  * of a connection.
  */
-final class NioTransport implements Transport {
+public final class NioTransport implements Transport {
 
     private final List<NodeAddress> nodes;
     private final long timeoutNanos;
@@ -53,7 +53,7 @@ final class NioTransport implements Transport {
     /** Guarded by {@link #lanes}. */
     private boolean closed;
 
-    NioTransport(
+    public NioTransport(
             List<NodeAddress> nodes,
             long timeoutNanos,
             long connectTimeoutNanos,
@@ -141,7 +141,7 @@ final class NioTransport implements Transport {
      * host name not resolved by then is left out (two entries of one server are caught by their
      * run_id at their first connection).
      */
-    String sameAddress(long deadlineNanos) {
+    public String sameAddress(long deadlineNanos) {
         java.util.Map<InetSocketAddress, NodeAddress> seen = new java.util.HashMap<>();
         for (int i = 0; i < nodes.size(); i++) {
             InetSocketAddress address = resolvers[i].address(deadlineNanos).address();

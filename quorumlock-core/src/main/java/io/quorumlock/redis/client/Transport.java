@@ -1,4 +1,4 @@
-package io.quorumlock.redis;
+package io.quorumlock.redis.client;
 
 import java.util.function.BooleanSupplier;
 import java.util.function.LongSupplier;
@@ -9,7 +9,7 @@ import java.util.function.LongSupplier;
  * it has the replies it needs. Commands on one link are answered in the order they were sent, so
  * a delete sent behind a pending SET on the same link always runs after that SET.
  */
-interface Transport extends AutoCloseable {
+public interface Transport extends AutoCloseable {
 
     /**
      * A lane for one round on {@code resource} (null for a round on no resource), at once: lanes

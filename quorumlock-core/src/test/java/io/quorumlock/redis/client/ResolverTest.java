@@ -1,4 +1,4 @@
-package io.quorumlock.redis;
+package io.quorumlock.redis.client;
 
 import static org.assertj.core.api.Assertions.assertThat;
 

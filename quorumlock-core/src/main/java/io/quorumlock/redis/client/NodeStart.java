@@ -1,4 +1,4 @@
-package io.quorumlock.redis;
+package io.quorumlock.redis.client;
 
 /**
  * What the client knows of a node's last start: the latest time at which it may have lost keys
