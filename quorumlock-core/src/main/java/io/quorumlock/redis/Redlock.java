@@ -15,6 +15,7 @@ import io.quorumlock.NodeOutcome;
 import io.quorumlock.NodeOutcome.Vote;
 import io.quorumlock.QuorumLockException;
 import io.quorumlock.RetryPolicy;
+import io.quorumlock.redis.Rounds.Grant;
 import io.quorumlock.redis.client.Command;
 import io.quorumlock.redis.client.NioTransport;
 import io.quorumlock.redis.client.NodeAddress;

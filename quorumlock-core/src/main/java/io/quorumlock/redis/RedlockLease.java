@@ -3,6 +3,7 @@ package io.quorumlock.redis;
 import io.quorumlock.Lease;
 import io.quorumlock.LeaseLostException;
 import io.quorumlock.LockEvents;
+import io.quorumlock.redis.Rounds.Grant;
 import java.time.Duration;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;

@@ -16,9 +16,9 @@ import java.util.function.Predicate;
 
 /**
  * The rounds of one Redlock, the whole algorithm: a grant, an extension, a release or a query sends
- * one request to every node at once over one borrowed lane and counts the replies in a {@link
- * Ballot} until the outcome is certain. The arithmetic is {@link QuorumMath}'s and {@link
- * RestartGuard}'s, the bytes are the transport's; every time is read from the one {@link Ticker}.
+ * one command to every node at once over one borrowed lane, reads each reply as a vote, and counts
+ * the votes in a {@link Ballot} until the outcome is certain. The arithmetic is {@link
+ * QuorumMath}'s, the bytes are the client's; every time is read from the one {@link Ticker}.
  */
 final class Rounds {
 
@@ -349,7 +349,7 @@ final class Rounds {
             return Ballot.Exclusion.NONE;
         }
         long longest = longestTtlNanos.accumulateAndGet(ttlMillis * 1_000_000, Math::max);
-        return node -> RestartGuard.exclusion(transport.nodeStart(node), roundStart, longest);
+        return node -> QuorumMath.restartExclusion(transport.nodeStart(node), roundStart, longest);
     }
 
     /** How many configuration errors were logged so far: once per node and error. */
@@ -360,10 +360,70 @@ final class Rounds {
     /** For checkNodes(): why the restart guard keeps the node out of the vote now, or null. */
     String restartGuardFinding(int node) {
         long longest = longestTtlNanos.get();
-        String why = restartGuard ? RestartGuard.exclusion(transport.nodeStart(node), ticker.nanos(), longest) : null;
+        String why =
+                restartGuard ? QuorumMath.restartExclusion(transport.nodeStart(node), ticker.nanos(), longest) : null;
         return why == null
                 ? null
-                : why + ": a node up for less than the longest TTL asked for (" + RestartGuard.seconds(longest, true)
+                : why + ": a node up for less than the longest TTL asked for (" + QuorumMath.seconds(longest, true)
                         + ") may have lost keys in a restart that are still valid elsewhere";
+    }
+
+    /**
+     * One node's answer to a grant, which may come after the round was decided, and the link it was
+     * sent on. A later request for a node whose answer is still owed goes behind the grant on that
+     * same link, so that a delete never overtakes the SET it undoes, even on a frozen node.
+     */
+    static final class Grant implements Transport.ReplyHandler {
+
+        private final Ballot ballot;
+        private final int node;
+        private final Transport.Lane lane;
+        private final Transport.Link link;
+        private volatile NodeOutcome outcome;
+
+        Grant(Ballot ballot, int node, Transport.Lane lane) {
+            this.ballot = ballot;
+            this.node = node;
+            this.lane = lane;
+            this.link = lane.link(node);
+        }
+
+        /** The lane the grant was sent on: its follow-ups' rounds wait there. */
+        Transport.Lane lane() {
+            return lane;
+        }
+
+        @Override
+        public void onReply(Command command, Reply reply, Transport.Link from) {
+            NodeOutcome answer = vote(command, from.node(), reply);
+            outcome = answer;
+            ballot.record(node, answer);
+        }
+
+        /**
+         * Sends a follow-up command for this node: on {@code current} if the grant was answered (or
+         * records the node as never having held the key, without a command), else right behind the
+         * grant on its own link. A {@code cleanUp} (a delete) is sent also to a node that is silent for
+         * now, behind what it owes: a key is never left behind for want of a command.
+         */
+        void followUp(
+                Command command,
+                Transport.Link current,
+                Transport.ReplyHandler handler,
+                Ballot round,
+                boolean cleanUp) {
+            NodeOutcome answered = outcome;
+            if (answered == null) {
+                link.sendBehind(command, handler);
+            } else if (answered.vote() == Vote.HELD_BY_OTHER
+                    || answered.vote() == Vote.UNREACHABLE
+                    || answered.vote() == Vote.MISCONFIGURED) {
+                round.record(node, new NodeOutcome(answered.node(), answered.vote(), "never held the key"));
+            } else if (cleanUp) {
+                current.sendBehind(command, handler);
+            } else {
+                current.send(command, handler);
+            }
+        }
     }
 }

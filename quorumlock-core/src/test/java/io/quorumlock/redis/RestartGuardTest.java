@@ -42,38 +42,40 @@ class RestartGuardTest {
 
     @Test
     void aNodeUpForLessThanTheLongestTtlWaitsForTheRest() {
-        assertThat(RestartGuard.waitNanos(100 * S, 103 * S, 30 * S)).isEqualTo(27 * S);
-        assertThat(RestartGuard.exclusion(100 * S, 103 * S, 30 * S)).isEqualTo("restart guard: up 3 s, votes in 27 s");
+        assertThat(QuorumMath.restartWaitNanos(100 * S, 103 * S, 30 * S)).isEqualTo(27 * S);
+        assertThat(QuorumMath.restartExclusion(100 * S, 103 * S, 30 * S))
+                .isEqualTo("restart guard: up 3 s, votes in 27 s");
     }
 
     @Test
     void aNodeUpForTheLongestTtlOrMoreVotes() {
-        assertThat(RestartGuard.waitNanos(100 * S, 130 * S, 30 * S)).isZero();
-        assertThat(RestartGuard.exclusion(100 * S, 130 * S, 30 * S)).isNull();
-        assertThat(RestartGuard.exclusion(100 * S, 500 * S, 30 * S)).isNull();
+        assertThat(QuorumMath.restartWaitNanos(100 * S, 130 * S, 30 * S)).isZero();
+        assertThat(QuorumMath.restartExclusion(100 * S, 130 * S, 30 * S)).isNull();
+        assertThat(QuorumMath.restartExclusion(100 * S, 500 * S, 30 * S)).isNull();
     }
 
     @Test
     void withoutAnyTtlYetEveryNodeVotes() {
-        assertThat(RestartGuard.exclusion(100 * S, 100 * S, 0)).isNull();
+        assertThat(QuorumMath.restartExclusion(100 * S, 100 * S, 0)).isNull();
     }
 
     @Test
     void aStartEstimatedAfterTheRoundBeganCountsAsUpForNoTime() {
         // The start is estimated from the INFO reply, which may come after the round's start.
-        assertThat(RestartGuard.waitNanos(100 * S + 5 * MS, 100 * S, 2 * S)).isEqualTo(2 * S + 5 * MS);
-        assertThat(RestartGuard.exclusion(100 * S + 5 * MS, 100 * S, 2 * S))
+        assertThat(QuorumMath.restartWaitNanos(100 * S + 5 * MS, 100 * S, 2 * S))
+                .isEqualTo(2 * S + 5 * MS);
+        assertThat(QuorumMath.restartExclusion(100 * S + 5 * MS, 100 * S, 2 * S))
                 .isEqualTo("restart guard: up 0 s, votes in 2.1 s");
     }
 
     @Test
     void showsTenthsBelowTenSecondsAndRoundsTheWaitUp() {
-        assertThat(RestartGuard.seconds(1_250 * MS, false)).isEqualTo("1.2 s");
-        assertThat(RestartGuard.seconds(1_250 * MS, true)).isEqualTo("1.3 s");
-        assertThat(RestartGuard.seconds(400 * MS, true)).isEqualTo("0.4 s");
-        assertThat(RestartGuard.seconds(9_990 * MS, true)).isEqualTo("10 s");
-        assertThat(RestartGuard.seconds(26_100 * MS, true)).isEqualTo("27 s");
-        assertThat(RestartGuard.seconds(26_900 * MS, false)).isEqualTo("26 s");
+        assertThat(QuorumMath.seconds(1_250 * MS, false)).isEqualTo("1.2 s");
+        assertThat(QuorumMath.seconds(1_250 * MS, true)).isEqualTo("1.3 s");
+        assertThat(QuorumMath.seconds(400 * MS, true)).isEqualTo("0.4 s");
+        assertThat(QuorumMath.seconds(9_990 * MS, true)).isEqualTo("10 s");
+        assertThat(QuorumMath.seconds(26_100 * MS, true)).isEqualTo("27 s");
+        assertThat(QuorumMath.seconds(26_900 * MS, false)).isEqualTo("26 s");
     }
 
     @Test
@@ -81,7 +83,7 @@ class RestartGuardTest {
         ticker.advance(100 * S);
         reply(0, "r1", 0, FSYNC_ALWAYS);
         assertThat(starts.start(0).fsyncs()).isTrue();
-        assertThat(RestartGuard.waitNanos(starts.start(0), ticker.nanos(), 30 * S))
+        assertThat(QuorumMath.restartWaitNanos(starts.start(0), ticker.nanos(), 30 * S))
                 .isZero();
     }
 
@@ -93,7 +95,7 @@ class RestartGuardTest {
         reply(0, "r2", 90_000, FSYNC_ALWAYS);
         NodeStart start = starts.start(0);
         assertThat(start.runIdChanged()).isTrue();
-        assertThat(RestartGuard.exclusion(start, ticker.nanos() + 3 * S, 30 * S))
+        assertThat(QuorumMath.restartExclusion(start, ticker.nanos() + 3 * S, 30 * S))
                 .isEqualTo("restart guard: run_id changed 3 s ago (a restart or a failover), votes in 27 s");
     }
 }
