@@ -64,7 +64,7 @@ final class NodeInspector {
 
     /** Why INFO got no answer, and the remedy: a configuration error names its own. */
     private static String unanswered(Reply reply) {
-        io.quorumlock.NodeOutcome outcome = Rounds.vote(Command.info("server"), "", reply);
+        io.quorumlock.NodeOutcome outcome = Ballot.vote(Command.info("server"), "", reply);
         if (outcome.vote() == io.quorumlock.NodeOutcome.Vote.MISCONFIGURED) {
             return outcome.vote().description() + " (" + outcome.detail() + ")";
         }

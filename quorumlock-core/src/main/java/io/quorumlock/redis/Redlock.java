@@ -69,20 +69,17 @@ public final class Redlock implements DistributedLock<Lease> {
     private static final Logger log = LoggerFactory.getLogger(Redlock.class);
 
     private final Transport transport;
+    /** The algorithm, and the context of the leases. */
     private final Rounds rounds;
+
     private final List<String> names;
-    private final long nodeTimeoutNanos;
     private final Duration nodeTimeout;
-    private final double driftFactor;
     private final RetryPolicy retry;
     private final Ticker ticker;
     /** Who holds the leases of this lock: stored beside each token, so that refusals can name it. */
     private final String holder;
 
     private final LockEvents events;
-
-    private volatile boolean closed;
-
     private final SecureRandom random = new SecureRandom();
     private final Watchdog watchdog;
 
@@ -101,15 +98,13 @@ public final class Redlock implements DistributedLock<Lease> {
         this.events = LockEvents.of("redis", listener);
         this.names = List.copyOf(names);
         this.nodeTimeout = nodeTimeout;
-        this.nodeTimeoutNanos = nodeTimeout.toNanos();
-        this.driftFactor = driftFactor;
         this.retry = retry;
         this.ticker = ticker;
         this.holder = holder;
         // A round waits for a node at most the connect timeout, which is at least the node timeout.
         this.watchdog = new Watchdog(connectTimeout);
         this.rounds = new Rounds(
-                transport, this.names, nodeTimeoutNanos, connectTimeout.toNanos(), driftFactor, ticker, restartGuard);
+                transport, this.names, nodeTimeout, connectTimeout, driftFactor, ticker, restartGuard, events);
     }
 
     /** Starts the configuration of a lock. */
@@ -254,7 +249,7 @@ public final class Redlock implements DistributedLock<Lease> {
      */
     public CompletableFuture<LeaseLostException> keepAlive(Lease lease, Duration ttl) {
         ensureOpen();
-        if (!(lease instanceof RedlockLease own) || !own.grantedBy(this)) {
+        if (!(lease instanceof RedlockLease own) || !own.grantedBy(rounds)) {
             throw new IllegalArgumentException("the lease was not granted by this Redlock: " + lease);
         }
         checkTtl(ttl);
@@ -310,12 +305,12 @@ public final class Redlock implements DistributedLock<Lease> {
      */
     @Override
     public void close() {
-        closed = true;
+        rounds.close();
         watchdog.close();
         transport.close();
     }
 
-    // ---- the rounds, on Rounds ---------------------------------------------------------------------
+    // ---- one attempt, on Rounds ------------------------------------------------------------------
 
     /** The result of one attempt: the lease if granted, and the evidence either way. */
     record Attempt(Optional<Lease> lease, int votes, List<NodeOutcome> outcomes, boolean misconfigured) {}
@@ -338,8 +333,8 @@ public final class Redlock implements DistributedLock<Lease> {
                         outcome.validityNanos() / 1_000_000,
                         token.substring(0, 8));
             }
-            RedlockLease lease =
-                    new RedlockLease(this, resource, token, grants, outcome.validityNanos(), outcome.validUntilNanos());
+            RedlockLease lease = new RedlockLease(
+                    rounds, resource, token, grants, outcome.validityNanos(), outcome.validUntilNanos());
             return new Attempt(Optional.of(lease), outcome.votes(), outcome.outcomes(), false);
         }
         if (log.isDebugEnabled()) {
@@ -353,44 +348,6 @@ public final class Redlock implements DistributedLock<Lease> {
                     outcome.outcomes());
         }
         return new Attempt(Optional.empty(), outcome.votes(), outcome.outcomes(), outcome.misconfigured());
-    }
-
-    /** One extension round of {@code lease}. */
-    Rounds.Outcome extend(RedlockLease lease, Duration ttl) {
-        ensureOpen();
-        // Slow nodes are waited for only while the lease keeps its loss notice, so that the work
-        // can still be stopped in time if the round fails.
-        long waitUntil = lease.validUntilNanos() - QuorumMath.lossNoticeNanos(ttl.toNanos());
-        Rounds.Outcome outcome =
-                rounds.extend(lease.resource(), lease.token(), ttl.toMillis(), lease.grants(), waitUntil);
-        if (outcome.interrupted()) {
-            Thread.currentThread().interrupt();
-        }
-        return outcome;
-    }
-
-    /**
-     * How long a lease can count on after an extension round to {@code ttl} that starts at {@code
-     * startNanos} or later, whether its PEXPIRE reaches a node in time or not: to the start plus
-     * the TTL less the drift allowance, as {@link Rounds#extend} counts it.
-     */
-    long extensionEndNanos(long startNanos, Duration ttl) {
-        return startNanos + QuorumMath.validityNanos(ttl.toMillis() * 1_000_000, 0, driftFactor);
-    }
-
-    /** Releases a lease: see {@link Rounds#release}. */
-    void release(RedlockLease lease) {
-        if (closed && lease.lost().isDone()) {
-            return; // ended by close(), or lost before: its keys run out with their TTL
-        }
-        if (closed) {
-            throw new IllegalStateException("the Redlock that granted the lease on '" + lease.resource()
-                    + "' is closed: the lease was not released and stays taken until its TTL runs out;"
-                    + " release leases before closing their lock");
-        }
-        if (!rounds.release(lease.resource(), lease.token(), lease.grants())) {
-            Thread.currentThread().interrupt();
-        }
     }
 
     /**
@@ -416,27 +373,13 @@ public final class Redlock implements DistributedLock<Lease> {
         return named;
     }
 
-    /** How many configuration errors this lock logged so far: for tests of the log-once rule. */
-    int configurationWarnings() {
-        return rounds.configurationWarnings();
+    /** The algorithm and the leases' context: for tests. */
+    Rounds rounds() {
+        return rounds;
     }
 
     private void ensureOpen() {
-        if (closed) {
-            throw new IllegalStateException("this Redlock is closed: build a new one to lock again");
-        }
-    }
-
-    long nowNanos() {
-        return ticker.nanos();
-    }
-
-    LockEvents events() {
-        return events;
-    }
-
-    void check(Duration ttl) {
-        checkTtl(ttl);
+        rounds.ensureOpen();
     }
 
     private String newToken() {
@@ -454,11 +397,7 @@ public final class Redlock implements DistributedLock<Lease> {
     }
 
     private Duration checkTtl(Duration ttl) {
-        String problem = QuorumMath.ttlProblem(ttl, nodeTimeout);
-        if (problem != null) {
-            throw new IllegalArgumentException(problem);
-        }
-        return ttl;
+        return rounds.checkTtl(ttl);
     }
 
     /** Configures a {@link Redlock}; every setting is checked in {@link #build()}. */

@@ -80,11 +80,12 @@ class LaneGrowthIT {
             Rounds rounds = new Rounds(
                     transport,
                     proxies.uris(),
-                    nodeTimeout.toNanos(),
-                    nodeTimeout.toNanos(),
+                    nodeTimeout,
+                    nodeTimeout,
                     0.01,
                     Ticker.SYSTEM,
-                    false);
+                    false,
+                    io.quorumlock.LockEvents.of("redis", io.quorumlock.LockListener.NONE));
             Grant[] warm = new Grant[3];
             assertThat(rounds.grant("warm-up", "w", TTL_MILLIS, warm).held()).isTrue();
             assertThat(rounds.release("warm-up", "w", warm)).isTrue();

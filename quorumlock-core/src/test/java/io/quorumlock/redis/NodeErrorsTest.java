@@ -12,7 +12,7 @@ import org.junit.jupiter.api.Test;
 class NodeErrorsTest {
 
     private static NodeOutcome outcome(String error) {
-        return Rounds.vote(Command.setIfAbsent("k", "t", 1000), "redis://a:1", new Reply.Error(error));
+        return Ballot.vote(Command.setIfAbsent("k", "t", 1000), "redis://a:1", new Reply.Error(error));
     }
 
     @Test
