@@ -15,12 +15,14 @@ import org.slf4j.LoggerFactory;
 /**
  * A pipelined, non-blocking connection to one node. Requests are written at once and their
  * handlers queued; replies are read by whoever waits on the lane's selector and handed to the
- * handlers in order. It connects lazily (over TLS for {@code rediss://}: see {@link Wire}) and sets
- * the connection up first (AUTH, SELECT, SCRIPT LOAD), holding requests back until the handshake
- * is done and the node has accepted the set-up, and reads {@code INFO server} for the node's start
- * and {@code CONFIG GET append*} for its fsync policy, answered before any request. It never piles requests
- * onto a node that has owed a reply without answering anything for the node timeout: those are
- * answered at once as not sent. A node that answers, however deep its pipeline, is not silent.
+ * handlers in order. It connects lazily (over TLS for {@code rediss://}: see {@link Wire}) and
+ * sets the connection up first ({@link SetUp}: AUTH, SELECT, SCRIPT LOAD), holding requests back
+ * until the handshake is done and the node has accepted the set-up, and reads {@code INFO server}
+ * for the node's start and {@code CONFIG GET append*} for its fsync policy, answered before any
+ * request. A script the node has lost from its cache (NOSCRIPT) is sent again by its text. It
+ * never piles requests onto a node that has owed a reply without answering anything for the node
+ * timeout: those are answered at once as not sent. A node that answers, however deep its
+ * pipeline, is not silent.
  */
 final class RespLink implements Transport.Link {
 
@@ -34,15 +36,6 @@ final class RespLink implements Transport.Link {
             this(command, handler, sentAt, withScript, null);
         }
     }
-
-    /**
-     * A set-up command: what a Redis server answers it with (null: anything), whether requests are
-     * held back until it is answered, and whether an error fails the connection.
-     */
-    private record SetUp(String command, Reply expected, boolean holdsRequests, boolean required) {}
-
-    /** The library's version, for CLIENT SETINFO; null when not run from its jar. */
-    private static final String VERSION = RespLink.class.getPackage().getImplementationVersion();
 
     private final NodeAddress address;
     private final String name;
@@ -249,56 +242,23 @@ final class RespLink implements Transport.Link {
             handler.onReply(command, new Reply.Failure(kind, why), this);
             return false;
         }
-        // AUTH and SELECT must be accepted before any request may go: held back until answered.
-        if (address.password().isPresent()) {
-            setUp(
-                    new SetUp("AUTH", Reply.Simple.OK, true, true),
-                    address.user().isPresent()
-                            ? new String[] {
-                                "AUTH", address.user().get(), address.password().get()
-                            }
-                            : new String[] {"AUTH", address.password().get()});
+        for (SetUp step : SetUp.of(address, scripts)) {
+            setUp(step);
         }
-        if (address.database() != 0) {
-            setUp(new SetUp("SELECT", Reply.Simple.OK, true, true), "SELECT", Integer.toString(address.database()));
-        }
-        // Pipelined with the requests, errors ignored: names the connection for operators (CLIENT
-        // LIST), and loads the scripts (a refused load makes EVALSHA fall back to EVAL).
-        setUp(new SetUp("CLIENT SETNAME", Reply.Simple.OK, false, false), "CLIENT", "SETNAME", "quorumlock");
-        setUp(
-                new SetUp("CLIENT SETINFO", Reply.Simple.OK, false, false),
-                "CLIENT",
-                "SETINFO",
-                "LIB-NAME",
-                "quorumlock");
-        if (VERSION != null) {
-            setUp(new SetUp("CLIENT SETINFO", Reply.Simple.OK, false, false), "CLIENT", "SETINFO", "LIB-VER", VERSION);
-        }
-        for (Script script : scripts) {
-            setUp(
-                    new SetUp("SCRIPT LOAD", new Reply.Bulk(script.sha1()), false, false),
-                    "SCRIPT",
-                    "LOAD",
-                    script.source());
-        }
-        // Pipelined like the scripts: their replies come before any request's, so the node's start
-        // and whether it fsyncs every write are known before its first vote on this connection.
-        // Sent as requests, not as set-up: a node that refuses INFO or CONFIG (renamed or denied)
-        // still serves the lock. One CONFIG GET for both settings: Redis 6 takes one pattern only.
         Transport.ReplyHandler starts = serverInfo.get();
-        for (Command probe : new Command[] {Command.info("server"), Command.configGet("append*")}) {
+        for (Command probe : SetUp.PROBES) {
             out = Resp.write(out, probe, false);
             pending.add(new Pending(probe, starts, ticker.nanos(), false));
         }
         return true;
     }
 
-    private void setUp(SetUp what, String... command) {
+    private void setUp(SetUp what) {
         if (what.holdsRequests()) {
-            setup = Resp.command(setup, command);
+            setup = Resp.command(setup, what.words());
             setupOwed++;
         } else {
-            out = Resp.command(out, command);
+            out = Resp.command(out, what.words());
         }
         pending.add(new Pending(null, null, ticker.nanos(), false, what));
         setupUnanswered++;
@@ -406,17 +366,9 @@ final class RespLink implements Transport.Link {
     }
 
     private void setUpRefused(String error) {
-        // A server may echo what it was sent: the password never goes into the evidence.
-        String text = address.password().map(p -> error.replace(p, "***")).orElse(error);
-        String misconfiguration = NodeErrors.misconfiguration(text);
+        Reply.Failure failure = SetUp.refused(address, error);
         connected = false;
-        if (misconfiguration != null) {
-            close(Reply.Kind.MISCONFIGURED, "not sent: " + misconfiguration);
-        } else {
-            close(
-                    Reply.Kind.NOT_SENT,
-                    "not sent: the node refused the connection set-up: " + NodeErrors.shortened(text));
-        }
+        close(failure.kind(), failure.detail());
     }
 
     /** Drops the connection for good, as {@link #close} does, and opens none after it. */
