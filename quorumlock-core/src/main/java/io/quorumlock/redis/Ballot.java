@@ -2,13 +2,16 @@ package io.quorumlock.redis;
 
 import io.quorumlock.NodeOutcome;
 import io.quorumlock.NodeOutcome.Vote;
+import io.quorumlock.redis.client.Command;
+import io.quorumlock.redis.client.NodeErrors;
+import io.quorumlock.redis.client.Reply;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.function.Predicate;
 
 /**
- * Counts the replies of one round (grant, extension or release) as they arrive; {@link
- * QuorumMath#tally} says when the outcome is certain. A yes that the round's {@link Exclusion}
+ * Counts the replies of one round (grant, extension or release) as they arrive, each read as a
+ * vote ({@link #vote}); {@link QuorumMath#tally} says when the outcome is certain. A yes that the round's {@link Exclusion}
  * rules out is recorded as {@link Vote#EXCLUDED} and counts as a no, and so is a yes of an entry
  * that is {@linkplain SameServer the same server} as an entry whose yes was counted: a server listed
  * twice votes once. Replies may be recorded from other threads, also after the round was decided.
@@ -168,5 +171,40 @@ final class Ballot {
                                     : new NodeOutcome(nodes.get(i), Vote.PENDING, ""));
         }
         return list;
+    }
+
+    /**
+     * The vote a reply means: {@code +OK} to SET, or 1 to a script, is yes; nil to SET, or 0 to a
+     * script, is "held by another owner"; an error reply is an error or a configuration error; a
+     * reply of any other shape is no answer to the command, so an error too.
+     */
+    static NodeOutcome vote(Command command, String node, Reply reply) {
+        if (reply instanceof Reply.Failure failure) {
+            return new NodeOutcome(node, vote(failure.kind()), failure.detail());
+        }
+        if (reply instanceof Reply.Error error) {
+            String misconfiguration = NodeErrors.misconfiguration(error.message());
+            return misconfiguration != null
+                    ? new NodeOutcome(node, Vote.MISCONFIGURED, misconfiguration)
+                    : new NodeOutcome(node, Vote.ERROR, NodeErrors.shortened(error.message()));
+        }
+        boolean set = command.kind() == Command.Kind.SET_IF_ABSENT;
+        if (set ? reply.equals(Reply.Simple.OK) : reply.equals(Reply.Int.ONE)) {
+            return new NodeOutcome(node, Vote.YES, "");
+        }
+        if (set ? reply == Reply.Nil.NIL : reply.equals(Reply.Int.ZERO)) {
+            return new NodeOutcome(node, Vote.HELD_BY_OTHER, "");
+        }
+        return new NodeOutcome(
+                node, Vote.ERROR, "protocol error: " + Reply.shape(reply) + " is no reply to " + command.name());
+    }
+
+    private static Vote vote(Reply.Kind kind) {
+        return switch (kind) {
+            case NOT_SENT -> Vote.UNREACHABLE;
+            case TIMED_OUT -> Vote.TIMED_OUT;
+            case BROKEN, PROTOCOL -> Vote.ERROR;
+            case MISCONFIGURED -> Vote.MISCONFIGURED;
+        };
     }
 }

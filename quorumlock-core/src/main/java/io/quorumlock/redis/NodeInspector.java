@@ -1,6 +1,9 @@
 package io.quorumlock.redis;
 
 import io.quorumlock.redis.NodeCheck.Verdict;
+import io.quorumlock.redis.client.Command;
+import io.quorumlock.redis.client.InfoReply;
+import io.quorumlock.redis.client.Reply;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -18,13 +21,13 @@ final class NodeInspector {
     private NodeInspector() {}
 
     /**
-     * Inspects one node; {@code query} sends one request and returns its reply or failure, {@code
+     * Inspects one node; {@code query} sends one command and returns its reply or failure, {@code
      * restartGuard} says why the restart guard keeps the node out of the vote now (null if it does not).
      */
-    static NodeCheck inspect(String name, Function<Request, Reply> query, Supplier<String> restartGuard) {
+    static NodeCheck inspect(String name, Function<Command, Reply> query, Supplier<String> restartGuard) {
         StringBuilder text = new StringBuilder();
         for (String section : new String[] {"server", "replication", "cluster", "persistence", "memory"}) {
-            Reply reply = query.apply(Request.info(section));
+            Reply reply = query.apply(Command.info(section));
             if (!(reply instanceof Reply.Bulk info)) {
                 return new NodeCheck(
                         name, "unknown", Optional.empty(), "unknown", Verdict.ERROR, List.of(unanswered(reply)));
@@ -61,7 +64,7 @@ final class NodeInspector {
 
     /** Why INFO got no answer, and the remedy: a configuration error names its own. */
     private static String unanswered(Reply reply) {
-        io.quorumlock.NodeOutcome outcome = Request.info("server").outcome("", reply);
+        io.quorumlock.NodeOutcome outcome = Ballot.vote(Command.info("server"), "", reply);
         if (outcome.vote() == io.quorumlock.NodeOutcome.Vote.MISCONFIGURED) {
             return outcome.vote().description() + " (" + outcome.detail() + ")";
         }
@@ -71,7 +74,7 @@ final class NodeInspector {
         return outcome.vote().description() + " (" + outcome.detail() + "): start the node or remove it from the list";
     }
 
-    private static String persistence(Function<Request, Reply> query, Map<String, String> info, List<String> warnings) {
+    private static String persistence(Function<Command, Reply> query, Map<String, String> info, List<String> warnings) {
         Optional<String> appendonly = config(query, "appendonly");
         Optional<String> fsync = config(query, "appendfsync");
         if (appendonly.isEmpty()) {
@@ -135,8 +138,8 @@ final class NodeInspector {
     }
 
     /** A CONFIG GET value; empty where CONFIG is renamed away or denied. */
-    private static Optional<String> config(Function<Request, Reply> query, String name) {
-        return query.apply(Request.configGet(name)) instanceof Reply.Array pair
+    private static Optional<String> config(Function<Command, Reply> query, String name) {
+        return query.apply(Command.configGet(name)) instanceof Reply.Array pair
                         && pair.items().size() == 2
                         && pair.items().get(1) instanceof Reply.Bulk value
                 ? Optional.of(value.text())

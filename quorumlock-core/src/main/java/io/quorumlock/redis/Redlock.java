@@ -15,6 +15,14 @@ import io.quorumlock.NodeOutcome;
 import io.quorumlock.NodeOutcome.Vote;
 import io.quorumlock.QuorumLockException;
 import io.quorumlock.RetryPolicy;
+import io.quorumlock.redis.Rounds.Grant;
+import io.quorumlock.redis.client.Command;
+import io.quorumlock.redis.client.NioTransport;
+import io.quorumlock.redis.client.NodeAddress;
+import io.quorumlock.redis.client.Reply;
+import io.quorumlock.redis.client.Ticker;
+import io.quorumlock.redis.client.TlsConfig;
+import io.quorumlock.redis.client.Transport;
 import java.nio.file.Path;
 import java.security.SecureRandom;
 import java.time.Duration;
@@ -61,20 +69,17 @@ public final class Redlock implements DistributedLock<Lease> {
     private static final Logger log = LoggerFactory.getLogger(Redlock.class);
 
     private final Transport transport;
+    /** The algorithm, and the context of the leases. */
     private final Rounds rounds;
+
     private final List<String> names;
-    private final long nodeTimeoutNanos;
     private final Duration nodeTimeout;
-    private final double driftFactor;
     private final RetryPolicy retry;
     private final Ticker ticker;
     /** Who holds the leases of this lock: stored beside each token, so that refusals can name it. */
     private final String holder;
 
     private final LockEvents events;
-
-    private volatile boolean closed;
-
     private final SecureRandom random = new SecureRandom();
     private final Watchdog watchdog;
 
@@ -93,15 +98,13 @@ public final class Redlock implements DistributedLock<Lease> {
         this.events = LockEvents.of("redis", listener);
         this.names = List.copyOf(names);
         this.nodeTimeout = nodeTimeout;
-        this.nodeTimeoutNanos = nodeTimeout.toNanos();
-        this.driftFactor = driftFactor;
         this.retry = retry;
         this.ticker = ticker;
         this.holder = holder;
         // A round waits for a node at most the connect timeout, which is at least the node timeout.
         this.watchdog = new Watchdog(connectTimeout);
         this.rounds = new Rounds(
-                transport, this.names, nodeTimeoutNanos, connectTimeout.toNanos(), driftFactor, ticker, restartGuard);
+                transport, this.names, nodeTimeout, connectTimeout, driftFactor, ticker, restartGuard, events);
     }
 
     /** Starts the configuration of a lock. */
@@ -246,7 +249,7 @@ public final class Redlock implements DistributedLock<Lease> {
      */
     public CompletableFuture<LeaseLostException> keepAlive(Lease lease, Duration ttl) {
         ensureOpen();
-        if (!(lease instanceof RedlockLease own) || !own.grantedBy(this)) {
+        if (!(lease instanceof RedlockLease own) || !own.grantedBy(rounds)) {
             throw new IllegalArgumentException("the lease was not granted by this Redlock: " + lease);
         }
         checkTtl(ttl);
@@ -286,7 +289,7 @@ public final class Redlock implements DistributedLock<Lease> {
             int node = i;
             checks.add(NodeInspector.inspect(
                     names.get(i),
-                    request -> rounds.query(new int[] {node}, request)[0],
+                    command -> rounds.query(new int[] {node}, command)[0],
                     () -> rounds.restartGuardFinding(node)));
         }
         return new NodeCheckReport(NodeInspector.flagSameServers(checks));
@@ -302,12 +305,12 @@ public final class Redlock implements DistributedLock<Lease> {
      */
     @Override
     public void close() {
-        closed = true;
+        rounds.close();
         watchdog.close();
         transport.close();
     }
 
-    // ---- the rounds, on Rounds ---------------------------------------------------------------------
+    // ---- one attempt, on Rounds ------------------------------------------------------------------
 
     /** The result of one attempt: the lease if granted, and the evidence either way. */
     record Attempt(Optional<Lease> lease, int votes, List<NodeOutcome> outcomes, boolean misconfigured) {}
@@ -330,8 +333,8 @@ public final class Redlock implements DistributedLock<Lease> {
                         outcome.validityNanos() / 1_000_000,
                         token.substring(0, 8));
             }
-            RedlockLease lease =
-                    new RedlockLease(this, resource, token, grants, outcome.validityNanos(), outcome.validUntilNanos());
+            RedlockLease lease = new RedlockLease(
+                    rounds, resource, token, grants, outcome.validityNanos(), outcome.validUntilNanos());
             return new Attempt(Optional.of(lease), outcome.votes(), outcome.outcomes(), false);
         }
         if (log.isDebugEnabled()) {
@@ -347,44 +350,6 @@ public final class Redlock implements DistributedLock<Lease> {
         return new Attempt(Optional.empty(), outcome.votes(), outcome.outcomes(), outcome.misconfigured());
     }
 
-    /** One extension round of {@code lease}. */
-    Rounds.Outcome extend(RedlockLease lease, Duration ttl) {
-        ensureOpen();
-        // Slow nodes are waited for only while the lease keeps its loss notice, so that the work
-        // can still be stopped in time if the round fails.
-        long waitUntil = lease.validUntilNanos() - QuorumMath.lossNoticeNanos(ttl.toNanos());
-        Rounds.Outcome outcome =
-                rounds.extend(lease.resource(), lease.token(), ttl.toMillis(), lease.grants(), waitUntil);
-        if (outcome.interrupted()) {
-            Thread.currentThread().interrupt();
-        }
-        return outcome;
-    }
-
-    /**
-     * How long a lease can count on after an extension round to {@code ttl} that starts at {@code
-     * startNanos} or later, whether its PEXPIRE reaches a node in time or not: to the start plus
-     * the TTL less the drift allowance, as {@link Rounds#extend} counts it.
-     */
-    long extensionEndNanos(long startNanos, Duration ttl) {
-        return startNanos + QuorumMath.validityNanos(ttl.toMillis() * 1_000_000, 0, driftFactor);
-    }
-
-    /** Releases a lease: see {@link Rounds#release}. */
-    void release(RedlockLease lease) {
-        if (closed && lease.lost().isDone()) {
-            return; // ended by close(), or lost before: its keys run out with their TTL
-        }
-        if (closed) {
-            throw new IllegalStateException("the Redlock that granted the lease on '" + lease.resource()
-                    + "' is closed: the lease was not released and stays taken until its TTL runs out;"
-                    + " release leases before closing their lock");
-        }
-        if (!rounds.release(lease.resource(), lease.token(), lease.grants())) {
-            Thread.currentThread().interrupt();
-        }
-    }
-
     /**
      * The outcomes, with the holder read from each node that said {@code held by another owner}
      * (the holder then, not necessarily at the vote): for the evidence of a refusal, off the hot path.
@@ -396,7 +361,7 @@ public final class Redlock implements DistributedLock<Lease> {
         if (held.length == 0 || Thread.currentThread().isInterrupted()) {
             return outcomes;
         }
-        Reply[] values = rounds.query(held, Request.get(resource));
+        Reply[] values = rounds.query(held, Command.get(resource));
         List<NodeOutcome> named = new ArrayList<>(outcomes);
         for (int i = 0; i < held.length; i++) {
             String who = Holder.of(values[i]);
@@ -408,27 +373,13 @@ public final class Redlock implements DistributedLock<Lease> {
         return named;
     }
 
-    /** How many configuration errors this lock logged so far: for tests of the log-once rule. */
-    int configurationWarnings() {
-        return rounds.configurationWarnings();
+    /** The algorithm and the leases' context: for tests. */
+    Rounds rounds() {
+        return rounds;
     }
 
     private void ensureOpen() {
-        if (closed) {
-            throw new IllegalStateException("this Redlock is closed: build a new one to lock again");
-        }
-    }
-
-    long nowNanos() {
-        return ticker.nanos();
-    }
-
-    LockEvents events() {
-        return events;
-    }
-
-    void check(Duration ttl) {
-        checkTtl(ttl);
+        rounds.ensureOpen();
     }
 
     private String newToken() {
@@ -446,11 +397,7 @@ public final class Redlock implements DistributedLock<Lease> {
     }
 
     private Duration checkTtl(Duration ttl) {
-        String problem = QuorumMath.ttlProblem(ttl, nodeTimeout);
-        if (problem != null) {
-            throw new IllegalArgumentException(problem);
-        }
-        return ttl;
+        return rounds.checkTtl(ttl);
     }
 
     /** Configures a {@link Redlock}; every setting is checked in {@link #build()}. */
@@ -687,7 +634,8 @@ public final class Redlock implements DistributedLock<Lease> {
                     connectTimeout().toNanos(),
                     maxConnectionsPerNode,
                     Ticker.SYSTEM,
-                    tls);
+                    tls,
+                    Scripts.ALL);
             // The lookups started with the transport; a name that takes longer is compared by its run_id.
             String same =
                     addresses.size() > 1 ? transport.sameAddress(Ticker.SYSTEM.nanos() + SAME_ADDRESS_NANOS) : null;

@@ -3,6 +3,7 @@ package io.quorumlock.redis;
 import io.quorumlock.Lease;
 import io.quorumlock.LeaseLostException;
 import io.quorumlock.LockEvents;
+import io.quorumlock.redis.Rounds.Grant;
 import java.time.Duration;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
@@ -11,10 +12,15 @@ import java.util.concurrent.atomic.AtomicIntegerFieldUpdater;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.locks.ReentrantLock;
 
-/** A lease granted by {@link Redlock}: its token, and each node's answer to the grant. */
+/**
+ * A lease granted by {@link Redlock}: its token, and each node's answer to the grant. Its rounds and
+ * its clock are those of the lock's {@link Rounds}.
+ */
 final class RedlockLease implements Lease {
 
-    private final Redlock redlock;
+    /** The rounds of the lock that granted it: its extensions, its release, its clock and its events. */
+    private final Rounds lock;
+
     private final String resource;
     private final String token;
     private final Grant[] grants;
@@ -36,9 +42,8 @@ final class RedlockLease implements Lease {
     /** Held for each extension round, so that they run one at a time; see {@link #extendRound}. */
     private final ReentrantLock rounds = new ReentrantLock();
 
-    RedlockLease(
-            Redlock redlock, String resource, String token, Grant[] grants, long validityNanos, long validUntilNanos) {
-        this.redlock = redlock;
+    RedlockLease(Rounds lock, String resource, String token, Grant[] grants, long validityNanos, long validUntilNanos) {
+        this.lock = lock;
         this.resource = resource;
         this.token = token;
         this.grants = grants;
@@ -62,7 +67,7 @@ final class RedlockLease implements Lease {
         if (released.get() || lost.isDone()) {
             return Duration.ZERO;
         }
-        return Duration.ofNanos(Math.max(0, validUntilNanos - redlock.nowNanos()));
+        return Duration.ofNanos(Math.max(0, validUntilNanos - lock.nowNanos()));
     }
 
     @Override
@@ -87,7 +92,7 @@ final class RedlockLease implements Lease {
      * out counts as not held: a lease that is over stays over.
      */
     Optional<Rounds.Outcome> extendRound(Duration ttl) {
-        redlock.check(ttl);
+        lock.checkTtl(ttl);
         rounds.lock();
         try {
             if (released.get()) {
@@ -96,10 +101,10 @@ final class RedlockLease implements Lease {
             if (!isValid()) {
                 return Optional.empty();
             }
-            LockEvents events = redlock.events();
-            long start = redlock.nowNanos();
-            endNoLaterThan(redlock.extensionEndNanos(start, ttl)); // the round may set that from now on
-            Rounds.Outcome outcome = redlock.extend(this, ttl);
+            LockEvents events = lock.events();
+            long start = lock.nowNanos();
+            endNoLaterThan(lock.extensionEndNanos(start, ttl)); // the round may set that from now on
+            Rounds.Outcome outcome = lock.extend(this, ttl);
             boolean held = outcome.held() && isValid();
             if (held) {
                 validityNanos = outcome.validityNanos();
@@ -108,9 +113,9 @@ final class RedlockLease implements Lease {
                 endNoLaterThan(outcome.validUntilNanos());
             }
             if (events.on()) {
-                events.extended(resource, redlock.nowNanos() - start, held);
+                events.extended(resource, lock.nowNanos() - start, held);
             }
-            return Optional.of(held ? outcome : notHeld(outcome));
+            return Optional.of(held ? outcome : outcome.notHeld(outcome.outcomes(), outcome.misconfigured()));
         } finally {
             rounds.unlock();
         }
@@ -118,17 +123,6 @@ final class RedlockLease implements Lease {
 
     private void endNoLaterThan(long endNanos) {
         validUntilNanos = Math.min(validUntilNanos, endNanos);
-    }
-
-    private static Rounds.Outcome notHeld(Rounds.Outcome outcome) {
-        return new Rounds.Outcome(
-                false,
-                outcome.votes(),
-                outcome.validityNanos(),
-                outcome.validUntilNanos(),
-                outcome.outcomes(),
-                outcome.misconfigured(),
-                outcome.interrupted());
     }
 
     @Override
@@ -140,16 +134,16 @@ final class RedlockLease implements Lease {
             }
             rounds.lock(); // an extension round under way ends before the deletes go out
             rounds.unlock();
-            redlock.release(this);
-            LockEvents events = redlock.events();
+            lock.release(this);
+            LockEvents events = lock.events();
             if (events.on() && TOLD.compareAndSet(this, 0, 1)) {
-                events.released(resource, redlock.nowNanos() - grantedNanos);
+                events.released(resource, lock.nowNanos() - grantedNanos);
             }
         }
     }
 
-    boolean grantedBy(Redlock lock) {
-        return redlock == lock;
+    boolean grantedBy(Rounds other) {
+        return lock == other;
     }
 
     /** Has {@code watchdog} extend this lease to {@code ttl} until it is released. */
@@ -179,15 +173,15 @@ final class RedlockLease implements Lease {
     /** Marks the lease lost: it is no longer valid, and {@link #lost()} completes. */
     void markLost(String reason) {
         if (lost.complete(new LeaseLostException(resource, reason, null))
-                && redlock.events().on()
+                && lock.events().on()
                 && TOLD.compareAndSet(this, 0, 1)) {
-            redlock.events().lost(resource, reason);
+            lock.events().lost(resource, reason);
         }
     }
 
     /** Tells the listener that an extension threw {@code error}. */
     void extensionFailed(Throwable error) {
-        redlock.events().extensionFailed(resource, error);
+        lock.events().extensionFailed(resource, error);
     }
 
     /** Completes when the watchdog could not extend the lease, or its Redlock was closed. */

@@ -1,19 +1,28 @@
 package io.quorumlock.redis;
 
+import io.quorumlock.LockEvents;
 import io.quorumlock.NodeOutcome;
 import io.quorumlock.NodeOutcome.Vote;
+import io.quorumlock.redis.client.Command;
+import io.quorumlock.redis.client.Reply;
+import io.quorumlock.redis.client.Ticker;
+import io.quorumlock.redis.client.Transport;
+import java.time.Duration;
 import java.util.List;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReferenceArray;
 import java.util.function.BooleanSupplier;
 import java.util.function.IntPredicate;
 import java.util.function.LongSupplier;
 import java.util.function.Predicate;
 
 /**
- * The rounds of one Redlock, the whole algorithm: a grant, an extension, a release or a query sends
- * one request to every node at once over one borrowed lane and counts the replies in a {@link
- * Ballot} until the outcome is certain. The arithmetic is {@link QuorumMath}'s and {@link
- * RestartGuard}'s, the bytes are the transport's; every time is read from the one {@link Ticker}.
+ * The algorithm of one Redlock, and the context of the leases it grants. A grant, an extension, a
+ * release or a query is one round: one command to every node at once over one borrowed lane, each
+ * reply read as a vote ({@link Ballot#vote}) and counted in a {@link Ballot} until the outcome is
+ * certain. Validity = start + TTL - drift, every time read from the one {@link Ticker}; the
+ * arithmetic is {@link QuorumMath}'s, the bytes are the client's.
  */
 final class Rounds {
 
@@ -23,31 +32,39 @@ final class Rounds {
 
     private final Transport transport;
     private final List<String> names;
+    private final Duration nodeTimeout;
     private final long nodeTimeoutNanos;
     private final long connectTimeoutNanos;
     private final double driftFactor;
     private final Ticker ticker;
     private final boolean restartGuard;
+
+    private final LockEvents events;
     /** The longest TTL asked for so far, for the restart guard. */
     private final AtomicLong longestTtlNanos = new AtomicLong();
     /** Each node's configuration error, logged once rather than on every retry. */
     private final Misconfigurations misconfigurations;
 
+    private volatile boolean closed;
+
     Rounds(
             Transport transport,
             List<String> names,
-            long nodeTimeoutNanos,
-            long connectTimeoutNanos,
+            Duration nodeTimeout,
+            Duration connectTimeout,
             double driftFactor,
             Ticker ticker,
-            boolean restartGuard) {
+            boolean restartGuard,
+            LockEvents events) {
         this.transport = transport;
-        this.names = names;
-        this.nodeTimeoutNanos = nodeTimeoutNanos;
-        this.connectTimeoutNanos = connectTimeoutNanos;
+        this.names = List.copyOf(names);
+        this.nodeTimeout = nodeTimeout;
+        this.nodeTimeoutNanos = nodeTimeout.toNanos();
+        this.connectTimeoutNanos = connectTimeout.toNanos();
         this.driftFactor = driftFactor;
         this.ticker = ticker;
         this.restartGuard = restartGuard;
+        this.events = events;
         this.misconfigurations = new Misconfigurations(names.size());
     }
 
@@ -63,7 +80,227 @@ final class Rounds {
             long validUntilNanos,
             List<NodeOutcome> outcomes,
             boolean misconfigured,
-            boolean interrupted) {}
+            boolean interrupted) {
+
+        /** This outcome as not held, with {@code evidence} for its outcomes. */
+        Outcome notHeld(List<NodeOutcome> evidence, boolean misconfigured) {
+            return new Outcome(false, votes, validityNanos, validUntilNanos, evidence, misconfigured, interrupted);
+        }
+    }
+
+    // ---- grant ---------------------------------------------------------------------------------
+
+    /**
+     * Asks every node to {@code SET resource token NX PX ttl}; fills {@code grants} with each node's
+     * answer to come. Not held: releases at once wherever the key may have been set, late yes
+     * votes included, and the evidence is read after that clean-up, so it is complete.
+     */
+    Outcome grant(String resource, String token, long ttlMillis, Grant[] grants) {
+        try (Round round = new Round(resource, null)) {
+            long start = ticker.nanos();
+            Ballot ballot = new Ballot(
+                    names, GRANTED, restartGuard(start, ttlMillis), transport::sameServer, misconfigurations);
+            Command set = Command.setIfAbsent(resource, token, ttlMillis);
+            try (Transport.Sends sends = round.lane.sends()) {
+                for (int i = 0; i < grants.length; i++) {
+                    grants[i] = new Grant(ballot, i, round.lane);
+                    round.lane.link(i).send(set, grants[i]);
+                }
+            }
+            boolean interrupted = !round.await(ballot, ballot::decided, start, true, waitLimit(start, ttlMillis));
+            Outcome outcome = round.decide(ballot, start, ttlMillis, interrupted);
+            if (outcome.held()) {
+                return outcome;
+            }
+            release(round, resource, token, grants);
+            return outcome.notHeld(ballot.outcomes(), ballot.misconfigured());
+        }
+    }
+
+    // ---- extend --------------------------------------------------------------------------------
+
+    /** One extension round of {@code lease}. */
+    Outcome extend(RedlockLease lease, Duration ttl) {
+        ensureOpen();
+        // Slow nodes are waited for only while the lease keeps its loss notice, so that the work
+        // can still be stopped in time if the round fails.
+        long waitUntil = lease.validUntilNanos() - QuorumMath.lossNoticeNanos(ttl.toNanos());
+        Outcome outcome = extend(lease.resource(), lease.token(), ttl.toMillis(), lease.grants(), waitUntil);
+        if (outcome.interrupted()) {
+            Thread.currentThread().interrupt();
+        }
+        return outcome;
+    }
+
+    /**
+     * Asks every node that may hold the key to extend it to {@code ttl} if it still holds {@code
+     * token}. The round waits for nodes that answer slowly until {@code waitUntilNanos} at most,
+     * and never less than the node timeout.
+     */
+    Outcome extend(String resource, String token, long ttlMillis, Grant[] grants, long waitUntilNanos) {
+        try (Round round = new Round(resource, grants)) {
+            long start = ticker.nanos();
+            Ballot ballot = new Ballot(
+                    names, GRANTED, restartGuard(start, ttlMillis), transport::sameServer, misconfigurations);
+            Command extend = Command.script(Scripts.EXTEND_IF_EQUALS, resource, token, ttlMillis);
+            round.afterGrants(grants, extend, ballot, false);
+            long limit = Math.max(start + nodeTimeoutNanos, Math.min(waitUntilNanos, waitLimit(start, ttlMillis)));
+            boolean interrupted = !round.await(ballot, ballot::decided, start, true, limit);
+            return round.decide(ballot, start, ttlMillis, interrupted);
+        }
+    }
+
+    /**
+     * How long a lease can count on after an extension round to {@code ttl} that starts at {@code
+     * startNanos} or later, whether its PEXPIRE reaches a node in time or not: to the start plus
+     * the TTL less the drift allowance, as {@link #extend} counts it.
+     */
+    long extensionEndNanos(long startNanos, Duration ttl) {
+        return startNanos + QuorumMath.validityNanos(ttl.toMillis() * 1_000_000, 0, driftFactor);
+    }
+
+    /**
+     * How long a grant or extension that starts at {@code start} waits at most for nodes that
+     * answer slowly: a third of the TTL (or the connect timeout, if longer), so that a grant keeps
+     * most of its validity; and never past the end of its validity.
+     */
+    private long waitLimit(long start, long ttlMillis) {
+        long ttlNanos = ttlMillis * 1_000_000;
+        long validityEnd = start + QuorumMath.validityNanos(ttlNanos, 0, driftFactor);
+        return Math.min(validityEnd, start + Math.max(ttlNanos / 3, connectTimeoutNanos));
+    }
+
+    // ---- release -------------------------------------------------------------------------------
+
+    /** Releases {@code lease}; one lost or ended by {@link #close()} is left to its TTL. */
+    void release(RedlockLease lease) {
+        if (closed && lease.lost().isDone()) {
+            return; // ended by close(), or lost before: its keys run out with their TTL
+        }
+        if (closed) {
+            throw new IllegalStateException("the Redlock that granted the lease on '" + lease.resource()
+                    + "' is closed: the lease was not released and stays taken until its TTL runs out;"
+                    + " release leases before closing their lock");
+        }
+        if (!release(lease.resource(), lease.token(), lease.grants())) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    /**
+     * Deletes the key wherever it may hold the token; where a grant is still unanswered, the delete
+     * goes right behind it on its connection, so a late yes is released too. Returns once a
+     * majority of nodes is free again, or every node has answered, or the node timeout has passed;
+     * stragglers finish later. False if interrupted.
+     */
+    boolean release(String resource, String token, Grant[] grants) {
+        try (Round round = new Round(resource, grants)) {
+            return release(round, resource, token, grants);
+        }
+    }
+
+    private boolean release(Round round, String resource, String token, Grant[] grants) {
+        Ballot ballot = new Ballot(names, SETTLED);
+        round.afterGrants(grants, Command.script(Scripts.DELETE_IF_EQUALS, resource, token), ballot, true);
+        // A release need not wait for a connection being opened: its delete goes behind the SET.
+        return round.await(ballot, ballot::settled, ticker.nanos(), false, Long.MAX_VALUE);
+    }
+
+    // ---- query ---------------------------------------------------------------------------------
+
+    /** One command to each of {@code nodes} at once; each reply, or its failure within the node timeout. */
+    Reply[] query(int[] nodes, Command command) {
+        try (Round round = new Round(null, null)) {
+            long start = ticker.nanos();
+            AtomicReferenceArray<Reply> replies = new AtomicReferenceArray<>(names.size());
+            AtomicInteger answered = new AtomicInteger();
+            boolean[] asked = new boolean[names.size()];
+            for (int node : nodes) {
+                asked[node] = true;
+                round.lane.link(node).send(command, (sent, value, link) -> {
+                    replies.set(node, value);
+                    answered.incrementAndGet();
+                });
+            }
+            IntPredicate missing = node -> asked[node] && replies.get(node) == null;
+            try {
+                round.awaitReplies(() -> answered.get() == nodes.length, missing, start, true, Long.MAX_VALUE);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+            Reply[] result = new Reply[nodes.length];
+            for (int i = 0; i < nodes.length; i++) {
+                Reply reply = replies.get(nodes[i]);
+                result[i] = reply != null
+                        ? reply
+                        : new Reply.Failure(Reply.Kind.TIMED_OUT, "no reply within the node timeout");
+            }
+            return result;
+        }
+    }
+
+    // ---- the restart guard ---------------------------------------------------------------------
+
+    /**
+     * Which yes votes of a grant or extension round that starts at {@code roundStart} do not count:
+     * with the restart guard on, those of nodes that may have started less than the longest TTL
+     * asked for (this round's included) before the round.
+     */
+    private Ballot.Exclusion restartGuard(long roundStart, long ttlMillis) {
+        if (!restartGuard) {
+            return Ballot.Exclusion.NONE;
+        }
+        long longest = longestTtlNanos.accumulateAndGet(ttlMillis * 1_000_000, Math::max);
+        return node -> QuorumMath.restartExclusion(transport.nodeStart(node), roundStart, longest);
+    }
+
+    /** For checkNodes(): why the restart guard keeps the node out of the vote now, or null. */
+    String restartGuardFinding(int node) {
+        long longest = longestTtlNanos.get();
+        String why =
+                restartGuard ? QuorumMath.restartExclusion(transport.nodeStart(node), ticker.nanos(), longest) : null;
+        return why == null
+                ? null
+                : why + ": a node up for less than the longest TTL asked for (" + QuorumMath.seconds(longest, true)
+                        + ") may have lost keys in a restart that are still valid elsewhere";
+    }
+
+    // ---- what the lock and its leases share ----------------------------------------------------
+
+    long nowNanos() {
+        return ticker.nanos();
+    }
+
+    LockEvents events() {
+        return events;
+    }
+
+    /** The TTL, if it is usable with the node timeout. */
+    Duration checkTtl(Duration ttl) {
+        String problem = QuorumMath.ttlProblem(ttl, nodeTimeout);
+        if (problem != null) {
+            throw new IllegalArgumentException(problem);
+        }
+        return ttl;
+    }
+
+    void ensureOpen() {
+        if (closed) {
+            throw new IllegalStateException("this Redlock is closed: build a new one to lock again");
+        }
+    }
+
+    /** Refuses every later call; a lease released after this is left to its TTL if it was ended. */
+    void close() {
+        closed = true;
+    }
+
+    /** How many configuration errors were logged so far: once per node and error. */
+    int configurationWarnings() {
+        return misconfigurations.warnings();
+    }
+
+    // ---- a round, and a node's answer to a grant -----------------------------------------------
 
     /**
      * A lane borrowed for one round on a resource (or none), or on the lane of the grants it
@@ -134,15 +371,15 @@ final class Rounds {
             return forConnecting && link.connecting() ? Math.max(until, start + connectTimeoutNanos) : until;
         }
 
-        /** Sends {@code request} to each node that may hold the key (see {@link Grant#followUp}). */
-        void afterGrants(Grant[] grants, Request request, Ballot ballot, boolean cleanUp) {
+        /** Sends {@code command} to each node that may hold the key (see {@link Grant#followUp}). */
+        void afterGrants(Grant[] grants, Command command, Ballot ballot, boolean cleanUp) {
             try (Transport.Sends sends = lane.sends()) {
                 for (int i = 0; i < grants.length; i++) {
                     int node = i;
                     grants[i].followUp(
-                            request,
+                            command,
                             lane.link(i),
-                            (sent, reply, link) -> ballot.record(node, sent.outcome(link.node(), reply)),
+                            (sent, reply, link) -> ballot.record(node, Ballot.vote(sent, link.node(), reply)),
                             ballot,
                             cleanUp);
                 }
@@ -169,160 +406,61 @@ final class Rounds {
     }
 
     /**
-     * Asks every node to {@code SET resource token NX PX ttl}; fills {@code grants} with each node's
-     * answer to come. Not held: releases at once wherever the key may have been set, late yes
-     * votes included, and the evidence is read after that clean-up, so it is complete.
+     * One node's answer to a grant, which may come after the round was decided, and the link it was
+     * sent on. A later request for a node whose answer is still owed goes behind the grant on that
+     * same link, so that a delete never overtakes the SET it undoes, even on a frozen node.
      */
-    Outcome grant(String resource, String token, long ttlMillis, Grant[] grants) {
-        try (Round round = new Round(resource, null)) {
-            long start = ticker.nanos();
-            Ballot ballot = new Ballot(
-                    names, GRANTED, restartGuard(start, ttlMillis), transport::sameServer, misconfigurations);
-            Request set = Request.setIfAbsent(resource, token, ttlMillis);
-            try (Transport.Sends sends = round.lane.sends()) {
-                for (int i = 0; i < grants.length; i++) {
-                    grants[i] = new Grant(ballot, i, round.lane);
-                    round.lane.link(i).send(set, grants[i]);
-                }
-            }
-            boolean interrupted = !round.await(ballot, ballot::decided, start, true, waitLimit(start, ttlMillis));
-            Outcome outcome = round.decide(ballot, start, ttlMillis, interrupted);
-            if (outcome.held()) {
-                return outcome;
-            }
-            release(round, resource, token, grants);
-            return new Outcome(
-                    false,
-                    outcome.votes(),
-                    outcome.validityNanos(),
-                    outcome.validUntilNanos(),
-                    ballot.outcomes(),
-                    ballot.misconfigured(),
-                    interrupted);
+    static final class Grant implements Transport.ReplyHandler {
+
+        private final Ballot ballot;
+        private final int node;
+        private final Transport.Lane lane;
+        private final Transport.Link link;
+        private volatile NodeOutcome outcome;
+
+        Grant(Ballot ballot, int node, Transport.Lane lane) {
+            this.ballot = ballot;
+            this.node = node;
+            this.lane = lane;
+            this.link = lane.link(node);
         }
-    }
 
-    /**
-     * Asks every node that may hold the key to extend it to {@code ttl} if it still holds {@code
-     * token}. The round waits for nodes that answer slowly until {@code waitUntilNanos} at most,
-     * and never less than the node timeout.
-     */
-    Outcome extend(String resource, String token, long ttlMillis, Grant[] grants, long waitUntilNanos) {
-        try (Round round = new Round(resource, grants)) {
-            long start = ticker.nanos();
-            Ballot ballot = new Ballot(
-                    names, GRANTED, restartGuard(start, ttlMillis), transport::sameServer, misconfigurations);
-            round.afterGrants(grants, Request.extendIfEquals(resource, token, ttlMillis), ballot, false);
-            long limit = Math.max(start + nodeTimeoutNanos, Math.min(waitUntilNanos, waitLimit(start, ttlMillis)));
-            boolean interrupted = !round.await(ballot, ballot::decided, start, true, limit);
-            return round.decide(ballot, start, ttlMillis, interrupted);
+        /** The lane the grant was sent on: its follow-ups' rounds wait there. */
+        Transport.Lane lane() {
+            return lane;
         }
-    }
 
-    /**
-     * How long a grant or extension that starts at {@code start} waits at most for nodes that
-     * answer slowly: a third of the TTL (or the connect timeout, if longer), so that a grant keeps
-     * most of its validity; and never past the end of its validity.
-     */
-    private long waitLimit(long start, long ttlMillis) {
-        long ttlNanos = ttlMillis * 1_000_000;
-        long validityEnd = start + QuorumMath.validityNanos(ttlNanos, 0, driftFactor);
-        return Math.min(validityEnd, start + Math.max(ttlNanos / 3, connectTimeoutNanos));
-    }
-
-    /**
-     * Deletes the key wherever it may hold the token; where a grant is still unanswered, the delete
-     * goes right behind it on its connection, so a late yes is released too. Returns once a
-     * majority of nodes is free again, or every node has answered, or the node timeout has passed;
-     * stragglers finish later. False if interrupted.
-     */
-    boolean release(String resource, String token, Grant[] grants) {
-        try (Round round = new Round(resource, grants)) {
-            return release(round, resource, token, grants);
+        @Override
+        public void onReply(Command command, Reply reply, Transport.Link from) {
+            NodeOutcome answer = Ballot.vote(command, from.node(), reply);
+            outcome = answer;
+            ballot.record(node, answer);
         }
-    }
 
-    private boolean release(Round round, String resource, String token, Grant[] grants) {
-        Ballot ballot = new Ballot(names, SETTLED);
-        round.afterGrants(grants, Request.deleteIfEquals(resource, token), ballot, true);
-        // A release need not wait for a connection being opened: its delete goes behind the SET.
-        return round.await(ballot, ballot::settled, ticker.nanos(), false, Long.MAX_VALUE);
-    }
-
-    /** One request to each of {@code nodes} at once; each reply, or its failure within the node timeout. */
-    Reply[] query(int[] nodes, Request request) {
-        try (Round round = new Round(null, null)) {
-            long start = ticker.nanos();
-            Reply[] replies = new Reply[nodes.length];
-            int[] answered = {0};
-            for (int i = 0; i < nodes.length; i++) {
-                int slot = i;
-                round.lane.link(nodes[i]).send(request, (sent, value, link) -> {
-                    synchronized (replies) {
-                        replies[slot] = value;
-                        answered[0]++;
-                    }
-                });
-            }
-            try {
-                round.awaitReplies(
-                        () -> {
-                            synchronized (replies) {
-                                return answered[0] == nodes.length;
-                            }
-                        },
-                        node -> {
-                            synchronized (replies) {
-                                for (int i = 0; i < nodes.length; i++) {
-                                    if (nodes[i] == node) {
-                                        return replies[i] == null;
-                                    }
-                                }
-                                return false;
-                            }
-                        },
-                        start,
-                        true,
-                        Long.MAX_VALUE);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-            }
-            synchronized (replies) {
-                for (int i = 0; i < replies.length; i++) {
-                    if (replies[i] == null) {
-                        replies[i] = new Reply.Failure(Reply.Kind.TIMED_OUT, "no reply within the node timeout");
-                    }
-                }
-                return replies.clone();
+        /**
+         * Sends a follow-up command for this node: on {@code current} if the grant was answered (or
+         * records the node as never having held the key, without a command), else right behind the
+         * grant on its own link. A {@code cleanUp} (a delete) is sent also to a node that is silent for
+         * now, behind what it owes: a key is never left behind for want of a command.
+         */
+        void followUp(
+                Command command,
+                Transport.Link current,
+                Transport.ReplyHandler handler,
+                Ballot round,
+                boolean cleanUp) {
+            NodeOutcome answered = outcome;
+            if (answered == null) {
+                link.sendBehind(command, handler);
+            } else if (answered.vote() == Vote.HELD_BY_OTHER
+                    || answered.vote() == Vote.UNREACHABLE
+                    || answered.vote() == Vote.MISCONFIGURED) {
+                round.record(node, new NodeOutcome(answered.node(), answered.vote(), "never held the key"));
+            } else if (cleanUp) {
+                current.sendBehind(command, handler);
+            } else {
+                current.send(command, handler);
             }
         }
-    }
-
-    /**
-     * Which yes votes of a grant or extension round that starts at {@code roundStart} do not count:
-     * with the restart guard on, those of nodes that may have started less than the longest TTL
-     * asked for (this round's included) before the round.
-     */
-    private Ballot.Exclusion restartGuard(long roundStart, long ttlMillis) {
-        if (!restartGuard) {
-            return Ballot.Exclusion.NONE;
-        }
-        long longest = longestTtlNanos.accumulateAndGet(ttlMillis * 1_000_000, Math::max);
-        return node -> RestartGuard.exclusion(transport.nodeStart(node), roundStart, longest);
-    }
-
-    /** How many configuration errors were logged so far: once per node and error. */
-    int configurationWarnings() {
-        return misconfigurations.warnings();
-    }
-
-    /** For checkNodes(): why the restart guard keeps the node out of the vote now, or null. */
-    String restartGuardFinding(int node) {
-        long longest = longestTtlNanos.get();
-        String why = restartGuard ? RestartGuard.exclusion(transport.nodeStart(node), ticker.nanos(), longest) : null;
-        return why == null
-                ? null
-                : why + ": a node up for less than the longest TTL asked for (" + RestartGuard.seconds(longest, true)
-                        + ") may have lost keys in a restart that are still valid elsewhere";
     }
 }

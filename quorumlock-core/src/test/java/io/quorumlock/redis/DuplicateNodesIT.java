@@ -64,7 +64,7 @@ class DuplicateNodesIT {
             redis.get(1).stop();
             // The extension goes behind the alias's unanswered SET, and the server holds the token:
             // both entries of the one server say yes, and only one of them may count.
-            Rounds.Outcome extension = redlock.extend(lease, TTL);
+            Rounds.Outcome extension = redlock.rounds().extend(lease, TTL);
             assertThat(extension.held()).as(extension.outcomes().toString()).isFalse();
             assertThat(extension.votes()).as(extension.outcomes().toString()).isEqualTo(1);
             assertThat(extension.outcomes())

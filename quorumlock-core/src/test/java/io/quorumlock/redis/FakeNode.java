@@ -1,5 +1,9 @@
 package io.quorumlock.redis;
 
+import io.quorumlock.redis.client.Command;
+import io.quorumlock.redis.client.FakeTicker;
+import io.quorumlock.redis.client.Reply;
+import io.quorumlock.redis.client.Ticker;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -19,11 +23,20 @@ final class FakeNode {
 
     record Entry(String token, long expiresAt) {}
 
+    /** What a node was asked to do. */
+    enum Verb {
+        SET_IF_ABSENT,
+        DELETE_IF_EQUALS,
+        EXTEND_IF_EQUALS,
+        GET,
+        OTHER
+    }
+
     private final Ticker ticker;
     final Map<String, Entry> keys = new ConcurrentHashMap<>();
     final AtomicInteger calls = new AtomicInteger();
     /** Every request handled, in the order the node handled it. */
-    final List<Request.Verb> handled = new CopyOnWriteArrayList<>();
+    final List<Verb> handled = new CopyOnWriteArrayList<>();
 
     volatile boolean down;
     volatile long latencyNanos;
@@ -59,9 +72,10 @@ final class FakeNode {
     }
 
     /** Answers a request as Redis would: a RESP value, or a failure for a down or frozen node. */
-    synchronized Reply handle(Request request) {
+    synchronized Reply handle(Command request) {
         calls.incrementAndGet();
-        handled.add(request.verb());
+        Verb verb = verb(request);
+        handled.add(verb);
         if (down) {
             return new Reply.Failure(Reply.Kind.NOT_SENT, "could not connect: connection refused");
         }
@@ -84,13 +98,13 @@ final class FakeNode {
             }
         }
         String key = request.key();
-        boolean ours = tokenOf(key).filter(t -> t.equals(request.token())).isPresent();
-        switch (request.verb()) {
+        boolean ours = tokenOf(key).filter(t -> t.equals(request.value())).isPresent();
+        switch (verb) {
             case SET_IF_ABSENT:
                 if (tokenOf(key).isPresent()) {
                     return Reply.Nil.NIL;
                 }
-                keys.put(key, new Entry(request.token(), expiry(request)));
+                keys.put(key, new Entry(request.value(), expiry(request)));
                 return Reply.Simple.OK;
             case DELETE_IF_EQUALS:
                 if (ours) {
@@ -99,7 +113,7 @@ final class FakeNode {
                 return ours ? Reply.Int.ONE : Reply.Int.ZERO;
             case EXTEND_IF_EQUALS:
                 if (ours) {
-                    keys.put(key, new Entry(request.token(), expiry(request)));
+                    keys.put(key, new Entry(request.value(), expiry(request)));
                 }
                 return ours ? Reply.Int.ONE : Reply.Int.ZERO;
             case GET:
@@ -109,7 +123,19 @@ final class FakeNode {
         }
     }
 
-    private long expiry(Request request) {
-        return ticker.nanos() + TimeUnit.MILLISECONDS.toNanos(request.ttlMillis());
+    private long expiry(Command request) {
+        return ticker.nanos() + TimeUnit.MILLISECONDS.toNanos(request.millis());
+    }
+
+    private static Verb verb(Command command) {
+        return switch (command.kind()) {
+            case SET_IF_ABSENT -> Verb.SET_IF_ABSENT;
+            case SCRIPT ->
+                command.script() == Scripts.DELETE_IF_EQUALS
+                        ? Verb.DELETE_IF_EQUALS
+                        : command.script() == Scripts.EXTEND_IF_EQUALS ? Verb.EXTEND_IF_EQUALS : Verb.OTHER;
+            case GET -> Verb.GET;
+            default -> Verb.OTHER;
+        };
     }
 }

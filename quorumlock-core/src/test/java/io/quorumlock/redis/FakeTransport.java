@@ -1,5 +1,10 @@
 package io.quorumlock.redis;
 
+import io.quorumlock.redis.client.Command;
+import io.quorumlock.redis.client.NodeStart;
+import io.quorumlock.redis.client.Reply;
+import io.quorumlock.redis.client.Ticker;
+import io.quorumlock.redis.client.Transport;
 import java.util.List;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.ExecutorService;
@@ -53,8 +58,8 @@ final class FakeTransport implements Transport, Transport.Lane {
     public void giveBack(Lane lane, String resource) {}
 
     @Override
-    public RestartGuard.Start nodeStart(int node) {
-        return RestartGuard.Start.at(nodes.get(node).startedNanos);
+    public NodeStart nodeStart(int node) {
+        return NodeStart.at(nodes.get(node).startedNanos);
     }
 
     /** Its nodes answer each request on their own threads: no order to keep across nodes. */
@@ -72,8 +77,8 @@ final class FakeTransport implements Transport, Transport.Lane {
             }
 
             @Override
-            public void sendBehind(Request request, ReplyHandler handler) {
-                send(request, handler);
+            public void sendBehind(Command command, ReplyHandler handler) {
+                send(command, handler);
             }
 
             @Override
@@ -90,16 +95,16 @@ final class FakeTransport implements Transport, Transport.Lane {
             }
 
             @Override
-            public void send(Request request, ReplyHandler handler) {
+            public void send(Command command, ReplyHandler handler) {
                 Link link = this;
                 owed[node].add(ticker.nanos());
                 workers[node].execute(() -> {
-                    Reply reply = nodes.get(node).handle(request);
+                    Reply reply = nodes.get(node).handle(command);
                     synchronized (replies) {
                         owed[node].poll();
                         lastReply[node] = ticker.nanos();
                     }
-                    handler.onReply(request, reply, link);
+                    handler.onReply(command, reply, link);
                     synchronized (replies) {
                         replies.notifyAll();
                     }

@@ -2,6 +2,7 @@ package io.quorumlock.redis;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.quorumlock.redis.client.Reply;
 import org.junit.jupiter.api.Test;
 
 /** The holder's name beside each token: what a refusal may show of a key's value. */

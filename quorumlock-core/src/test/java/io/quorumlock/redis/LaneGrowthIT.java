@@ -2,6 +2,11 @@ package io.quorumlock.redis;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.quorumlock.redis.Rounds.Grant;
+import io.quorumlock.redis.client.NioTransport;
+import io.quorumlock.redis.client.NodeAddress;
+import io.quorumlock.redis.client.Ticker;
+import io.quorumlock.redis.client.Transport;
 import io.quorumlock.testkit.FaultProxies;
 import io.quorumlock.testkit.FaultProxy.Direction;
 import io.quorumlock.testkit.RedisServersExtension;
@@ -37,7 +42,8 @@ class LaneGrowthIT {
                 nodeTimeout.toNanos(),
                 2,
                 Ticker.SYSTEM,
-                null);
+                null,
+                Scripts.ALL);
     }
 
     @Test
@@ -74,11 +80,12 @@ class LaneGrowthIT {
             Rounds rounds = new Rounds(
                     transport,
                     proxies.uris(),
-                    nodeTimeout.toNanos(),
-                    nodeTimeout.toNanos(),
+                    nodeTimeout,
+                    nodeTimeout,
                     0.01,
                     Ticker.SYSTEM,
-                    false);
+                    false,
+                    io.quorumlock.LockEvents.of("redis", io.quorumlock.LockListener.NONE));
             Grant[] warm = new Grant[3];
             assertThat(rounds.grant("warm-up", "w", TTL_MILLIS, warm).held()).isTrue();
             assertThat(rounds.release("warm-up", "w", warm)).isTrue();

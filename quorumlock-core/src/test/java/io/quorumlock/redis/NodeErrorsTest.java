@@ -4,13 +4,15 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.quorumlock.NodeOutcome;
 import io.quorumlock.NodeOutcome.Vote;
+import io.quorumlock.redis.client.Command;
+import io.quorumlock.redis.client.Reply;
 import org.junit.jupiter.api.Test;
 
 /** Which error replies are configuration mistakes, and the remedy each one names. */
 class NodeErrorsTest {
 
     private static NodeOutcome outcome(String error) {
-        return Request.setIfAbsent("k", "t", 1000).outcome("redis://a:1", new Reply.Error(error));
+        return Ballot.vote(Command.setIfAbsent("k", "t", 1000), "redis://a:1", new Reply.Error(error));
     }
 
     @Test

@@ -3,6 +3,9 @@ package io.quorumlock.redis;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.quorumlock.redis.NodeCheck.Verdict;
+import io.quorumlock.redis.client.Command;
+import io.quorumlock.redis.client.InfoReply;
+import io.quorumlock.redis.client.Reply;
 import java.util.List;
 import java.util.Optional;
 import org.junit.jupiter.api.Test;
@@ -23,8 +26,8 @@ class NodeInspectorTest {
     }
 
     /** A persistent master, as INFO and CONFIG GET describe it. */
-    private static Reply fitNode(Request request) {
-        return switch (request.verb()) {
+    private static Reply fitNode(Command request) {
+        return switch (request.kind()) {
             case INFO ->
                 new Reply.Bulk("# " + request.key() + "\r\nrole:master\r\nrun_id:r1\r\nconnected_slaves:0\r\n");
             case CONFIG_GET ->

@@ -9,6 +9,8 @@ import io.quorumlock.LockUnavailableException;
 import io.quorumlock.NodeOutcome;
 import io.quorumlock.NodeOutcome.Vote;
 import io.quorumlock.RetryPolicy;
+import io.quorumlock.redis.client.FakeTicker;
+import io.quorumlock.redis.client.Ticker;
 import io.quorumlock.testkit.TestTime;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -27,8 +29,8 @@ import org.junit.jupiter.api.Test;
 /** The algorithm over in-memory nodes: decisions, validity arithmetic and clean-up, without Redis. */
 class RedlockAlgorithmTest {
 
-    private static final Request.Verb EXTEND = Request.Verb.EXTEND_IF_EQUALS;
-    private static final Request.Verb DELETE = Request.Verb.DELETE_IF_EQUALS;
+    private static final FakeNode.Verb EXTEND = FakeNode.Verb.EXTEND_IF_EQUALS;
+    private static final FakeNode.Verb DELETE = FakeNode.Verb.DELETE_IF_EQUALS;
 
     private static final long MS = 1_000_000L;
     private static final Duration TTL = Duration.ofSeconds(1);
@@ -388,8 +390,8 @@ class RedlockAlgorithmTest {
         assertThat(holders("r")).isZero();
     }
 
-    private static List<Request.Verb> afterTheDelete(FakeNode node) {
-        List<Request.Verb> handled = List.copyOf(node.handled);
+    private static List<FakeNode.Verb> afterTheDelete(FakeNode node) {
+        List<FakeNode.Verb> handled = List.copyOf(node.handled);
         int delete = handled.lastIndexOf(DELETE);
         assertThat(delete).as("the node handled a delete").isNotNegative();
         return handled.subList(delete + 1, handled.size());

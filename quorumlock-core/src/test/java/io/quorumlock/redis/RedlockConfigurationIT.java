@@ -162,16 +162,16 @@ class RedlockConfigurationIT {
         Redlock redlock = client(redis.uris(), null);
         // The two good nodes decide each attempt; the third one's NOAUTH may come after, and is
         // logged when it is read: by a later attempt on the same connection at the latest.
-        for (int i = 0; i < 50 && redlock.configurationWarnings() == 0; i++) {
+        for (int i = 0; i < 50 && redlock.rounds().configurationWarnings() == 0; i++) {
             redlock.tryAcquire("job", TTL).orElseThrow().release();
         }
-        assertThat(redlock.configurationWarnings())
+        assertThat(redlock.rounds().configurationWarnings())
                 .as("the node's error was logged")
                 .isEqualTo(1);
         for (int i = 0; i < 10; i++) {
             redlock.tryAcquire("job", TTL).orElseThrow().release();
         }
-        assertThat(redlock.configurationWarnings())
+        assertThat(redlock.rounds().configurationWarnings())
                 .as("not again on every attempt")
                 .isEqualTo(1);
     }

@@ -149,7 +149,7 @@ public final class RunCommand implements Callable<Integer> {
      */
     private static final String[] REPORTED_BY_RUN = {
         "io.quorumlock.redis.Watchdog",
-        "io.quorumlock.redis.RespLink",
+        "io.quorumlock.redis.client.RespLink",
         "io.quorumlock.redis.Redlock",
         "io.quorumlock.etcd.EtcdLease",
         "org.apache.curator",

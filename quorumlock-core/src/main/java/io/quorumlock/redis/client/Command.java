@@ -1,0 +1,78 @@
+package io.quorumlock.redis.client;
+
+/**
+ * One Redis command as the client sends it: {@code SET key value NX PX millis}, a script by
+ * {@code EVALSHA} with one key and one or two arguments, {@code GET}, {@code INFO} or {@code CONFIG
+ * GET}. What a reply to it means is the sender's business; the client checks only that the reply
+ * has a shape a Redis server answers the command with.
+ *
+ * @param millis the {@code PX} of a SET, or a script's second argument; -1 for none
+ * @param script the script of a {@link Kind#SCRIPT}, else null
+ */
+public record Command(Kind kind, String key, String value, long millis, Script script) {
+
+    /** The commands the client sends. */
+    public enum Kind {
+        /** {@code SET key value NX PX millis}. */
+        SET_IF_ABSENT,
+        /** {@code EVALSHA sha 1 key value [millis]}, or {@code EVAL} with the script's text. */
+        SCRIPT,
+        GET,
+        INFO,
+        CONFIG_GET
+    }
+
+    public static Command setIfAbsent(String key, String value, long millis) {
+        return new Command(Kind.SET_IF_ABSENT, key, value, millis, null);
+    }
+
+    /** {@code script} with {@code key} and the argument {@code value}. */
+    public static Command script(Script script, String key, String value) {
+        return new Command(Kind.SCRIPT, key, value, -1, script);
+    }
+
+    /** {@code script} with {@code key} and the arguments {@code value} and {@code millis}. */
+    public static Command script(Script script, String key, String value, long millis) {
+        return new Command(Kind.SCRIPT, key, value, millis, script);
+    }
+
+    public static Command get(String key) {
+        return new Command(Kind.GET, key, null, -1, null);
+    }
+
+    public static Command info(String section) {
+        return new Command(Kind.INFO, section, null, -1, null);
+    }
+
+    public static Command configGet(String pattern) {
+        return new Command(Kind.CONFIG_GET, pattern, null, -1, null);
+    }
+
+    /** The command as an operator knows it, for messages. */
+    public String name() {
+        return switch (kind) {
+            case SET_IF_ABSENT -> "SET";
+            case SCRIPT -> script.description() + " (EVALSHA)";
+            case GET -> "GET";
+            case INFO -> "INFO";
+            case CONFIG_GET -> "CONFIG GET";
+        };
+    }
+
+    /**
+     * Whether {@code reply} has a shape a Redis server answers this command with. Any other shape
+     * means the peer is no Redis server, or its stream is out of step: a protocol error.
+     */
+    public boolean fits(Reply reply) {
+        if (reply instanceof Reply.Error || reply instanceof Reply.Failure) {
+            return true;
+        }
+        return switch (kind) {
+            case SET_IF_ABSENT -> reply.equals(Reply.Simple.OK) || reply == Reply.Nil.NIL;
+            case SCRIPT -> reply instanceof Reply.Int;
+            case GET -> reply instanceof Reply.Bulk || reply == Reply.Nil.NIL;
+            case INFO -> reply instanceof Reply.Bulk;
+            case CONFIG_GET -> reply instanceof Reply.Array;
+        };
+    }
+}

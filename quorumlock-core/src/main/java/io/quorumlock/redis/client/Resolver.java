@@ -1,0 +1,119 @@
+package io.quorumlock.redis.client;
+
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.UnknownHostException;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.regex.Pattern;
+
+/**
+ * One node's socket address, resolved off the callers' path. An IP literal needs no lookup. A host
+ * name is looked up on the transport's lookup thread, first when the lock is built, then again in
+ * the background once the last answer is 30 s old (the old one serving meanwhile); a caller waits
+ * for a lookup only while none has answered yet, and at most until its deadline.
+ */
+final class Resolver {
+
+    static final long REFRESH_NANOS = TimeUnit.SECONDS.toNanos(30);
+    /** A failed lookup is not tried again sooner than this: a missing name costs no lookup per round. */
+    static final long RETRY_NANOS = TimeUnit.SECONDS.toNanos(1);
+
+    private static final Pattern IP_LITERAL = Pattern.compile("\\d{1,3}(\\.\\d{1,3}){3}|.*:.*");
+
+    /** An address, or why there is none. */
+    record Result(InetSocketAddress address, String failure) {}
+
+    private final String host;
+    private final int port;
+    private final Ticker ticker;
+    private final ExecutorService lookups;
+    private final InetSocketAddress literal;
+    private final Lookup lookup;
+
+    /** The system's name service, or a test's. */
+    @FunctionalInterface
+    interface Lookup {
+        InetAddress byName(String host) throws UnknownHostException;
+    }
+
+    private Result last;
+    private long lastAt;
+    private CompletableFuture<Result> inFlight;
+
+    /** {@code lookups} may be null when {@code host} is an IP literal. */
+    Resolver(String host, int port, Ticker ticker, ExecutorService lookups) {
+        this(host, port, ticker, lookups, InetAddress::getByName);
+    }
+
+    Resolver(String host, int port, Ticker ticker, ExecutorService lookups, Lookup lookup) {
+        this.lookup = lookup;
+        this.host = host;
+        this.port = port;
+        this.ticker = ticker;
+        this.lookups = lookups;
+        this.literal = isLiteral(host) ? new InetSocketAddress(host, port) : null;
+        if (literal == null) {
+            start();
+        }
+    }
+
+    static boolean isLiteral(String host) {
+        return IP_LITERAL.matcher(host).matches();
+    }
+
+    /** The address, waiting for a first lookup until {@code deadlineNanos}. */
+    Result address(long deadlineNanos) {
+        if (literal != null) {
+            return new Result(literal, null);
+        }
+        CompletableFuture<Result> waitFor;
+        synchronized (this) {
+            boolean failed = last != null && last.address() == null;
+            if (last != null && inFlight == null && ticker.nanos() - lastAt > (failed ? RETRY_NANOS : REFRESH_NANOS)) {
+                start();
+            }
+            if (last != null && !failed || inFlight == null) {
+                return last; // the last answer serves while a refresh runs; a recent failure stands
+            }
+            waitFor = inFlight;
+        }
+        try {
+            return waitFor.get(Math.max(0, deadlineNanos - ticker.nanos()), TimeUnit.NANOSECONDS);
+        } catch (TimeoutException e) {
+            return new Result(null, "host name " + host + " not resolved within the node timeout (lookup goes on)");
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return new Result(null, "interrupted while resolving " + host);
+        } catch (ExecutionException e) {
+            return new Result(null, "cannot resolve " + host + ": " + e.getCause());
+        }
+    }
+
+    private synchronized void start() {
+        CompletableFuture<Result> lookup = CompletableFuture.supplyAsync(this::lookUp, lookups);
+        inFlight = lookup;
+        lookup.whenComplete((result, failure) -> {
+            synchronized (this) {
+                last = result != null ? result : new Result(null, "cannot resolve " + host + ": " + failure);
+                lastAt = ticker.nanos();
+                if (inFlight == lookup) {
+                    inFlight = null;
+                }
+            }
+        });
+    }
+
+    private Result lookUp() {
+        try {
+            return new Result(new InetSocketAddress(lookup.byName(host), port), null);
+        } catch (UnknownHostException e) {
+            return new Result(null, "unknown host " + host);
+        } catch (RuntimeException e) {
+            return new Result(null, "cannot resolve " + host + ": " + e.getMessage());
+        }
+    }
+}

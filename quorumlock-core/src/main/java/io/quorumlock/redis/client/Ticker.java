@@ -1,0 +1,9 @@
+package io.quorumlock.redis.client;
+
+/** A monotonic clock in nanoseconds; injected so that time arithmetic can be tested with a fake. */
+@FunctionalInterface
+public interface Ticker {
+    Ticker SYSTEM = System::nanoTime;
+
+    long nanos();
+}

@@ -1,0 +1,40 @@
+package io.quorumlock.redis;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.quorumlock.redis.client.Command;
+import io.quorumlock.redis.client.Reply;
+import org.junit.jupiter.api.Test;
+
+/** How the algorithm reads a node's reply as a vote. */
+class BallotTest {
+
+    @Test
+    void repliesReadAsVotes() {
+        Command set = Command.setIfAbsent("k", "t", 1000);
+        assertThat(Ballot.vote(set, "n", Reply.Simple.OK).vote()).isEqualTo(io.quorumlock.NodeOutcome.Vote.YES);
+        assertThat(Ballot.vote(set, "n", Reply.Nil.NIL).vote()).isEqualTo(io.quorumlock.NodeOutcome.Vote.HELD_BY_OTHER);
+        assertThat(Ballot.vote(Command.script(Scripts.DELETE_IF_EQUALS, "k", "t"), "n", Reply.Int.ZERO)
+                        .vote())
+                .isEqualTo(io.quorumlock.NodeOutcome.Vote.HELD_BY_OTHER);
+        assertThat(Ballot.vote(set, "n", new Reply.Error("LOADING Redis is loading the dataset in memory")))
+                .satisfies(o -> {
+                    assertThat(o.vote()).isEqualTo(io.quorumlock.NodeOutcome.Vote.ERROR);
+                    assertThat(o.detail()).startsWith("LOADING");
+                });
+        assertThat(Ballot.vote(set, "n", new Reply.Error("READONLY You can't write against a read only replica.")))
+                .satisfies(o -> {
+                    assertThat(o.vote()).isEqualTo(io.quorumlock.NodeOutcome.Vote.MISCONFIGURED);
+                    assertThat(o.detail()).startsWith("READONLY").endsWith("list masters only");
+                });
+        // a reply of another shape answers nothing that was asked: an error, never a yes
+        assertThat(Ballot.vote(set, "n", new Reply.Simple("PONG")).detail())
+                .isEqualTo("protocol error: +PONG is no reply to SET");
+        assertThat(Ballot.vote(Command.script(Scripts.DELETE_IF_EQUALS, "k", "t"), "n", Reply.Simple.OK)
+                        .vote())
+                .isEqualTo(io.quorumlock.NodeOutcome.Vote.ERROR);
+        assertThat(Ballot.vote(set, "n", new Reply.Array(java.util.List.of(Reply.Simple.OK)))
+                        .detail())
+                .contains("an array of 1 elements is no reply to SET");
+    }
+}
