@@ -73,23 +73,29 @@ class TortureIT {
                 assertThat(faults).as(outcome.strategy() + "\n" + shown).containsKeys("partition", "slow");
                 partitionsCutOffOneClientOnly(out.resolve(outcome.strategy().option()), result.schedule(), shown);
             }
-            // The clients are connected before the run, so the first fault (a pause) finds one at a
-            // write. The paused client wakes believing it holds the lock and writes what it read
-            // before the pause: a TTL lock lets the write through, a fence refuses it.
-            assertThat(faults).as(outcome.strategy() + "\n" + shown).containsKey("pause");
-            if (outcome.strategy().fenced() || outcome.strategy() == Strategy.OPTIMISTIC) {
-                assertThat(outcome.verdict().staleRejected())
-                        .as(outcome.strategy() + "\n" + shown)
-                        .isPositive();
-            } else {
-                assertThat(outcome.verdict().overlaps())
-                        .as(outcome.strategy() + "\n" + shown)
-                        .isNotEmpty();
-                assertThat(outcome.verdict().lostUpdates())
-                        .as(outcome.strategy() + "\n" + shown)
-                        .isPositive();
+            if (faults.containsKey("pause")) {
+                // The paused client wakes believing it holds the lock and writes what it read
+                // before the pause: a TTL lock lets the write through, a fence refuses it.
+                if (outcome.strategy().fenced() || outcome.strategy() == Strategy.OPTIMISTIC) {
+                    assertThat(outcome.verdict().staleRejected())
+                            .as(outcome.strategy() + "\n" + shown)
+                            .isPositive();
+                } else {
+                    assertThat(outcome.verdict().overlaps())
+                            .as(outcome.strategy() + "\n" + shown)
+                            .isNotEmpty();
+                    assertThat(outcome.verdict().lostUpdates())
+                            .as(outcome.strategy() + "\n" + shown)
+                            .isPositive();
+                }
             }
         }
+        // A pause strikes a client that reaches a write within 1.5 s of its time (the first fault,
+        // 0.6 s into the run; the clients are connected before it starts). On a busy machine a
+        // strategy's clients can all be elsewhere then; it must strike somewhere.
+        assertThat(result.outcomes())
+                .as(shown)
+                .anyMatch(o -> o.summary().faultsByKind().containsKey("pause"));
         // An expiry strikes a client that holds the lock within 1.5 s of its time; after a kill and
         // a slow member, etcd can keep every client out that long (a leader change renews the
         // lease of an attempt given up). It must strike somewhere.
