@@ -43,6 +43,7 @@ public final class ZooKeeperServers {
 
     /** A standalone server with its data in {@code dir}; started. */
     public static TestingServer server(Path dir) throws Exception {
+        requireCuratorTest(); // before anything else of the kit: without curator-test, say so first
         return server(dir, Processes.freePort("127.0.0.1"));
     }
 
