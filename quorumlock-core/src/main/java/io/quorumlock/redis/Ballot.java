@@ -6,7 +6,9 @@ import io.quorumlock.redis.client.Command;
 import io.quorumlock.redis.client.NodeErrors;
 import io.quorumlock.redis.client.Reply;
 import java.util.ArrayList;
+import java.util.EnumMap;
 import java.util.List;
+import java.util.Map;
 import java.util.function.Predicate;
 
 /**
@@ -199,12 +201,19 @@ final class Ballot {
                 node, Vote.ERROR, "protocol error: " + Reply.shape(reply) + " is no reply to " + command.name());
     }
 
-    private static Vote vote(Reply.Kind kind) {
-        return switch (kind) {
-            case NOT_SENT -> Vote.UNREACHABLE;
-            case TIMED_OUT -> Vote.TIMED_OUT;
-            case BROKEN, PROTOCOL -> Vote.ERROR;
-            case MISCONFIGURED -> Vote.MISCONFIGURED;
-        };
+    /**
+     * The vote of each kind of failure. A map built with the class rather than a switch, whose
+     * lookup class is loaded at the first failure: a virtual thread that waits for another one
+     * loading it pins its carrier, in the middle of a round.
+     */
+    private static final Map<Reply.Kind, Vote> FAILURE_VOTES = new EnumMap<>(Map.of(
+            Reply.Kind.NOT_SENT, Vote.UNREACHABLE,
+            Reply.Kind.TIMED_OUT, Vote.TIMED_OUT,
+            Reply.Kind.BROKEN, Vote.ERROR,
+            Reply.Kind.PROTOCOL, Vote.ERROR,
+            Reply.Kind.MISCONFIGURED, Vote.MISCONFIGURED));
+
+    static Vote vote(Reply.Kind kind) {
+        return FAILURE_VOTES.get(kind);
     }
 }

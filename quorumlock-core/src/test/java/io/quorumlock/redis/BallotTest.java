@@ -10,6 +10,15 @@ import org.junit.jupiter.api.Test;
 class BallotTest {
 
     @Test
+    void everyKindOfFailureHasItsVote() {
+        for (Reply.Kind kind : Reply.Kind.values()) {
+            assertThat(Ballot.vote(kind)).as(kind.name()).isNotNull().isNotEqualTo(io.quorumlock.NodeOutcome.Vote.YES);
+        }
+        assertThat(Ballot.vote(Reply.Kind.NOT_SENT)).isEqualTo(io.quorumlock.NodeOutcome.Vote.UNREACHABLE);
+        assertThat(Ballot.vote(Reply.Kind.TIMED_OUT)).isEqualTo(io.quorumlock.NodeOutcome.Vote.TIMED_OUT);
+    }
+
+    @Test
     void repliesReadAsVotes() {
         Command set = Command.setIfAbsent("k", "t", 1000);
         assertThat(Ballot.vote(set, "n", Reply.Simple.OK).vote()).isEqualTo(io.quorumlock.NodeOutcome.Vote.YES);

@@ -95,7 +95,8 @@ class TlsIT {
                 assertThat(lease.extend(TTL)).isTrue();
                 assertThat(jedis.pttl("tls:job")).isGreaterThan(TTL.toMillis() - 2_000);
                 lease.release();
-                assertThat(jedis.get("tls:job")).isNull();
+                // release() returns once a quorum is free; this node's delete may still be on its way.
+                TestTime.await(Duration.ofSeconds(2), () -> jedis.get("tls:job") == null, "tls:job deleted on node 0");
             }
             // Connections are kept: a second cycle needs no new handshake, and works the same.
             redlock.tryAcquire("tls:job", TTL).orElseThrow().release();
