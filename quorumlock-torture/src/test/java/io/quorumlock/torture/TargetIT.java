@@ -37,7 +37,8 @@ class TargetIT {
                 ClientLock cutOff = ClientLock.open(strategy, target.endpoints(2), TTL.toMillis())) {
             assertThat(target.endpoints(1)).isNotEqualTo(target.endpoints(2));
             String resource = "target-" + strategy.option();
-            acquireAndRelease(cutOff, resource); // connected before the partition
+            // Connected before the partition: a cold client's first grant can take seconds on a busy machine.
+            cutOff.warmUp(resource, TestTime.scaled(Duration.ofSeconds(30)));
 
             long start = System.nanoTime();
             assertThat(target.start(partition))
