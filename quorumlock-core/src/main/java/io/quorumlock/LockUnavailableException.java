@@ -37,7 +37,7 @@ public class LockUnavailableException extends QuorumLockException {
      * A refusal by the one authority that grants the lock (a consensus service): no votes to count,
      * one answer, and who holds the lock if the authority named the holder.
      */
-    LockUnavailableException(
+    public LockUnavailableException(
             String resource, Duration waited, int attempts, NodeOutcome answer, Optional<String> holder) {
         super(tried(resource, waited, attempts)
                 + holder.map(who -> "held by " + who)

@@ -2,8 +2,8 @@ package io.quorumlock.redis;
 
 import io.quorumlock.Lease;
 import io.quorumlock.LeaseLostException;
-import io.quorumlock.LockEvents;
 import io.quorumlock.redis.Rounds.Grant;
+import io.quorumlock.spi.LockEvents;
 import java.time.Duration;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;

@@ -1,12 +1,12 @@
 package io.quorumlock.redis;
 
-import io.quorumlock.LockEvents;
 import io.quorumlock.NodeOutcome;
 import io.quorumlock.NodeOutcome.Vote;
 import io.quorumlock.redis.client.Command;
 import io.quorumlock.redis.client.Reply;
-import io.quorumlock.redis.client.Ticker;
 import io.quorumlock.redis.client.Transport;
+import io.quorumlock.spi.LockEvents;
+import io.quorumlock.spi.Ticker;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicInteger;

@@ -5,10 +5,10 @@ import static org.assertj.core.api.Assertions.catchThrowableOfType;
 
 import io.etcd.jetcd.ByteSequence;
 import io.etcd.jetcd.options.GetOption;
-import io.quorumlock.AcquireLoop;
 import io.quorumlock.FencedLease;
 import io.quorumlock.LockUnavailableException;
 import io.quorumlock.QuorumLockException;
+import io.quorumlock.spi.AcquireLoop;
 import io.quorumlock.testkit.EtcdClusterExtension;
 import io.quorumlock.testkit.FaultProxies;
 import io.quorumlock.testkit.TestTime;

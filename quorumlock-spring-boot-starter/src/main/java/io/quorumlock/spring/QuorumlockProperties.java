@@ -157,8 +157,9 @@ public class QuorumlockProperties {
         @Override
         public String toString() {
             return "Redis[nodes "
-                    + nodes.stream().map(io.quorumlock.Secrets::redactUri).toList() + ", password "
-                    + (password == null || password.isEmpty() ? "none" : io.quorumlock.Secrets.MASK) + ", nodeTimeout "
+                    + nodes.stream().map(io.quorumlock.spi.Secrets::redactUri).toList() + ", password "
+                    + (password == null || password.isEmpty() ? "none" : io.quorumlock.spi.Secrets.MASK)
+                    + ", nodeTimeout "
                     + nodeTimeout + ", connectTimeout " + connectTimeout + ", maxConnectionsPerNode "
                     + maxConnectionsPerNode
                     + ", restartGuard " + restartGuard + ", " + tls + "]";
@@ -270,7 +271,9 @@ public class QuorumlockProperties {
         @Override
         public String toString() {
             return "Etcd[endpoints "
-                    + endpoints.stream().map(io.quorumlock.Secrets::redactUri).toList() + "]";
+                    + endpoints.stream()
+                            .map(io.quorumlock.spi.Secrets::redactUri)
+                            .toList() + "]";
         }
     }
 

@@ -1,11 +1,11 @@
 package io.quorumlock.zookeeper;
 
-import io.quorumlock.AcquireLoop.Attempt;
 import io.quorumlock.FencedLease;
-import io.quorumlock.Holders;
 import io.quorumlock.NodeOutcome;
 import io.quorumlock.NodeOutcome.Vote;
 import io.quorumlock.QuorumLockException;
+import io.quorumlock.spi.AcquireLoop.Attempt;
+import io.quorumlock.spi.Holders;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;

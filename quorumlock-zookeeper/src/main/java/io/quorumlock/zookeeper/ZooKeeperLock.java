@@ -1,19 +1,19 @@
 package io.quorumlock.zookeeper;
 
-import io.quorumlock.AcquireLoop;
-import io.quorumlock.AcquireLoop.Attempt;
-import io.quorumlock.CriticalSections;
 import io.quorumlock.DistributedLock;
 import io.quorumlock.FencedLease;
-import io.quorumlock.Holders;
 import io.quorumlock.LeaseLostException;
 import io.quorumlock.LeasedSection;
-import io.quorumlock.LockEvents;
 import io.quorumlock.LockListener;
 import io.quorumlock.LockUnavailableException;
 import io.quorumlock.QuorumLockException;
 import io.quorumlock.RetryPolicy;
-import io.quorumlock.Secrets;
+import io.quorumlock.spi.AcquireLoop;
+import io.quorumlock.spi.AcquireLoop.Attempt;
+import io.quorumlock.spi.CriticalSections;
+import io.quorumlock.spi.Holders;
+import io.quorumlock.spi.LockEvents;
+import io.quorumlock.spi.Secrets;
 import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;

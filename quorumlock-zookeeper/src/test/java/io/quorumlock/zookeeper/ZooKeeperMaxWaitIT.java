@@ -3,10 +3,10 @@ package io.quorumlock.zookeeper;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.catchThrowableOfType;
 
-import io.quorumlock.AcquireLoop;
 import io.quorumlock.FencedLease;
 import io.quorumlock.LockUnavailableException;
 import io.quorumlock.QuorumLockException;
+import io.quorumlock.spi.AcquireLoop;
 import io.quorumlock.testkit.FaultProxy;
 import io.quorumlock.testkit.TestTime;
 import io.quorumlock.testkit.ZooKeeperServers;

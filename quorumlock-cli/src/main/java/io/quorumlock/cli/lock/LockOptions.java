@@ -2,9 +2,9 @@ package io.quorumlock.cli.lock;
 
 import io.quorumlock.DistributedLock;
 import io.quorumlock.Lease;
-import io.quorumlock.Secrets;
 import io.quorumlock.etcd.EtcdLock;
 import io.quorumlock.redis.Redlock;
+import io.quorumlock.spi.Secrets;
 import io.quorumlock.zookeeper.ZooKeeperLock;
 import java.nio.file.Path;
 import java.time.Duration;

@@ -1,5 +1,6 @@
 package io.quorumlock.redis.client;
 
+import io.quorumlock.spi.Ticker;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;

@@ -1,5 +1,6 @@
 package io.quorumlock.redis.client;
 
+import io.quorumlock.spi.Ticker;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.UnknownHostException;

@@ -1,4 +1,4 @@
-package io.quorumlock.redis.client;
+package io.quorumlock.spi;
 
 /** A monotonic clock in nanoseconds; injected so that time arithmetic can be tested with a fake. */
 @FunctionalInterface

@@ -1,8 +1,10 @@
-package io.quorumlock;
+package io.quorumlock.spi;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.quorumlock.FencedLease;
+import io.quorumlock.LeaseLostException;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;

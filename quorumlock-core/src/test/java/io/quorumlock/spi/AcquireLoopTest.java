@@ -1,10 +1,15 @@
-package io.quorumlock;
+package io.quorumlock.spi;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import io.quorumlock.AcquireLoop.Attempt;
+import io.quorumlock.LockConfigurationException;
+import io.quorumlock.LockUnavailableException;
+import io.quorumlock.NodeOutcome;
 import io.quorumlock.NodeOutcome.Vote;
+import io.quorumlock.QuorumLockException;
+import io.quorumlock.RetryPolicy;
+import io.quorumlock.spi.AcquireLoop.Attempt;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;

@@ -1,5 +1,11 @@
-package io.quorumlock;
+package io.quorumlock.spi;
 
+import io.quorumlock.DistributedLock;
+import io.quorumlock.LockListener;
+import io.quorumlock.LockUnavailableException;
+import io.quorumlock.NodeOutcome;
+import io.quorumlock.QuorumLockException;
+import io.quorumlock.RetryPolicy;
 import java.time.Duration;
 import java.util.List;
 import java.util.Objects;

@@ -1,4 +1,4 @@
-package io.quorumlock.redis.client;
+package io.quorumlock.spi;
 
 import java.util.concurrent.atomic.AtomicLong;
 

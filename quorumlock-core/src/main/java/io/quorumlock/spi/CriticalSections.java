@@ -1,5 +1,9 @@
-package io.quorumlock;
+package io.quorumlock.spi;
 
+import io.quorumlock.CriticalSection;
+import io.quorumlock.FencedLease;
+import io.quorumlock.Lease;
+import io.quorumlock.LeaseLostException;
 import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
 

@@ -1,4 +1,4 @@
-package io.quorumlock;
+package io.quorumlock.spi;
 
 import java.io.BufferedReader;
 import java.io.IOException;

@@ -1,4 +1,4 @@
-package io.quorumlock;
+package io.quorumlock.spi;
 
 /**
  * Hides what may be a secret in an address a user gave, so that the address can go into messages

@@ -1,8 +1,13 @@
-package io.quorumlock;
+package io.quorumlock.spi;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.quorumlock.LockListener;
+import io.quorumlock.LockUnavailableException;
+import io.quorumlock.NodeOutcome;
+import io.quorumlock.RecordingListener;
+import io.quorumlock.RetryPolicy;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.TimeUnit;

@@ -1,5 +1,6 @@
-package io.quorumlock;
+package io.quorumlock.spi;
 
+import io.quorumlock.LockListener;
 import java.time.Duration;
 import java.util.Objects;
 import java.util.concurrent.atomic.AtomicBoolean;
