@@ -362,6 +362,8 @@ public final class Torture {
         private boolean onServers(Fault fault) throws InterruptedException {
             // The start is marked when the injection began, not when it returned: a grant made while
             // a quorum's clocks were being set forward (or a partition set up) then shows after it.
+            // The end is marked when the heal begins: until then the fault held all along. A nemesis
+            // that fell behind (a busy machine) starts a fault late and still heals it on schedule.
             long nanos = System.nanoTime();
             long wall = System.currentTimeMillis();
             Optional<String> label = run.target.start(fault);
@@ -370,8 +372,10 @@ public final class Torture {
             }
             run.nemesis.append(Event.fault(label.get(), true, nanos, wall));
             sleepUntil(fault.endMillis());
+            long healNanos = System.nanoTime();
+            long healWall = System.currentTimeMillis();
             run.target.heal(fault);
-            run.nemesis.append(Event.fault(label.get(), false, System.nanoTime(), System.currentTimeMillis()));
+            run.nemesis.append(Event.fault(label.get(), false, healNanos, healWall));
             return true;
         }
 
