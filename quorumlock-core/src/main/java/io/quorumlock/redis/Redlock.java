@@ -187,7 +187,7 @@ public final class Redlock implements DistributedLock<Lease> {
         ensureOpen();
         checkResource(resource);
         checkTtl(ttl);
-        return AcquireLoop.acquire(resource, maxWait, retry, ticker::nanos, events, (number, remainingNanos) -> {
+        return AcquireLoop.acquire(resource, maxWait, retry, ticker, events, (number, remainingNanos) -> {
             Attempt attempt = attempt(resource, ttl);
             if (attempt.lease().isPresent()) {
                 return AcquireLoop.Attempt.granted(attempt.lease().get(), attempt.votes(), names.size());

@@ -3,12 +3,11 @@ package io.quorumlock.redis;
 import io.quorumlock.Lease;
 import io.quorumlock.LeaseLostException;
 import io.quorumlock.redis.Rounds.Grant;
+import io.quorumlock.spi.LeaseCore;
 import io.quorumlock.spi.LockEvents;
 import java.time.Duration;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.concurrent.atomic.AtomicIntegerFieldUpdater;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.locks.ReentrantLock;
 
@@ -18,25 +17,12 @@ import java.util.concurrent.locks.ReentrantLock;
  */
 final class RedlockLease implements Lease {
 
-    /** The rounds of the lock that granted it: its extensions, its release, its clock and its events. */
+    /** The rounds of the lock that granted it: its extensions, its release and its events. */
     private final Rounds lock;
 
-    private final String resource;
+    private final LeaseCore core;
     private final String token;
     private final Grant[] grants;
-    private final AtomicBoolean released = new AtomicBoolean();
-    private volatile long validityNanos;
-    private volatile long validUntilNanos;
-    private static final AtomicIntegerFieldUpdater<RedlockLease> TOLD =
-            AtomicIntegerFieldUpdater.newUpdater(RedlockLease.class, "told");
-
-    /** 1 once the listener heard the end of this lease, lost or released: it hears only one. */
-    private volatile int told;
-
-    /** When the grant's round ended, on the lock's ticker: for how long a release held it. */
-    private final long grantedNanos;
-
-    private final CompletableFuture<LeaseLostException> lost = new CompletableFuture<>();
     /** The watchdog's watch that keeps this lease alive; null if none. */
     private final AtomicReference<Watchdog.Watch> watch = new AtomicReference<>();
     /** Held for each extension round, so that they run one at a time; see {@link #extendRound}. */
@@ -44,35 +30,30 @@ final class RedlockLease implements Lease {
 
     RedlockLease(Rounds lock, String resource, String token, Grant[] grants, long validityNanos, long validUntilNanos) {
         this.lock = lock;
-        this.resource = resource;
+        this.core = new LeaseCore(
+                resource, lock.ticker(), lock.events(), LeaseCore.State.VALID, validUntilNanos, validityNanos);
         this.token = token;
         this.grants = grants;
-        this.validityNanos = validityNanos;
-        this.validUntilNanos = validUntilNanos;
-        this.grantedNanos = validUntilNanos - validityNanos; // no clock read on the hot path
     }
 
     @Override
     public String resource() {
-        return resource;
+        return core.resource();
     }
 
     @Override
     public Duration validity() {
-        return Duration.ofNanos(validityNanos);
+        return core.validity();
     }
 
     @Override
     public Duration remaining() {
-        if (released.get() || lost.isDone()) {
-            return Duration.ZERO;
-        }
-        return Duration.ofNanos(Math.max(0, validUntilNanos - lock.nowNanos()));
+        return core.remaining();
     }
 
     @Override
     public boolean isValid() {
-        return !remaining().isZero();
+        return core.isValid();
     }
 
     /**
@@ -95,25 +76,24 @@ final class RedlockLease implements Lease {
         lock.checkTtl(ttl);
         rounds.lock();
         try {
-            if (released.get()) {
-                throw new IllegalStateException("the lease on '" + resource + "' was released; acquire a new one");
+            if (isReleased()) {
+                throw released();
             }
             if (!isValid()) {
                 return Optional.empty();
             }
-            LockEvents events = lock.events();
-            long start = lock.nowNanos();
-            endNoLaterThan(lock.extensionEndNanos(start, ttl)); // the round may set that from now on
+            LockEvents events = core.events();
+            long start = core.nowNanos();
+            core.endNoLaterThan(lock.extensionEndNanos(start, ttl)); // the round may set that from now on
             Rounds.Outcome outcome = lock.extend(this, ttl);
             boolean held = outcome.held() && isValid();
             if (held) {
-                validityNanos = outcome.validityNanos();
-                validUntilNanos = outcome.validUntilNanos();
+                core.setEnd(outcome.validUntilNanos(), outcome.validityNanos());
             } else {
-                endNoLaterThan(outcome.validUntilNanos());
+                core.endNoLaterThan(outcome.validUntilNanos());
             }
             if (events.on()) {
-                events.extended(resource, lock.nowNanos() - start, held);
+                events.extended(core.resource(), core.nowNanos() - start, held);
             }
             return Optional.of(held ? outcome : outcome.notHeld(outcome.outcomes(), outcome.misconfigured()));
         } finally {
@@ -121,25 +101,24 @@ final class RedlockLease implements Lease {
         }
     }
 
-    private void endNoLaterThan(long endNanos) {
-        validUntilNanos = Math.min(validUntilNanos, endNanos);
+    private IllegalStateException released() {
+        return new IllegalStateException("the lease on '" + core.resource() + "' was released; acquire a new one");
     }
 
     @Override
     public void release() {
-        if (released.compareAndSet(false, true)) {
-            Watchdog.Watch keeper = watch.get();
-            if (keeper != null) {
-                keeper.stop();
-            }
-            rounds.lock(); // an extension round under way ends before the deletes go out
-            rounds.unlock();
-            lock.release(this);
-            LockEvents events = lock.events();
-            if (events.on() && TOLD.compareAndSet(this, 0, 1)) {
-                events.released(resource, lock.nowNanos() - grantedNanos);
-            }
+        LeaseCore.State before = core.release();
+        if (before == LeaseCore.State.RELEASED) {
+            return;
         }
+        Watchdog.Watch keeper = watch.get();
+        if (keeper != null) {
+            keeper.stop();
+        }
+        rounds.lock(); // an extension round under way ends before the deletes go out
+        rounds.unlock();
+        lock.release(this);
+        core.released(before);
     }
 
     boolean grantedBy(Rounds other) {
@@ -148,15 +127,15 @@ final class RedlockLease implements Lease {
 
     /** Has {@code watchdog} extend this lease to {@code ttl} until it is released. */
     void keptAliveBy(Watchdog watchdog, Duration ttl) {
-        if (released.get()) {
-            throw new IllegalStateException("the lease on '" + resource + "' was released; acquire a new one");
+        if (isReleased()) {
+            throw released();
         }
         Watchdog.Watch started = watchdog.watch(this, ttl);
         if (!watch.compareAndSet(null, started)) {
             started.stop();
-            throw new IllegalStateException("the lease on '" + resource + "' is already kept alive");
+            throw new IllegalStateException("the lease on '" + core.resource() + "' is already kept alive");
         }
-        if (released.get()) {
+        if (isReleased()) {
             started.stop(); // released while the watch started: release() may not have seen it
         }
     }
@@ -167,30 +146,26 @@ final class RedlockLease implements Lease {
     }
 
     long validUntilNanos() {
-        return validUntilNanos;
+        return core.endNanos();
     }
 
     /** Marks the lease lost: it is no longer valid, and {@link #lost()} completes. */
     void markLost(String reason) {
-        if (lost.complete(new LeaseLostException(resource, reason, null))
-                && lock.events().on()
-                && TOLD.compareAndSet(this, 0, 1)) {
-            lock.events().lost(resource, reason);
-        }
+        core.lose(new LeaseLostException(core.resource(), reason, null), Runnable::run);
     }
 
     /** Tells the listener that an extension threw {@code error}. */
     void extensionFailed(Throwable error) {
-        lock.events().extensionFailed(resource, error);
+        core.events().extensionFailed(core.resource(), error);
     }
 
     /** Completes when the watchdog could not extend the lease, or its Redlock was closed. */
     CompletableFuture<LeaseLostException> lost() {
-        return lost;
+        return core.lost();
     }
 
     boolean isReleased() {
-        return released.get();
+        return core.state() == LeaseCore.State.RELEASED;
     }
 
     String token() {
@@ -203,7 +178,7 @@ final class RedlockLease implements Lease {
 
     @Override
     public String toString() {
-        return "Lease[" + resource + ", token " + token.substring(0, 8) + "..., remaining "
+        return "Lease[" + core.resource() + ", token " + token.substring(0, 8) + "..., remaining "
                 + remaining().toMillis() + " ms]";
     }
 }

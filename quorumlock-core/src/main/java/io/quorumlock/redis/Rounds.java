@@ -267,6 +267,10 @@ final class Rounds {
 
     // ---- what the lock and its leases share ----------------------------------------------------
 
+    Ticker ticker() {
+        return ticker;
+    }
+
     long nowNanos() {
         return ticker.nanos();
     }

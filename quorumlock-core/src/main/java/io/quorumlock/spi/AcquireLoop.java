@@ -10,7 +10,6 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
-import java.util.function.LongSupplier;
 import java.util.function.Supplier;
 
 /**
@@ -48,11 +47,11 @@ public final class AcquireLoop {
 
     /**
      * Makes attempts to lock {@code resource} until one is granted, one is refused for good, or
-     * {@code maxWait} has passed on {@code nanoClock}. After a refusal that a retry may overcome,
+     * {@code maxWait} has passed on {@code ticker}. After a refusal that a retry may overcome,
      * pauses as {@code retry} says if the pause fits in what is left of the wait, then tries again.
      * A {@code maxWait} of zero makes exactly one attempt.
      *
-     * @param nanoClock the lock's monotonic clock, in nanoseconds
+     * @param ticker the lock's monotonic clock
      * @param attempts makes one attempt; whatever it throws ends the loop at once
      * @return the lease of the attempt that was granted
      * @throws LockUnavailableException if no attempt was granted in time, with the evidence of the last one
@@ -60,19 +59,19 @@ public final class AcquireLoop {
      * @throws QuorumLockException if the thread was interrupted during a pause (the flag stays set)
      */
     public static <L> L acquire(
-            String resource, Duration maxWait, RetryPolicy retry, LongSupplier nanoClock, Attempts<L> attempts) {
-        return acquire(resource, maxWait, retry, nanoClock, NO_EVENTS, attempts);
+            String resource, Duration maxWait, RetryPolicy retry, Ticker ticker, Attempts<L> attempts) {
+        return acquire(resource, maxWait, retry, ticker, NO_EVENTS, attempts);
     }
 
     /**
-     * As {@link #acquire(String, Duration, RetryPolicy, LongSupplier, Attempts)}, and tells {@code
+     * As {@link #acquire(String, Duration, RetryPolicy, Ticker, Attempts)}, and tells {@code
      * events} how it ended: acquired, busy, unavailable, or an error (whatever an attempt threw).
      */
     public static <L> L acquire(
             String resource,
             Duration maxWait,
             RetryPolicy retry,
-            LongSupplier nanoClock,
+            Ticker ticker,
             LockEvents events,
             Attempts<L> attempts) {
         Objects.requireNonNull(maxWait, "maxWait");
@@ -81,30 +80,30 @@ public final class AcquireLoop {
         }
         long budget =
                 maxWait.compareTo(Duration.ofNanos(LONGEST_WAIT_NANOS)) > 0 ? LONGEST_WAIT_NANOS : maxWait.toNanos();
-        long start = nanoClock.getAsLong();
+        long start = ticker.nanos();
         for (int number = 1; ; number++) {
-            long remaining = Math.max(0, budget - (nanoClock.getAsLong() - start));
+            long remaining = Math.max(0, budget - (ticker.nanos() - start));
             Attempt<L> attempt;
             try {
                 attempt = attempts.attempt(number, remaining);
             } catch (RuntimeException e) {
                 if (events.on()) {
-                    events.error(resource, nanoClock.getAsLong() - start, e);
+                    events.error(resource, ticker.nanos() - start, e);
                 }
                 throw e;
             }
             if (attempt.lease != null) {
                 if (events.on()) {
-                    events.acquired(resource, nanoClock.getAsLong() - start, attempt.votes, attempt.nodes);
+                    events.acquired(resource, ticker.nanos() - start, attempt.votes, attempt.nodes);
                 }
                 return attempt.lease;
             }
-            long waited = nanoClock.getAsLong() - start;
+            long waited = ticker.nanos() - start;
             if (!attempt.retryable
                     || waited >= budget
                     || !retry.pauseBeforeNextAttempt(number, budget - waited, resource)) {
                 if (events.on()) {
-                    events.refused(resource, nanoClock.getAsLong() - start, attempt.busy);
+                    events.refused(resource, ticker.nanos() - start, attempt.busy);
                 }
                 throw attempt.unavailable(resource, Duration.ofNanos(waited), number);
             }
@@ -118,22 +117,22 @@ public final class AcquireLoop {
      * @return the lease, or empty if the attempt was refused
      */
     public static <L> Optional<L> once(
-            String resource, LongSupplier nanoClock, LockEvents events, Supplier<Attempt<L>> attempts) {
+            String resource, Ticker ticker, LockEvents events, Supplier<Attempt<L>> attempts) {
         if (!events.on()) {
             return attempts.get().lease();
         }
-        long start = nanoClock.getAsLong();
+        long start = ticker.nanos();
         Attempt<L> attempt;
         try {
             attempt = attempts.get();
         } catch (RuntimeException e) {
-            events.error(resource, nanoClock.getAsLong() - start, e);
+            events.error(resource, ticker.nanos() - start, e);
             throw e;
         }
         if (attempt.lease != null) {
-            events.acquired(resource, nanoClock.getAsLong() - start, attempt.votes, attempt.nodes);
+            events.acquired(resource, ticker.nanos() - start, attempt.votes, attempt.nodes);
         } else {
-            events.refused(resource, nanoClock.getAsLong() - start, attempt.busy);
+            events.refused(resource, ticker.nanos() - start, attempt.busy);
         }
         return attempt.lease();
     }

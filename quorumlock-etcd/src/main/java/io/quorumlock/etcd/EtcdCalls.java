@@ -6,6 +6,7 @@ import io.grpc.Status;
 import io.quorumlock.NodeOutcome;
 import io.quorumlock.NodeOutcome.Vote;
 import io.quorumlock.QuorumLockException;
+import io.quorumlock.spi.Ticker;
 import java.time.Duration;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
@@ -24,6 +25,7 @@ import org.slf4j.LoggerFactory;
  * error), and whether sending the request again may help.
  */
 final class EtcdCalls {
+    private final Ticker ticker;
 
     private static final Logger log = LoggerFactory.getLogger(EtcdLock.class);
 
@@ -36,7 +38,8 @@ final class EtcdCalls {
     private final Duration requestTimeout;
 
     /** Requests to {@code cluster} (as outcomes name it), each given up after {@code requestTimeout}. */
-    EtcdCalls(String cluster, Duration requestTimeout) {
+    EtcdCalls(String cluster, Duration requestTimeout, Ticker ticker) {
+        this.ticker = ticker;
         this.cluster = cluster;
         this.requestTimeout = requestTimeout;
     }
@@ -47,11 +50,11 @@ final class EtcdCalls {
 
     /** Sends a request that must not be repeated (a grant) and waits up to the request timeout. */
     <T> T callOnce(Supplier<CompletableFuture<T>> request, String what) {
-        return call(request, what, false, System.nanoTime() + requestTimeout.toNanos());
+        return call(request, what, false, ticker.nanos() + requestTimeout.toNanos());
     }
 
     /**
-     * As {@link #callOnce(Supplier, String)}, and gives up at {@code deadline} (System.nanoTime) if
+     * As {@link #callOnce(Supplier, String)}, and gives up at {@code deadline} (the lock's ticker) if
      * that comes first: the end of an acquire's wait.
      */
     <T> T callOnce(Supplier<CompletableFuture<T>> request, String what, long deadline) {
@@ -65,11 +68,11 @@ final class EtcdCalls {
      * as there is one.
      */
     <T> T call(Supplier<CompletableFuture<T>> request, String what) {
-        return call(request, what, true, System.nanoTime() + requestTimeout.toNanos());
+        return call(request, what, true, ticker.nanos() + requestTimeout.toNanos());
     }
 
     /**
-     * As {@link #call(Supplier, String)}, and gives up at {@code deadline} (System.nanoTime) if that
+     * As {@link #call(Supplier, String)}, and gives up at {@code deadline} (the lock's ticker) if that
      * comes first: the end of an acquire's wait.
      */
     <T> T call(Supplier<CompletableFuture<T>> request, String what, long deadline) {
@@ -78,16 +81,16 @@ final class EtcdCalls {
 
     private <T> T call(Supplier<CompletableFuture<T>> request, String what, boolean repeatable, long deadline) {
         long perTryNanos = repeatable ? Math.min(requestTimeout.toNanos(), RESEND_AFTER.toNanos()) : Long.MAX_VALUE;
-        long timeoutAt = System.nanoTime() + requestTimeout.toNanos();
+        long timeoutAt = ticker.nanos() + requestTimeout.toNanos();
         boolean byTheWait = deadline - timeoutAt < 0;
         long end = byTheWait ? deadline : timeoutAt;
         while (true) {
             CompletableFuture<T> sent = request.get();
             try {
-                return sent.get(Math.min(perTryNanos, end - System.nanoTime()), TimeUnit.NANOSECONDS);
+                return sent.get(Math.min(perTryNanos, end - ticker.nanos()), TimeUnit.NANOSECONDS);
             } catch (TimeoutException e) {
                 sent.cancel(false);
-                if (end - System.nanoTime() <= 0) {
+                if (end - ticker.nanos() <= 0) {
                     throw new RequestFailed(outcome(
                             Vote.TIMED_OUT,
                             "no answer to '" + what + "' within "
@@ -96,7 +99,7 @@ final class EtcdCalls {
                 log.debug("no answer to '{}' yet; sending it again", what);
             } catch (ExecutionException | CompletionException | CancellationException e) {
                 NodeOutcome failure = failure(e, what);
-                long pause = Math.min(RESEND_PAUSE.toNanos(), end - System.nanoTime());
+                long pause = Math.min(RESEND_PAUSE.toNanos(), end - ticker.nanos());
                 if (!repeatable || !isTransient(e) || pause <= 0) {
                     throw new RequestFailed(failure);
                 }

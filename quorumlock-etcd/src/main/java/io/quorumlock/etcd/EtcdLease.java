@@ -6,6 +6,7 @@ import io.etcd.jetcd.common.exception.EtcdException;
 import io.etcd.jetcd.lease.LeaseKeepAliveResponse;
 import io.quorumlock.FencedLease;
 import io.quorumlock.LeaseLostException;
+import io.quorumlock.spi.LeaseCore;
 import java.time.Duration;
 import java.util.Locale;
 import java.util.concurrent.CompletableFuture;
@@ -22,7 +23,7 @@ import org.slf4j.LoggerFactory;
  * One grant of an {@link EtcdLock}: an etcd lease kept alive by one keep-alive request every third
  * of its TTL, and the lock key tied to it.
  *
- * <p>Time: the lease is known to live at least until {@code expiresAt} on this process's monotonic
+ * <p>Time: the lease is known to live at least until its end on the lock's monotonic
  * clock. Every renewal is counted from when its request was sent, which is no later than when etcd
  * applied it: the grant, the time-to-live check, each keep-alive request and {@link #extend} give
  * a lower bound (send time + TTL), however late their answer comes. Every bound also leaves an
@@ -35,23 +36,15 @@ final class EtcdLease implements FencedLease {
     /** How soon a keep-alive request that failed is sent again. */
     private static final long RECOVERY_RETRY_MILLIS = 250;
 
-    private enum State {
-        /** Granted, not yet handed out: the lock is being waited for or checked. */
-        PENDING,
-        HELD,
-        LOST,
-        RELEASED
-    }
-
     private final EtcdLock lock;
+    /** PENDING while the lock is being waited for or checked, VALID once handed out; never SUSPENDED. */
+    private final LeaseCore core;
+
     private final String resource;
     private final long leaseId;
     private final long ttlSeconds;
     private final long ttlNanos;
     private final long driftNanos;
-    private final CompletableFuture<LeaseLostException> lost = new CompletableFuture<>();
-    /** Completes when no renewal came for two thirds of the TTL, or at the loss: see {@link #inDoubt()}. */
-    private final CompletableFuture<LeaseLostException> inDoubt = new CompletableFuture<>();
     /**
      * Completes when the requests of a release or abandon are over: until then the lock follows the
      * lease, so that {@link EtcdLock#close()} waits for them before it closes its client.
@@ -61,23 +54,18 @@ final class EtcdLease implements FencedLease {
     private ScheduledFuture<?> doubt;
 
     // Guarded by this.
-    private State state = State.PENDING;
     private ByteSequence key;
     private long token;
-    private long expiresAt;
-    private long validityNanos;
     /** Sends a keep-alive request every third of the TTL. */
     private ScheduledFuture<?> renewals;
 
     private ScheduledFuture<?> deadline;
     /** When a renewal's answer last came, by the keep-alive or {@link #extend}. */
-    private long lastRenewedNanos = System.nanoTime();
+    private long lastRenewedNanos;
     /** A keep-alive request failed: another one is sent shortly, without waiting for the next third. */
     private boolean retryPending;
 
     private LeaseLostException loss;
-    /** When the lease was handed out, for how long a release held it. */
-    private long heldSinceNanos;
 
     EtcdLease(EtcdLock lock, String resource, long leaseId, long ttlSeconds, long grantSent, long granted) {
         this.lock = lock;
@@ -85,9 +73,10 @@ final class EtcdLease implements FencedLease {
         this.leaseId = leaseId;
         this.ttlSeconds = ttlSeconds;
         this.ttlNanos = TimeUnit.SECONDS.toNanos(ttlSeconds);
-        this.driftNanos = ttlNanos / 100 + TimeUnit.MILLISECONDS.toNanos(2);
-        this.expiresAt = grantSent + ttlNanos - driftNanos;
-        this.validityNanos = expiresAt - granted;
+        this.driftNanos = LeaseCore.driftNanos(ttlNanos);
+        long end = grantSent + ttlNanos - driftNanos;
+        this.core = new LeaseCore(resource, lock.ticker(), lock.events(), LeaseCore.State.PENDING, end, end - granted);
+        this.lastRenewedNanos = granted;
     }
 
     @Override
@@ -102,7 +91,7 @@ final class EtcdLease implements FencedLease {
 
     @Override
     public CompletableFuture<LeaseLostException> lost() {
-        return lost;
+        return core.lost();
     }
 
     /**
@@ -113,7 +102,7 @@ final class EtcdLease implements FencedLease {
      */
     @Override
     public CompletableFuture<LeaseLostException> inDoubt() {
-        return inDoubt;
+        return core.inDoubt();
     }
 
     /**
@@ -121,21 +110,18 @@ final class EtcdLease implements FencedLease {
      * time the request took and the drift allowance.
      */
     @Override
-    public synchronized Duration validity() {
-        return Duration.ofNanos(Math.max(0, validityNanos));
+    public Duration validity() {
+        return core.validity();
     }
 
     @Override
-    public synchronized Duration remaining() {
-        if (state != State.HELD) {
-            return Duration.ZERO;
-        }
-        return Duration.ofNanos(Math.max(0, expiresAt - System.nanoTime()));
+    public Duration remaining() {
+        return core.remaining();
     }
 
     @Override
-    public synchronized boolean isValid() {
-        return state == State.HELD && expiresAt - System.nanoTime() > 0;
+    public boolean isValid() {
+        return core.isValid();
     }
 
     /**
@@ -157,15 +143,14 @@ final class EtcdLease implements FencedLease {
                     + " ms: etcd cannot lengthen a lease's TTL (" + ttlSeconds
                     + " s); acquire the lock with a longer ttl");
         }
-        synchronized (this) {
-            if (state == State.RELEASED) {
-                throw new IllegalStateException("the lease on '" + resource + "' was released");
-            }
-            if (state != State.HELD) {
-                return false;
-            }
+        LeaseCore.State state = core.state();
+        if (state == LeaseCore.State.RELEASED) {
+            throw new IllegalStateException("the lease on '" + resource + "' was released");
         }
-        long sent = System.nanoTime();
+        if (state != LeaseCore.State.VALID) {
+            return false;
+        }
+        long sent = core.nowNanos();
         LeaseKeepAliveResponse response;
         try {
             response =
@@ -175,13 +160,13 @@ final class EtcdLease implements FencedLease {
                 markLost("etcd no longer knows the lease (revoked or expired)", null);
             }
             log.debug("could not extend the lease on '{}': {}", resource, e.outcome);
-            lock.events().extended(resource, System.nanoTime() - sent, false);
+            lock.events().extended(resource, core.nowNanos() - sent, false);
             return false;
         }
-        long received = System.nanoTime();
+        long received = core.nowNanos();
         boolean held;
         synchronized (this) {
-            held = renewed(sent, response.getTTL(), received) && state == State.HELD;
+            held = renewed(sent, response.getTTL(), received) && core.state() == LeaseCore.State.VALID;
         }
         lock.events().extended(resource, received - sent, held);
         return held;
@@ -199,7 +184,7 @@ final class EtcdLease implements FencedLease {
     }
 
     /**
-     * As {@link #release()}, with every request given up at {@code deadline} (System.nanoTime) if
+     * As {@link #release()}, with every request given up at {@code deadline} (the lock's ticker) if
      * not answered by then: {@link EtcdLock#close()} releases all its leases within one request
      * timeout, also when etcd is silent.
      */
@@ -209,24 +194,15 @@ final class EtcdLease implements FencedLease {
 
     private void release(Long deadline) {
         ByteSequence lockKey;
-        boolean wasHeld;
-        long heldNanos;
-        boolean releasedElsewhere;
+        LeaseCore.State before;
         synchronized (this) {
-            releasedElsewhere = state == State.RELEASED;
-            if (!releasedElsewhere) {
-                wasHeld = state == State.HELD;
-                heldNanos = System.nanoTime() - heldSinceNanos;
-                state = State.RELEASED;
-                lockKey = key;
+            before = core.release();
+            lockKey = key;
+            if (before != LeaseCore.State.RELEASED) {
                 stopKeepingAlive();
-            } else {
-                wasHeld = false;
-                heldNanos = 0;
-                lockKey = null;
             }
         }
-        if (releasedElsewhere) {
+        if (before == LeaseCore.State.RELEASED) {
             if (deadline != null) {
                 awaitCleanUp(deadline); // by close(): another thread's requests may be under way
             }
@@ -241,15 +217,13 @@ final class EtcdLease implements FencedLease {
             cleanedUp();
         }
         log.debug("released '{}' (token {}, lease {})", resource, token, Long.toHexString(leaseId));
-        if (wasHeld) {
-            lock.events().released(resource, heldNanos);
-        }
+        core.released(before);
     }
 
     @Override
     public synchronized String toString() {
         return "EtcdLease['" + resource + "', token " + token + ", lease " + Long.toHexString(leaseId) + ", "
-                + state.name().toLowerCase(Locale.ROOT) + "]";
+                + core.state().name().toLowerCase(Locale.ROOT) + "]";
     }
 
     // ---- for EtcdLock ----------------------------------------------------------------------------
@@ -271,7 +245,7 @@ final class EtcdLease implements FencedLease {
      * that notice when the renewals stop.
      */
     synchronized void startKeepAlive() {
-        if (state != State.PENDING && state != State.HELD) {
+        if (!live()) {
             return;
         }
         if (deadline == null) {
@@ -295,33 +269,25 @@ final class EtcdLease implements FencedLease {
      * reported for a request sent at {@code checkSent}. False if the lease was lost meanwhile.
      */
     synchronized boolean hold(ByteSequence lockKey, long fencingToken, long checkSent, long checked, long ttlLeft) {
-        if (state != State.PENDING) {
+        if (core.state() != LeaseCore.State.PENDING) {
             return false;
         }
         key = lockKey;
         token = fencingToken;
-        expiresAt = Math.max(expiresAt, checkSent + TimeUnit.SECONDS.toNanos(ttlLeft) - driftNanos);
-        validityNanos = expiresAt - checked;
-        if (expiresAt - System.nanoTime() <= 0) {
-            return false;
-        }
-        state = State.HELD;
-        heldSinceNanos = checked;
-        return true;
+        return core.hold(checkSent + TimeUnit.SECONDS.toNanos(ttlLeft) - driftNanos, checked);
     }
 
     /**
      * Gives up a lease that is not handed out: stops the keep-alive and revokes it (deleting its
-     * lock key), waiting for etcd's answer until {@code end} (System.nanoTime) at most. Without an
+     * lock key), waiting for etcd's answer until {@code end} (the lock's ticker) at most. Without an
      * answer by then, the revoke goes on in the background: so a key that etcd would grant to
      * nobody goes as soon as etcd is reached again, not only when the lease runs out.
      */
     void abandon(long end) {
         synchronized (this) {
-            if (state == State.RELEASED) {
+            if (core.release() == LeaseCore.State.RELEASED) {
                 return;
             }
-            state = State.RELEASED;
             stopKeepingAlive();
         }
         try {
@@ -333,7 +299,7 @@ final class EtcdLease implements FencedLease {
 
     private void revoke(long end) {
         if (Thread.currentThread().isInterrupted()) {
-            revokeInBackground(System.nanoTime() + ttlNanos);
+            revokeInBackground(core.nowNanos() + ttlNanos);
             return;
         }
         try {
@@ -346,7 +312,7 @@ final class EtcdLease implements FencedLease {
                         Long.toHexString(leaseId),
                         resource,
                         e.outcome);
-                revokeInBackground(System.nanoTime() + ttlNanos);
+                revokeInBackground(core.nowNanos() + ttlNanos);
             }
         } catch (RuntimeException e) {
             log.warn("could not revoke the lease of a failed attempt on '{}': {}", resource, e.toString());
@@ -361,7 +327,7 @@ final class EtcdLease implements FencedLease {
     /** Waits until another thread's release or abandon of this lease is over, or {@code deadline}. */
     private void awaitCleanUp(long deadline) {
         try {
-            cleanedUp.get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+            cleanedUp.get(Math.max(0, deadline - core.nowNanos()), TimeUnit.NANOSECONDS);
         } catch (TimeoutException | ExecutionException e) {
             log.debug("the release of lease {} of '{}' is still under way", Long.toHexString(leaseId), resource);
         } catch (InterruptedException e) {
@@ -388,7 +354,7 @@ final class EtcdLease implements FencedLease {
                 return;
             }
             long pause = TimeUnit.MILLISECONDS.toNanos(RECOVERY_RETRY_MILLIS);
-            if (until - System.nanoTime() - pause <= 0) {
+            if (until - core.nowNanos() - pause <= 0) {
                 log.debug("lease {} of '{}' has run out by itself", Long.toHexString(leaseId), resource);
                 return;
             }
@@ -411,12 +377,10 @@ final class EtcdLease implements FencedLease {
      * Requests are not waited for before the next is sent, so a slow answer delays no renewal.
      */
     private void renew() {
-        synchronized (this) {
-            if (state != State.PENDING && state != State.HELD) {
-                return;
-            }
+        if (!live()) {
+            return;
         }
-        long sent = System.nanoTime();
+        long sent = core.nowNanos();
         CompletableFuture<LeaseKeepAliveResponse> answer;
         try {
             // The client's balancer sends it to a member that answers.
@@ -445,7 +409,7 @@ final class EtcdLease implements FencedLease {
             return;
         }
         synchronized (this) {
-            renewed(sent, alive.getTTL(), System.nanoTime()); // counted from before the request
+            renewed(sent, alive.getTTL(), core.nowNanos()); // counted from before the request
         }
     }
 
@@ -456,7 +420,7 @@ final class EtcdLease implements FencedLease {
      */
     private void renewalFailed(Throwable failure) {
         synchronized (this) {
-            if ((state != State.PENDING && state != State.HELD) || retryPending) {
+            if (!live() || retryPending) {
                 return;
             }
             retryPending = true;
@@ -478,18 +442,20 @@ final class EtcdLease implements FencedLease {
 
     /** Records a renewal known to have started no earlier than {@code renewedAt}; false if the lease is over. */
     private boolean renewed(long renewedAt, long ttlSecondsNow, long received) {
-        if (state != State.PENDING && state != State.HELD) {
+        long end = renewedAt + TimeUnit.SECONDS.toNanos(ttlSecondsNow) - driftNanos;
+        if (!core.extendTo(end, end - received)) {
             return false;
         }
         lastRenewedNanos = received;
         scheduleDoubt();
-        long candidate = renewedAt + TimeUnit.SECONDS.toNanos(ttlSecondsNow) - driftNanos;
-        if (candidate - expiresAt > 0) {
-            expiresAt = candidate;
-            validityNanos = candidate - received;
-            scheduleDeadline();
-        }
+        scheduleDeadline();
         return true;
+    }
+
+    /** Whether the lease is PENDING or VALID: renewed, and its timers running. */
+    private boolean live() {
+        LeaseCore.State state = core.state();
+        return state == LeaseCore.State.PENDING || state == LeaseCore.State.VALID;
     }
 
     /** Marks the lease lost unless it is already over, when nothing can be trusted about it any more. */
@@ -507,43 +473,36 @@ final class EtcdLease implements FencedLease {
     }
 
     private void markLost(String why, Throwable cause, boolean inline) {
-        LeaseLostException exception;
-        boolean wasHeld;
+        Runnable[] tell = new Runnable[1];
         synchronized (this) {
-            if (state != State.PENDING && state != State.HELD) {
+            if (!live()) {
                 return;
             }
-            wasHeld = state == State.HELD;
-            state = State.LOST;
-            stopKeepingAlive();
-            exception = new LeaseLostException(
+            boolean wasHeld = core.state() == LeaseCore.State.VALID;
+            LeaseLostException exception = new LeaseLostException(
                     resource,
                     why + " (etcd lease " + Long.toHexString(leaseId) + (wasHeld ? ", token " + token : "") + ")",
                     cause);
+            if (!core.lose(exception, task -> tell[0] = task)) {
+                return;
+            }
             loss = exception;
+            stopKeepingAlive();
             if (wasHeld) {
                 log.warn("{}", exception.getMessage());
             } else {
                 log.debug("{} while acquiring", exception.getMessage());
             }
         }
-        boolean told = wasHeld; // a held lease's loss, not an attempt's
-        Runnable tell = () -> {
-            lost.complete(exception);
-            inDoubt.complete(exception);
-            if (told) {
-                lock.events().lost(resource, exception.getMessage());
-            }
-        };
         if (inline) {
-            tell.run();
+            tell[0].run();
             return;
         }
         // Completed off jetcd's threads: whatever waits on lost() must not stall the client.
         try {
-            lock.scheduler().execute(tell);
+            lock.scheduler().execute(tell[0]);
         } catch (RejectedExecutionException closing) {
-            tell.run();
+            tell[0].run();
         }
     }
 
@@ -552,7 +511,7 @@ final class EtcdLease implements FencedLease {
         if (doubt != null) {
             doubt.cancel(false);
         }
-        long delay = Math.max(0, lastRenewedNanos + doubtAfterNanos() - System.nanoTime());
+        long delay = Math.max(0, lastRenewedNanos + doubtAfterNanos() - core.nowNanos());
         try {
             doubt = lock.scheduler().schedule(this::checkDoubt, delay, TimeUnit.NANOSECONDS);
         } catch (RejectedExecutionException closing) {
@@ -572,12 +531,12 @@ final class EtcdLease implements FencedLease {
     private void checkDoubt() {
         long silent;
         synchronized (this) {
-            silent = System.nanoTime() - lastRenewedNanos;
-            if (state != State.HELD || silent < doubtAfterNanos()) {
+            silent = core.nowNanos() - lastRenewedNanos;
+            if (core.state() != LeaseCore.State.VALID || silent < doubtAfterNanos()) {
                 return;
             }
         }
-        inDoubt.complete(new LeaseLostException(
+        core.doubt(new LeaseLostException(
                 resource,
                 "no keep-alive answer for " + silent / 1_000_000 + " ms, two thirds of the lease's TTL: etcd may"
                         + " expire it in the third that is left (etcd lease " + Long.toHexString(leaseId) + ", token "
@@ -590,7 +549,7 @@ final class EtcdLease implements FencedLease {
         if (deadline != null) {
             deadline.cancel(false);
         }
-        long delay = Math.max(0, expiresAt - System.nanoTime());
+        long delay = Math.max(0, core.endNanos() - core.nowNanos());
         try {
             deadline = lock.scheduler().schedule(this::checkDeadline, delay, TimeUnit.NANOSECONDS);
         } catch (RejectedExecutionException closing) {
@@ -600,10 +559,10 @@ final class EtcdLease implements FencedLease {
 
     private void checkDeadline() {
         synchronized (this) {
-            if (state != State.PENDING && state != State.HELD) {
+            if (!live()) {
                 return;
             }
-            if (expiresAt - System.nanoTime() > 0) {
+            if (core.endNanos() - core.nowNanos() > 0) {
                 scheduleDeadline(); // renewed meanwhile
                 return;
             }

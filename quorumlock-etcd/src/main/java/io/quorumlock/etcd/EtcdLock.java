@@ -17,6 +17,7 @@ import io.quorumlock.spi.AcquireLoop;
 import io.quorumlock.spi.CriticalSections;
 import io.quorumlock.spi.LockEvents;
 import io.quorumlock.spi.Secrets;
+import io.quorumlock.spi.Ticker;
 import java.net.URI;
 import java.net.URISyntaxException;
 import java.nio.charset.StandardCharsets;
@@ -100,6 +101,8 @@ public final class EtcdLock implements DistributedLock<FencedLease> {
 
     private final AtomicBoolean closed = new AtomicBoolean();
     private final LockEvents events;
+    /** The one clock of the lock, its calls and its leases. */
+    private final Ticker ticker = Ticker.SYSTEM;
 
     private EtcdLock(Builder builder, Client client, boolean ownsClient, String cluster) {
         this.events = LockEvents.of("etcd", builder.listener);
@@ -109,7 +112,7 @@ public final class EtcdLock implements DistributedLock<FencedLease> {
         this.keyPrefix = builder.keyPrefix;
         this.retry = builder.retry;
         this.tryAcquireWait = builder.tryAcquireWait;
-        this.calls = new EtcdCalls(cluster, builder.requestTimeout);
+        this.calls = new EtcdCalls(cluster, builder.requestTimeout, ticker);
         this.attempts = new LockAttempts(this, client, calls, tryAcquireWait.toNanos());
         this.overrunNanos = AcquireLoop.overrun(builder.requestTimeout).toNanos();
         int instance = instances.incrementAndGet();
@@ -144,12 +147,12 @@ public final class EtcdLock implements DistributedLock<FencedLease> {
     public Optional<FencedLease> tryAcquire(String resource, Duration ttl) {
         checkResource(resource);
         long ttlSeconds = ttlSeconds(ttl);
-        return AcquireLoop.once(resource, System::nanoTime, events, () -> once(resource, ttlSeconds));
+        return AcquireLoop.once(resource, ticker, events, () -> once(resource, ttlSeconds));
     }
 
     /** One attempt as {@link #tryAcquire} makes it: a request timeout for the grant, tryAcquireWait for the lock. */
     private AcquireLoop.Attempt<FencedLease> once(String resource, long ttlSeconds) {
-        long waitEnd = System.nanoTime() + calls.requestTimeout().toNanos() + tryAcquireWait.toNanos();
+        long waitEnd = ticker.nanos() + calls.requestTimeout().toNanos() + tryAcquireWait.toNanos();
         return attempts.attempt(resource, ttlSeconds, tryAcquireWait.toNanos(), waitEnd, waitEnd + overrunNanos);
     }
 
@@ -182,15 +185,15 @@ public final class EtcdLock implements DistributedLock<FencedLease> {
         long ttlSeconds = ttlSeconds(ttl);
         boolean once = Objects.requireNonNull(maxWait, "maxWait").isZero();
         long[] waitEnd = new long[1]; // the wait's end, set by the first attempt, for every attempt
-        return AcquireLoop.acquire(resource, maxWait, retry, System::nanoTime, events, (number, remainingNanos) -> {
+        return AcquireLoop.acquire(resource, maxWait, retry, ticker, events, (number, remainingNanos) -> {
             if (once) {
                 return once(resource, ttlSeconds);
             }
             if (number == 1) {
                 // A free lock is given at least tryAcquireWait to be granted, however short the wait.
-                waitEnd[0] = System.nanoTime() + Math.max(remainingNanos, tryAcquireWait.toNanos());
+                waitEnd[0] = ticker.nanos() + Math.max(remainingNanos, tryAcquireWait.toNanos());
             }
-            long wait = Math.max(0, waitEnd[0] - System.nanoTime());
+            long wait = Math.max(0, waitEnd[0] - ticker.nanos());
             return attempts.attempt(resource, ttlSeconds, wait, waitEnd[0], waitEnd[0] + overrunNanos);
         });
     }
@@ -278,7 +281,7 @@ public final class EtcdLock implements DistributedLock<FencedLease> {
         for (EtcdLease lease : open) {
             lease.loseOnClose(); // work under the lease stops before its release lets another holder in
         }
-        long deadline = System.nanoTime() + calls.requestTimeout().toNanos();
+        long deadline = ticker.nanos() + calls.requestTimeout().toNanos();
         for (EtcdLease lease : open) {
             lease.releaseBy(deadline); // all within one request timeout: etcd may be silent
         }
@@ -300,6 +303,10 @@ public final class EtcdLock implements DistributedLock<FencedLease> {
 
     Client client() {
         return client;
+    }
+
+    Ticker ticker() {
+        return ticker;
     }
 
     LockEvents events() {

@@ -52,7 +52,7 @@ final class LockAttempts {
     }
 
     /**
-     * Makes one attempt that ends by {@code end} (System.nanoTime), whatever etcd does: grants a
+     * Makes one attempt that ends by {@code end} (the lock's ticker), whatever etcd does: grants a
      * lease by {@code waitEnd}, waits in etcd's queue for the holders ahead up to {@code
      * lockWaitNanos} from the lock request and no longer than {@code waitEnd}, yet gives a free
      * lock the least lock wait (within {@code end}); reads and checks by {@code end}.
@@ -63,7 +63,7 @@ final class LockAttempts {
      */
     Attempt<FencedLease> attempt(String resource, long ttlSeconds, long lockWaitNanos, long waitEnd, long end) {
         lock.requireOpen();
-        long grantSent = System.nanoTime();
+        long grantSent = lock.ticker().nanos();
         LeaseGrantResponse grant;
         try {
             grant = calls.callOnce(
@@ -72,20 +72,20 @@ final class LockAttempts {
             lock.requireOpen();
             return Attempt.refused(e.outcome, true);
         }
-        long granted = System.nanoTime();
+        long granted = lock.ticker().nanos();
         EtcdLease lease = new EtcdLease(lock, resource, grant.getID(), grant.getTTL(), grantSent, granted);
         lock.follow(lease);
         if (lock.isClosed()) {
             // Closed since the grant: close() may not have seen this lease and may close the client
             // under our requests, so no lock key is made for it and its revoke is not waited for
             // (the lease alone blocks nobody, and runs out by itself).
-            lease.abandon(System.nanoTime());
+            lease.abandon(lock.ticker().nanos());
             lock.requireOpen();
         }
         boolean handedOut = false;
         try {
             lease.startKeepAlive();
-            long now = System.nanoTime();
+            long now = lock.ticker().nanos();
             long lockWait = Math.min(lockWaitNanos, waitEnd - now);
             lockWait = Math.max(lockWait, Math.min(leastLockWaitNanos, end - now));
             Attempt<FencedLease> attempt = lockAndCheck(lease, lock.lockName(resource), Math.max(0, lockWait), end);
@@ -140,7 +140,7 @@ final class LockAttempts {
         long checkSent;
         try {
             got = calls.call(() -> lock.cancelledOnClose(client.getKVClient().get(key)), "read the lock key back", end);
-            checkSent = System.nanoTime();
+            checkSent = lock.ticker().nanos();
             alive = calls.call(
                     () -> lock.cancelledOnClose(
                             client.getLeaseClient().timeToLive(lease.leaseId(), LeaseOption.DEFAULT)),
@@ -149,7 +149,7 @@ final class LockAttempts {
         } catch (EtcdCalls.RequestFailed e) {
             return Attempt.refused(e.outcome, true);
         }
-        long checked = System.nanoTime();
+        long checked = lock.ticker().nanos();
         String keyText = key.toString(StandardCharsets.UTF_8);
         if (got.getKvs().isEmpty()) {
             return refused(

@@ -1,5 +1,6 @@
 package io.quorumlock.zookeeper;
 
+import io.quorumlock.spi.Ticker;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
@@ -26,6 +27,7 @@ final class ConnectionWatch implements ConnectionStateListener {
 
     private final CuratorFramework client;
     private final Supplier<String> ensemble;
+    private final Ticker ticker;
     private final Set<ZooKeeperLease> leases = ConcurrentHashMap.newKeySet();
     private final Set<Waiter> waiters = ConcurrentHashMap.newKeySet();
     /** Counts connection state changes, so a grant can tell whether one slipped in while it checked ownership. */
@@ -34,9 +36,10 @@ final class ConnectionWatch implements ConnectionStateListener {
     private volatile ConnectionState lastState;
 
     /** Starts watching the connection of {@code client}; {@code ensemble} names it in the log. */
-    ConnectionWatch(CuratorFramework client, Supplier<String> ensemble) {
+    ConnectionWatch(CuratorFramework client, Supplier<String> ensemble, Ticker ticker) {
         this.client = client;
         this.ensemble = ensemble;
+        this.ticker = ticker;
         client.getConnectionStateListenable().addListener(this);
     }
 
@@ -68,7 +71,7 @@ final class ConnectionWatch implements ConnectionStateListener {
     }
 
     /**
-     * Waits until the client is connected or {@code deadline} (System.nanoTime) has passed.
+     * Waits until the client is connected or {@code deadline} (on the lock's ticker) has passed.
      *
      * @return true if it is connected
      */
@@ -76,7 +79,7 @@ final class ConnectionWatch implements ConnectionStateListener {
         if (client.getZookeeperClient().isConnected()) {
             return true;
         }
-        long millis = (deadline - System.nanoTime() + 999_999) / 1_000_000;
+        long millis = (deadline - ticker.nanos() + 999_999) / 1_000_000;
         return millis > 0
                 && client.blockUntilConnected((int) Math.min(millis, Integer.MAX_VALUE), TimeUnit.MILLISECONDS);
     }
@@ -139,9 +142,9 @@ final class ConnectionWatch implements ConnectionStateListener {
             notifyAll();
         }
 
-        synchronized void await(long deadline) throws InterruptedException {
+        synchronized void await(long deadline, Ticker ticker) throws InterruptedException {
             while (!woken) {
-                long left = deadline - System.nanoTime();
+                long left = deadline - ticker.nanos();
                 if (left <= 0) {
                     return;
                 }

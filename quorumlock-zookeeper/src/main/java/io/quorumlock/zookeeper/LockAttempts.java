@@ -6,6 +6,7 @@ import io.quorumlock.NodeOutcome.Vote;
 import io.quorumlock.QuorumLockException;
 import io.quorumlock.spi.AcquireLoop.Attempt;
 import io.quorumlock.spi.Holders;
+import io.quorumlock.spi.LeaseCore;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
@@ -54,7 +55,7 @@ final class LockAttempts {
 
     /**
      * Makes one attempt on the lock directory {@code dir}, waiting for a connection up to {@code
-     * deadline} (System.nanoTime), and, with {@code wait}, for the holders ahead up to it too; each
+     * deadline} (the lock's ticker), and, with {@code wait}, for the holders ahead up to it too; each
      * request is given up at {@code end}, a little after the deadline, so that a request made just
      * before the deadline can be answered. Without {@code wait}, a refusal for another reason than
      * a holder is logged as a warning.
@@ -83,9 +84,9 @@ final class LockAttempts {
                 lock.checkOpen();
                 if (!connection.reportedConnected()) {
                     // Curator has not yet reported the connection back: no grant on a doubtful connection.
-                    waiter.await(deadline);
+                    waiter.await(deadline, lock.ticker());
                     if (!connection.reportedConnected()) {
-                        if (System.nanoTime() - deadline >= 0) {
+                        if (lock.ticker().nanos() - deadline >= 0) {
                             return refused(
                                     resource,
                                     wait,
@@ -122,7 +123,7 @@ final class LockAttempts {
                     String holder = Holders.shown(place.holder());
                     return Attempt.heldBy("lock node " + holder, answer(Vote.HELD_BY_OTHER, holder));
                 }
-                if (System.nanoTime() - deadline >= 0) {
+                if (lock.ticker().nanos() - deadline >= 0) {
                     return heldBy(dir, place, end);
                 }
                 try {
@@ -137,7 +138,7 @@ final class LockAttempts {
                 } catch (KeeperException.NoNodeException gone) {
                     continue;
                 }
-                waiter.await(deadline);
+                waiter.await(deadline, lock.ticker());
             }
         } catch (NoAnswer e) {
             return refused(
@@ -214,7 +215,7 @@ final class LockAttempts {
      */
     private Grant grant(String resource, String node, long changesBefore, long end) throws Exception {
         ZooKeeperLease.NodeWatch watch = new ZooKeeperLease.NodeWatch();
-        long sent = System.nanoTime(); // the lease's end counts from the send of this read
+        long sent = lock.ticker().nanos(); // the lease's end counts from the send of this read
         Stat stat = answer(
                         send(cb -> client.getData()
                                 .usingWatcher(watch)
@@ -248,7 +249,7 @@ final class LockAttempts {
             return new Grant(null, null);
         }
         if (!lease.isValid()) {
-            if (lease.state() == ZooKeeperLease.State.LOST) {
+            if (lease.state() == LeaseCore.State.LOST) {
                 return new Grant(null, "the lock node " + node + " was deleted right after the grant");
             }
             // The read was answered too late to leave the lease any time: look again.
@@ -317,16 +318,16 @@ final class LockAttempts {
     }
 
     /**
-     * Waits for the answer to a request until {@code end} (System.nanoTime).
+     * Waits for the answer to a request until {@code end} (the lock's ticker).
      *
      * @throws NoAnswer if none came by then
      * @throws KeeperException if the ensemble refused the request
      */
-    private static CuratorEvent answer(CompletableFuture<CuratorEvent> answered, long end, String what)
+    private CuratorEvent answer(CompletableFuture<CuratorEvent> answered, long end, String what)
             throws InterruptedException, KeeperException, NoAnswer {
         CuratorEvent event;
         try {
-            event = answered.get(Math.max(0, end - System.nanoTime()), TimeUnit.NANOSECONDS);
+            event = answered.get(Math.max(0, end - lock.ticker().nanos()), TimeUnit.NANOSECONDS);
         } catch (TimeoutException e) {
             throw new NoAnswer(what);
         } catch (ExecutionException e) {

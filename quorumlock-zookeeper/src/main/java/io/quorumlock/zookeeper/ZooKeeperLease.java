@@ -2,6 +2,7 @@ package io.quorumlock.zookeeper;
 
 import io.quorumlock.FencedLease;
 import io.quorumlock.LeaseLostException;
+import io.quorumlock.spi.LeaseCore;
 import java.time.Duration;
 import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
@@ -34,46 +35,23 @@ final class ZooKeeperLease implements FencedLease {
 
     private static final Logger log = LoggerFactory.getLogger(ZooKeeperLease.class);
 
-    enum State {
-        VALID,
-        SUSPENDED,
-        LOST,
-        RELEASED
-    }
-
     private final ZooKeeperLock lock;
-    private final String resource;
+    private final LeaseCore core;
     private final String node;
     private final long token;
     private final long sessionId;
+    /** The session timeout, the lease's length. */
     private final Duration validity;
     /** The clock drift allowance taken off the end: 1% of the session timeout + 2 ms. */
     private final long driftNanos;
 
     private final NodeWatch watch;
-    private final long grantedNanos = System.nanoTime();
-    private final CompletableFuture<LeaseLostException> lost = new CompletableFuture<>();
-    /** Completes at the first suspension or at the loss: see {@link #inDoubt()}. */
-    private final CompletableFuture<LeaseLostException> inDoubt = new CompletableFuture<>();
 
-    private volatile State state = State.VALID;
-    /** Counts suspensions, so that a re-check started before the latest one cannot restore validity. */
-    private int suspensions;
-
-    private long suspendedSinceNanos;
-
-    /**
-     * The end of the validity (System.nanoTime): the send of the latest request on this session
-     * that the ensemble answered, plus the session timeout, less the drift allowance. Only moves
-     * forward; written while holding this lease's monitor.
-     */
-    private volatile long endNanos;
-
-    /** The lease's own requests that keep {@link #endNanos} moving; null before and after them. */
+    /** The lease's own requests that keep its end moving; null before and after them. */
     private ScheduledFuture<?> heartbeats;
 
     private boolean heartbeatsStopped;
-    /** Whether one of the lease's own requests awaits its answer, and since when (System.nanoTime). */
+    /** Whether one of the lease's own requests awaits its answer, and since when (the lock's ticker). */
     private boolean heartbeatPending;
 
     private long heartbeatSentNanos;
@@ -88,24 +66,24 @@ final class ZooKeeperLease implements FencedLease {
             long answeredSentNanos,
             NodeWatch watch) {
         this.lock = lock;
-        this.resource = resource;
         this.node = node;
         this.token = token;
         this.sessionId = sessionId;
         this.validity = validity;
-        this.driftNanos = driftNanos(validity);
-        this.endNanos = answeredSentNanos + validity.toNanos() - driftNanos;
+        this.driftNanos = LeaseCore.driftNanos(validity.toNanos());
+        this.core = new LeaseCore(
+                resource,
+                lock.ticker(),
+                lock.events(),
+                LeaseCore.State.VALID,
+                answeredSentNanos + validity.toNanos() - driftNanos,
+                validity.toNanos());
         this.watch = watch;
-    }
-
-    /** The clock drift allowance for a session timeout, as the other backends count it: 1% + 2 ms. */
-    static long driftNanos(Duration sessionTimeout) {
-        return sessionTimeout.toNanos() / 100 + 2_000_000L;
     }
 
     @Override
     public String resource() {
-        return resource;
+        return core.resource();
     }
 
     /**
@@ -128,16 +106,13 @@ final class ZooKeeperLease implements FencedLease {
      */
     @Override
     public Duration remaining() {
-        if (state != State.VALID) {
-            return Duration.ZERO;
-        }
-        return Duration.ofNanos(Math.max(0, endNanos - System.nanoTime()));
+        return core.remaining();
     }
 
     /** True while the lease is neither suspended, lost nor released, and its end has not passed. */
     @Override
     public boolean isValid() {
-        return state == State.VALID && endNanos - System.nanoTime() > 0;
+        return core.isValid();
     }
 
     /**
@@ -146,8 +121,8 @@ final class ZooKeeperLease implements FencedLease {
     @Override
     public boolean extend(Duration ttl) {
         lock.checkTtl(ttl);
-        if (state == State.RELEASED) {
-            throw new IllegalStateException("the lease on '" + resource + "' was released; acquire a new one");
+        if (core.state() == LeaseCore.State.RELEASED) {
+            throw new IllegalStateException("the lease on '" + core.resource() + "' was released; acquire a new one");
         }
         return isValid();
     }
@@ -159,7 +134,7 @@ final class ZooKeeperLease implements FencedLease {
 
     @Override
     public CompletableFuture<LeaseLostException> lost() {
-        return lost.copy();
+        return core.lost().copy();
     }
 
     /**
@@ -171,34 +146,24 @@ final class ZooKeeperLease implements FencedLease {
      */
     @Override
     public CompletableFuture<LeaseLostException> inDoubt() {
-        return inDoubt.copy();
+        return core.inDoubt().copy();
     }
 
     @Override
     public void release() {
-        State before;
-        synchronized (this) {
-            before = state;
-            if (before == State.RELEASED) {
-                return;
-            }
-            state = State.RELEASED;
+        LeaseCore.State before = core.release();
+        if (before == LeaseCore.State.RELEASED) {
+            return;
         }
         lock.forget(this);
-        log.debug("releasing '{}' (token {}, was {})", resource, hex(token), before);
-        lock.deleteLockNode(node, before == State.VALID);
-        if (before != State.LOST) {
-            lock.events().released(resource, System.nanoTime() - grantedNanos);
-        }
+        log.debug("releasing '{}' (token {}, was {})", core.resource(), hex(token), before);
+        lock.deleteLockNode(node, before == LeaseCore.State.VALID);
+        core.released(before);
     }
 
     /** Drops a grant that did not settle, leaving its node to the contender that goes on with it. */
     void discard() {
-        synchronized (this) {
-            if (state == State.VALID || state == State.SUSPENDED) {
-                state = State.RELEASED;
-            }
-        }
+        core.release();
         lock.forget(this);
     }
 
@@ -206,33 +171,22 @@ final class ZooKeeperLease implements FencedLease {
 
     /** The connection is down (or read-only): the lease cannot be trusted until re-checked. */
     void suspend(String why) {
-        synchronized (this) {
-            if (state != State.VALID && state != State.SUSPENDED) {
-                return;
-            }
-            if (state == State.VALID) {
-                suspendedSinceNanos = System.nanoTime();
-            }
-            state = State.SUSPENDED;
-            suspensions++;
-        }
-        log.info("lease on '{}' (token {}) suspended: {}", resource, hex(token), why);
-        inDoubt.complete(new LeaseLostException(
-                resource,
+        int suspension = core.suspend(new LeaseLostException(
+                core.resource(),
                 "the connection to the ensemble is SUSPENDED (" + why + "): the ensemble may expire session "
                         + hex(sessionId) + " before it comes back, and another client may then hold the lock;"
                         + " fencing token " + hex(token),
                 null));
+        if (suspension > 0) {
+            log.info("lease on '{}' (token {}) suspended: {}", core.resource(), hex(token), why);
+        }
     }
 
     /** The connection is back: checks that the lock node still exists and is this session's. */
     void recheck() {
-        int seen;
-        synchronized (this) {
-            if (state != State.SUSPENDED) {
-                return;
-            }
-            seen = suspensions;
+        int seen = core.suspension();
+        if (seen < 0) {
+            return;
         }
         long current = lock.currentSessionId();
         if (current != sessionId) {
@@ -242,7 +196,7 @@ final class ZooKeeperLease implements FencedLease {
                     null);
             return;
         }
-        long sent = System.nanoTime();
+        long sent = core.nowNanos();
         try {
             lock.client()
                     .getData()
@@ -250,7 +204,10 @@ final class ZooKeeperLease implements FencedLease {
                     .inBackground((client, event) -> rechecked(seen, sent, event))
                     .forPath(node);
         } catch (Exception e) {
-            log.debug("could not re-check '{}' after reconnection; it stays suspended: {}", resource, e.toString());
+            log.debug(
+                    "could not re-check '{}' after reconnection; it stays suspended: {}",
+                    core.resource(),
+                    e.toString());
         }
     }
 
@@ -262,7 +219,7 @@ final class ZooKeeperLease implements FencedLease {
         } else if (code != KeeperException.Code.OK || stat == null) {
             log.info(
                     "could not re-check '{}' after reconnection ({}); it stays suspended until the next reconnection",
-                    resource,
+                    core.resource(),
                     code);
         } else if (stat.getEphemeralOwner() != sessionId || stat.getCzxid() != token) {
             lose(
@@ -270,38 +227,29 @@ final class ZooKeeperLease implements FencedLease {
                             + hex(stat.getCzxid()) + "), not to this lease's",
                     null);
         } else if (lock.currentSessionId() != sessionId) {
-            log.info("re-checked '{}' on another session than the lease's; it stays suspended", resource);
+            log.info("re-checked '{}' on another session than the lease's; it stays suspended", core.resource());
         } else {
-            long suspendedMillis;
-            synchronized (this) {
-                if (state != State.SUSPENDED || suspensions != seen) {
-                    return;
-                }
-                answered(sent);
-                state = State.VALID;
-                suspendedMillis = (System.nanoTime() - suspendedSinceNanos) / 1_000_000;
+            long suspendedMillis = core.suspendedMillis();
+            if (core.resume(seen, endAfter(sent))) {
+                log.info(
+                        "lease on '{}' (token {}) valid again after {} ms: the lock node is still this session's",
+                        core.resource(),
+                        hex(token),
+                        suspendedMillis);
             }
-            log.info(
-                    "lease on '{}' (token {}) valid again after {} ms: the lock node is still this session's",
-                    resource,
-                    hex(token),
-                    suspendedMillis);
         }
     }
 
-    /** Moves the end to count from {@code sentNanos}, the send of a request the ensemble answered. */
-    private synchronized void answered(long sentNanos) {
-        long end = sentNanos + validity.toNanos() - driftNanos;
-        if (end - endNanos > 0) {
-            endNanos = end;
-        }
+    /** The end a request sent at {@code sentNanos} and answered gives: the session cannot expire before. */
+    private long endAfter(long sentNanos) {
+        return sentNanos + validity.toNanos() - driftNanos;
     }
 
     /** Starts the lease's own request every third of the session timeout, on the lock's scheduler. */
     void startHeartbeats() {
         long period = Math.max(1, validity.toNanos() / 3);
         synchronized (this) {
-            if (heartbeatsStopped || heartbeats != null || (state != State.VALID && state != State.SUSPENDED)) {
+            if (heartbeatsStopped || heartbeats != null || !core.state().held()) {
                 return;
             }
             heartbeats = lock.every(period, this::heartbeat);
@@ -332,15 +280,16 @@ final class ZooKeeperLease implements FencedLease {
         try {
             handle = lock.client().getZookeeperClient().getZooKeeper();
         } catch (Exception e) {
-            log.debug("could not confirm the session of '{}' now: {}", resource, e.toString());
+            log.debug("could not confirm the session of '{}' now: {}", core.resource(), e.toString());
             return;
         }
         if (handle.getSessionId() != sessionId) {
             return; // the connection listener settles a changed session
         }
-        long sent = System.nanoTime();
+        long sent = core.nowNanos();
         synchronized (this) {
-            if (state != State.VALID || (heartbeatPending && sent - heartbeatSentNanos < validity.toNanos())) {
+            if (core.state() != LeaseCore.State.VALID
+                    || (heartbeatPending && sent - heartbeatSentNanos < validity.toNanos())) {
                 return;
             }
             heartbeatPending = true;
@@ -353,7 +302,7 @@ final class ZooKeeperLease implements FencedLease {
             synchronized (this) {
                 heartbeatPending = false;
             }
-            log.debug("could not confirm the session of '{}' now: {}", resource, e.toString());
+            log.debug("could not confirm the session of '{}' now: {}", core.resource(), e.toString());
         }
     }
 
@@ -368,14 +317,14 @@ final class ZooKeeperLease implements FencedLease {
         if (code == KeeperException.Code.NONODE) {
             lose("the lock node was gone while the session was alive", null);
         } else if (code != KeeperException.Code.OK || stat == null) {
-            log.debug("could not confirm the session of '{}' ({}); its end does not move", resource, code);
+            log.debug("could not confirm the session of '{}' ({}); its end does not move", core.resource(), code);
         } else if (stat.getEphemeralOwner() != sessionId || stat.getCzxid() != token) {
             lose(
                     "the lock node now belongs to session " + hex(stat.getEphemeralOwner()) + " (czxid "
                             + hex(stat.getCzxid()) + "), not to this lease's",
                     null);
         } else {
-            answered(sent);
+            core.extendTo(endAfter(sent), validity.toNanos());
         }
     }
 
@@ -385,31 +334,21 @@ final class ZooKeeperLease implements FencedLease {
      * @return true if this call lost it
      */
     boolean lose(String why, Throwable cause) {
-        long suspendedMillis = -1;
-        synchronized (this) {
-            if (state == State.LOST || state == State.RELEASED) {
-                return false;
-            }
-            if (state == State.SUSPENDED) {
-                suspendedMillis = (System.nanoTime() - suspendedSinceNanos) / 1_000_000;
-            }
-            state = State.LOST;
-        }
-        lock.forget(this);
+        long suspendedMillis = core.suspendedMillis();
         String message = why
                 + (suspendedMillis >= 0 ? " (disconnected for " + suspendedMillis + " ms)" : "")
                 + "; lock node " + node + ", session " + hex(sessionId) + ", fencing token " + hex(token)
                 + ": another client may hold the lock now, and storage that has seen a newer token refuses this one";
-        LeaseLostException exception = new LeaseLostException(resource, message, cause);
-        log.warn("{}", exception.getMessage());
-        lost.complete(exception);
-        inDoubt.complete(exception);
-        lock.events().lost(resource, message);
-        return true;
+        LeaseLostException exception = new LeaseLostException(core.resource(), message, cause);
+        return core.lose(exception, tell -> {
+            lock.forget(this);
+            log.warn("{}", exception.getMessage());
+            tell.run();
+        });
     }
 
-    State state() {
-        return state;
+    LeaseCore.State state() {
+        return core.state();
     }
 
     String node() {
@@ -426,8 +365,8 @@ final class ZooKeeperLease implements FencedLease {
 
     @Override
     public String toString() {
-        return "ZooKeeperLease[" + resource + ", token " + hex(token) + ", node " + node + ", session " + hex(sessionId)
-                + ", " + state + "]";
+        return "ZooKeeperLease[" + core.resource() + ", token " + hex(token) + ", node " + node + ", session "
+                + hex(sessionId) + ", " + core.state() + "]";
     }
 
     /**

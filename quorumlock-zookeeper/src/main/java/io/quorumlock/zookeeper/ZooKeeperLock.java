@@ -14,6 +14,7 @@ import io.quorumlock.spi.CriticalSections;
 import io.quorumlock.spi.Holders;
 import io.quorumlock.spi.LockEvents;
 import io.quorumlock.spi.Secrets;
+import io.quorumlock.spi.Ticker;
 import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -102,6 +103,8 @@ public final class ZooKeeperLock implements DistributedLock<FencedLease> {
     private final LockAttempts attempts;
     private final AtomicBoolean closed = new AtomicBoolean();
     private final LockEvents events;
+    /** The one clock of the lock and its leases. */
+    private final Ticker ticker = Ticker.SYSTEM;
     /** Runs the leases' own requests that keep their ends moving; its thread starts with the first. */
     private final ScheduledThreadPoolExecutor scheduler;
 
@@ -112,7 +115,7 @@ public final class ZooKeeperLock implements DistributedLock<FencedLease> {
         this.ownsClient = ownsClient;
         this.basePath = basePath;
         this.retry = retry;
-        this.connection = new ConnectionWatch(client, this::ensemble);
+        this.connection = new ConnectionWatch(client, this::ensemble, ticker);
         this.attempts =
                 new LockAttempts(this, client, connection, Holders.defaultName().getBytes(StandardCharsets.UTF_8));
         this.scheduler = new ScheduledThreadPoolExecutor(1, task -> {
@@ -161,7 +164,7 @@ public final class ZooKeeperLock implements DistributedLock<FencedLease> {
         if (negotiatedSessionTimeout().isZero()) {
             try {
                 connection.awaitConnected(
-                        System.nanoTime() + client.getZookeeperClient().getConnectionTimeoutMs() * 1_000_000L);
+                        ticker.nanos() + client.getZookeeperClient().getConnectionTimeoutMs() * 1_000_000L);
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
             }
@@ -190,10 +193,9 @@ public final class ZooKeeperLock implements DistributedLock<FencedLease> {
     public Optional<FencedLease> tryAcquire(String resource, Duration ttl) {
         String dir = lockDir(resource);
         checkTtl(ttl);
-        long deadline = System.nanoTime() + connectionTimeout().toNanos();
+        long deadline = ticker.nanos() + connectionTimeout().toNanos();
         long end = deadline + AcquireLoop.overrun(connectionTimeout()).toNanos();
-        return AcquireLoop.once(
-                resource, System::nanoTime, events, () -> attempts.attempt(resource, dir, deadline, end, false));
+        return AcquireLoop.once(resource, ticker, events, () -> attempts.attempt(resource, dir, deadline, end, false));
     }
 
     /**
@@ -225,8 +227,8 @@ public final class ZooKeeperLock implements DistributedLock<FencedLease> {
         String dir = lockDir(resource);
         checkTtl(ttl);
         long overrun = AcquireLoop.overrun(connectionTimeout()).toNanos();
-        return AcquireLoop.acquire(resource, maxWait, retry, System::nanoTime, events, (number, remainingNanos) -> {
-            long deadline = System.nanoTime() + remainingNanos;
+        return AcquireLoop.acquire(resource, maxWait, retry, ticker, events, (number, remainingNanos) -> {
+            long deadline = ticker.nanos() + remainingNanos;
             Attempt<FencedLease> attempt = attempts.attempt(resource, dir, deadline, deadline + overrun, true);
             if (attempt.lease().isEmpty()) {
                 log.debug("attempt {} to lock '{}' failed: {}", number, resource, attempt);
@@ -293,6 +295,10 @@ public final class ZooKeeperLock implements DistributedLock<FencedLease> {
     }
 
     // ---- what leases use -------------------------------------------------------------------------
+
+    Ticker ticker() {
+        return ticker;
+    }
 
     LockEvents events() {
         return events;

@@ -3,6 +3,7 @@ package io.quorumlock.zookeeper;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.quorumlock.FencedLease;
+import io.quorumlock.spi.LeaseCore;
 import io.quorumlock.testkit.FaultProxies;
 import io.quorumlock.testkit.TestTime;
 import io.quorumlock.testkit.ZooKeeperServers;
@@ -101,7 +102,7 @@ class ZooKeeperLeaseValidityIT {
         Duration remaining = lease.remaining();
         long sampled = System.nanoTime();
         // Counted from a request sent during the acquire, less the drift allowance.
-        long drift = ZooKeeperLease.driftNanos(SESSION);
+        long drift = LeaseCore.driftNanos(SESSION.toNanos());
         assertThat(remaining).isPositive().isLessThanOrEqualTo(SESSION.minusNanos(drift));
         assertThat(sampled + remaining.toNanos()).isGreaterThanOrEqualTo(before + SESSION.toNanos() - drift);
 

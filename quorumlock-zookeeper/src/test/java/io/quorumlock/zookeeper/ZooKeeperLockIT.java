@@ -9,6 +9,7 @@ import io.quorumlock.FencedLease;
 import io.quorumlock.LeaseLostException;
 import io.quorumlock.LockUnavailableException;
 import io.quorumlock.NodeOutcome;
+import io.quorumlock.spi.LeaseCore;
 import io.quorumlock.testkit.TestTime;
 import io.quorumlock.testkit.ZooKeeperServers;
 import java.lang.management.ManagementFactory;
@@ -123,7 +124,7 @@ class ZooKeeperLockIT {
         assertThat(first.remaining())
                 .as("counted from the grant's read, less the drift allowance")
                 .isPositive()
-                .isLessThanOrEqualTo(SESSION.minusNanos(ZooKeeperLease.driftNanos(SESSION)));
+                .isLessThanOrEqualTo(SESSION.minusNanos(LeaseCore.driftNanos(SESSION.toNanos())));
         assertThat(b.tryAcquire("exclusion", TTL)).isEmpty();
         assertThat(a.tryAcquire("exclusion", TTL)).as("not reentrant").isEmpty();
 
