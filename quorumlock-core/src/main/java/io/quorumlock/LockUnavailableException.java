@@ -117,12 +117,17 @@ public class LockUnavailableException extends QuorumLockException {
      * consensus service (one answer) is busy when it named a holder.
      */
     public boolean busy() {
-        if (lastAttempt == null) { // deserialized: the evidence is not kept
-            return false;
-        }
+        return lastAttempt != null && busy(lastAttempt, quorum); // deserialized: the evidence is not kept
+    }
+
+    /**
+     * Whether outcomes of an attempt that needed {@code quorum} yes votes show a held lock, as
+     * {@link #busy()} reads them.
+     */
+    public static boolean busy(List<NodeOutcome> outcomes, int quorum) {
         int held = 0;
         int could = 0;
-        for (NodeOutcome outcome : lastAttempt) {
+        for (NodeOutcome outcome : outcomes) {
             NodeOutcome.Vote vote = outcome.vote();
             boolean mayHold = vote == NodeOutcome.Vote.HELD_BY_OTHER || vote == NodeOutcome.Vote.EXCLUDED;
             held += mayHold ? 1 : 0;

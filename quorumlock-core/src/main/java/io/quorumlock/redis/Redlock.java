@@ -150,25 +150,11 @@ public final class Redlock implements DistributedLock<Lease> {
             if (attempt.lease().isPresent()) {
                 events.acquired(resource, ticker.nanos() - start, attempt.votes(), names.size());
             } else {
-                events.refused(resource, ticker.nanos() - start, busy(attempt.outcomes()));
+                events.refused(
+                        resource, ticker.nanos() - start, LockUnavailableException.busy(attempt.outcomes(), quorum()));
             }
         }
         return attempt.lease();
-    }
-
-    /** Whether a refusal was for a holder: some node named one, and the others could have made a quorum. */
-    private boolean busy(List<NodeOutcome> outcomes) {
-        int held = 0;
-        int could = 0;
-        for (NodeOutcome o : outcomes) {
-            if (o.vote() == Vote.HELD_BY_OTHER) {
-                held++;
-            }
-            if (o.vote() == Vote.HELD_BY_OTHER || o.vote() == Vote.YES || o.vote() == Vote.PENDING) {
-                could++;
-            }
-        }
-        return held > 0 && could >= quorum();
     }
 
     /**
@@ -198,7 +184,7 @@ public final class Redlock implements DistributedLock<Lease> {
             return AcquireLoop.Attempt.outvoted(
                     attempt.votes(),
                     quorum(),
-                    events.on() && busy(attempt.outcomes()),
+                    events.on() && LockUnavailableException.busy(attempt.outcomes(), quorum()),
                     () -> withHolders(resource, attempt.outcomes()));
         });
     }

@@ -1,10 +1,13 @@
 package io.quorumlock.redis;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.catchThrowableOfType;
 
 import io.quorumlock.Lease;
 import io.quorumlock.LeaseLostException;
 import io.quorumlock.LockListener;
+import io.quorumlock.LockUnavailableException;
+import io.quorumlock.NodeOutcome;
 import io.quorumlock.RecordingListener;
 import io.quorumlock.RecordingListener.Event;
 import io.quorumlock.testkit.RedisServersExtension;
@@ -60,6 +63,24 @@ class LockListenerIT {
             Event released = events.get(events.size() - 1);
             // Held across at least one extension, which comes when a third of the TTL is left.
             assertThat(released.duration()).isGreaterThan(TTL.dividedBy(2)).isLessThan(WAIT.multipliedBy(2));
+        }
+    }
+
+    /**
+     * Nodes the restart guard keeps out may hold the lock for a client that took it before they
+     * restarted: the listener hears a busy lock, as the refusal says, not an unavailable one.
+     */
+    @Test
+    void aLockTheRestartGuardKeepsOutIsHeardAsBusyAsItsRefusalSays() {
+        RecordingListener heard = new RecordingListener();
+        try (Redlock lock = builder(heard).restartGuard(true).build()) {
+            // The nodes have been up for less than an hour: none may vote for a lease of an hour.
+            LockUnavailableException refusal = catchThrowableOfType(
+                    () -> lock.acquire("guarded", Duration.ofHours(1), Duration.ZERO), LockUnavailableException.class);
+            assertThat(refusal.lastAttempt()).allMatch(o -> o.vote() == NodeOutcome.Vote.EXCLUDED);
+            assertThat(refusal.busy()).isTrue();
+            assertThat(lock.tryAcquire("guarded", Duration.ofHours(1))).isEmpty();
+            assertThat(heard.names()).containsExactly("busy guarded", "busy guarded");
         }
     }
 
