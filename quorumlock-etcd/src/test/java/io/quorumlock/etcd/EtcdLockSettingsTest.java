@@ -6,7 +6,6 @@ import static org.assertj.core.api.Assertions.catchThrowableOfType;
 import io.etcd.jetcd.Client;
 import io.quorumlock.IllegalSettingException;
 import java.time.Duration;
-import java.util.OptionalInt;
 import java.util.function.Consumer;
 import java.util.stream.Stream;
 import org.assertj.core.api.ThrowableAssert.ThrowingCallable;
@@ -19,7 +18,6 @@ import org.junit.jupiter.params.provider.MethodSource;
 /** Every refusal of the builder and of a call names the setting, and the entry of a list; no etcd needed. */
 class EtcdLockSettingsTest {
 
-    private static final int WHOLE = -1;
     private static final String LOCAL = "http://127.0.0.1:2379";
 
     /** Connects lazily: never used here. */
@@ -32,34 +30,39 @@ class EtcdLockSettingsTest {
 
     static Stream<Arguments> refusals() {
         return Stream.of(
-                refusal("endpoints", WHOLE, b -> {}),
-                refusal("endpoints", WHOLE, b -> b.client(CLIENT).endpoints(LOCAL)),
-                refusal("endpoints", 1, b -> b.endpoints(LOCAL, "127.0.0.1:2380")),
-                refusal("endpoints", 0, b -> b.endpoints("http://127.0.0.1:2379x", LOCAL)),
-                refusal("endpoints", 2, b -> b.endpoints(LOCAL, "http://127.0.0.1:2380", LOCAL + "/")),
-                refusal("endpoints", 0, b -> b.endpoints("https://127.0.0.1:2379")),
-                refusal("endpoints", 1, b -> b.endpoints(LOCAL, " ")),
-                refusal("keyPrefix", WHOLE, b -> b.endpoints(LOCAL).keyPrefix("")),
-                refusal("retry", WHOLE, b -> b.endpoints(LOCAL).retry(null)),
-                refusal("listener", WHOLE, b -> b.endpoints(LOCAL).listener(null)),
-                refusal("requestTimeout", WHOLE, b -> b.endpoints(LOCAL).requestTimeout(null)),
-                refusal("tryAcquireWait", WHOLE, b -> b.endpoints(LOCAL).tryAcquireWait(Duration.ZERO)),
-                refusal("connectTimeout", WHOLE, b -> b.endpoints(LOCAL).connectTimeout(Duration.ofMillis(-1))),
-                refusal("connectTimeout", WHOLE, b -> b.client(CLIENT).connectTimeout(Duration.ofSeconds(1))));
+                refusal("endpoints", b -> {}),
+                refusal("endpoints", b -> b.client(CLIENT).endpoints(LOCAL)),
+                refusal("endpoints[1]", b -> b.endpoints(LOCAL, "127.0.0.1:2380")),
+                refusal("endpoints[0]", b -> b.endpoints("http://127.0.0.1:2379x", LOCAL)),
+                refusal("endpoints[2]", b -> b.endpoints(LOCAL, "http://127.0.0.1:2380", LOCAL + "/")),
+                refusal("endpoints[0]", b -> b.endpoints("https://127.0.0.1:2379")),
+                refusal("endpoints[1]", b -> b.endpoints(LOCAL, " ")),
+                refusal("keyPrefix", b -> b.endpoints(LOCAL).keyPrefix("")),
+                refusal("retry", b -> b.endpoints(LOCAL).retry(null)),
+                refusal("listener", b -> b.endpoints(LOCAL).listener(null)),
+                refusal("requestTimeout", b -> b.endpoints(LOCAL).requestTimeout(null)),
+                refusal("tryAcquireWait", b -> b.endpoints(LOCAL).tryAcquireWait(Duration.ZERO)),
+                refusal("connectTimeout", b -> b.endpoints(LOCAL).connectTimeout(Duration.ofMillis(-1))),
+                refusal("connectTimeout", b -> b.client(CLIENT).connectTimeout(Duration.ofSeconds(1))));
     }
 
-    private static Arguments refusal(String setting, int index, Consumer<EtcdLock.Builder> config) {
-        return Arguments.of(setting, index, config);
+    private static Arguments refusal(String named, Consumer<EtcdLock.Builder> config) {
+        return Arguments.of(named, config);
     }
 
-    @ParameterizedTest(name = "{0} {1}")
+    @ParameterizedTest(name = "{0}")
     @MethodSource("refusals")
-    void theBuilderNamesTheSetting(String setting, int index, Consumer<EtcdLock.Builder> config) {
+    void theBuilderNamesTheSetting(String named, Consumer<EtcdLock.Builder> config) {
         EtcdLock.Builder builder = EtcdLock.builder();
         config.accept(builder);
         IllegalSettingException e = refusal(builder::build);
-        assertThat(e.setting()).as(e.getMessage()).isEqualTo(setting);
-        assertThat(e.index()).as(e.getMessage()).isEqualTo(index < 0 ? OptionalInt.empty() : OptionalInt.of(index));
+        assertThat(e.setting()
+                        + e.index().stream()
+                                .mapToObj(i -> "[" + i + "]")
+                                .findFirst()
+                                .orElse(""))
+                .as(e.getMessage())
+                .isEqualTo(named);
     }
 
     @Test
