@@ -19,7 +19,8 @@ public final class Settings {
 
     /**
      * Refuses {@code setting} unless {@code usable}, with the message {@code messageFormat}
-     * formatted with {@code args} ({@link String#format}, in the root locale).
+     * formatted with {@code args} ({@link String#format}, in the root locale). For settings, not
+     * for the arguments of every call: the arguments are boxed into an array each time.
      */
     public static void requireArgument(boolean usable, String setting, String messageFormat, Object... args) {
         if (!usable) {
@@ -118,7 +119,11 @@ public final class Settings {
      * a resource name that the lock takes.
      */
     public static String resource(String resource, String example) {
-        return notEmpty("resource", resource, "name the thing to lock, e.g. \"" + example + "\"");
+        if (resource == null || resource.isEmpty()) { // not through notEmpty: no remedy built per call
+            throw new IllegalSettingException(
+                    "resource", "resource must not be empty: name the thing to lock, e.g. \"" + example + "\"");
+        }
+        return resource;
     }
 
     /**

@@ -372,12 +372,12 @@ public final class ZooKeeperLock implements DistributedLock<FencedLease> {
 
     private String lockDir(String resource) {
         Settings.resource(resource, "stock:sku-42");
-        Settings.requireArgument(
-                resource.indexOf('/') < 0 && !resource.equals(".") && !resource.equals(".."),
-                "resource",
-                "resource must be one ZooKeeper node name, without '/' and not '.' or '..', was \"%s\": use another"
-                        + " separator, e.g. \"stock:sku-42\"",
-                resource);
+        if (resource.indexOf('/') >= 0 || resource.equals(".") || resource.equals("..")) {
+            throw new IllegalSettingException(
+                    "resource",
+                    "resource must be one ZooKeeper node name, without '/' and not '.' or '..', was \"" + resource
+                            + "\": use another separator, e.g. \"stock:sku-42\"");
+        }
         String dir = basePath + "/" + resource;
         try {
             PathUtils.validatePath(dir);
