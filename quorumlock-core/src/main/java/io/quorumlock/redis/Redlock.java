@@ -1,6 +1,7 @@
 package io.quorumlock.redis;
 
 import io.quorumlock.DistributedLock;
+import io.quorumlock.IllegalSettingException;
 import io.quorumlock.Lease;
 import io.quorumlock.LeaseLostException;
 import io.quorumlock.LeasedSection;
@@ -22,6 +23,7 @@ import io.quorumlock.spi.AcquireLoop;
 import io.quorumlock.spi.CriticalSections;
 import io.quorumlock.spi.Holders;
 import io.quorumlock.spi.LockEvents;
+import io.quorumlock.spi.Settings;
 import io.quorumlock.spi.Ticker;
 import java.nio.file.Path;
 import java.security.SecureRandom;
@@ -173,6 +175,7 @@ public final class Redlock implements DistributedLock<Lease> {
         ensureOpen();
         checkResource(resource);
         checkTtl(ttl);
+        Settings.maxWait(maxWait);
         return AcquireLoop.acquire(resource, maxWait, retry, ticker, events, (number, remainingNanos) -> {
             Attempt attempt = attempt(resource, ttl);
             if (attempt.lease().isPresent()) {
@@ -236,7 +239,7 @@ public final class Redlock implements DistributedLock<Lease> {
     public CompletableFuture<LeaseLostException> keepAlive(Lease lease, Duration ttl) {
         ensureOpen();
         if (!(lease instanceof RedlockLease own) || !own.grantedBy(rounds)) {
-            throw new IllegalArgumentException("the lease was not granted by this Redlock: " + lease);
+            throw new IllegalSettingException("lease", "the lease was not granted by this Redlock: " + lease);
         }
         checkTtl(ttl);
         own.keptAliveBy(watchdog, ttl);
@@ -375,11 +378,7 @@ public final class Redlock implements DistributedLock<Lease> {
     }
 
     private static String checkResource(String resource) {
-        if (resource == null || resource.isEmpty()) {
-            throw new IllegalArgumentException(
-                    "resource must not be empty: name the thing to lock, e.g. \"lock:order:42\"");
-        }
-        return resource;
+        return Settings.resource(resource, "lock:order:42");
     }
 
     private Duration checkTtl(Duration ttl) {
@@ -609,7 +608,7 @@ public final class Redlock implements DistributedLock<Lease> {
          * run_id}: their votes then count once, and the duplicate is logged and shown by {@link
          * Redlock#checkNodes()}.
          *
-         * @throws IllegalArgumentException naming the setting that is wrong and how to fix it
+         * @throws IllegalSettingException naming the setting that is wrong and how to fix it
          */
         public Redlock build() {
             List<NodeAddress> addresses = validate();
@@ -623,11 +622,11 @@ public final class Redlock implements DistributedLock<Lease> {
                     tls,
                     Scripts.ALL);
             // The lookups started with the transport; a name that takes longer is compared by its run_id.
-            String same =
+            IllegalSettingException same =
                     addresses.size() > 1 ? transport.sameAddress(Ticker.SYSTEM.nanos() + SAME_ADDRESS_NANOS) : null;
             if (same != null) {
                 transport.close();
-                throw new IllegalArgumentException(same);
+                throw same;
             }
             return create(transport, addresses, Ticker.SYSTEM);
         }
@@ -648,36 +647,47 @@ public final class Redlock implements DistributedLock<Lease> {
         /** The TLS settings agree with each other and with the nodes. */
         private void validateTls(List<NodeAddress> addresses) {
             List<String> set = new ArrayList<>();
+            List<String> settings = new ArrayList<>(); // as the builder's methods are named
             if (tlsContext != null) {
                 set.add("tls(SSLContext)");
+                settings.add("tls");
             }
             if (tlsCaBundle != null) {
                 set.add("tlsCaBundle");
+                settings.add("tlsCaBundle");
             }
             if (tlsClientCertificateSet) {
                 set.add("tlsClientCertificate");
+                settings.add("tlsClientCertificate");
             }
             if (insecureTrustAll) {
                 set.add("insecureTrustAllCertificates()");
+                settings.add("insecureTrustAllCertificates");
             }
             if (set.isEmpty()) {
                 return;
             }
-            if (addresses.stream().noneMatch(NodeAddress::tls)) {
-                throw new IllegalArgumentException(String.join(" and ", set)
-                        + " set, but no node is rediss://: write the nodes as rediss://host:port to connect with TLS");
-            }
-            if (tlsContext != null && set.size() > 1) {
-                throw new IllegalArgumentException(String.join(" and ", set)
-                        + " set: give the trust and the client key in the SSLContext, or drop tls(SSLContext)");
-            }
-            if (insecureTrustAll && tlsCaBundle != null) {
-                throw new IllegalArgumentException("insecureTrustAllCertificates() and tlsCaBundle set: drop"
-                        + " insecureTrustAllCertificates() to verify the nodes against the bundle");
-            }
+            Settings.requireArgument(
+                    addresses.stream().anyMatch(NodeAddress::tls),
+                    settings.get(0),
+                    "%s set, but no node is rediss://: write the nodes as rediss://host:port to connect with TLS",
+                    String.join(" and ", set));
+            Settings.requireArgument(
+                    tlsContext == null || set.size() == 1,
+                    "tls",
+                    "%s set: give the trust and the client key in the SSLContext, or drop tls(SSLContext)",
+                    String.join(" and ", set));
+            Settings.requireArgument(
+                    !insecureTrustAll || tlsCaBundle == null,
+                    "insecureTrustAllCertificates",
+                    "insecureTrustAllCertificates() and tlsCaBundle set: drop"
+                            + " insecureTrustAllCertificates() to verify the nodes against the bundle");
             if (tlsClientCertificateSet && (tlsCertificate == null || tlsKey == null)) {
-                throw new IllegalArgumentException("tlsClientCertificate needs both files, was certificate "
-                        + tlsCertificate + " and key " + tlsKey + ": give the PEM certificate and its PKCS#8 key");
+                throw new IllegalSettingException(
+                        "tlsClientCertificate",
+                        tlsCertificate == null ? 0 : 1,
+                        "tlsClientCertificate needs both files, was certificate " + tlsCertificate + " and key "
+                                + tlsKey + ": give the PEM certificate and its PKCS#8 key");
             }
         }
 
@@ -708,58 +718,55 @@ public final class Redlock implements DistributedLock<Lease> {
         }
 
         private List<NodeAddress> validate() {
-            if (uris.isEmpty()) {
-                throw new IllegalArgumentException(
-                        "no nodes: add at least one with node(\"redis://host:port\") (one node for a single-node lock, 3 or 5 for Redlock)");
-            }
+            Settings.requireArgument(
+                    !uris.isEmpty(),
+                    "nodes",
+                    "no nodes: add at least one with node(\"redis://host:port\") (one node for a single-node lock,"
+                            + " 3 or 5 for Redlock)");
             Map<String, NodeAddress> servers = new HashMap<>();
             List<NodeAddress> addresses = new ArrayList<>(uris.size());
-            for (String uri : uris) {
-                NodeAddress address = NodeAddress.parse(uri);
+            for (int i = 0; i < uris.size(); i++) {
+                String uri = uris.get(i);
+                NodeAddress address = Settings.parse("nodes", i, () -> NodeAddress.parse(uri));
                 if (password != null && address.password().isEmpty()) {
                     address = address.withPassword(password);
                 }
                 NodeAddress earlier = servers.putIfAbsent(address.server(), address);
                 if (earlier != null) {
-                    throw new IllegalArgumentException("node " + address.server() + " is listed twice (" + earlier
-                            + " and " + address + "): each Redis server may vote only once; list independent servers");
+                    throw new IllegalSettingException(
+                            "nodes",
+                            i,
+                            "node " + address.server() + " is listed twice (" + earlier + " and " + address
+                                    + "): each Redis server may vote only once; list independent servers");
                 }
                 addresses.add(address);
             }
-            if (nodeTimeout == null || nodeTimeout.isZero() || nodeTimeout.isNegative()) {
-                throw new IllegalArgumentException("nodeTimeout must be positive, was "
-                        + (nodeTimeout == null ? "null" : nodeTimeout.toMillis() + " ms") + " (the default is 50 ms)");
-            }
-            if (nodeTimeout.toMillis() < 1 || nodeTimeout.toMillis() > Integer.MAX_VALUE) {
-                throw new IllegalArgumentException("nodeTimeout must be between 1 ms and 24 days, was " + nodeTimeout);
-            }
-            if (connectTimeout != null
-                    && (connectTimeout.compareTo(nodeTimeout) < 0 || connectTimeout.toMillis() > Integer.MAX_VALUE)) {
-                throw new IllegalArgumentException("connectTimeout must be at least nodeTimeout ("
-                        + nodeTimeout.toMillis() + " ms) and at most 24 days, was " + connectTimeout.toMillis()
-                        + " ms (the default is nodeTimeout)");
-            }
-            if (!(clockDriftFactor >= 0 && clockDriftFactor < 0.5)) {
-                throw new IllegalArgumentException("clockDriftFactor must be at least 0 and below 0.5, was "
-                        + clockDriftFactor + " (the default is 0.01)");
-            }
-            if (retry == null) {
-                throw new IllegalArgumentException(
-                        "retry must not be null: use RetryPolicy.DEFAULT or RetryPolicy.jitteredBackoff");
-            }
-            if (listener == null) {
-                throw new IllegalArgumentException(
-                        "listener must not be null: leave it unset, or use LockListener.NONE, for no listener");
-            }
+            Settings.positive("nodeTimeout", nodeTimeout, " (the default is 50 ms)");
+            Settings.requireArgument(
+                    nodeTimeout.toMillis() >= 1 && nodeTimeout.toMillis() <= Integer.MAX_VALUE,
+                    "nodeTimeout",
+                    "nodeTimeout must be between 1 ms and 24 days, was %s",
+                    nodeTimeout);
+            Settings.requireArgument(
+                    connectTimeout == null
+                            || (connectTimeout.compareTo(nodeTimeout) >= 0
+                                    && connectTimeout.toMillis() <= Integer.MAX_VALUE),
+                    "connectTimeout",
+                    "connectTimeout must be at least nodeTimeout (%d ms) and at most 24 days, was %d ms (the default"
+                            + " is nodeTimeout)",
+                    nodeTimeout.toMillis(),
+                    connectTimeout == null ? 0 : connectTimeout.toMillis());
+            Settings.requireArgument(
+                    clockDriftFactor >= 0 && clockDriftFactor < 0.5,
+                    "clockDriftFactor",
+                    "clockDriftFactor must be at least 0 and below 0.5, was %s (the default is 0.01)",
+                    clockDriftFactor);
+            Settings.retry(retry);
+            Settings.listener(listener);
             String holderProblem =
                     holder == null ? null : Holders.problem(holder).orElse(null);
-            if (holderProblem != null) {
-                throw new IllegalArgumentException(holderProblem);
-            }
-            if (maxConnectionsPerNode < 1) {
-                throw new IllegalArgumentException(
-                        "maxConnectionsPerNode must be at least 1, was " + maxConnectionsPerNode);
-            }
+            Settings.requireArgument(holderProblem == null, "holder", "%s", holderProblem);
+            Settings.atLeast("maxConnectionsPerNode", maxConnectionsPerNode, 1);
             validateTls(addresses);
             if (addresses.size() > 1 && addresses.size() % 2 == 0) {
                 log.warn(

@@ -1,5 +1,6 @@
 package io.quorumlock.redis;
 
+import io.quorumlock.IllegalSettingException;
 import io.quorumlock.NodeOutcome;
 import io.quorumlock.NodeOutcome.Vote;
 import io.quorumlock.redis.client.Command;
@@ -283,7 +284,7 @@ final class Rounds {
     Duration checkTtl(Duration ttl) {
         String problem = QuorumMath.ttlProblem(ttl, nodeTimeout);
         if (problem != null) {
-            throw new IllegalArgumentException(problem);
+            throw new IllegalSettingException("ttl", problem);
         }
         return ttl;
     }

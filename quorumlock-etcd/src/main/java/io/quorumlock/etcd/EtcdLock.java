@@ -7,6 +7,7 @@ import io.etcd.jetcd.kv.GetResponse;
 import io.etcd.jetcd.options.GetOption;
 import io.quorumlock.DistributedLock;
 import io.quorumlock.FencedLease;
+import io.quorumlock.IllegalSettingException;
 import io.quorumlock.LeaseLostException;
 import io.quorumlock.LeasedSection;
 import io.quorumlock.LockListener;
@@ -17,6 +18,7 @@ import io.quorumlock.spi.AcquireLoop;
 import io.quorumlock.spi.CriticalSections;
 import io.quorumlock.spi.LockEvents;
 import io.quorumlock.spi.Secrets;
+import io.quorumlock.spi.Settings;
 import io.quorumlock.spi.Ticker;
 import java.net.URI;
 import java.net.URISyntaxException;
@@ -183,7 +185,7 @@ public final class EtcdLock implements DistributedLock<FencedLease> {
     public FencedLease acquire(String resource, Duration ttl, Duration maxWait) {
         checkResource(resource);
         long ttlSeconds = ttlSeconds(ttl);
-        boolean once = Objects.requireNonNull(maxWait, "maxWait").isZero();
+        boolean once = Settings.maxWait(maxWait).isZero();
         long[] waitEnd = new long[1]; // the wait's end, set by the first attempt, for every attempt
         return AcquireLoop.acquire(resource, maxWait, retry, ticker, events, (number, remainingNanos) -> {
             if (once) {
@@ -238,10 +240,7 @@ public final class EtcdLock implements DistributedLock<FencedLease> {
      * @throws IllegalStateException if this lock was closed
      */
     public long checkCluster(Duration timeout) {
-        Objects.requireNonNull(timeout, "timeout");
-        if (timeout.isZero() || timeout.isNegative()) {
-            throw new IllegalArgumentException("timeout must be positive, was " + timeout.toMillis() + " ms");
-        }
+        Settings.positive("timeout", Objects.requireNonNull(timeout, "timeout"));
         requireOpen();
         CompletableFuture<GetResponse> sent = client.getKVClient()
                 .get(
@@ -363,21 +362,16 @@ public final class EtcdLock implements DistributedLock<FencedLease> {
     }
 
     private static void checkResource(String resource) {
-        if (resource == null || resource.isEmpty()) {
-            throw new IllegalArgumentException(
-                    "resource must not be empty: name the thing to lock, e.g. \"stock:sku-42\"");
-        }
+        Settings.resource(resource, "stock:sku-42");
     }
 
     /** The etcd TTL for a lease: whole seconds, rounded up. */
     static long ttlSeconds(Duration ttl) {
-        Objects.requireNonNull(ttl, "ttl");
-        if (ttl.isZero() || ttl.isNegative()) {
-            throw new IllegalArgumentException("ttl must be positive, was " + ttl.toMillis() + " ms");
-        }
+        Settings.ttl(ttl, "");
         long seconds = ttl.getSeconds() + (ttl.getNano() > 0 ? 1 : 0);
         if (seconds > MAX_TTL_SECONDS) {
-            throw new IllegalArgumentException(
+            throw new IllegalSettingException(
+                    "ttl",
                     "ttl must be at most " + MAX_TTL_SECONDS + " s (etcd's limit), was " + ttl.getSeconds() + " s");
         }
         return seconds;
@@ -504,48 +498,38 @@ public final class EtcdLock implements DistributedLock<FencedLease> {
          * Checks the configuration and builds the lock; the client connects lazily, on the first
          * request.
          *
-         * @throws IllegalArgumentException naming the setting that is wrong and how to fix it
+         * @throws IllegalSettingException naming the setting that is wrong and how to fix it
          */
         public EtcdLock build() {
-            if (client != null && !endpoints.isEmpty()) {
-                throw new IllegalArgumentException("both endpoints(...) and client(...) are set: give the endpoints"
-                        + " to your own jetcd client, or let the lock build one from the endpoints");
-            }
-            if (client == null && endpoints.isEmpty()) {
-                throw new IllegalArgumentException("no etcd endpoints: add the members' client URLs with"
-                        + " endpoints(\"http://host:2379\", ...), or pass a jetcd Client with client(...)");
-            }
+            Settings.requireArgument(
+                    client == null || endpoints.isEmpty(),
+                    "endpoints",
+                    "both endpoints(...) and client(...) are set: give the endpoints to your own jetcd client, or"
+                            + " let the lock build one from the endpoints");
+            Settings.requireArgument(
+                    client != null || !endpoints.isEmpty(),
+                    "endpoints",
+                    "no etcd endpoints: add the members' client URLs with endpoints(\"http://host:2379\", ...), or"
+                            + " pass a jetcd Client with client(...)");
             List<URI> uris = client == null ? checkEndpoints() : List.of();
-            if (keyPrefix == null || keyPrefix.isEmpty()) {
-                throw new IllegalArgumentException("keyPrefix must not be empty: give the locks a range of keys of"
-                        + " their own, such as \"/quorumlock/locks/\" (the default)");
-            }
-            if (retry == null) {
-                throw new IllegalArgumentException(
-                        "retry must not be null: use RetryPolicy.DEFAULT or RetryPolicy.jitteredBackoff");
-            }
-            if (listener == null) {
-                throw new IllegalArgumentException(
-                        "listener must not be null: leave it unset, or use LockListener.NONE, for no listener");
-            }
-            if (requestTimeout == null || requestTimeout.isZero() || requestTimeout.isNegative()) {
-                throw new IllegalArgumentException("requestTimeout must be positive, was "
-                        + (requestTimeout == null ? "null" : requestTimeout.toMillis() + " ms")
-                        + " (the default is 5 s)");
-            }
-            if (tryAcquireWait == null || tryAcquireWait.isNegative() || tryAcquireWait.isZero()) {
-                throw new IllegalArgumentException("tryAcquireWait must be positive, was "
-                        + (tryAcquireWait == null ? "null" : tryAcquireWait.toMillis() + " ms")
-                        + " (the default is 100 ms): even a free lock needs a round trip to be granted");
-            }
-            if (connectTimeout != null && (connectTimeout.isZero() || connectTimeout.isNegative())) {
-                throw new IllegalArgumentException("connectTimeout must be positive, was " + connectTimeout.toMillis()
-                        + " ms: leave it unset for jetcd's default");
-            }
-            if (connectTimeout != null && client != null) {
-                throw new IllegalArgumentException(
-                        "connectTimeout is for the client the lock builds from endpoints(...):"
-                                + " set it on your own jetcd Client with ClientBuilder.connectTimeout");
+            Settings.notEmpty(
+                    "keyPrefix",
+                    keyPrefix,
+                    "give the locks a range of keys of their own, such as \"/quorumlock/locks/\" (the default)");
+            Settings.retry(retry);
+            Settings.listener(listener);
+            Settings.positive("requestTimeout", requestTimeout, " (the default is 5 s)");
+            Settings.positive(
+                    "tryAcquireWait",
+                    tryAcquireWait,
+                    " (the default is 100 ms): even a free lock needs a round trip to be granted");
+            if (connectTimeout != null) {
+                Settings.positive("connectTimeout", connectTimeout, ": leave it unset for jetcd's default");
+                Settings.requireArgument(
+                        client == null,
+                        "connectTimeout",
+                        "connectTimeout is for the client the lock builds from endpoints(...): set it on your own"
+                                + " jetcd Client with ClientBuilder.connectTimeout");
             }
             if (client != null) {
                 return new EtcdLock(this, client, false, "etcd (client given to the builder)");
@@ -562,54 +546,64 @@ public final class EtcdLock implements DistributedLock<FencedLease> {
 
         private List<URI> checkEndpoints() {
             Set<URI> seen = new LinkedHashSet<>();
-            for (String endpoint : endpoints) {
-                URI uri = parse(endpoint);
+            for (int i = 0; i < endpoints.size(); i++) {
+                String endpoint = endpoints.get(i);
+                URI uri = parse(endpoint, i);
                 if (!seen.add(uri)) {
-                    throw new IllegalArgumentException(
-                            "endpoint " + endpoint + " is listed twice: list each etcd member once");
+                    throw new IllegalSettingException(
+                            "endpoints", i, "endpoint " + endpoint + " is listed twice: list each etcd member once");
                 }
             }
             return List.copyOf(seen);
         }
 
-        private static URI parse(String endpoint) {
+        private static URI parse(String endpoint, int index) {
             String remedy = ": give a member's client URL such as http://127.0.0.1:2379";
             if (endpoint == null || endpoint.isBlank()) {
-                throw new IllegalArgumentException("endpoint must not be empty" + remedy);
+                throw refused(index, "endpoint must not be empty" + remedy);
             }
             // Shown only as Secrets.redactUri shows it: credentials (up to the last '@'), a query and
             // a fragment as ***. An endpoint that has any of those is refused.
             String redacted = Secrets.redactUri(endpoint.trim());
             String shown = "endpoint '" + redacted + "'";
             if (!redacted.equals(endpoint.trim())) {
-                throw new IllegalArgumentException(shown
-                        + " must be just scheme, host and port (credentials go to your own jetcd Client)" + remedy);
+                throw refused(
+                        index,
+                        shown + " must be just scheme, host and port (credentials go to your own jetcd Client)"
+                                + remedy);
             }
             if (!endpoint.contains("://")) {
-                throw new IllegalArgumentException(shown + " must start with http://" + remedy);
+                throw refused(index, shown + " must start with http://" + remedy);
             }
             URI uri;
             try {
                 uri = new URI(endpoint.trim());
             } catch (URISyntaxException e) {
-                throw new IllegalArgumentException(shown + " is not a URL (" + e.getReason() + ")" + remedy);
+                throw refused(index, shown + " is not a URL (" + e.getReason() + ")" + remedy);
             }
             if ("https".equalsIgnoreCase(uri.getScheme())) {
-                throw new IllegalArgumentException(shown + " needs TLS, which this builder does not"
-                        + " configure: build a jetcd Client with an SslContext and pass it with client(...)");
+                throw refused(
+                        index,
+                        shown + " needs TLS, which this builder does not"
+                                + " configure: build a jetcd Client with an SslContext and pass it with client(...)");
             }
             if (!"http".equalsIgnoreCase(uri.getScheme())) {
-                throw new IllegalArgumentException(shown + " must start with http://" + remedy);
+                throw refused(index, shown + " must start with http://" + remedy);
             }
             if (uri.getHost() == null || uri.getPort() < 0) {
-                throw new IllegalArgumentException(shown + " must name a host and a port" + remedy);
+                throw refused(index, shown + " must name a host and a port" + remedy);
             }
             if (uri.getRawPath() != null
                     && !uri.getRawPath().isEmpty()
                     && !uri.getRawPath().equals("/")) {
-                throw new IllegalArgumentException(shown + " must be just scheme, host and port" + remedy);
+                throw refused(index, shown + " must be just scheme, host and port" + remedy);
             }
             return URI.create("http://" + uri.getHost() + ":" + uri.getPort());
+        }
+
+        /** The refusal of the entry at {@code index} of the endpoints. */
+        private static IllegalSettingException refused(int index, String message) {
+            return new IllegalSettingException("endpoints", index, message);
         }
     }
 }

@@ -6,6 +6,7 @@ import io.quorumlock.etcd.EtcdLock;
 import io.quorumlock.redis.Redlock;
 import io.quorumlock.zookeeper.ZooKeeperLock;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
@@ -37,6 +38,18 @@ public class QuorumlockAutoConfiguration {
     @Conditional(OnBackend.Redis.class)
     static class RedisLockConfiguration {
 
+        /** The property of each setting of {@link Redlock.Builder} that the properties set. */
+        static final Map<String, String> PROPERTIES = Map.of(
+                "nodes", "quorumlock.redis.nodes[]",
+                "password", "quorumlock.redis.password",
+                "nodeTimeout", "quorumlock.redis.node-timeout",
+                "connectTimeout", "quorumlock.redis.connect-timeout",
+                "maxConnectionsPerNode", "quorumlock.redis.max-connections-per-node",
+                "restartGuard", "quorumlock.redis.restart-guard",
+                "tlsCaBundle", "quorumlock.redis.tls.ca",
+                "tlsClientCertificate", "quorumlock.redis.tls.cert",
+                "tlsClientCertificate[1]", "quorumlock.redis.tls.key");
+
         @Bean(destroyMethod = "close")
         @ConditionalOnMissingBean(DistributedLock.class)
         Redlock quorumlockRedlock(QuorumlockProperties properties, ObjectProvider<LockListener> listeners) {
@@ -47,7 +60,7 @@ public class QuorumlockAutoConfiguration {
             Placeholders.check("quorumlock.redis.tls.ca", Objects.toString(tls.getCa(), null));
             Placeholders.check("quorumlock.redis.tls.cert", Objects.toString(tls.getCert(), null));
             Placeholders.check("quorumlock.redis.tls.key", Objects.toString(tls.getKey(), null));
-            return PropertyErrors.naming(message -> redisProperty(redis, message), () -> {
+            return PropertyErrors.naming("quorumlock.redis", PROPERTIES, () -> {
                 Redlock.Builder builder = Redlock.builder()
                         .nodes(redis.getNodes())
                         .password(redis.getPassword())
@@ -69,52 +82,31 @@ public class QuorumlockAutoConfiguration {
                 return builder.build();
             });
         }
-
-        private static String redisProperty(QuorumlockProperties.Redis redis, String message) {
-            if (message.startsWith("connectTimeout")) { // it names nodeTimeout too: before that
-                return "quorumlock.redis.connect-timeout";
-            }
-            if (message.contains("maxConnectionsPerNode")) {
-                return "quorumlock.redis.max-connections-per-node";
-            }
-            if (message.contains("nodeTimeout")) {
-                return "quorumlock.redis.node-timeout";
-            }
-            if (message.contains("tlsCaBundle")) {
-                return "quorumlock.redis.tls.ca";
-            }
-            if (message.contains("tlsClientCertificate (key)")) {
-                return "quorumlock.redis.tls.key";
-            }
-            if (message.contains("tlsClientCertificate")) {
-                return "quorumlock.redis.tls.cert";
-            }
-            return PropertyErrors.entry("quorumlock.redis.nodes", redis.getNodes(), message);
-        }
     }
 
     @Configuration(proxyBeanMethods = false)
     @Conditional(OnBackend.ZooKeeper.class)
     static class ZooKeeperLockConfiguration {
 
+        /** The property of each setting of {@link ZooKeeperLock.Builder} that the properties set. */
+        static final Map<String, String> PROPERTIES = Map.of(
+                "connectString", "quorumlock.zookeeper.connect-string",
+                "sessionTimeout", "quorumlock.zookeeper.session-timeout");
+
         @Bean(destroyMethod = "close")
         @ConditionalOnMissingBean(DistributedLock.class)
         ZooKeeperLock quorumlockZooKeeperLock(QuorumlockProperties properties, ObjectProvider<LockListener> listeners) {
             QuorumlockProperties.ZooKeeper zookeeper = properties.getZookeeper();
             Placeholders.check("quorumlock.zookeeper.connect-string", zookeeper.getConnectString());
-            return PropertyErrors.naming(
-                    message -> message.contains("sessionTimeout")
-                            ? "quorumlock.zookeeper.session-timeout"
-                            : "quorumlock.zookeeper.connect-string",
-                    () -> {
-                        ZooKeeperLock.Builder builder = ZooKeeperLock.builder()
-                                .connectString(zookeeper.getConnectString())
-                                .listener(listener(listeners));
-                        if (zookeeper.getSessionTimeout() != null) {
-                            builder.sessionTimeout(zookeeper.getSessionTimeout());
-                        }
-                        return builder.build();
-                    });
+            return PropertyErrors.naming("quorumlock.zookeeper", PROPERTIES, () -> {
+                ZooKeeperLock.Builder builder = ZooKeeperLock.builder()
+                        .connectString(zookeeper.getConnectString())
+                        .listener(listener(listeners));
+                if (zookeeper.getSessionTimeout() != null) {
+                    builder.sessionTimeout(zookeeper.getSessionTimeout());
+                }
+                return builder.build();
+            });
         }
     }
 
@@ -122,13 +114,17 @@ public class QuorumlockAutoConfiguration {
     @Conditional(OnBackend.Etcd.class)
     static class EtcdLockConfiguration {
 
+        /** The property of each setting of {@link EtcdLock.Builder} that the properties set. */
+        static final Map<String, String> PROPERTIES = Map.of("endpoints", "quorumlock.etcd.endpoints[]");
+
         @Bean(destroyMethod = "close")
         @ConditionalOnMissingBean(DistributedLock.class)
         EtcdLock quorumlockEtcdLock(QuorumlockProperties properties, ObjectProvider<LockListener> listeners) {
             QuorumlockProperties.Etcd etcd = properties.getEtcd();
             Placeholders.check("quorumlock.etcd.endpoints", etcd.getEndpoints());
             return PropertyErrors.naming(
-                    message -> PropertyErrors.entry("quorumlock.etcd.endpoints", etcd.getEndpoints(), message),
+                    "quorumlock.etcd",
+                    PROPERTIES,
                     () -> EtcdLock.builder()
                             .endpoints(etcd.getEndpoints())
                             .listener(listener(listeners))

@@ -2,6 +2,7 @@ package io.quorumlock.spring;
 
 import io.micrometer.core.instrument.MeterRegistry;
 import io.quorumlock.micrometer.QuorumlockMetrics;
+import java.util.Map;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.AnyNestedCondition;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
@@ -54,7 +55,8 @@ public class QuorumlockMetricsAutoConfiguration {
     QuorumlockMetrics quorumlockMetrics(QuorumlockProperties properties) {
         QuorumlockProperties.Metrics metrics = properties.getMetrics();
         return PropertyErrors.naming(
-                message -> "quorumlock.metrics.max-tagged-resources",
+                "quorumlock.metrics.max-tagged-resources",
+                Map.of(),
                 () -> QuorumlockMetrics.builder()
                         .tagResources(metrics.isTagResources())
                         .maxTaggedResources(metrics.getMaxTaggedResources())

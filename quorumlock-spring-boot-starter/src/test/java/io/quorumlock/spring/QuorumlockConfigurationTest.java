@@ -103,6 +103,42 @@ class QuorumlockConfigurationTest {
     }
 
     @Test
+    void malformedNodeUriNamesItsOwnEntryWhenItQuotesALaterOne() {
+        runner.withPropertyValues("quorumlock.redis.nodes=redis://127.0.0.1:1x,redis://127.0.0.1:1")
+                .run(context -> assertThat(messages(context.getStartupFailure()))
+                        .contains("quorumlock.redis.nodes[0]: invalid node URI 'redis://127.0.0.1:1x'"));
+    }
+
+    @Test
+    void nodeWithCredentialsListedTwiceNamesTheSecondEntry() {
+        runner.withPropertyValues(
+                        "quorumlock.redis.nodes[0]=redis://:" + SECRET + "@127.0.0.1:1",
+                        "quorumlock.redis.nodes[1]=redis://127.0.0.1:2",
+                        "quorumlock.redis.nodes[2]=redis://:" + SECRET + "@127.0.0.1:1")
+                .run(context -> {
+                    String messages = messages(context.getStartupFailure());
+                    assertThat(messages).contains("quorumlock.redis.nodes[2]: node 127.0.0.1:1 is listed twice");
+                    assertThat(messages).doesNotContain(SECRET);
+                });
+    }
+
+    @Test
+    void clientCertificateWithoutKeyNamesTheKeyProperty() {
+        runner.withPropertyValues(
+                        "quorumlock.redis.nodes=rediss://127.0.0.1:1",
+                        "quorumlock.redis.tls.cert=/nonexistent/cert.pem")
+                .run(context -> assertThat(messages(context.getStartupFailure()))
+                        .contains("quorumlock.redis.tls.key: tlsClientCertificate needs both files"));
+    }
+
+    @Test
+    void badEtcdEndpointNamesItsOwnEntryWhenItQuotesALaterOne() {
+        runner.withPropertyValues("quorumlock.etcd.endpoints=http://127.0.0.1:2379x,http://127.0.0.1:2379")
+                .run(context -> assertThat(messages(context.getStartupFailure()))
+                        .contains("quorumlock.etcd.endpoints[0]: endpoint 'http://127.0.0.1:2379x'"));
+    }
+
+    @Test
     void negativeNodeTimeoutFailsNamingTheProperty() {
         runner.withPropertyValues("quorumlock.redis.nodes=redis://127.0.0.1:1", "quorumlock.redis.node-timeout=-5ms")
                 .run(context -> assertThat(messages(context.getStartupFailure()))

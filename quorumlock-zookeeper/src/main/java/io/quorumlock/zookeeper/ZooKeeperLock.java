@@ -2,6 +2,7 @@ package io.quorumlock.zookeeper;
 
 import io.quorumlock.DistributedLock;
 import io.quorumlock.FencedLease;
+import io.quorumlock.IllegalSettingException;
 import io.quorumlock.LeaseLostException;
 import io.quorumlock.LeasedSection;
 import io.quorumlock.LockListener;
@@ -14,6 +15,7 @@ import io.quorumlock.spi.CriticalSections;
 import io.quorumlock.spi.Holders;
 import io.quorumlock.spi.LockEvents;
 import io.quorumlock.spi.Secrets;
+import io.quorumlock.spi.Settings;
 import io.quorumlock.spi.Ticker;
 import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
@@ -226,6 +228,7 @@ public final class ZooKeeperLock implements DistributedLock<FencedLease> {
     public FencedLease acquire(String resource, Duration ttl, Duration maxWait) {
         String dir = lockDir(resource);
         checkTtl(ttl);
+        Settings.maxWait(maxWait);
         long overrun = AcquireLoop.overrun(connectionTimeout()).toNanos();
         return AcquireLoop.acquire(resource, maxWait, retry, ticker, events, (number, remainingNanos) -> {
             long deadline = ticker.nanos() + remainingNanos;
@@ -364,11 +367,7 @@ public final class ZooKeeperLock implements DistributedLock<FencedLease> {
     }
 
     void checkTtl(Duration ttl) {
-        Objects.requireNonNull(ttl, "ttl");
-        if (ttl.isZero() || ttl.isNegative()) {
-            throw new IllegalArgumentException("ttl must be positive, was " + ttl.toMillis()
-                    + " ms (a ZooKeeper lease lives as long as its session; the ttl is only checked)");
-        }
+        Settings.ttl(ttl, " (a ZooKeeper lease lives as long as its session; the ttl is only checked)");
     }
 
     void checkOpen() {
@@ -378,20 +377,22 @@ public final class ZooKeeperLock implements DistributedLock<FencedLease> {
     }
 
     private String lockDir(String resource) {
-        if (resource == null || resource.isEmpty()) {
-            throw new IllegalArgumentException(
-                    "resource must not be empty: name the thing to lock, e.g. \"stock:sku-42\"");
-        }
+        Settings.resource(resource, "stock:sku-42");
         if (resource.indexOf('/') >= 0 || resource.equals(".") || resource.equals("..")) {
-            throw new IllegalArgumentException("resource must be one ZooKeeper node name, without '/' and not '.' or"
-                    + " '..', was \"" + resource + "\": use another separator, e.g. \"stock:sku-42\"");
+            throw new IllegalSettingException(
+                    "resource",
+                    "resource must be one ZooKeeper node name, without '/' and not '.' or '..', was \"" + resource
+                            + "\": use another separator, e.g. \"stock:sku-42\"");
         }
         String dir = basePath + "/" + resource;
         try {
             PathUtils.validatePath(dir);
         } catch (IllegalArgumentException e) {
-            throw new IllegalArgumentException(
-                    "resource \"" + resource + "\" is not a valid ZooKeeper node name: " + e.getMessage(), e);
+            throw new IllegalSettingException(
+                    "resource",
+                    -1,
+                    "resource \"" + resource + "\" is not a valid ZooKeeper node name: " + e.getMessage(),
+                    e);
         }
         return dir;
     }
@@ -492,25 +493,20 @@ public final class ZooKeeperLock implements DistributedLock<FencedLease> {
          * Checks the configuration and builds the lock. A client created here starts connecting
          * in the background: {@code build()} does not wait for the ensemble.
          *
-         * @throws IllegalArgumentException naming the setting that is wrong and how to fix it
+         * @throws IllegalSettingException naming the setting that is wrong and how to fix it
          */
         public ZooKeeperLock build() {
             validateBasePath();
-            if (retry == null) {
-                throw new IllegalArgumentException(
-                        "retry must not be null: use RetryPolicy.DEFAULT or RetryPolicy.jitteredBackoff");
-            }
-            if (listener == null) {
-                throw new IllegalArgumentException(
-                        "listener must not be null: leave it unset, or use LockListener.NONE, for no listener");
-            }
+            Settings.retry(retry);
+            Settings.listener(listener);
             if (client != null) {
                 return withClient();
             }
-            if (connectString == null || connectString.isBlank()) {
-                throw new IllegalArgumentException("no ensemble: set connectString(\"zk1:2181,zk2:2181,zk3:2181\")"
-                        + " or pass a started Curator client with client(...)");
-            }
+            Settings.requireArgument(
+                    connectString != null && !connectString.isBlank(),
+                    "connectString",
+                    "no ensemble: set connectString(\"zk1:2181,zk2:2181,zk3:2181\") or pass a started Curator client"
+                            + " with client(...)");
             validateConnectString();
             Duration session = sessionTimeout == null ? DEFAULT_SESSION_TIMEOUT : sessionTimeout;
             Duration connection = connectionTimeout != null
@@ -518,12 +514,13 @@ public final class ZooKeeperLock implements DistributedLock<FencedLease> {
                     : DEFAULT_CONNECTION_TIMEOUT.compareTo(session) < 0 ? DEFAULT_CONNECTION_TIMEOUT : session;
             checkTimeout("sessionTimeout", session, "10 s");
             checkTimeout("connectionTimeout", connection, "5 s");
-            if (connection.compareTo(session) > 0) {
-                throw new IllegalArgumentException("connectionTimeout (" + connection.toMillis()
-                        + " ms) must not be longer than sessionTimeout (" + session.toMillis()
-                        + " ms): the session is lost before such a connection is given up; lower connectionTimeout"
-                        + " or raise sessionTimeout");
-            }
+            Settings.requireArgument(
+                    connection.compareTo(session) <= 0,
+                    "connectionTimeout",
+                    "connectionTimeout (%d ms) must not be longer than sessionTimeout (%d ms): the session is lost"
+                            + " before such a connection is given up; lower connectionTimeout or raise sessionTimeout",
+                    connection.toMillis(),
+                    session.toMillis());
             CuratorFramework created = CuratorFrameworkFactory.builder()
                     .connectString(connectString)
                     .sessionTimeoutMs((int) session.toMillis())
@@ -538,21 +535,25 @@ public final class ZooKeeperLock implements DistributedLock<FencedLease> {
         }
 
         private ZooKeeperLock withClient() {
-            if (connectString != null) {
-                throw new IllegalArgumentException("both connectString and client are set: the client already"
-                        + " knows its ensemble; set only one of them");
-            }
-            if (sessionTimeout != null || connectionTimeout != null) {
-                throw new IllegalArgumentException("sessionTimeout and connectionTimeout configure the client this"
-                        + " lock creates; with client(...) set them on that CuratorFramework instead");
-            }
+            Settings.requireArgument(
+                    connectString == null,
+                    "connectString",
+                    "both connectString and client are set: the client already knows its ensemble; set only one of"
+                            + " them");
+            Settings.requireArgument(
+                    sessionTimeout == null && connectionTimeout == null,
+                    sessionTimeout != null ? "sessionTimeout" : "connectionTimeout",
+                    "sessionTimeout and connectionTimeout configure the client this lock creates; with client(...)"
+                            + " set them on that CuratorFramework instead");
             CuratorFrameworkState state = client.getState();
-            if (state != CuratorFrameworkState.STARTED) {
-                throw new IllegalArgumentException("the client passed to client(...) is " + state + ", not STARTED: "
-                        + (state == CuratorFrameworkState.LATENT
-                                ? "call client.start() before build()"
-                                : "it was closed; pass an open client"));
-            }
+            Settings.requireArgument(
+                    state == CuratorFrameworkState.STARTED,
+                    "client",
+                    "the client passed to client(...) is %s, not STARTED: %s",
+                    state,
+                    state == CuratorFrameworkState.LATENT
+                            ? "call client.start() before build()"
+                            : "it was closed; pass an open client");
             return new ZooKeeperLock(client, false, basePath, retry, listener);
         }
 
@@ -560,10 +561,12 @@ public final class ZooKeeperLock implements DistributedLock<FencedLease> {
             String redacted = Secrets.redactUri(connectString.trim());
             if (!redacted.equals(connectString.trim())) {
                 // Not shown as given: what is before the last '@' may be a password.
-                throw new IllegalArgumentException("connectString '" + redacted
-                        + "' is not a ZooKeeper connect string (it holds '@', '?' or '#': ZooKeeper takes no"
-                        + " credentials there; give them to your own Curator client with client(...)): write"
-                        + " host:port,host:port[/chroot], e.g. \"zk1:2181,zk2:2181,zk3:2181\"");
+                throw new IllegalSettingException(
+                        "connectString",
+                        "connectString '" + redacted
+                                + "' is not a ZooKeeper connect string (it holds '@', '?' or '#': ZooKeeper takes no"
+                                + " credentials there; give them to your own Curator client with client(...)): write"
+                                + " host:port,host:port[/chroot], e.g. \"zk1:2181,zk2:2181,zk3:2181\"");
             }
             String problem;
             try {
@@ -577,11 +580,13 @@ public final class ZooKeeperLock implements DistributedLock<FencedLease> {
             } catch (RuntimeException e) {
                 problem = e.getMessage();
             }
-            if (problem != null) {
-                throw new IllegalArgumentException("connectString '" + connectString + "' is not a ZooKeeper connect"
-                        + " string (" + problem + "): write host:port,host:port[/chroot], e.g."
-                        + " \"zk1:2181,zk2:2181,zk3:2181\"");
-            }
+            Settings.requireArgument(
+                    problem == null,
+                    "connectString",
+                    "connectString '%s' is not a ZooKeeper connect string (%s): write host:port,host:port[/chroot],"
+                            + " e.g. \"zk1:2181,zk2:2181,zk3:2181\"",
+                    connectString,
+                    problem);
         }
 
         private void validateBasePath() {
@@ -599,22 +604,18 @@ public final class ZooKeeperLock implements DistributedLock<FencedLease> {
                     problem = e.getMessage();
                 }
             }
-            if (problem != null) {
-                throw new IllegalArgumentException("basePath " + (basePath == null ? "null" : "'" + basePath + "'")
-                        + " is not usable (" + problem + "): use an absolute ZooKeeper path such as the default "
-                        + DEFAULT_BASE_PATH);
-            }
+            Settings.requireArgument(
+                    problem == null,
+                    "basePath",
+                    "basePath %s is not usable (%s): use an absolute ZooKeeper path such as the default %s",
+                    basePath == null ? "null" : "'" + basePath + "'",
+                    problem,
+                    DEFAULT_BASE_PATH);
         }
 
         private static void checkTimeout(String setting, Duration timeout, String byDefault) {
-            if (timeout.isZero() || timeout.isNegative()) {
-                throw new IllegalArgumentException(setting + " must be positive, was " + timeout.toMillis()
-                        + " ms (the default is " + byDefault + ")");
-            }
-            if (timeout.toMillis() > Integer.MAX_VALUE) {
-                throw new IllegalArgumentException(
-                        setting + " must be at most " + Integer.MAX_VALUE + " ms, was " + timeout.toMillis() + " ms");
-            }
+            Settings.positive(setting, timeout, " (the default is " + byDefault + ")");
+            Settings.atMost(setting, timeout, Duration.ofMillis(Integer.MAX_VALUE));
         }
     }
 }

@@ -1,5 +1,6 @@
 package io.quorumlock.redis.client;
 
+import io.quorumlock.IllegalSettingException;
 import io.quorumlock.spi.Ticker;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -138,19 +139,22 @@ public final class NioTransport implements Transport {
 
     /**
      * Two nodes whose addresses are the same address and port, as the resolvers have them by
-     * {@code deadlineNanos}: a message naming both, or null. IP literals are compared at once; a
-     * host name not resolved by then is left out (two entries of one server are caught by their
-     * run_id at their first connection).
+     * {@code deadlineNanos}: the refusal of the later one's entry in {@code nodes}, naming both, or
+     * null. IP literals are compared at once; a host name not resolved by then is left out (two
+     * entries of one server are caught by their run_id at their first connection).
      */
-    public String sameAddress(long deadlineNanos) {
+    public IllegalSettingException sameAddress(long deadlineNanos) {
         java.util.Map<InetSocketAddress, NodeAddress> seen = new java.util.HashMap<>();
         for (int i = 0; i < nodes.size(); i++) {
             InetSocketAddress address = resolvers[i].address(deadlineNanos).address();
             NodeAddress earlier = address == null ? null : seen.putIfAbsent(address, nodes.get(i));
             if (earlier != null) {
-                return "nodes " + earlier + " and " + nodes.get(i) + " are the same server (both reach "
-                        + address.getAddress().getHostAddress() + ":" + address.getPort()
-                        + "): each Redis server may vote only once; list independent servers";
+                return new IllegalSettingException(
+                        "nodes",
+                        i,
+                        "nodes " + earlier + " and " + nodes.get(i) + " are the same server (both reach "
+                                + address.getAddress().getHostAddress() + ":" + address.getPort()
+                                + "): each Redis server may vote only once; list independent servers");
             }
         }
         return null;

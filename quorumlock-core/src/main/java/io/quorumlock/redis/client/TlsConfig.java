@@ -1,5 +1,7 @@
 package io.quorumlock.redis.client;
 
+import io.quorumlock.IllegalSettingException;
+import io.quorumlock.spi.Settings;
 import java.net.Socket;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
@@ -53,7 +55,7 @@ public final class TlsConfig {
      * Trusts the CAs in {@code caBundle}, or the JDK trust store if null; presents the client
      * certificate in {@code certificate} with its key in {@code key} if they are not null.
      *
-     * @throws IllegalArgumentException naming the setting and the file that is wrong
+     * @throws IllegalSettingException naming the setting and the file that is wrong
      */
     public static TlsConfig fromPem(Path caBundle, Path certificate, Path key) {
         X509ExtendedTrustManager trust;
@@ -111,7 +113,7 @@ public final class TlsConfig {
     }
 
     private static X509ExtendedTrustManager bundleTrust(Path caBundle) throws GeneralSecurityException {
-        List<X509Certificate> cas = Pem.certificates(caBundle, "tlsCaBundle");
+        List<X509Certificate> cas = Settings.parse("tlsCaBundle", -1, () -> Pem.certificates(caBundle, "tlsCaBundle"));
         KeyStore store = emptyStore();
         for (int i = 0; i < cas.size(); i++) {
             store.setCertificateEntry("ca-" + i, cas.get(i));
@@ -125,8 +127,10 @@ public final class TlsConfig {
         if (certificate == null) {
             return null;
         }
-        List<X509Certificate> chain = Pem.certificates(certificate, "tlsClientCertificate (certificate)");
-        PrivateKey privateKey = Pem.privateKey(key, "tlsClientCertificate (key)");
+        List<X509Certificate> chain = Settings.parse(
+                "tlsClientCertificate", 0, () -> Pem.certificates(certificate, "tlsClientCertificate (certificate)"));
+        PrivateKey privateKey =
+                Settings.parse("tlsClientCertificate", 1, () -> Pem.privateKey(key, "tlsClientCertificate (key)"));
         checkPair(chain.get(0), privateKey, certificate, key);
         try {
             // A password of the in-memory store only, never written anywhere.
@@ -139,8 +143,10 @@ public final class TlsConfig {
             factory.init(store, password);
             return factory.getKeyManagers();
         } catch (GeneralSecurityException e) {
-            throw new IllegalArgumentException("tlsClientCertificate: cannot use the certificate " + certificate
-                    + " with the key " + key + " (" + e.getClass().getSimpleName() + ")");
+            throw new IllegalSettingException(
+                    "tlsClientCertificate",
+                    "tlsClientCertificate: cannot use the certificate " + certificate + " with the key " + key + " ("
+                            + e.getClass().getSimpleName() + ")");
         }
     }
 
@@ -169,10 +175,12 @@ public final class TlsConfig {
             matches = false;
         }
         if (!matches) {
-            throw new IllegalArgumentException("tlsClientCertificate: the key in " + keyFile
-                    + " is not the key of the certificate in " + certFile + " (subject "
-                    + certificate.getSubjectX500Principal().getName()
-                    + "): give the key the certificate was issued for");
+            throw new IllegalSettingException(
+                    "tlsClientCertificate",
+                    "tlsClientCertificate: the key in " + keyFile
+                            + " is not the key of the certificate in " + certFile + " (subject "
+                            + certificate.getSubjectX500Principal().getName()
+                            + "): give the key the certificate was issued for");
         }
     }
 
