@@ -5,7 +5,7 @@ package io.quorumlock;
  * holder may have entered the critical section at the same time. The work's own result, if any,
  * must not be trusted as exclusive.
  */
-public class LeaseLostException extends QuorumLockException {
+public class LeaseLostException extends QuorumlockException {
     private static final long serialVersionUID = 1L;
 
     private final String resource;

@@ -10,7 +10,7 @@ import java.util.stream.Collectors;
  * attempt: how many nodes voted yes, how many were needed, and what every node answered; for a
  * lock granted by one authority (ZooKeeper, etcd), which counts no votes, its one answer.
  */
-public class LockUnavailableException extends QuorumLockException {
+public class LockUnavailableException extends QuorumlockException {
     private static final long serialVersionUID = 1L;
 
     private static final String RESTART_GUARD_REMEDY = ". Nodes excluded by the restart guard vote once they"
@@ -21,10 +21,10 @@ public class LockUnavailableException extends QuorumLockException {
     private final int attempts;
     private final int votes;
     private final int quorum;
-    private final transient List<NodeOutcome> lastAttempt;
+    private final transient List<ServerAnswer> lastAttempt;
 
     public LockUnavailableException(
-            String resource, Duration waited, int attempts, int votes, int quorum, List<NodeOutcome> lastAttempt) {
+            String resource, Duration waited, int attempts, int votes, int quorum, List<ServerAnswer> lastAttempt) {
         super(message(resource, waited, attempts, votes, quorum, lastAttempt));
         this.resource = resource;
         this.attempts = attempts;
@@ -38,13 +38,13 @@ public class LockUnavailableException extends QuorumLockException {
      * one answer, and who holds the lock if the authority named the holder.
      */
     public LockUnavailableException(
-            String resource, Duration waited, int attempts, NodeOutcome answer, Optional<String> holder) {
+            String resource, Duration waited, int attempts, ServerAnswer answer, Optional<String> holder) {
         super(tried(resource, waited, attempts)
                 + holder.map(who -> "held by " + who)
                         .orElseGet(() -> answer.detail().isEmpty()
-                                ? answer.vote().description()
-                                : answer.vote().description() + " (" + answer.detail() + ")")
-                + " on " + answer.node());
+                                ? answer.kind().description()
+                                : answer.kind().description() + " (" + answer.detail() + ")")
+                + " on " + answer.server());
         this.resource = resource;
         this.attempts = attempts;
         this.votes = 0;
@@ -60,16 +60,16 @@ public class LockUnavailableException extends QuorumLockException {
     }
 
     private static String message(
-            String resource, Duration waited, int attempts, int votes, int quorum, List<NodeOutcome> outcomes) {
+            String resource, Duration waited, int attempts, int votes, int quorum, List<ServerAnswer> outcomes) {
         String others = outcomes.stream()
-                .filter(o -> o.vote() != NodeOutcome.Vote.YES)
-                .map(NodeOutcome::toString)
+                .filter(o -> o.kind() != ServerAnswer.Kind.GRANTED)
+                .map(ServerAnswer::toString)
                 .collect(Collectors.joining("; "));
         if (outcomes.size() == 1 && quorum == 1) { // a single node: no other vote to count
             return tried(resource, waited, attempts)
                     + (others.isEmpty() ? "granted too late: no validity left" : others);
         }
-        boolean excluded = outcomes.stream().anyMatch(o -> o.vote() == NodeOutcome.Vote.EXCLUDED);
+        boolean excluded = outcomes.stream().anyMatch(o -> o.kind() == ServerAnswer.Kind.EXCLUDED);
         return tried(resource, waited, attempts)
                 + String.format(
                         "last attempt got %d of %d votes, %d needed%s%s",
@@ -101,17 +101,17 @@ public class LockUnavailableException extends QuorumLockException {
     }
 
     /** What each node answered on the last attempt, in the order the nodes were configured. */
-    public List<NodeOutcome> lastAttempt() {
+    public List<ServerAnswer> lastAttempt() {
         return lastAttempt;
     }
 
     /**
      * Whether the lock was refused because another owner holds it, rather than because the lock
      * service could not grant it: on the last attempt some node named a holder ({@link
-     * NodeOutcome.Vote#HELD_BY_OTHER}) or was kept out by the restart guard ({@link
-     * NodeOutcome.Vote#EXCLUDED}: restarted within a TTL, it may have lost a holder's key), and
+     * ServerAnswer.Kind#HELD_BY_OTHER}) or was kept out by the restart guard ({@link
+     * ServerAnswer.Kind#EXCLUDED}: restarted within a TTL, it may have lost a holder's key), and
      * those nodes, the ones that voted yes and the ones not waited for ({@link
-     * NodeOutcome.Vote#PENDING}) could have made a quorum. False when fewer nodes than
+     * ServerAnswer.Kind#PENDING}) could have made a quorum. False when fewer nodes than
      * a quorum could be reached (down, refusing connections, not answering in time), whoever holds
      * the lock on the others: then nobody can be granted it until the service is back. A
      * consensus service (one answer) is busy when it named a holder.
@@ -124,14 +124,14 @@ public class LockUnavailableException extends QuorumLockException {
      * Whether outcomes of an attempt that needed {@code quorum} yes votes show a held lock, as
      * {@link #busy()} reads them.
      */
-    public static boolean busy(List<NodeOutcome> outcomes, int quorum) {
+    public static boolean busy(List<ServerAnswer> outcomes, int quorum) {
         int held = 0;
         int could = 0;
-        for (NodeOutcome outcome : outcomes) {
-            NodeOutcome.Vote vote = outcome.vote();
-            boolean mayHold = vote == NodeOutcome.Vote.HELD_BY_OTHER || vote == NodeOutcome.Vote.EXCLUDED;
+        for (ServerAnswer outcome : outcomes) {
+            ServerAnswer.Kind vote = outcome.kind();
+            boolean mayHold = vote == ServerAnswer.Kind.HELD_BY_OTHER || vote == ServerAnswer.Kind.EXCLUDED;
             held += mayHold ? 1 : 0;
-            could += mayHold || vote == NodeOutcome.Vote.YES || vote == NodeOutcome.Vote.PENDING ? 1 : 0;
+            could += mayHold || vote == ServerAnswer.Kind.GRANTED || vote == ServerAnswer.Kind.PENDING ? 1 : 0;
         }
         return held > 0 && could >= quorum;
     }

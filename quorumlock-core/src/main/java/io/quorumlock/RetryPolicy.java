@@ -58,7 +58,7 @@ public final class RetryPolicy {
      * Sleeps before the next attempt, after {@code failedAttempts} failed ones, if the delay fits in
      * the {@code nanosLeft} of the caller's wait; returns false, without sleeping, if it does not.
      *
-     * @throws QuorumLockException if the thread is interrupted while sleeping (the flag stays set)
+     * @throws QuorumlockException if the thread is interrupted while sleeping (the flag stays set)
      */
     public boolean pauseBeforeNextAttempt(int failedAttempts, long nanosLeft, String resource) {
         long delay = delayAfter(failedAttempts).toNanos();
@@ -70,7 +70,7 @@ public final class RetryPolicy {
             return true;
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
-            throw new QuorumLockException("interrupted while waiting to acquire '" + resource + "'", e);
+            throw new QuorumlockException("interrupted while waiting to acquire '" + resource + "'", e);
         }
     }
 

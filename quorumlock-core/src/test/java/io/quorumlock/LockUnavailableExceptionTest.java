@@ -2,7 +2,6 @@ package io.quorumlock;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.quorumlock.NodeOutcome.Vote;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -12,30 +11,40 @@ import org.junit.jupiter.api.Test;
 /** A refusal tells a lock held by another owner from a lock service that could not form a quorum. */
 class LockUnavailableExceptionTest {
 
-    private static LockUnavailableException votes(int quorum, Vote... votes) {
-        List<NodeOutcome> outcomes = new ArrayList<>();
+    private static LockUnavailableException votes(int quorum, ServerAnswer.Kind... votes) {
+        List<ServerAnswer> outcomes = new ArrayList<>();
         int yes = 0;
         for (int i = 0; i < votes.length; i++) {
-            outcomes.add(new NodeOutcome("redis://10.0.0." + (i + 1) + ":6379", votes[i], ""));
-            yes += votes[i] == Vote.YES ? 1 : 0;
+            outcomes.add(new ServerAnswer("redis://10.0.0." + (i + 1) + ":6379", votes[i], ""));
+            yes += votes[i] == ServerAnswer.Kind.GRANTED ? 1 : 0;
         }
         return new LockUnavailableException("job", Duration.ZERO, 1, yes, quorum, outcomes);
     }
 
-    private static LockUnavailableException answer(Vote vote) {
+    private static LockUnavailableException answer(ServerAnswer.Kind vote) {
         return new LockUnavailableException(
-                "job", Duration.ZERO, 1, new NodeOutcome("zookeeper://127.0.0.1:2181", vote, ""), Optional.empty());
+                "job", Duration.ZERO, 1, new ServerAnswer("zookeeper://127.0.0.1:2181", vote, ""), Optional.empty());
     }
 
     @Test
     void aHolderNamedByAQuorumOfReachableNodesIsBusy() {
-        assertThat(votes(2, Vote.HELD_BY_OTHER, Vote.HELD_BY_OTHER, Vote.HELD_BY_OTHER)
+        assertThat(votes(
+                                2,
+                                ServerAnswer.Kind.HELD_BY_OTHER,
+                                ServerAnswer.Kind.HELD_BY_OTHER,
+                                ServerAnswer.Kind.HELD_BY_OTHER)
                         .busy())
                 .isTrue();
-        assertThat(votes(2, Vote.HELD_BY_OTHER, Vote.HELD_BY_OTHER, Vote.PENDING)
+        assertThat(votes(2, ServerAnswer.Kind.HELD_BY_OTHER, ServerAnswer.Kind.HELD_BY_OTHER, ServerAnswer.Kind.PENDING)
                         .busy())
                 .isTrue();
-        assertThat(votes(3, Vote.HELD_BY_OTHER, Vote.HELD_BY_OTHER, Vote.YES, Vote.UNREACHABLE, Vote.TIMED_OUT)
+        assertThat(votes(
+                                3,
+                                ServerAnswer.Kind.HELD_BY_OTHER,
+                                ServerAnswer.Kind.HELD_BY_OTHER,
+                                ServerAnswer.Kind.GRANTED,
+                                ServerAnswer.Kind.UNREACHABLE,
+                                ServerAnswer.Kind.TIMED_OUT)
                         .busy())
                 .isTrue();
     }
@@ -43,25 +52,34 @@ class LockUnavailableExceptionTest {
     @Test
     void aHolderOnSomeNodesWithTheOthersReachableIsBusy() {
         // Node 3 is down, yet nodes 1 and 2 could have granted the lock: another owner has it.
-        assertThat(votes(2, Vote.HELD_BY_OTHER, Vote.YES, Vote.UNREACHABLE).busy())
+        assertThat(votes(2, ServerAnswer.Kind.HELD_BY_OTHER, ServerAnswer.Kind.GRANTED, ServerAnswer.Kind.UNREACHABLE)
+                        .busy())
                 .isTrue();
         // Not waited for: the refusal was certain before node 3 answered, so it is not known down.
-        assertThat(votes(2, Vote.HELD_BY_OTHER, Vote.UNREACHABLE, Vote.PENDING).busy())
+        assertThat(votes(2, ServerAnswer.Kind.HELD_BY_OTHER, ServerAnswer.Kind.UNREACHABLE, ServerAnswer.Kind.PENDING)
+                        .busy())
                 .isTrue();
     }
 
     @Test
     void tooFewReachableNodesForAQuorumIsNotBusyWhoeverHoldsTheOthers() {
-        assertThat(votes(2, Vote.UNREACHABLE, Vote.UNREACHABLE, Vote.UNREACHABLE)
+        assertThat(votes(2, ServerAnswer.Kind.UNREACHABLE, ServerAnswer.Kind.UNREACHABLE, ServerAnswer.Kind.UNREACHABLE)
                         .busy())
                 .isFalse();
-        assertThat(votes(2, Vote.TIMED_OUT, Vote.TIMED_OUT, Vote.TIMED_OUT).busy())
+        assertThat(votes(2, ServerAnswer.Kind.TIMED_OUT, ServerAnswer.Kind.TIMED_OUT, ServerAnswer.Kind.TIMED_OUT)
+                        .busy())
                 .isFalse();
         // One node names a holder, two are down: nobody could be granted the lock, holder or not.
-        assertThat(votes(2, Vote.HELD_BY_OTHER, Vote.UNREACHABLE, Vote.TIMED_OUT)
+        assertThat(votes(2, ServerAnswer.Kind.HELD_BY_OTHER, ServerAnswer.Kind.UNREACHABLE, ServerAnswer.Kind.TIMED_OUT)
                         .busy())
                 .isFalse();
-        assertThat(votes(3, Vote.HELD_BY_OTHER, Vote.HELD_BY_OTHER, Vote.UNREACHABLE, Vote.UNREACHABLE, Vote.ERROR)
+        assertThat(votes(
+                                3,
+                                ServerAnswer.Kind.HELD_BY_OTHER,
+                                ServerAnswer.Kind.HELD_BY_OTHER,
+                                ServerAnswer.Kind.UNREACHABLE,
+                                ServerAnswer.Kind.UNREACHABLE,
+                                ServerAnswer.Kind.ERROR)
                         .busy())
                 .isFalse();
     }
@@ -69,25 +87,32 @@ class LockUnavailableExceptionTest {
     @Test
     void aRefusalWithoutAHolderIsNotBusy() {
         // Votes that came too late: the service could not grant.
-        assertThat(votes(2, Vote.YES, Vote.YES, Vote.YES).busy()).isFalse();
-        assertThat(votes(1, Vote.ERROR).busy()).isFalse();
+        assertThat(votes(2, ServerAnswer.Kind.GRANTED, ServerAnswer.Kind.GRANTED, ServerAnswer.Kind.GRANTED)
+                        .busy())
+                .isFalse();
+        assertThat(votes(1, ServerAnswer.Kind.ERROR).busy()).isFalse();
     }
 
     @Test
     void nodesTheRestartGuardKeepsOutMayHoldTheLockForAnother() {
         // Restarted within a TTL, a node may have lost a holder's key: it answers, and keeps the
         // lock for whoever may hold it until the TTL has passed. Busy, not a service that is down.
-        assertThat(votes(2, Vote.EXCLUDED, Vote.EXCLUDED, Vote.YES).busy()).isTrue();
-        assertThat(votes(2, Vote.EXCLUDED, Vote.EXCLUDED, Vote.EXCLUDED).busy()).isTrue();
-        assertThat(votes(2, Vote.EXCLUDED, Vote.UNREACHABLE, Vote.UNREACHABLE).busy())
+        assertThat(votes(2, ServerAnswer.Kind.EXCLUDED, ServerAnswer.Kind.EXCLUDED, ServerAnswer.Kind.GRANTED)
+                        .busy())
+                .isTrue();
+        assertThat(votes(2, ServerAnswer.Kind.EXCLUDED, ServerAnswer.Kind.EXCLUDED, ServerAnswer.Kind.EXCLUDED)
+                        .busy())
+                .isTrue();
+        assertThat(votes(2, ServerAnswer.Kind.EXCLUDED, ServerAnswer.Kind.UNREACHABLE, ServerAnswer.Kind.UNREACHABLE)
+                        .busy())
                 .isFalse();
     }
 
     @Test
     void oneAuthorityIsBusyOnlyWhenItNamesAHolder() {
-        assertThat(answer(Vote.HELD_BY_OTHER).busy()).isTrue();
-        assertThat(answer(Vote.UNREACHABLE).busy()).isFalse();
-        assertThat(answer(Vote.TIMED_OUT).busy()).isFalse();
-        assertThat(answer(Vote.ERROR).busy()).isFalse();
+        assertThat(answer(ServerAnswer.Kind.HELD_BY_OTHER).busy()).isTrue();
+        assertThat(answer(ServerAnswer.Kind.UNREACHABLE).busy()).isFalse();
+        assertThat(answer(ServerAnswer.Kind.TIMED_OUT).busy()).isFalse();
+        assertThat(answer(ServerAnswer.Kind.ERROR).busy()).isFalse();
     }
 }

@@ -2,8 +2,8 @@ package io.quorumlock.bench;
 
 import io.quorumlock.Lease;
 import io.quorumlock.LockUnavailableException;
-import io.quorumlock.NodeOutcome;
 import io.quorumlock.RetryPolicy;
+import io.quorumlock.ServerAnswer;
 import io.quorumlock.redis.Redlock;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -86,7 +86,7 @@ final class Contention {
                     return Attempt.WON;
                 } catch (LockUnavailableException e) {
                     long held = e.lastAttempt().stream()
-                            .filter(o -> o.vote() == NodeOutcome.Vote.HELD_BY_OTHER)
+                            .filter(o -> o.kind() == ServerAnswer.Kind.HELD_BY_OTHER)
                             .count();
                     return held < e.quorum() ? Attempt.SPLIT : Attempt.HELD;
                 }

@@ -1,7 +1,6 @@
 package io.quorumlock.redis;
 
-import io.quorumlock.NodeOutcome;
-import io.quorumlock.NodeOutcome.Vote;
+import io.quorumlock.ServerAnswer;
 import io.quorumlock.redis.client.Command;
 import io.quorumlock.redis.client.NodeErrors;
 import io.quorumlock.redis.client.Reply;
@@ -14,7 +13,7 @@ import java.util.function.Predicate;
 /**
  * Counts the replies of one round (grant, extension or release) as they arrive, each read as a
  * vote ({@link #vote}); {@link QuorumMath#tally} says when the outcome is certain. A yes that the round's {@link Exclusion}
- * rules out is recorded as {@link Vote#EXCLUDED} and counts as a no, and so is a yes of an entry
+ * rules out is recorded as {@link ServerAnswer.Kind#EXCLUDED} and counts as a no, and so is a yes of an entry
  * that is {@linkplain SameServer the same server} as an entry whose yes was counted: a server listed
  * twice votes once. Replies may be recorded from other threads, also after the round was decided.
  */
@@ -37,13 +36,13 @@ final class Ballot {
     }
 
     private final List<String> nodes;
-    private final Predicate<Vote> counts;
+    private final Predicate<ServerAnswer.Kind> counts;
     private final Exclusion exclusion;
     private final SameServer sameServer;
     /** Where configuration errors are logged; null where they are not. */
     private final Misconfigurations misconfigurations;
 
-    private final NodeOutcome[] outcomes;
+    private final ServerAnswer[] outcomes;
     private int yes;
     private int no;
     private boolean expired;
@@ -53,7 +52,7 @@ final class Ballot {
     private boolean misconfigured;
 
     /** {@code counts} says which votes count toward the quorum. */
-    Ballot(List<String> nodes, Predicate<Vote> counts) {
+    Ballot(List<String> nodes, Predicate<ServerAnswer.Kind> counts) {
         this(nodes, counts, Exclusion.NONE, SameServer.NONE, null);
     }
 
@@ -64,7 +63,7 @@ final class Ballot {
      */
     Ballot(
             List<String> nodes,
-            Predicate<Vote> counts,
+            Predicate<ServerAnswer.Kind> counts,
             Exclusion exclusion,
             SameServer sameServer,
             Misconfigurations misconfigurations) {
@@ -73,43 +72,48 @@ final class Ballot {
         this.exclusion = exclusion;
         this.sameServer = sameServer;
         this.misconfigurations = misconfigurations;
-        this.outcomes = new NodeOutcome[nodes.size()];
+        this.outcomes = new ServerAnswer[nodes.size()];
     }
 
-    void record(int node, NodeOutcome outcome) {
-        if (outcome.vote() == Vote.MISCONFIGURED && misconfigurations != null) {
+    void record(int node, ServerAnswer outcome) {
+        if (outcome.kind() == ServerAnswer.Kind.MISCONFIGURED && misconfigurations != null) {
             misconfigurations.seen(node, outcome);
         }
-        String excluded = outcome.vote() == Vote.YES ? exclusion.why(node) : null;
-        count(node, excluded == null ? outcome : new NodeOutcome(outcome.node(), Vote.EXCLUDED, excluded));
+        String excluded = outcome.kind() == ServerAnswer.Kind.GRANTED ? exclusion.why(node) : null;
+        count(
+                node,
+                excluded == null ? outcome : new ServerAnswer(outcome.server(), ServerAnswer.Kind.EXCLUDED, excluded));
     }
 
-    private synchronized void count(int node, NodeOutcome outcome) {
+    private synchronized void count(int node, ServerAnswer outcome) {
         if (outcomes[node] != null) {
             return;
         }
         if (closed) {
             // Shown in the evidence, never counted: a late yes is not a grant (a failed grant releases it).
-            outcomes[node] = outcome.vote() == Vote.YES
-                    ? new NodeOutcome(outcome.node(), Vote.TIMED_OUT, "granted only after the round had ended")
+            outcomes[node] = outcome.kind() == ServerAnswer.Kind.GRANTED
+                    ? new ServerAnswer(
+                            outcome.server(), ServerAnswer.Kind.TIMED_OUT, "granted only after the round had ended")
                     : outcome;
-            misconfigured |= outcome.vote() == Vote.MISCONFIGURED;
+            misconfigured |= outcome.kind() == ServerAnswer.Kind.MISCONFIGURED;
             return;
         }
-        if (outcome.vote() == Vote.YES) {
+        if (outcome.kind() == ServerAnswer.Kind.GRANTED) {
             for (int other = 0; other < outcomes.length; other++) {
-                if (outcomes[other] != null && outcomes[other].vote() == Vote.YES && sameServer.test(node, other)) {
-                    outcome = new NodeOutcome(
-                            outcome.node(),
-                            Vote.EXCLUDED,
+                if (outcomes[other] != null
+                        && outcomes[other].kind() == ServerAnswer.Kind.GRANTED
+                        && sameServer.test(node, other)) {
+                    outcome = new ServerAnswer(
+                            outcome.server(),
+                            ServerAnswer.Kind.EXCLUDED,
                             "the same server as " + nodes.get(other) + " (the same run_id): its vote counts once");
                     break;
                 }
             }
         }
         outcomes[node] = outcome;
-        misconfigured |= outcome.vote() == Vote.MISCONFIGURED;
-        if (counts.test(outcome.vote())) {
+        misconfigured |= outcome.kind() == ServerAnswer.Kind.MISCONFIGURED;
+        if (counts.test(outcome.kind())) {
             yes++;
         } else {
             no++;
@@ -133,7 +137,7 @@ final class Ballot {
 
     /**
      * Ends the counting and returns the yes votes: a reply recorded later shows in {@link
-     * #outcomes()}, a yes there as {@link Vote#TIMED_OUT}, and changes no count.
+     * #outcomes()}, a yes there as {@link ServerAnswer.Kind#TIMED_OUT}, and changes no count.
      */
     synchronized int close() {
         closed = true;
@@ -159,18 +163,21 @@ final class Ballot {
     }
 
     /**
-     * Every node's outcome so far. A node that has not answered is {@link Vote#TIMED_OUT} if the
-     * wait ran into its deadline, else {@link Vote#PENDING}: the outcome was certain without it.
+     * Every node's outcome so far. A node that has not answered is {@link ServerAnswer.Kind#TIMED_OUT} if the
+     * wait ran into its deadline, else {@link ServerAnswer.Kind#PENDING}: the outcome was certain without it.
      */
-    synchronized List<NodeOutcome> outcomes() {
-        List<NodeOutcome> list = new ArrayList<>(outcomes.length);
+    synchronized List<ServerAnswer> outcomes() {
+        List<ServerAnswer> list = new ArrayList<>(outcomes.length);
         for (int i = 0; i < outcomes.length; i++) {
             list.add(
                     outcomes[i] != null
                             ? outcomes[i]
                             : expired
-                                    ? new NodeOutcome(nodes.get(i), Vote.TIMED_OUT, "no reply within the node timeout")
-                                    : new NodeOutcome(nodes.get(i), Vote.PENDING, ""));
+                                    ? new ServerAnswer(
+                                            nodes.get(i),
+                                            ServerAnswer.Kind.TIMED_OUT,
+                                            "no reply within the node timeout")
+                                    : new ServerAnswer(nodes.get(i), ServerAnswer.Kind.PENDING, ""));
         }
         return list;
     }
@@ -180,25 +187,27 @@ final class Ballot {
      * script, is "held by another owner"; an error reply is an error or a configuration error; a
      * reply of any other shape is no answer to the command, so an error too.
      */
-    static NodeOutcome vote(Command command, String node, Reply reply) {
+    static ServerAnswer vote(Command command, String node, Reply reply) {
         if (reply instanceof Reply.Failure failure) {
-            return new NodeOutcome(node, vote(failure.kind()), failure.detail());
+            return new ServerAnswer(node, vote(failure.kind()), failure.detail());
         }
         if (reply instanceof Reply.Error error) {
             String misconfiguration = NodeErrors.misconfiguration(error.message());
             return misconfiguration != null
-                    ? new NodeOutcome(node, Vote.MISCONFIGURED, misconfiguration)
-                    : new NodeOutcome(node, Vote.ERROR, NodeErrors.shortened(error.message()));
+                    ? new ServerAnswer(node, ServerAnswer.Kind.MISCONFIGURED, misconfiguration)
+                    : new ServerAnswer(node, ServerAnswer.Kind.ERROR, NodeErrors.shortened(error.message()));
         }
         boolean set = command.kind() == Command.Kind.SET_IF_ABSENT;
         if (set ? reply.equals(Reply.Simple.OK) : reply.equals(Reply.Int.ONE)) {
-            return new NodeOutcome(node, Vote.YES, "");
+            return new ServerAnswer(node, ServerAnswer.Kind.GRANTED, "");
         }
         if (set ? reply == Reply.Nil.NIL : reply.equals(Reply.Int.ZERO)) {
-            return new NodeOutcome(node, Vote.HELD_BY_OTHER, "");
+            return new ServerAnswer(node, ServerAnswer.Kind.HELD_BY_OTHER, "");
         }
-        return new NodeOutcome(
-                node, Vote.ERROR, "protocol error: " + Reply.shape(reply) + " is no reply to " + command.name());
+        return new ServerAnswer(
+                node,
+                ServerAnswer.Kind.ERROR,
+                "protocol error: " + Reply.shape(reply) + " is no reply to " + command.name());
     }
 
     /**
@@ -206,14 +215,14 @@ final class Ballot {
      * lookup class is loaded at the first failure: a virtual thread that waits for another one
      * loading it pins its carrier, in the middle of a round.
      */
-    private static final Map<Reply.Kind, Vote> FAILURE_VOTES = new EnumMap<>(Map.of(
-            Reply.Kind.NOT_SENT, Vote.UNREACHABLE,
-            Reply.Kind.TIMED_OUT, Vote.TIMED_OUT,
-            Reply.Kind.BROKEN, Vote.ERROR,
-            Reply.Kind.PROTOCOL, Vote.ERROR,
-            Reply.Kind.MISCONFIGURED, Vote.MISCONFIGURED));
+    private static final Map<Reply.Kind, ServerAnswer.Kind> FAILURE_VOTES = new EnumMap<>(Map.of(
+            Reply.Kind.NOT_SENT, ServerAnswer.Kind.UNREACHABLE,
+            Reply.Kind.TIMED_OUT, ServerAnswer.Kind.TIMED_OUT,
+            Reply.Kind.BROKEN, ServerAnswer.Kind.ERROR,
+            Reply.Kind.PROTOCOL, ServerAnswer.Kind.ERROR,
+            Reply.Kind.MISCONFIGURED, ServerAnswer.Kind.MISCONFIGURED));
 
-    static Vote vote(Reply.Kind kind) {
+    static ServerAnswer.Kind vote(Reply.Kind kind) {
         return FAILURE_VOTES.get(kind);
     }
 }

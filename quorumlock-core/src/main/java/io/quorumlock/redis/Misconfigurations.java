@@ -1,6 +1,6 @@
 package io.quorumlock.redis;
 
-import io.quorumlock.NodeOutcome;
+import io.quorumlock.ServerAnswer;
 import java.util.concurrent.atomic.AtomicReferenceArray;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -21,10 +21,10 @@ final class Misconfigurations {
     }
 
     /** Records that {@code node} refused with {@code outcome}, and logs it unless it was the last one logged. */
-    void seen(int node, NodeOutcome outcome) {
+    void seen(int node, ServerAnswer outcome) {
         if (!outcome.detail().equals(logged.getAndSet(node, outcome.detail()))) {
             warnings.incrementAndGet();
-            log.warn("node {} refused with a configuration error: {}", outcome.node(), outcome.detail());
+            log.warn("node {} refused with a configuration error: {}", outcome.server(), outcome.detail());
         }
     }
 

@@ -64,14 +64,14 @@ final class NodeInspector {
 
     /** Why INFO got no answer, and the remedy: a configuration error names its own. */
     private static String unanswered(Reply reply) {
-        io.quorumlock.NodeOutcome outcome = Ballot.vote(Command.info("server"), "", reply);
-        if (outcome.vote() == io.quorumlock.NodeOutcome.Vote.MISCONFIGURED) {
-            return outcome.vote().description() + " (" + outcome.detail() + ")";
+        io.quorumlock.ServerAnswer outcome = Ballot.vote(Command.info("server"), "", reply);
+        if (outcome.kind() == io.quorumlock.ServerAnswer.Kind.MISCONFIGURED) {
+            return outcome.kind().description() + " (" + outcome.detail() + ")";
         }
         if (reply instanceof Reply.Error) {
             return "INFO refused (" + outcome.detail() + "): allow INFO for this user";
         }
-        return outcome.vote().description() + " (" + outcome.detail() + "): start the node or remove it from the list";
+        return outcome.kind().description() + " (" + outcome.detail() + "): start the node or remove it from the list";
     }
 
     private static String persistence(Function<Command, Reply> query, Map<String, String> info, List<String> warnings) {

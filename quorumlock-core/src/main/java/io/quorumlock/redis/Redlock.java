@@ -8,10 +8,9 @@ import io.quorumlock.LeasedSection;
 import io.quorumlock.LockConfigurationException;
 import io.quorumlock.LockListener;
 import io.quorumlock.LockUnavailableException;
-import io.quorumlock.NodeOutcome;
-import io.quorumlock.NodeOutcome.Vote;
-import io.quorumlock.QuorumLockException;
+import io.quorumlock.QuorumlockException;
 import io.quorumlock.RetryPolicy;
+import io.quorumlock.ServerAnswer;
 import io.quorumlock.redis.Rounds.Grant;
 import io.quorumlock.redis.client.Command;
 import io.quorumlock.redis.client.NioTransport;
@@ -167,7 +166,7 @@ public final class Redlock implements DistributedLock<Lease> {
      *     one, each {@code held by another owner} naming the holder where it could be read
      * @throws LockConfigurationException at once, without waiting further, if an attempt was not
      *     granted and a node refused with a configuration error (a wrong password, a replica)
-     * @throws QuorumLockException if the thread was interrupted while waiting (the interrupt flag stays set)
+     * @throws QuorumlockException if the thread was interrupted while waiting (the interrupt flag stays set)
      * @throws IllegalStateException if this lock is closed
      */
     @Override
@@ -302,7 +301,7 @@ public final class Redlock implements DistributedLock<Lease> {
     // ---- one attempt, on Rounds ------------------------------------------------------------------
 
     /** The result of one attempt: the lease if granted, and the evidence either way. */
-    record Attempt(Optional<Lease> lease, int votes, List<NodeOutcome> outcomes, boolean misconfigured) {}
+    record Attempt(Optional<Lease> lease, int votes, List<ServerAnswer> outcomes, boolean misconfigured) {}
 
     Attempt attempt(String resource, Duration ttl) {
         String token = newToken() + " " + holder; // compared whole: the holder is part of the token
@@ -310,7 +309,7 @@ public final class Redlock implements DistributedLock<Lease> {
         Rounds.Outcome outcome = rounds.grant(resource, token, ttl.toMillis(), grants);
         if (outcome.interrupted()) {
             Thread.currentThread().interrupt();
-            throw new QuorumLockException("interrupted while acquiring '" + resource + "'");
+            throw new QuorumlockException("interrupted while acquiring '" + resource + "'");
         }
         if (outcome.held()) {
             if (log.isDebugEnabled()) { // the hot path: no boxing, no substring unless asked for
@@ -343,20 +342,20 @@ public final class Redlock implements DistributedLock<Lease> {
      * The outcomes, with the holder read from each node that said {@code held by another owner}
      * (the holder then, not necessarily at the vote): for the evidence of a refusal, off the hot path.
      */
-    private List<NodeOutcome> withHolders(String resource, List<NodeOutcome> outcomes) {
+    private List<ServerAnswer> withHolders(String resource, List<ServerAnswer> outcomes) {
         int[] held = java.util.stream.IntStream.range(0, outcomes.size())
-                .filter(i -> outcomes.get(i).vote() == Vote.HELD_BY_OTHER)
+                .filter(i -> outcomes.get(i).kind() == ServerAnswer.Kind.HELD_BY_OTHER)
                 .toArray();
         if (held.length == 0 || Thread.currentThread().isInterrupted()) {
             return outcomes;
         }
         Reply[] values = rounds.query(held, Command.get(resource));
-        List<NodeOutcome> named = new ArrayList<>(outcomes);
+        List<ServerAnswer> named = new ArrayList<>(outcomes);
         for (int i = 0; i < held.length; i++) {
             String who = Holder.of(values[i]);
             if (who != null) {
-                NodeOutcome o = outcomes.get(held[i]);
-                named.set(held[i], new NodeOutcome(o.node(), o.vote(), "holder " + who));
+                ServerAnswer o = outcomes.get(held[i]);
+                named.set(held[i], new ServerAnswer(o.server(), o.kind(), "holder " + who));
             }
         }
         return named;
@@ -492,7 +491,7 @@ public final class Redlock implements DistributedLock<Lease> {
          * Redlock's restart guard, the remedy for nodes that restart without fsync'd persistence:
          * a node that has been up for less than the longest TTL this client has asked for (in any
          * acquire or extension so far, the current one included) does not vote until it has been
-         * up that long. Its yes is not counted, shows as {@link Vote#EXCLUDED} in the evidence,
+         * up that long. Its yes is not counted, shows as {@link ServerAnswer.Kind#EXCLUDED} in the evidence,
          * and is released like any other; a grant still needs N/2 + 1 yes votes from the other
          * nodes. Each new connection reads the node's {@code run_id} and {@code uptime_in_seconds}
          * ({@code INFO server}) and its fsync policy ({@code CONFIG GET append*}), pipelined with

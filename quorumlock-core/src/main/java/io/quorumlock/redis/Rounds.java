@@ -1,8 +1,7 @@
 package io.quorumlock.redis;
 
 import io.quorumlock.IllegalSettingException;
-import io.quorumlock.NodeOutcome;
-import io.quorumlock.NodeOutcome.Vote;
+import io.quorumlock.ServerAnswer;
 import io.quorumlock.redis.client.Command;
 import io.quorumlock.redis.client.Reply;
 import io.quorumlock.redis.client.Transport;
@@ -27,9 +26,10 @@ import java.util.function.Predicate;
  */
 final class Rounds {
 
-    private static final Predicate<Vote> GRANTED = v -> v == Vote.YES;
+    private static final Predicate<ServerAnswer.Kind> GRANTED = v -> v == ServerAnswer.Kind.GRANTED;
     /** On release, a node where the key is gone or is another owner's is as free as one that deleted it. */
-    private static final Predicate<Vote> SETTLED = v -> v == Vote.YES || v == Vote.HELD_BY_OTHER;
+    private static final Predicate<ServerAnswer.Kind> SETTLED =
+            v -> v == ServerAnswer.Kind.GRANTED || v == ServerAnswer.Kind.HELD_BY_OTHER;
 
     private final Transport transport;
     private final List<String> names;
@@ -79,12 +79,12 @@ final class Rounds {
             int votes,
             long validityNanos,
             long validUntilNanos,
-            List<NodeOutcome> outcomes,
+            List<ServerAnswer> outcomes,
             boolean misconfigured,
             boolean interrupted) {
 
         /** This outcome as not held, with {@code evidence} for its outcomes. */
-        Outcome notHeld(List<NodeOutcome> evidence, boolean misconfigured) {
+        Outcome notHeld(List<ServerAnswer> evidence, boolean misconfigured) {
             return new Outcome(false, votes, validityNanos, validUntilNanos, evidence, misconfigured, interrupted);
         }
     }
@@ -421,7 +421,7 @@ final class Rounds {
         private final int node;
         private final Transport.Lane lane;
         private final Transport.Link link;
-        private volatile NodeOutcome outcome;
+        private volatile ServerAnswer outcome;
 
         Grant(Ballot ballot, int node, Transport.Lane lane) {
             this.ballot = ballot;
@@ -437,7 +437,7 @@ final class Rounds {
 
         @Override
         public void onReply(Command command, Reply reply, Transport.Link from) {
-            NodeOutcome answer = Ballot.vote(command, from.node(), reply);
+            ServerAnswer answer = Ballot.vote(command, from.node(), reply);
             outcome = answer;
             ballot.record(node, answer);
         }
@@ -454,13 +454,13 @@ final class Rounds {
                 Transport.ReplyHandler handler,
                 Ballot round,
                 boolean cleanUp) {
-            NodeOutcome answered = outcome;
+            ServerAnswer answered = outcome;
             if (answered == null) {
                 link.sendBehind(command, handler);
-            } else if (answered.vote() == Vote.HELD_BY_OTHER
-                    || answered.vote() == Vote.UNREACHABLE
-                    || answered.vote() == Vote.MISCONFIGURED) {
-                round.record(node, new NodeOutcome(answered.node(), answered.vote(), "never held the key"));
+            } else if (answered.kind() == ServerAnswer.Kind.HELD_BY_OTHER
+                    || answered.kind() == ServerAnswer.Kind.UNREACHABLE
+                    || answered.kind() == ServerAnswer.Kind.MISCONFIGURED) {
+                round.record(node, new ServerAnswer(answered.server(), answered.kind(), "never held the key"));
             } else if (cleanUp) {
                 current.sendBehind(command, handler);
             } else {

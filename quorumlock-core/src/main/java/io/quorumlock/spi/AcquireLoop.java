@@ -3,9 +3,9 @@ package io.quorumlock.spi;
 import io.quorumlock.DistributedLock;
 import io.quorumlock.LockListener;
 import io.quorumlock.LockUnavailableException;
-import io.quorumlock.NodeOutcome;
-import io.quorumlock.QuorumLockException;
+import io.quorumlock.QuorumlockException;
 import io.quorumlock.RetryPolicy;
+import io.quorumlock.ServerAnswer;
 import java.time.Duration;
 import java.util.List;
 import java.util.Objects;
@@ -56,7 +56,7 @@ public final class AcquireLoop {
      * @return the lease of the attempt that was granted
      * @throws LockUnavailableException if no attempt was granted in time, with the evidence of the last one
      * @throws IllegalArgumentException if {@code maxWait} is negative
-     * @throws QuorumLockException if the thread was interrupted during a pause (the flag stays set)
+     * @throws QuorumlockException if the thread was interrupted during a pause (the flag stays set)
      */
     public static <L> L acquire(
             String resource, Duration maxWait, RetryPolicy retry, Ticker ticker, Attempts<L> attempts) {
@@ -190,7 +190,7 @@ public final class AcquireLoop {
          * may find the votes free. The outcomes of every node, for the evidence, are asked for only
          * if this is the last attempt.
          */
-        public static <L> Attempt<L> outvoted(int votes, int quorum, Supplier<List<NodeOutcome>> outcomes) {
+        public static <L> Attempt<L> outvoted(int votes, int quorum, Supplier<List<ServerAnswer>> outcomes) {
             return outvoted(votes, quorum, false, outcomes);
         }
 
@@ -199,7 +199,7 @@ public final class AcquireLoop {
          * another owner holds the lock, rather than for nodes that could not vote.
          */
         public static <L> Attempt<L> outvoted(
-                int votes, int quorum, boolean busy, Supplier<List<NodeOutcome>> outcomes) {
+                int votes, int quorum, boolean busy, Supplier<List<ServerAnswer>> outcomes) {
             Objects.requireNonNull(outcomes, "outcomes");
             return new Attempt<>(
                     null,
@@ -217,7 +217,7 @@ public final class AcquireLoop {
          * the lock for {@code holder}, named as the service knows it, with what else it said of it:
          * final, since the attempt waited in the holder's queue for what was left of the wait.
          */
-        public static <L> Attempt<L> heldBy(String holder, NodeOutcome answer) {
+        public static <L> Attempt<L> heldBy(String holder, ServerAnswer answer) {
             Objects.requireNonNull(holder, "holder");
             Objects.requireNonNull(answer, "answer");
             return new Attempt<>(
@@ -228,14 +228,14 @@ public final class AcquireLoop {
                     0,
                     (resource, waited, attempts) ->
                             new LockUnavailableException(resource, waited, attempts, answer, Optional.of(holder)),
-                    "held by " + holder + " on " + answer.node());
+                    "held by " + holder + " on " + answer.server());
         }
 
         /**
          * The one authority that grants the lock did not, for another reason than a holder (it
          * could not be reached, it failed to answer); a {@code retryable} refusal is tried again.
          */
-        public static <L> Attempt<L> refused(NodeOutcome answer, boolean retryable) {
+        public static <L> Attempt<L> refused(ServerAnswer answer, boolean retryable) {
             Objects.requireNonNull(answer, "answer");
             return new Attempt<>(
                     null,

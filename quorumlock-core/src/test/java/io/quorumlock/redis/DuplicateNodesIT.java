@@ -3,7 +3,7 @@ package io.quorumlock.redis;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import io.quorumlock.NodeOutcome.Vote;
+import io.quorumlock.ServerAnswer;
 import io.quorumlock.testkit.RedisServersExtension;
 import io.quorumlock.testkit.TestTime;
 import java.time.Duration;
@@ -68,7 +68,7 @@ class DuplicateNodesIT {
             assertThat(extension.held()).as(extension.outcomes().toString()).isFalse();
             assertThat(extension.votes()).as(extension.outcomes().toString()).isEqualTo(1);
             assertThat(extension.outcomes())
-                    .filteredOn(o -> o.vote() == Vote.EXCLUDED)
+                    .filteredOn(o -> o.kind() == ServerAnswer.Kind.EXCLUDED)
                     .singleElement()
                     .satisfies(o -> assertThat(o.detail())
                             .contains("the same server as", "(the same run_id): its vote counts once"));

@@ -4,8 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.quorumlock.Lease;
 import io.quorumlock.LockUnavailableException;
-import io.quorumlock.NodeOutcome;
-import io.quorumlock.NodeOutcome.Vote;
+import io.quorumlock.ServerAnswer;
 import io.quorumlock.testkit.RedisServersExtension;
 import io.quorumlock.testkit.ScriptedServer;
 import io.quorumlock.testkit.TestTime;
@@ -71,12 +70,12 @@ class HostileNodeIT {
     }
 
     /** One attempt on a hostile node alone that sends something: its outcome, within {@link #SENT_WITHIN}. */
-    private NodeOutcome outcomeOf(ScriptedServer node) {
+    private ServerAnswer outcomeOf(ScriptedServer node) {
         return outcomeOf(node, SENT_WITHIN);
     }
 
     /** One attempt on the hostile node alone: its outcome, and how long the attempt took. */
-    private NodeOutcome outcomeOf(ScriptedServer node, Duration connectTimeout) {
+    private ServerAnswer outcomeOf(ScriptedServer node, Duration connectTimeout) {
         Redlock redlock = lock(List.of(node.uri()), 1, connectTimeout);
         long start = System.nanoTime();
         LockUnavailableException e = org.junit.jupiter.api.Assertions.assertThrows(
@@ -91,8 +90,8 @@ class HostileNodeIT {
 
     @Test
     void aHugeArrayIsAProtocolErrorNotAnOutOfMemoryError() {
-        NodeOutcome outcome = outcomeOf(hostile(ScriptedServer.sends("*2147483647\r\n")));
-        assertThat(outcome.vote()).isEqualTo(Vote.ERROR);
+        ServerAnswer outcome = outcomeOf(hostile(ScriptedServer.sends("*2147483647\r\n")));
+        assertThat(outcome.kind()).isEqualTo(ServerAnswer.Kind.ERROR);
         assertThat(outcome.detail())
                 .isEqualTo("protocol error: the node sent an array of 2147483647 elements (the most a reply may have"
                         + " is 1024): no reply to CLIENT SETNAME");
@@ -100,40 +99,40 @@ class HostileNodeIT {
 
     @Test
     void deepNestingIsAProtocolErrorNotAStackOverflow() {
-        NodeOutcome outcome = outcomeOf(hostile(ScriptedServer.sends("*1\r\n".repeat(200_000))));
+        ServerAnswer outcome = outcomeOf(hostile(ScriptedServer.sends("*1\r\n".repeat(200_000))));
         assertThat(outcome.detail()).startsWith("protocol error: the node sent arrays nested more than 4 deep");
     }
 
     @Test
     void aHugeBulkStringIsRefusedAtItsHeader() {
-        NodeOutcome outcome = outcomeOf(hostile(ScriptedServer.sends("$1000000000\r\n" + "x".repeat(100_000))));
+        ServerAnswer outcome = outcomeOf(hostile(ScriptedServer.sends("$1000000000\r\n" + "x".repeat(100_000))));
         assertThat(outcome.detail()).startsWith("protocol error: the node sent a bulk string of 1000000000 bytes");
     }
 
     @Test
     void garbageIsAProtocolError() {
-        NodeOutcome outcome = outcomeOf(hostile(ScriptedServer.sends("GET / HTTP/1.1\r\n\r\n")));
+        ServerAnswer outcome = outcomeOf(hostile(ScriptedServer.sends("GET / HTTP/1.1\r\n\r\n")));
         assertThat(outcome.detail()).startsWith("protocol error: the node sent byte 0x47 ('G') where a reply begins");
     }
 
     @Test
     void aReplyThatNeverEndsCostsTheNodeTimeout() {
-        NodeOutcome outcome =
+        ServerAnswer outcome =
                 outcomeOf(hostile(ScriptedServer.trickles("$100000\r\n", 'x', Duration.ofMillis(5))), NODE_TIMEOUT);
-        assertThat(outcome.vote()).isEqualTo(Vote.TIMED_OUT);
+        assertThat(outcome.kind()).isEqualTo(ServerAnswer.Kind.TIMED_OUT);
     }
 
     @Test
     void aFloodOfForgedRepliesIsAProtocolError() {
-        NodeOutcome outcome = outcomeOf(hostile(ScriptedServer.floods("+OK\r\n", 100_000)));
-        assertThat(outcome.vote()).isEqualTo(Vote.ERROR);
+        ServerAnswer outcome = outcomeOf(hostile(ScriptedServer.floods("+OK\r\n", 100_000)));
+        assertThat(outcome.kind()).isEqualTo(ServerAnswer.Kind.ERROR);
         assertThat(outcome.detail()).contains("protocol error");
     }
 
     @Test
     void aNodeThatAcceptsAndNeverAnswersTimesOut() {
-        NodeOutcome outcome = outcomeOf(hostile(ScriptedServer.silent()), NODE_TIMEOUT);
-        assertThat(outcome.vote()).isEqualTo(Vote.TIMED_OUT);
+        ServerAnswer outcome = outcomeOf(hostile(ScriptedServer.silent()), NODE_TIMEOUT);
+        assertThat(outcome.kind()).isEqualTo(ServerAnswer.Kind.TIMED_OUT);
     }
 
     @Test

@@ -7,9 +7,9 @@ import io.quorumlock.Lease;
 import io.quorumlock.LeaseLostException;
 import io.quorumlock.LockListener;
 import io.quorumlock.LockUnavailableException;
-import io.quorumlock.NodeOutcome;
 import io.quorumlock.RecordingListener;
 import io.quorumlock.RecordingListener.Event;
+import io.quorumlock.ServerAnswer;
 import io.quorumlock.testkit.RedisServersExtension;
 import io.quorumlock.testkit.TestTime;
 import java.time.Duration;
@@ -77,7 +77,7 @@ class LockListenerIT {
             // The nodes have been up for less than an hour: none may vote for a lease of an hour.
             LockUnavailableException refusal = catchThrowableOfType(
                     () -> lock.acquire("guarded", Duration.ofHours(1), Duration.ZERO), LockUnavailableException.class);
-            assertThat(refusal.lastAttempt()).allMatch(o -> o.vote() == NodeOutcome.Vote.EXCLUDED);
+            assertThat(refusal.lastAttempt()).allMatch(o -> o.kind() == ServerAnswer.Kind.EXCLUDED);
             assertThat(refusal.busy()).isTrue();
             assertThat(lock.tryAcquire("guarded", Duration.ofHours(1))).isEmpty();
             assertThat(heard.names()).containsExactly("busy guarded", "busy guarded");

@@ -82,7 +82,7 @@ class ManyCallersIT {
                                 // always have a connection (a node that owes a reply older than the
                                 // node timeout is a slow node, on a loaded machine)
                                 if (e.lastAttempt().stream()
-                                        .anyMatch(o -> o.vote() == io.quorumlock.NodeOutcome.Vote.UNREACHABLE
+                                        .anyMatch(o -> o.kind() == io.quorumlock.ServerAnswer.Kind.UNREACHABLE
                                                 && o.detail().startsWith("not sent")
                                                 && !o.detail().contains("owes a reply"))) {
                                     refusals.incrementAndGet();
@@ -172,9 +172,9 @@ class ManyCallersIT {
                             }
                         } catch (LockUnavailableException e) {
                             boolean split = e.lastAttempt().stream()
-                                            .anyMatch(o -> o.vote() == io.quorumlock.NodeOutcome.Vote.YES)
+                                            .anyMatch(o -> o.kind() == io.quorumlock.ServerAnswer.Kind.GRANTED)
                                     && e.lastAttempt().stream()
-                                            .anyMatch(o -> o.vote() == io.quorumlock.NodeOutcome.Vote.HELD_BY_OTHER);
+                                            .anyMatch(o -> o.kind() == io.quorumlock.ServerAnswer.Kind.HELD_BY_OTHER);
                             if (measured) {
                                 refused.incrementAndGet();
                                 if (split && splits.getAndIncrement() == 0) {

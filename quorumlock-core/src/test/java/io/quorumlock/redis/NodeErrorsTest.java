@@ -2,8 +2,7 @@ package io.quorumlock.redis;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.quorumlock.NodeOutcome;
-import io.quorumlock.NodeOutcome.Vote;
+import io.quorumlock.ServerAnswer;
 import io.quorumlock.redis.client.Command;
 import io.quorumlock.redis.client.Reply;
 import org.junit.jupiter.api.Test;
@@ -11,7 +10,7 @@ import org.junit.jupiter.api.Test;
 /** Which error replies are configuration mistakes, and the remedy each one names. */
 class NodeErrorsTest {
 
-    private static NodeOutcome outcome(String error) {
+    private static ServerAnswer outcome(String error) {
         return Ballot.vote(Command.setIfAbsent("k", "t", 1000), "redis://a:1", new Reply.Error(error));
     }
 
@@ -38,17 +37,17 @@ class NodeErrorsTest {
         assertThat(outcome("ERR DB index is out of range").detail()).contains("/db");
         assertThat(java.util.stream.Stream.of("WRONGPASS x", "NOAUTH x", "READONLY x", "MOVED 1 h:1")
                         .map(NodeErrorsTest::outcome)
-                        .map(NodeOutcome::vote))
-                .containsOnly(Vote.MISCONFIGURED);
+                        .map(ServerAnswer::kind))
+                .containsOnly(ServerAnswer.Kind.MISCONFIGURED);
     }
 
     @Test
     void otherErrorsStayErrorsAndALongErrorIsCutShort() {
-        assertThat(outcome("LOADING Redis is loading the dataset in memory").vote())
-                .isEqualTo(Vote.ERROR);
-        assertThat(outcome("ERR unknown command 'EVALSHA'").vote()).isEqualTo(Vote.ERROR);
-        NodeOutcome longError = outcome("ERR " + "x".repeat(10_000));
-        assertThat(longError.vote()).isEqualTo(Vote.ERROR);
+        assertThat(outcome("LOADING Redis is loading the dataset in memory").kind())
+                .isEqualTo(ServerAnswer.Kind.ERROR);
+        assertThat(outcome("ERR unknown command 'EVALSHA'").kind()).isEqualTo(ServerAnswer.Kind.ERROR);
+        ServerAnswer longError = outcome("ERR " + "x".repeat(10_000));
+        assertThat(longError.kind()).isEqualTo(ServerAnswer.Kind.ERROR);
         assertThat(longError.detail()).hasSizeLessThan(200).endsWith("...");
     }
 }

@@ -5,9 +5,8 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.quorumlock.Lease;
 import io.quorumlock.LockUnavailableException;
-import io.quorumlock.NodeOutcome;
-import io.quorumlock.NodeOutcome.Vote;
 import io.quorumlock.RetryPolicy;
+import io.quorumlock.ServerAnswer;
 import io.quorumlock.testkit.FaultProxies;
 import io.quorumlock.testkit.FaultProxy.Direction;
 import io.quorumlock.testkit.RedisServer;
@@ -91,8 +90,13 @@ class PartitionIT {
                 .isInstanceOfSatisfying(
                         LockUnavailableException.class,
                         e -> assertThat(e.lastAttempt())
-                                .extracting(NodeOutcome::vote)
-                                .containsExactly(Vote.TIMED_OUT, Vote.TIMED_OUT, Vote.TIMED_OUT, Vote.YES, Vote.YES))
+                                .extracting(ServerAnswer::kind)
+                                .containsExactly(
+                                        ServerAnswer.Kind.TIMED_OUT,
+                                        ServerAnswer.Kind.TIMED_OUT,
+                                        ServerAnswer.Kind.TIMED_OUT,
+                                        ServerAnswer.Kind.GRANTED,
+                                        ServerAnswer.Kind.GRANTED))
                 .hasMessageContaining("2 of 5 votes, 3 needed");
         Duration took = Duration.ofNanos(System.nanoTime() - start);
         // One round waits for the node timeout; the release of the two grants does not wait for the cut-off nodes.

@@ -6,9 +6,8 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import io.quorumlock.Lease;
 import io.quorumlock.LeaseLostException;
 import io.quorumlock.LockUnavailableException;
-import io.quorumlock.NodeOutcome;
-import io.quorumlock.NodeOutcome.Vote;
 import io.quorumlock.RetryPolicy;
+import io.quorumlock.ServerAnswer;
 import io.quorumlock.spi.FakeTicker;
 import io.quorumlock.spi.Ticker;
 import io.quorumlock.testkit.TestTime;
@@ -252,9 +251,11 @@ class RedlockAlgorithmTest {
         assertThat(e.votes()).isZero();
         assertThat(e.quorum()).isEqualTo(2);
         assertThat(e.attempts()).isGreaterThan(1);
-        assertThat(e.lastAttempt()).extracting(NodeOutcome::vote).startsWith(Vote.HELD_BY_OTHER, Vote.HELD_BY_OTHER);
+        assertThat(e.lastAttempt())
+                .extracting(ServerAnswer::kind)
+                .startsWith(ServerAnswer.Kind.HELD_BY_OTHER, ServerAnswer.Kind.HELD_BY_OTHER);
         // Two refusals decide the attempt; node 2's answer is evidence only if it came by then.
-        assertThat(e.lastAttempt().get(2).vote()).isIn(Vote.UNREACHABLE, Vote.PENDING);
+        assertThat(e.lastAttempt().get(2).kind()).isIn(ServerAnswer.Kind.UNREACHABLE, ServerAnswer.Kind.PENDING);
         assertThat(e.getMessage())
                 .contains(
                         "could not acquire 'r'",
@@ -537,9 +538,9 @@ class RedlockAlgorithmTest {
                 LockUnavailableException.class, () -> redlock.acquire("r", TTL, Duration.ZERO));
         // Both restarted nodes said yes; neither counts, so node 0's yes alone is no quorum.
         assertThat(e.votes()).isLessThanOrEqualTo(1);
-        assertThat(e.lastAttempt().get(0).vote()).isIn(Vote.YES, Vote.PENDING);
+        assertThat(e.lastAttempt().get(0).kind()).isIn(ServerAnswer.Kind.GRANTED, ServerAnswer.Kind.PENDING);
         assertThat(e.lastAttempt().subList(1, 3))
-                .allSatisfy(o -> assertThat(o.vote()).isEqualTo(Vote.EXCLUDED))
+                .allSatisfy(o -> assertThat(o.kind()).isEqualTo(ServerAnswer.Kind.EXCLUDED))
                 .allSatisfy(o -> assertThat(o.detail()).isEqualTo("restart guard: up 0 s, votes in 1 s"));
         assertThat(e.getMessage())
                 .contains("redis://node1:6379: excluded (restart guard: up 0 s, votes in 1 s)")
@@ -596,11 +597,13 @@ class RedlockAlgorithmTest {
         Rounds.Outcome round = lease.extendRound(TTL).orElseThrow();
         assertThat(round.held()).isTrue();
         assertThat(round.votes()).isEqualTo(2);
-        assertThat(round.outcomes().get(2).vote()).isIn(Vote.EXCLUDED, Vote.PENDING);
+        assertThat(round.outcomes().get(2).kind()).isIn(ServerAnswer.Kind.EXCLUDED, ServerAnswer.Kind.PENDING);
         nodes.get(1).startedNanos = ticker.nanos();
         Rounds.Outcome second = lease.extendRound(TTL).orElseThrow();
         assertThat(second.held()).isFalse();
-        assertThat(second.outcomes()).extracting(NodeOutcome::vote).endsWith(Vote.EXCLUDED, Vote.EXCLUDED);
+        assertThat(second.outcomes())
+                .extracting(ServerAnswer::kind)
+                .endsWith(ServerAnswer.Kind.EXCLUDED, ServerAnswer.Kind.EXCLUDED);
     }
 
     @Test

@@ -6,9 +6,8 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import io.quorumlock.Lease;
 import io.quorumlock.LockConfigurationException;
 import io.quorumlock.LockUnavailableException;
-import io.quorumlock.NodeOutcome;
-import io.quorumlock.NodeOutcome.Vote;
 import io.quorumlock.RetryPolicy;
+import io.quorumlock.ServerAnswer;
 import io.quorumlock.testkit.RedisServer;
 import io.quorumlock.testkit.RedisServersExtension;
 import io.quorumlock.testkit.TestTime;
@@ -86,7 +85,7 @@ class RedlockConfigurationIT {
         return client(uris, password, null);
     }
 
-    private static NodeOutcome only(LockConfigurationException e) {
+    private static ServerAnswer only(LockConfigurationException e) {
         assertThat(e.lastAttempt()).hasSize(1);
         return e.lastAttempt().get(0);
     }
@@ -98,7 +97,7 @@ class RedlockConfigurationIT {
 
         assertThatThrownBy(() -> redlock.acquire("job", TTL, Duration.ofSeconds(5)))
                 .isInstanceOfSatisfying(LockConfigurationException.class, e -> {
-                    assertThat(only(e).vote()).isEqualTo(Vote.MISCONFIGURED);
+                    assertThat(only(e).kind()).isEqualTo(ServerAnswer.Kind.MISCONFIGURED);
                     assertThat(only(e).detail()).contains("WRONGPASS", "check the password");
                     assertThat(e.getMessage())
                             .contains("'job'", "configuration error", "check the password")
@@ -201,9 +200,9 @@ class RedlockConfigurationIT {
                     .isInstanceOfSatisfying(LockUnavailableException.class, e -> {
                         // the third node's vote was not needed: 2 of 3 refusals decide
                         assertThat(e.lastAttempt())
-                                .filteredOn(o -> o.vote() == Vote.HELD_BY_OTHER)
+                                .filteredOn(o -> o.kind() == ServerAnswer.Kind.HELD_BY_OTHER)
                                 .hasSizeGreaterThanOrEqualTo(2)
-                                .extracting(NodeOutcome::detail)
+                                .extracting(ServerAnswer::detail)
                                 .containsOnly("holder billing-worker-1");
                         assertThat(e.getMessage()).contains("held by another owner (holder billing-worker-1)");
                     });

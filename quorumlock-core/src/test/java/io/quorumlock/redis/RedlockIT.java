@@ -6,8 +6,8 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import io.quorumlock.Lease;
 import io.quorumlock.LeaseLostException;
 import io.quorumlock.LockUnavailableException;
-import io.quorumlock.NodeOutcome.Vote;
 import io.quorumlock.RetryPolicy;
+import io.quorumlock.ServerAnswer;
 import io.quorumlock.testkit.RedisServer;
 import io.quorumlock.testkit.RedisServersExtension;
 import io.quorumlock.testkit.TestTime;
@@ -325,8 +325,9 @@ class RedlockIT {
         assertThatThrownBy(() -> redlock.acquire("r", TTL, Duration.ZERO))
                 .isInstanceOf(LockUnavailableException.class)
                 .satisfies(t -> assertThat(((LockUnavailableException) t).lastAttempt())
-                        .extracting(o -> o.vote())
-                        .containsExactly(Vote.UNREACHABLE, Vote.TIMED_OUT, Vote.YES))
+                        .extracting(o -> o.kind())
+                        .containsExactly(
+                                ServerAnswer.Kind.UNREACHABLE, ServerAnswer.Kind.TIMED_OUT, ServerAnswer.Kind.GRANTED))
                 .hasMessageContaining(redis.get(0).uri().replace("127.0.0.1", "127.0.0.1") + ": unreachable");
     }
 }

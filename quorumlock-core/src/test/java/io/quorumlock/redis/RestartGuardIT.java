@@ -4,9 +4,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.quorumlock.LockUnavailableException;
-import io.quorumlock.NodeOutcome;
-import io.quorumlock.NodeOutcome.Vote;
 import io.quorumlock.RetryPolicy;
+import io.quorumlock.ServerAnswer;
 import io.quorumlock.testkit.RedisServer;
 import io.quorumlock.testkit.RedisServers;
 import io.quorumlock.testkit.TestTime;
@@ -51,8 +50,8 @@ class RestartGuardIT {
                     .isInstanceOfSatisfying(
                             LockUnavailableException.class,
                             e -> assertThat(e.lastAttempt())
-                                    .extracting(NodeOutcome::vote)
-                                    .containsOnly(Vote.EXCLUDED));
+                                    .extracting(ServerAnswer::kind)
+                                    .containsOnly(ServerAnswer.Kind.EXCLUDED));
         }
     }
 
@@ -67,7 +66,7 @@ class RestartGuardIT {
                         nodes.get(1).stop();
                         redlock.acquire("after", TTL, Duration.ofMillis(200));
                     });
-            assertThat(e.lastAttempt().get(0).vote()).isEqualTo(Vote.EXCLUDED);
+            assertThat(e.lastAttempt().get(0).kind()).isEqualTo(ServerAnswer.Kind.EXCLUDED);
         }
     }
 
@@ -100,9 +99,9 @@ class RestartGuardIT {
                 vip.switchTo(standby.port());
                 LockUnavailableException e = org.junit.jupiter.api.Assertions.assertThrows(
                         LockUnavailableException.class, () -> redlock.acquire("after", ttl, Duration.ofMillis(300)));
-                assertThat(e.lastAttempt().get(0).vote())
+                assertThat(e.lastAttempt().get(0).kind())
                         .as(e.lastAttempt().toString())
-                        .isEqualTo(Vote.EXCLUDED);
+                        .isEqualTo(ServerAnswer.Kind.EXCLUDED);
                 assertThat(e.lastAttempt().get(0).detail()).contains("run_id");
             }
         }

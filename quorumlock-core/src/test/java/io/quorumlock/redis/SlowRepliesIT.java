@@ -4,7 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.quorumlock.Lease;
 import io.quorumlock.LockUnavailableException;
-import io.quorumlock.NodeOutcome;
+import io.quorumlock.ServerAnswer;
 import io.quorumlock.testkit.FaultProxy;
 import io.quorumlock.testkit.FaultProxy.Direction;
 import io.quorumlock.testkit.RedisServersExtension;
@@ -85,21 +85,21 @@ class SlowRepliesIT {
             proxy.bandwidth(Direction.SERVER_TO_CLIENT, Math.max(1, 25_000 / nodeTimeout.toMillis()));
             ExecutorService pool = Executors.newFixedThreadPool(callers);
             try {
-                List<Future<List<NodeOutcome>>> results = new ArrayList<>();
+                List<Future<List<ServerAnswer>>> results = new ArrayList<>();
                 for (int i = 0; i < callers; i++) {
                     String resource = "deep-" + i;
                     results.add(pool.submit(() -> {
                         try {
                             redlock.acquire(resource, TTL, Duration.ZERO).release();
-                            return List.<NodeOutcome>of();
+                            return List.<ServerAnswer>of();
                         } catch (LockUnavailableException e) {
                             return e.lastAttempt();
                         }
                     }));
                 }
                 List<String> refusals = new ArrayList<>();
-                for (Future<List<NodeOutcome>> result : results) {
-                    List<NodeOutcome> refused =
+                for (Future<List<ServerAnswer>> result : results) {
+                    List<ServerAnswer> refused =
                             result.get(TestTime.scaled(Duration.ofSeconds(60)).toSeconds(), TimeUnit.SECONDS);
                     if (!refused.isEmpty()) {
                         refusals.add(refused.toString());

@@ -5,8 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.quorumlock.Lease;
 import io.quorumlock.LockConfigurationException;
-import io.quorumlock.NodeOutcome;
-import io.quorumlock.NodeOutcome.Vote;
+import io.quorumlock.ServerAnswer;
 import io.quorumlock.redis.client.TlsErrors;
 import io.quorumlock.testkit.RedisServer;
 import io.quorumlock.testkit.TestTime;
@@ -124,7 +123,7 @@ class TlsIT {
 
     @Test
     void anUntrustedCertificateSaysWhose() {
-        NodeOutcome outcome = refused(untrusted.uri(), b -> b.tlsCaBundle(material.caCertificate()));
+        ServerAnswer outcome = refused(untrusted.uri(), b -> b.tlsCaBundle(material.caCertificate()));
         assertThat(outcome.detail())
                 .startsWith("TLS: untrusted certificate (subject CN=127.0.0.1, issuer CN=" + otherCa.caName() + ")")
                 .contains("tlsCaBundle", "--tls-ca");
@@ -132,13 +131,13 @@ class TlsIT {
 
     @Test
     void theJdkTrustStoreIsTheDefaultAndRefusesATestCa() {
-        NodeOutcome outcome = refused(tlsNodes.get(0).uri(), b -> {});
+        ServerAnswer outcome = refused(tlsNodes.get(0).uri(), b -> {});
         assertThat(outcome.detail()).startsWith("TLS: untrusted certificate").contains(material.caName());
     }
 
     @Test
     void aCertificateForAnotherNameIsAHostnameMismatch() {
-        NodeOutcome outcome = refused(misnamed.uri(), b -> b.tlsCaBundle(otherName.caCertificate()));
+        ServerAnswer outcome = refused(misnamed.uri(), b -> b.tlsCaBundle(otherName.caCertificate()));
         assertThat(outcome.detail())
                 .startsWith("TLS: hostname mismatch")
                 .contains("is for DNS:other.example, not 127.0.0.1");
@@ -146,13 +145,13 @@ class TlsIT {
 
     @Test
     void aNodeThatRequiresAClientCertificateSaysSo() {
-        NodeOutcome outcome = refused(mutual.uri(), b -> b.tlsCaBundle(material.caCertificate()));
+        ServerAnswer outcome = refused(mutual.uri(), b -> b.tlsCaBundle(material.caCertificate()));
         assertThat(outcome.detail()).startsWith(TlsErrors.CLIENT_CERTIFICATE_REQUIRED);
     }
 
     @Test
     void aClientCertificateOfAnotherCaIsRefused() {
-        NodeOutcome outcome = refused(
+        ServerAnswer outcome = refused(
                 mutual.uri(),
                 b -> b.tlsCaBundle(material.caCertificate())
                         .tlsClientCertificate(otherCa.clientCertificate(), otherCa.clientKey()));
@@ -166,12 +165,12 @@ class TlsIT {
         try (Redlock redlock = builder(List.of("rediss://" + port(plain)))
                 .tlsCaBundle(material.caCertificate())
                 .build()) {
-            NodeOutcome first =
+            ServerAnswer first =
                     timed(() -> attempt(redlock, "tls:plain")).outcomes().get(0);
-            assertThat(first.vote()).as(first.toString()).isEqualTo(Vote.TIMED_OUT);
-            NodeOutcome second =
+            assertThat(first.kind()).as(first.toString()).isEqualTo(ServerAnswer.Kind.TIMED_OUT);
+            ServerAnswer second =
                     timed(() -> attempt(redlock, "tls:plain")).outcomes().get(0);
-            assertThat(second.vote()).as(second.toString()).isEqualTo(Vote.UNREACHABLE);
+            assertThat(second.kind()).as(second.toString()).isEqualTo(ServerAnswer.Kind.UNREACHABLE);
             assertThat(second.detail())
                     .matches("not sent: TLS handshake not answered after \\d+ ms; if the node does not serve TLS,"
                             + " use redis://");
@@ -182,9 +181,9 @@ class TlsIT {
     void plainTextToATlsPortSaysUseRediss() {
         try (Redlock redlock =
                 builder(List.of("redis://" + port(tlsNodes.get(0)))).build()) {
-            NodeOutcome outcome =
+            ServerAnswer outcome =
                     timed(() -> attempt(redlock, "tls:plain")).outcomes().get(0);
-            assertThat(outcome.vote()).isIn(Vote.ERROR, Vote.MISCONFIGURED);
+            assertThat(outcome.kind()).isIn(ServerAnswer.Kind.ERROR, ServerAnswer.Kind.MISCONFIGURED);
             assertThat(outcome.detail()).contains("use rediss://").doesNotContain("\n");
         }
     }
@@ -198,11 +197,11 @@ class TlsIT {
                 builder(uris).tlsCaBundle(material.caCertificate()).build()) {
             Redlock.Attempt attempt = attempt(redlock, "tls:five");
             assertThat(attempt.lease()).isPresent();
-            NodeOutcome bad = attempt.outcomes().get(4);
+            ServerAnswer bad = attempt.outcomes().get(4);
             // The four good nodes may decide before the bad one's handshake fails: then its reason
             // is not in this attempt's evidence, but checkNodes names it.
-            assertThat(bad.vote()).as(bad.toString()).isIn(Vote.MISCONFIGURED, Vote.PENDING);
-            if (bad.vote() == Vote.MISCONFIGURED) {
+            assertThat(bad.kind()).as(bad.toString()).isIn(ServerAnswer.Kind.MISCONFIGURED, ServerAnswer.Kind.PENDING);
+            if (bad.kind() == ServerAnswer.Kind.MISCONFIGURED) {
                 assertThat(bad.detail()).startsWith("TLS: untrusted certificate");
             }
             assertThat(redlock.checkNodes().nodes().get(4).findings())
@@ -229,13 +228,13 @@ class TlsIT {
             int fresh = 0;
             boolean owed = false;
             while (System.nanoTime() < end) {
-                NodeOutcome outcome =
+                ServerAnswer outcome =
                         timed(() -> attempt(redlock, "tls:silent")).outcomes().get(0);
-                if (outcome.vote() == Vote.TIMED_OUT) {
+                if (outcome.kind() == ServerAnswer.Kind.TIMED_OUT) {
                     fresh += owed ? 1 : 0;
                     owed = false;
                 } else {
-                    assertThat(outcome.vote()).as(outcome.toString()).isEqualTo(Vote.UNREACHABLE);
+                    assertThat(outcome.kind()).as(outcome.toString()).isEqualTo(ServerAnswer.Kind.UNREACHABLE);
                     java.util.regex.Matcher m = java.util.regex.Pattern.compile(
                                     "not sent: TLS handshake not answered after (\\d+) ms; if the node does not"
                                             + " serve TLS, use redis://")
@@ -289,21 +288,21 @@ class TlsIT {
     }
 
     /** The node's refusal, a configuration error, given promptly. */
-    private static NodeOutcome refused(String uri, Consumer<Redlock.Builder> tls) {
+    private static ServerAnswer refused(String uri, Consumer<Redlock.Builder> tls) {
         Redlock.Builder builder = builder(List.of(uri));
         tls.accept(builder);
         try (Redlock redlock = builder.build()) {
-            NodeOutcome outcome = timed(() -> {
+            ServerAnswer outcome = timed(() -> {
                 try {
                     return redlock.tryAcquire("tls:refused", TTL)
-                            .map(granted -> new NodeOutcome(uri, Vote.YES, "granted"))
+                            .map(granted -> new ServerAnswer(uri, ServerAnswer.Kind.GRANTED, "granted"))
                             .orElseGet(() ->
                                     attempt(redlock, "tls:refused").outcomes().get(0));
                 } catch (LockConfigurationException refusal) {
                     return refusal.lastAttempt().get(0);
                 }
             });
-            assertThat(outcome.vote()).as(outcome.toString()).isEqualTo(Vote.MISCONFIGURED);
+            assertThat(outcome.kind()).as(outcome.toString()).isEqualTo(ServerAnswer.Kind.MISCONFIGURED);
             assertThat(outcome.detail()).doesNotContain("\n");
             return outcome;
         }

@@ -5,7 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.quorumlock.Lease;
 import io.quorumlock.LockConfigurationException;
 import io.quorumlock.LockUnavailableException;
-import io.quorumlock.NodeOutcome.Vote;
+import io.quorumlock.ServerAnswer;
 import io.quorumlock.testkit.RedisServer;
 import io.quorumlock.testkit.RedisServersExtension;
 import io.quorumlock.testkit.TestTime;
@@ -122,7 +122,7 @@ class TransportIT {
             LockConfigurationException e = org.junit.jupiter.api.Assertions.assertThrows(
                     LockConfigurationException.class, () -> redlock.acquire("r", TTL, Duration.ZERO));
             // Nothing is sent behind a refused AUTH, so nothing can have been locked as another user.
-            assertThat(e.lastAttempt().get(0).vote()).isEqualTo(Vote.MISCONFIGURED);
+            assertThat(e.lastAttempt().get(0).kind()).isEqualTo(ServerAnswer.Kind.MISCONFIGURED);
             assertThat(e.getMessage())
                     .contains("not sent: WRONGPASS", "check the password")
                     .doesNotContain(":wrong");
@@ -192,7 +192,7 @@ class TransportIT {
             // Its start is unknown: the guard counts it as started when the connection was made.
             LockUnavailableException e = org.junit.jupiter.api.Assertions.assertThrows(
                     LockUnavailableException.class, () -> redlock.acquire("r", ttl, Duration.ZERO));
-            assertThat(e.lastAttempt().get(0).vote()).isEqualTo(Vote.EXCLUDED);
+            assertThat(e.lastAttempt().get(0).kind()).isEqualTo(ServerAnswer.Kind.EXCLUDED);
             assertThat(e.lastAttempt().get(0).detail()).matches("restart guard: up 0 s, votes in [0-9.]+ s");
             try (Jedis j = admin(0)) {
                 assertThat(j.get("r")).as("the excluded yes was released").isNull();
@@ -225,13 +225,13 @@ class TransportIT {
             redis.get(1).stop();
             LockUnavailableException first = org.junit.jupiter.api.Assertions.assertThrows(
                     LockUnavailableException.class, () -> redlock.acquire("b", TTL, Duration.ZERO));
-            assertThat(first.lastAttempt().get(2).vote()).isEqualTo(Vote.TIMED_OUT);
+            assertThat(first.lastAttempt().get(2).kind()).isEqualTo(ServerAnswer.Kind.TIMED_OUT);
             // Now its oldest owed reply is older than the node timeout: nothing more is sent to it.
             long start = System.nanoTime();
             LockUnavailableException second = org.junit.jupiter.api.Assertions.assertThrows(
                     LockUnavailableException.class, () -> redlock.acquire("c", TTL, Duration.ZERO));
             assertThat(Duration.ofNanos(System.nanoTime() - start)).isLessThan(nodeTimeout);
-            assertThat(second.lastAttempt().get(2).vote()).isEqualTo(Vote.UNREACHABLE);
+            assertThat(second.lastAttempt().get(2).kind()).isEqualTo(ServerAnswer.Kind.UNREACHABLE);
             assertThat(second.lastAttempt().get(2).detail()).contains("not sent: the node owes a reply");
             redis.get(2).resume();
             redis.get(1).startAgain();

@@ -5,10 +5,9 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.quorumlock.LockConfigurationException;
 import io.quorumlock.LockUnavailableException;
-import io.quorumlock.NodeOutcome;
-import io.quorumlock.NodeOutcome.Vote;
-import io.quorumlock.QuorumLockException;
+import io.quorumlock.QuorumlockException;
 import io.quorumlock.RetryPolicy;
+import io.quorumlock.ServerAnswer;
 import io.quorumlock.spi.AcquireLoop.Attempt;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -24,7 +23,8 @@ class AcquireLoopTest {
     /** No pause between attempts: the fake clock alone decides when the wait has passed. */
     private static final RetryPolicy NO_PAUSE = RetryPolicy.jitteredBackoff(Duration.ZERO, Duration.ZERO);
 
-    private static final NodeOutcome UNREACHABLE = new NodeOutcome("etcd http://e1:2379", Vote.UNREACHABLE, "refused");
+    private static final ServerAnswer UNREACHABLE =
+            new ServerAnswer("etcd http://e1:2379", ServerAnswer.Kind.UNREACHABLE, "refused");
 
     /** The fake clock, in nanoseconds; it starts far from zero, as System.nanoTime may. */
     private long now = 7_000_000_000_000L;
@@ -78,7 +78,8 @@ class AcquireLoopTest {
 
     @Test
     void aNonRetryableRefusalEndsTheLoopAtOnceNamingTheHolder() {
-        NodeOutcome held = new NodeOutcome("zookeeper://zk1:2181/locks", Vote.HELD_BY_OTHER, "holder 42@web-1");
+        ServerAnswer held =
+                new ServerAnswer("zookeeper://zk1:2181/locks", ServerAnswer.Kind.HELD_BY_OTHER, "holder 42@web-1");
         LockUnavailableException e = catchUnavailable(() ->
                 acquire(Duration.ofSeconds(10), NO_PAUSE, taking(200, Attempt.heldBy("42@web-1 (token 0x7)", held))));
         assertThat(remaining).containsExactly(10_000L);
@@ -114,10 +115,10 @@ class AcquireLoopTest {
     @Test
     void votesAreCountedAndTheirEvidenceIsReadOnlyForTheLastAttempt() {
         AtomicInteger reads = new AtomicInteger();
-        List<NodeOutcome> outcomes = List.of(
-                new NodeOutcome("redis://a:6379", Vote.HELD_BY_OTHER, "holder 42@web-1"),
-                new NodeOutcome("redis://b:6379", Vote.YES, ""),
-                new NodeOutcome("redis://c:6379", Vote.TIMED_OUT, ""));
+        List<ServerAnswer> outcomes = List.of(
+                new ServerAnswer("redis://a:6379", ServerAnswer.Kind.HELD_BY_OTHER, "holder 42@web-1"),
+                new ServerAnswer("redis://b:6379", ServerAnswer.Kind.GRANTED, ""),
+                new ServerAnswer("redis://c:6379", ServerAnswer.Kind.TIMED_OUT, ""));
         Attempt<String> outvoted = Attempt.outvoted(1, 2, () -> {
             reads.incrementAndGet();
             return outcomes;
@@ -153,7 +154,7 @@ class AcquireLoopTest {
         };
         long start = System.nanoTime();
         assertThatThrownBy(() -> acquire(Duration.ofSeconds(10), pause, interrupted))
-                .isExactlyInstanceOf(QuorumLockException.class)
+                .isExactlyInstanceOf(QuorumlockException.class)
                 .hasMessage("interrupted while waiting to acquire 'r'");
         assertThat(Thread.currentThread().isInterrupted()).isTrue();
         assertThat(remaining).hasSize(1);

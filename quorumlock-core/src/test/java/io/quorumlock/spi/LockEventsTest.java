@@ -5,9 +5,9 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.quorumlock.LockListener;
 import io.quorumlock.LockUnavailableException;
-import io.quorumlock.NodeOutcome;
 import io.quorumlock.RecordingListener;
 import io.quorumlock.RetryPolicy;
+import io.quorumlock.ServerAnswer;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
@@ -44,7 +44,7 @@ class LockEventsTest {
         assertThatThrownBy(() -> AcquireLoop.acquire("held", Duration.ZERO, NO_PAUSE, clock::get, events, (n, r) -> {
                     clock.addAndGet(2_000_000);
                     return AcquireLoop.Attempt.heldBy(
-                            "other", new NodeOutcome("zk", NodeOutcome.Vote.HELD_BY_OTHER, ""));
+                            "other", new ServerAnswer("zk", ServerAnswer.Kind.HELD_BY_OTHER, ""));
                 }))
                 .isInstanceOf(LockUnavailableException.class);
         assertThatThrownBy(() -> AcquireLoop.acquire(
@@ -79,7 +79,7 @@ class LockEventsTest {
                         clock::get,
                         events,
                         () -> AcquireLoop.Attempt.refused(
-                                new NodeOutcome("etcd", NodeOutcome.Vote.UNREACHABLE, ""), true)))
+                                new ServerAnswer("etcd", ServerAnswer.Kind.UNREACHABLE, ""), true)))
                 .isEmpty();
         assertThat(recorder.names()).containsExactly("acquired r 1/1", "unavailable r");
     }

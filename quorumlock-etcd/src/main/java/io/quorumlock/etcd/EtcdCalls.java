@@ -3,9 +3,8 @@ package io.quorumlock.etcd;
 import io.etcd.jetcd.common.exception.ErrorCode;
 import io.etcd.jetcd.common.exception.EtcdException;
 import io.grpc.Status;
-import io.quorumlock.NodeOutcome;
-import io.quorumlock.NodeOutcome.Vote;
-import io.quorumlock.QuorumLockException;
+import io.quorumlock.QuorumlockException;
+import io.quorumlock.ServerAnswer;
 import io.quorumlock.spi.Ticker;
 import java.time.Duration;
 import java.util.concurrent.CancellationException;
@@ -21,7 +20,7 @@ import org.slf4j.LoggerFactory;
 
 /**
  * The requests of one lock to etcd, each bounded by the request timeout, and what their failures
- * mean: a gRPC status or a jetcd error turned into a {@link NodeOutcome} (unreachable, timed out,
+ * mean: a gRPC status or a jetcd error turned into a {@link ServerAnswer} (unreachable, timed out,
  * error), and whether sending the request again may help.
  */
 final class EtcdCalls {
@@ -92,13 +91,13 @@ final class EtcdCalls {
                 sent.cancel(false);
                 if (end - ticker.nanos() <= 0) {
                     throw new RequestFailed(outcome(
-                            Vote.TIMED_OUT,
+                            ServerAnswer.Kind.TIMED_OUT,
                             "no answer to '" + what + "' within "
                                     + (byTheWait ? "the wait" : requestTimeout.toMillis() + " ms")));
                 }
                 log.debug("no answer to '{}' yet; sending it again", what);
             } catch (ExecutionException | CompletionException | CancellationException e) {
-                NodeOutcome failure = failure(e, what);
+                ServerAnswer failure = failure(e, what);
                 long pause = Math.min(RESEND_PAUSE.toNanos(), end - ticker.nanos());
                 if (!repeatable || !isTransient(e) || pause <= 0) {
                     throw new RequestFailed(failure);
@@ -108,7 +107,7 @@ final class EtcdCalls {
             } catch (InterruptedException e) {
                 sent.cancel(false);
                 Thread.currentThread().interrupt();
-                throw new QuorumLockException("interrupted while waiting for etcd to " + what, e);
+                throw new QuorumlockException("interrupted while waiting for etcd to " + what, e);
             }
         }
     }
@@ -118,26 +117,28 @@ final class EtcdCalls {
             TimeUnit.NANOSECONDS.sleep(nanos);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
-            throw new QuorumLockException("interrupted while waiting for etcd to " + what, e);
+            throw new QuorumlockException("interrupted while waiting for etcd to " + what, e);
         }
     }
 
     /** An etcd request that failed or timed out, with its outcome. */
     static final class RequestFailed extends RuntimeException {
         private static final long serialVersionUID = 1L;
-        final transient NodeOutcome outcome;
+        final transient ServerAnswer outcome;
 
-        RequestFailed(NodeOutcome outcome) {
+        RequestFailed(ServerAnswer outcome) {
             super(outcome.toString(), null, false, false);
             this.outcome = outcome;
         }
     }
 
     /** What a failed request {@code what} says of etcd: unreachable, or an error. */
-    NodeOutcome failure(Throwable e, String what) {
+    ServerAnswer failure(Throwable e, String what) {
         Throwable cause = unwrap(e);
         boolean unreachable = grpcCode(cause) == Status.Code.UNAVAILABLE;
-        return outcome(unreachable ? Vote.UNREACHABLE : Vote.ERROR, "'" + what + "' failed: " + cause);
+        return outcome(
+                unreachable ? ServerAnswer.Kind.UNREACHABLE : ServerAnswer.Kind.ERROR,
+                "'" + what + "' failed: " + cause);
     }
 
     /**
@@ -181,7 +182,7 @@ final class EtcdCalls {
     }
 
     /** An answer of the cluster. */
-    NodeOutcome outcome(Vote vote, String detail) {
-        return new NodeOutcome(cluster, vote, detail);
+    ServerAnswer outcome(ServerAnswer.Kind vote, String detail) {
+        return new ServerAnswer(cluster, vote, detail);
     }
 }

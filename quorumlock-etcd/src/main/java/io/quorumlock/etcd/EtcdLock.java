@@ -12,7 +12,7 @@ import io.quorumlock.LeaseLostException;
 import io.quorumlock.LeasedSection;
 import io.quorumlock.LockListener;
 import io.quorumlock.LockUnavailableException;
-import io.quorumlock.QuorumLockException;
+import io.quorumlock.QuorumlockException;
 import io.quorumlock.RetryPolicy;
 import io.quorumlock.spi.AcquireLoop;
 import io.quorumlock.spi.CriticalSections;
@@ -143,7 +143,7 @@ public final class EtcdLock implements DistributedLock<FencedLease> {
      *     (the attempt then revoked its own etcd lease, so it leaves nothing behind)
      * @throws IllegalArgumentException if the resource is empty or the TTL not positive
      * @throws IllegalStateException if this lock was closed
-     * @throws QuorumLockException if the thread was interrupted (the interrupt flag stays set)
+     * @throws QuorumlockException if the thread was interrupted (the interrupt flag stays set)
      */
     @Override
     public Optional<FencedLease> tryAcquire(String resource, Duration ttl) {
@@ -179,7 +179,7 @@ public final class EtcdLock implements DistributedLock<FencedLease> {
      * @throws IllegalArgumentException if the resource is empty, the TTL not positive or {@code
      *     maxWait} negative
      * @throws IllegalStateException if this lock was closed
-     * @throws QuorumLockException if the thread was interrupted (the interrupt flag stays set)
+     * @throws QuorumlockException if the thread was interrupted (the interrupt flag stays set)
      */
     @Override
     public FencedLease acquire(String resource, Duration ttl, Duration maxWait) {
@@ -234,7 +234,7 @@ public final class EtcdLock implements DistributedLock<FencedLease> {
      * members and a leader), for at most {@code timeout}: for health checks.
      *
      * @return the cluster's revision
-     * @throws QuorumLockException naming the cluster and what failed, if no answer came within
+     * @throws QuorumlockException naming the cluster and what failed, if no answer came within
      *     {@code timeout} or the read was refused
      * @throws IllegalArgumentException if the timeout is not positive
      * @throws IllegalStateException if this lock was closed
@@ -250,14 +250,14 @@ public final class EtcdLock implements DistributedLock<FencedLease> {
             return sent.get(timeout.toNanos(), TimeUnit.NANOSECONDS).getHeader().getRevision();
         } catch (TimeoutException e) {
             sent.cancel(false);
-            throw new QuorumLockException(
+            throw new QuorumlockException(
                     cluster + ": no answer to a linearizable read within " + timeout.toMillis() + " ms");
         } catch (ExecutionException e) {
-            throw new QuorumLockException(cluster + ": " + calls.failure(e, "read the revision"), e.getCause());
+            throw new QuorumlockException(cluster + ": " + calls.failure(e, "read the revision"), e.getCause());
         } catch (InterruptedException e) {
             sent.cancel(false);
             Thread.currentThread().interrupt();
-            throw new QuorumLockException("interrupted while reading the revision of " + cluster, e);
+            throw new QuorumlockException("interrupted while reading the revision of " + cluster, e);
         }
     }
 

@@ -11,8 +11,8 @@ import io.etcd.jetcd.options.GetOption;
 import io.etcd.jetcd.options.LeaseOption;
 import io.quorumlock.FencedLease;
 import io.quorumlock.LeaseLostException;
-import io.quorumlock.NodeOutcome.Vote;
-import io.quorumlock.QuorumLockException;
+import io.quorumlock.QuorumlockException;
+import io.quorumlock.ServerAnswer;
 import io.quorumlock.spi.AcquireLoop.Attempt;
 import io.quorumlock.spi.Holders;
 import java.nio.charset.StandardCharsets;
@@ -59,7 +59,7 @@ final class LockAttempts {
      * A wait that ran out is final; other failures may be retried.
      *
      * @throws IllegalStateException if the lock was closed
-     * @throws QuorumLockException if the thread was interrupted (the interrupt flag stays set)
+     * @throws QuorumlockException if the thread was interrupted (the interrupt flag stays set)
      */
     Attempt<FencedLease> attempt(String resource, long ttlSeconds, long lockWaitNanos, long waitEnd, long end) {
         lock.requireOpen();
@@ -112,7 +112,7 @@ final class LockAttempts {
             if (!lockCall.isDone()) {
                 lockCall.cancel(false);
                 LeaseLostException loss = lease.lost().join();
-                return refused(Vote.ERROR, "lost the lease while waiting: " + loss.getMessage());
+                return refused(ServerAnswer.Kind.ERROR, "lost the lease while waiting: " + loss.getMessage());
             }
             locked = lockCall.join();
         } catch (TimeoutException e) {
@@ -123,7 +123,7 @@ final class LockAttempts {
         } catch (InterruptedException e) {
             lockCall.cancel(false);
             Thread.currentThread().interrupt();
-            throw new QuorumLockException("interrupted while acquiring '" + resource + "'", e);
+            throw new QuorumlockException("interrupted while acquiring '" + resource + "'", e);
         }
 
         return check(lease, locked.getKey(), end);
@@ -153,26 +153,26 @@ final class LockAttempts {
         String keyText = key.toString(StandardCharsets.UTF_8);
         if (got.getKvs().isEmpty()) {
             return refused(
-                    Vote.ERROR,
+                    ServerAnswer.Kind.ERROR,
                     "etcd granted the lock, but its key " + keyText
                             + " was gone when read back (the lease expired while waiting)");
         }
         KeyValue kv = got.getKvs().get(0);
         if (kv.getLease() != lease.leaseId()) {
             return refused(
-                    Vote.ERROR,
+                    ServerAnswer.Kind.ERROR,
                     "etcd granted the lock, but its key " + keyText + " is tied to lease "
                             + Long.toHexString(kv.getLease()) + ", not ours (" + Long.toHexString(lease.leaseId())
                             + ")");
         }
         if (alive.getTTL() <= 0) {
             return refused(
-                    Vote.ERROR,
+                    ServerAnswer.Kind.ERROR,
                     "etcd granted the lock, but lease " + Long.toHexString(lease.leaseId())
                             + " had expired (time to live " + alive.getTTL() + ")");
         }
         if (!lease.hold(key, kv.getCreateRevision(), checkSent, checked, alive.getTTL())) {
-            return refused(Vote.ERROR, "lost the lease before it was handed out: " + lease.lossMessage());
+            return refused(ServerAnswer.Kind.ERROR, "lost the lease before it was handed out: " + lease.lossMessage());
         }
         log.debug(
                 "acquired '{}' with token {} (key {}, lease {}, TTL {} s)",
@@ -185,7 +185,7 @@ final class LockAttempts {
     }
 
     /** A failure that another attempt may overcome. */
-    private Attempt<FencedLease> refused(Vote vote, String detail) {
+    private Attempt<FencedLease> refused(ServerAnswer.Kind vote, String detail) {
         return Attempt.refused(calls.outcome(vote, detail), true);
     }
 
@@ -211,7 +211,8 @@ final class LockAttempts {
                             end)
                     .getKvs();
             if (kvs.isEmpty()) {
-                return Attempt.refused(calls.outcome(Vote.TIMED_OUT, "no grant and no holder seen; " + waited), false);
+                return Attempt.refused(
+                        calls.outcome(ServerAnswer.Kind.TIMED_OUT, "no grant and no holder seen; " + waited), false);
             }
             KeyValue kv = kvs.get(0);
             if (kv.getLease() == own.leaseId()) {
@@ -224,12 +225,12 @@ final class LockAttempts {
             String lease = Long.toHexString(kv.getLease());
             return Attempt.heldBy(
                     "lease " + lease + " (" + facts + "; " + waited + ")",
-                    calls.outcome(Vote.HELD_BY_OTHER, facts + ", lease " + lease + "; " + waited));
+                    calls.outcome(ServerAnswer.Kind.HELD_BY_OTHER, facts + ", lease " + lease + "; " + waited));
         } catch (EtcdCalls.RequestFailed e) {
             // etcd did not say who holds the lock now: a silent cluster, not a known holder.
             return Attempt.refused(
                     calls.outcome(
-                            e.outcome.vote(), "not granted; " + waited + "; who holds it now: " + e.outcome.detail()),
+                            e.outcome.kind(), "not granted; " + waited + "; who holds it now: " + e.outcome.detail()),
                     false);
         }
     }

@@ -11,7 +11,7 @@ import io.etcd.jetcd.options.GetOption;
 import io.quorumlock.FencedLease;
 import io.quorumlock.LeaseLostException;
 import io.quorumlock.LockUnavailableException;
-import io.quorumlock.NodeOutcome;
+import io.quorumlock.ServerAnswer;
 import io.quorumlock.testkit.EtcdCluster;
 import io.quorumlock.testkit.EtcdClusterExtension;
 import io.quorumlock.testkit.TestTime;
@@ -102,8 +102,8 @@ class EtcdLockIT {
                 LockUnavailableException.class, () -> b.acquire("stock:sku-42", TTL, Duration.ofMillis(300)));
         assertThat(refused.resource()).isEqualTo("stock:sku-42");
         assertThat(refused.lastAttempt()).singleElement().satisfies(outcome -> {
-            assertThat(outcome.vote()).isEqualTo(NodeOutcome.Vote.HELD_BY_OTHER);
-            assertThat(outcome.node()).isEqualTo("etcd " + etcd.endpoints().get(0));
+            assertThat(outcome.kind()).isEqualTo(ServerAnswer.Kind.HELD_BY_OTHER);
+            assertThat(outcome.server()).isEqualTo("etcd " + etcd.endpoints().get(0));
             assertThat(outcome.detail())
                     .contains("key /quorumlock/locks/stock:sku-42/", "token " + first.fencingToken())
                     .containsPattern("waited \\d+ ms for the holder");

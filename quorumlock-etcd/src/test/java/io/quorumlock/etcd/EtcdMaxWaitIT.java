@@ -7,7 +7,7 @@ import io.etcd.jetcd.ByteSequence;
 import io.etcd.jetcd.options.GetOption;
 import io.quorumlock.FencedLease;
 import io.quorumlock.LockUnavailableException;
-import io.quorumlock.QuorumLockException;
+import io.quorumlock.QuorumlockException;
 import io.quorumlock.spi.AcquireLoop;
 import io.quorumlock.testkit.EtcdClusterExtension;
 import io.quorumlock.testkit.FaultProxies;
@@ -109,7 +109,7 @@ class EtcdMaxWaitIT {
             // Cut off, the client cannot know who holds the lock now: no holder is claimed.
             assertThat(((LockUnavailableException) refused).lastAttempt())
                     .as("the evidence of a refusal with etcd silent")
-                    .noneMatch(o -> o.vote() == io.quorumlock.NodeOutcome.Vote.HELD_BY_OTHER);
+                    .noneMatch(o -> o.kind() == io.quorumlock.ServerAnswer.Kind.HELD_BY_OTHER);
             assertThat(refused.getMessage()).doesNotContain("held by");
 
             proxies.heal();
@@ -144,7 +144,7 @@ class EtcdMaxWaitIT {
                 try {
                     cutOff.acquire("interrupted", TTL, Duration.ofSeconds(20)).release();
                     keptFlag.completeExceptionally(new AssertionError("granted a held lock"));
-                } catch (QuorumLockException e) {
+                } catch (QuorumlockException e) {
                     keptFlag.complete(Thread.currentThread().isInterrupted());
                 } catch (RuntimeException e) {
                     keptFlag.completeExceptionally(e);

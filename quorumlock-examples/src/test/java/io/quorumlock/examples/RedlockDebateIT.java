@@ -4,8 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.quorumlock.Lease;
 import io.quorumlock.LockUnavailableException;
-import io.quorumlock.NodeOutcome;
-import io.quorumlock.NodeOutcome.Vote;
+import io.quorumlock.ServerAnswer;
 import io.quorumlock.redis.Redlock;
 import io.quorumlock.testkit.RedisServer;
 import io.quorumlock.testkit.RedisServersExtension;
@@ -139,16 +138,16 @@ class RedlockDebateIT {
             LockUnavailableException refused = org.junit.jupiter.api.Assertions.assertThrows(
                     LockUnavailableException.class, () -> b.acquire(KEY, ttl, Duration.ZERO));
             assertThat(leaseA.isValid()).as("A still holds the lock").isTrue();
-            List<NodeOutcome> votes = refused.lastAttempt();
-            assertThat(votes).extracting(NodeOutcome::vote).doesNotContain(Vote.YES);
+            List<ServerAnswer> votes = refused.lastAttempt();
+            assertThat(votes).extracting(ServerAnswer::kind).doesNotContain(ServerAnswer.Kind.GRANTED);
             // Nodes 2, 3 and 4 said yes but have been up for less than the TTL. The outcome was
             // certain once three nodes had refused or been excluded: a later answer shows as pending.
             assertThat(votes.subList(2, 5))
-                    .extracting(NodeOutcome::vote)
-                    .contains(Vote.EXCLUDED)
-                    .isSubsetOf(Vote.EXCLUDED, Vote.PENDING);
+                    .extracting(ServerAnswer::kind)
+                    .contains(ServerAnswer.Kind.EXCLUDED)
+                    .isSubsetOf(ServerAnswer.Kind.EXCLUDED, ServerAnswer.Kind.PENDING);
             assertThat(votes.subList(2, 5))
-                    .filteredOn(o -> o.vote() == Vote.EXCLUDED)
+                    .filteredOn(o -> o.kind() == ServerAnswer.Kind.EXCLUDED)
                     .allSatisfy(o -> assertThat(o.detail()).matches("restart guard: up [0-9.]+ s, votes in [0-9.]+ s"));
             TestTime.await(
                     Duration.ofSeconds(2),

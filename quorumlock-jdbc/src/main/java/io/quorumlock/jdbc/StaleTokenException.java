@@ -1,6 +1,6 @@
 package io.quorumlock.jdbc;
 
-import io.quorumlock.QuorumLockException;
+import io.quorumlock.QuorumlockException;
 
 /**
  * The fence refused a write: its fencing token is older than the newest token the fence has
@@ -8,7 +8,7 @@ import io.quorumlock.QuorumLockException;
  * writer's lease was lost (its process may have paused past it) and whatever it was about to write
  * may overwrite newer data. Roll the transaction back; do not retry with the same lease.
  */
-public class StaleTokenException extends QuorumLockException {
+public class StaleTokenException extends QuorumlockException {
     private static final long serialVersionUID = 1L;
 
     private final String resource;

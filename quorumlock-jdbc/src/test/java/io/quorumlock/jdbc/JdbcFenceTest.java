@@ -4,7 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.quorumlock.Lease;
-import io.quorumlock.QuorumLockException;
+import io.quorumlock.QuorumlockException;
 import java.lang.reflect.Method;
 import java.lang.reflect.Modifier;
 import java.sql.Connection;
@@ -105,7 +105,7 @@ class JdbcFenceTest {
     @Test
     void staleTokenExceptionCarriesTheEvidence() {
         StaleTokenException stale = new StaleTokenException("inventory:SKU-42", 33, 34);
-        assertThat(stale).isInstanceOf(QuorumLockException.class);
+        assertThat(stale).isInstanceOf(QuorumlockException.class);
         assertThat(stale.resource()).isEqualTo("inventory:SKU-42");
         assertThat(stale.staleToken()).isEqualTo(33);
         assertThat(stale.newestToken()).isEqualTo(34);

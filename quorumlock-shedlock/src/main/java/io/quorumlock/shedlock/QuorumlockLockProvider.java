@@ -3,7 +3,7 @@ package io.quorumlock.shedlock;
 import io.quorumlock.DistributedLock;
 import io.quorumlock.FencedLease;
 import io.quorumlock.Lease;
-import io.quorumlock.QuorumLockException;
+import io.quorumlock.QuorumlockException;
 import java.time.Duration;
 import java.util.Deque;
 import java.util.Objects;
@@ -115,7 +115,7 @@ public final class QuorumlockLockProvider implements ExtensibleLockProvider, Aut
             lease = lock.tryAcquire(name, configuration.getLockAtMostFor());
         } catch (IllegalArgumentException e) {
             throw rejected(configuration, e);
-        } catch (QuorumLockException e) {
+        } catch (QuorumlockException e) {
             log.warn("ShedLock lock '{}' could not be taken, this run is skipped: {}", name, e.getMessage());
             return Optional.empty();
         }
@@ -200,7 +200,7 @@ public final class QuorumlockLockProvider implements ExtensibleLockProvider, Aut
                 return lease.extend(left);
             } catch (IllegalArgumentException tooShortForTheLock) {
                 return false;
-            } catch (QuorumLockException e) {
+            } catch (QuorumlockException e) {
                 log.debug("ShedLock lock '{}' not extended to {}: {}", lease.resource(), left, e.getMessage());
                 return false;
             }
@@ -220,7 +220,7 @@ public final class QuorumlockLockProvider implements ExtensibleLockProvider, Aut
                 extended = lease.extend(next.getLockAtMostFor());
             } catch (IllegalArgumentException e) {
                 throw rejected(next, e);
-            } catch (QuorumLockException | IllegalStateException e) {
+            } catch (QuorumlockException | IllegalStateException e) {
                 log.debug("ShedLock lock '{}' not extended: {}", lease.resource(), e.getMessage());
                 extended = false;
             }

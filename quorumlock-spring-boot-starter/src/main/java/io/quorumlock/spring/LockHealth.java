@@ -1,6 +1,6 @@
 package io.quorumlock.spring;
 
-import io.quorumlock.QuorumLockException;
+import io.quorumlock.QuorumlockException;
 import io.quorumlock.etcd.EtcdLock;
 import io.quorumlock.redis.NodeCheck;
 import io.quorumlock.redis.NodeCheckReport;
@@ -78,7 +78,7 @@ final class LockHealth {
             Health.Builder health;
             try {
                 health = Health.up().withDetail("revision", lock.checkCluster(ETCD_TIMEOUT));
-            } catch (QuorumLockException e) {
+            } catch (QuorumlockException e) {
                 health = Health.down().withDetail("error", e.getMessage());
             }
             return health.withDetail("backend", "etcd")

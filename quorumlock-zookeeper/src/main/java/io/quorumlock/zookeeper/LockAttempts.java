@@ -1,9 +1,8 @@
 package io.quorumlock.zookeeper;
 
 import io.quorumlock.FencedLease;
-import io.quorumlock.NodeOutcome;
-import io.quorumlock.NodeOutcome.Vote;
-import io.quorumlock.QuorumLockException;
+import io.quorumlock.QuorumlockException;
+import io.quorumlock.ServerAnswer;
 import io.quorumlock.spi.AcquireLoop.Attempt;
 import io.quorumlock.spi.Holders;
 import io.quorumlock.spi.LeaseCore;
@@ -61,7 +60,7 @@ final class LockAttempts {
      * a holder is logged as a warning.
      *
      * @throws IllegalStateException if the lock was closed
-     * @throws QuorumLockException if ZooKeeper refused for a reason other than the connection, or
+     * @throws QuorumlockException if ZooKeeper refused for a reason other than the connection, or
      *     the thread was interrupted
      */
     Attempt<FencedLease> attempt(String resource, String dir, long deadline, long end, boolean wait) {
@@ -74,7 +73,7 @@ final class LockAttempts {
                 return refused(
                         resource,
                         wait,
-                        Vote.UNREACHABLE,
+                        ServerAnswer.Kind.UNREACHABLE,
                         "no connection to the ensemble"
                                 + (wait ? " within the wait" : " within the connection timeout"));
             }
@@ -90,7 +89,7 @@ final class LockAttempts {
                             return refused(
                                     resource,
                                     wait,
-                                    Vote.UNREACHABLE,
+                                    ServerAnswer.Kind.UNREACHABLE,
                                     "the connection to the ensemble is " + connection.lastState());
                         }
                         continue;
@@ -105,7 +104,7 @@ final class LockAttempts {
                     return refused(
                             resource,
                             wait,
-                            Vote.ERROR,
+                            ServerAnswer.Kind.ERROR,
                             "the lock node " + ours + " vanished while waiting: the session ended");
                 }
                 if (place.first()) {
@@ -115,13 +114,13 @@ final class LockAttempts {
                         return Attempt.granted(grant.lease());
                     }
                     if (grant.refusal() != null) {
-                        return refused(resource, wait, Vote.ERROR, grant.refusal());
+                        return refused(resource, wait, ServerAnswer.Kind.ERROR, grant.refusal());
                     }
                     continue;
                 }
                 if (!wait) {
                     String holder = Holders.shown(place.holder());
-                    return Attempt.heldBy("lock node " + holder, answer(Vote.HELD_BY_OTHER, holder));
+                    return Attempt.heldBy("lock node " + holder, answer(ServerAnswer.Kind.HELD_BY_OTHER, holder));
                 }
                 if (lock.ticker().nanos() - deadline >= 0) {
                     return heldBy(dir, place, end);
@@ -144,25 +143,25 @@ final class LockAttempts {
             return refused(
                     resource,
                     wait,
-                    Vote.TIMED_OUT,
+                    ServerAnswer.Kind.TIMED_OUT,
                     "no answer from the ensemble to '" + e.getMessage() + "' within the "
                             + (wait ? "wait" : "connection timeout"));
         } catch (KeeperException e) {
             if (retryable(e.code())) {
-                return refused(resource, wait, Vote.ERROR, e.getMessage());
+                return refused(resource, wait, ServerAnswer.Kind.ERROR, e.getMessage());
             }
-            throw new QuorumLockException(
+            throw new QuorumlockException(
                     "ZooKeeper refused to lock '" + resource + "' under " + lock.ensemble() + ": " + e.getMessage(), e);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
-            throw new QuorumLockException("interrupted while acquiring '" + resource + "'", e);
+            throw new QuorumlockException("interrupted while acquiring '" + resource + "'", e);
         } catch (IllegalStateException e) {
             lock.checkOpen();
-            throw new QuorumLockException("could not lock '" + resource + "': " + e.getMessage(), e);
-        } catch (QuorumLockException e) {
+            throw new QuorumlockException("could not lock '" + resource + "': " + e.getMessage(), e);
+        } catch (QuorumlockException e) {
             throw e;
         } catch (Exception e) {
-            throw new QuorumLockException("could not lock '" + resource + "': " + e, e);
+            throw new QuorumlockException("could not lock '" + resource + "': " + e, e);
         } finally {
             connection.done(waiter);
             if (ours != null && !granted) {
@@ -285,25 +284,27 @@ final class LockAttempts {
                         : "its data not shown (" + data.length + " bytes, not a holder's name), " + facts;
                 return Attempt.heldBy(
                         "lock node " + holderNode + " (" + shown + ")",
-                        answer(Vote.HELD_BY_OTHER, "holder lock node " + holderNode + ", " + shown));
+                        answer(ServerAnswer.Kind.HELD_BY_OTHER, "holder lock node " + holderNode + ", " + shown));
             }
             String who = named.get();
             return Attempt.heldBy(
                     who + " (lock node " + holderNode + ", " + facts + ")",
-                    answer(Vote.HELD_BY_OTHER, "holder " + who + ", lock node " + holderNode + ", " + facts));
+                    answer(
+                            ServerAnswer.Kind.HELD_BY_OTHER,
+                            "holder " + who + ", lock node " + holderNode + ", " + facts));
         } catch (Exception e) {
             if (e instanceof InterruptedException) {
                 Thread.currentThread().interrupt();
             }
             return Attempt.heldBy(
                     "lock node " + holderNode + " (" + waiting + ")",
-                    answer(Vote.HELD_BY_OTHER, "holder: lock node " + holderNode + "; " + waiting));
+                    answer(ServerAnswer.Kind.HELD_BY_OTHER, "holder: lock node " + holderNode + "; " + waiting));
         }
     }
 
     /** A refusal that another attempt may overcome; without {@code wait} (tryAcquire), also a warning. */
-    private Attempt<FencedLease> refused(String resource, boolean wait, Vote vote, String detail) {
-        NodeOutcome answer = answer(vote, detail);
+    private Attempt<FencedLease> refused(String resource, boolean wait, ServerAnswer.Kind vote, String detail) {
+        ServerAnswer answer = answer(vote, detail);
         if (!wait) {
             log.warn("could not try to lock '{}': {}", resource, answer);
         }
@@ -355,8 +356,8 @@ final class LockAttempts {
         }
     }
 
-    private NodeOutcome answer(Vote vote, String detail) {
-        return new NodeOutcome(lock.ensemble(), vote, detail);
+    private ServerAnswer answer(ServerAnswer.Kind vote, String detail) {
+        return new ServerAnswer(lock.ensemble(), vote, detail);
     }
 
     private static boolean retryable(KeeperException.Code code) {

@@ -7,7 +7,7 @@ import io.quorumlock.LeaseLostException;
 import io.quorumlock.LeasedSection;
 import io.quorumlock.LockListener;
 import io.quorumlock.LockUnavailableException;
-import io.quorumlock.QuorumLockException;
+import io.quorumlock.QuorumlockException;
 import io.quorumlock.RetryPolicy;
 import io.quorumlock.spi.AcquireLoop;
 import io.quorumlock.spi.AcquireLoop.Attempt;
@@ -188,7 +188,7 @@ public final class ZooKeeperLock implements DistributedLock<FencedLease> {
      *     reached within the connection timeout
      * @throws IllegalArgumentException if the resource is not a valid node name or the TTL is not positive
      * @throws IllegalStateException if this lock was closed
-     * @throws QuorumLockException if ZooKeeper refused the request for a reason other than the
+     * @throws QuorumlockException if ZooKeeper refused the request for a reason other than the
      *     connection (such as missing permissions on the base path), or the thread was interrupted
      */
     @Override
@@ -221,7 +221,7 @@ public final class ZooKeeperLock implements DistributedLock<FencedLease> {
      * @throws IllegalArgumentException if the resource is not a valid node name, the TTL is not
      *     positive or {@code maxWait} is negative
      * @throws IllegalStateException if this lock was closed
-     * @throws QuorumLockException if ZooKeeper refused the request for a reason other than the
+     * @throws QuorumlockException if ZooKeeper refused the request for a reason other than the
      *     connection, or the thread was interrupted (the interrupt flag stays set)
      */
     @Override

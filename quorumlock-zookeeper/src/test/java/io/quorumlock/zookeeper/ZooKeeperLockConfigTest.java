@@ -4,8 +4,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.quorumlock.LockUnavailableException;
-import io.quorumlock.NodeOutcome;
 import io.quorumlock.RetryPolicy;
+import io.quorumlock.ServerAnswer;
 import java.io.IOException;
 import java.net.ServerSocket;
 import java.time.Duration;
@@ -149,9 +149,9 @@ class ZooKeeperLockConfigTest {
                     .isInstanceOfSatisfying(
                             LockUnavailableException.class,
                             e -> assertThat(e.lastAttempt()).singleElement().satisfies(outcome -> {
-                                assertThat(outcome.vote()).isEqualTo(NodeOutcome.Vote.UNREACHABLE);
-                                assertThat(outcome.node()).startsWith("zookeeper://127.0.0.1:");
-                                assertThat(outcome.node()).endsWith(ZooKeeperLock.DEFAULT_BASE_PATH);
+                                assertThat(outcome.kind()).isEqualTo(ServerAnswer.Kind.UNREACHABLE);
+                                assertThat(outcome.server()).startsWith("zookeeper://127.0.0.1:");
+                                assertThat(outcome.server()).endsWith(ZooKeeperLock.DEFAULT_BASE_PATH);
                             }))
                     .hasMessageContaining("no connection to the ensemble");
             assertThat(Duration.ofNanos(System.nanoTime() - start)).isLessThan(Duration.ofSeconds(5));

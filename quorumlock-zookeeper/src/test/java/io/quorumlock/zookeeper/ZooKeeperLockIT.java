@@ -8,7 +8,7 @@ import static org.assertj.core.api.Assertions.catchThrowableOfType;
 import io.quorumlock.FencedLease;
 import io.quorumlock.LeaseLostException;
 import io.quorumlock.LockUnavailableException;
-import io.quorumlock.NodeOutcome;
+import io.quorumlock.ServerAnswer;
 import io.quorumlock.spi.LeaseCore;
 import io.quorumlock.testkit.TestTime;
 import io.quorumlock.testkit.ZooKeeperServers;
@@ -132,8 +132,8 @@ class ZooKeeperLockIT {
                 .isInstanceOfSatisfying(LockUnavailableException.class, e -> {
                     assertThat(e.resource()).isEqualTo("exclusion");
                     assertThat(e.lastAttempt()).singleElement().satisfies(outcome -> {
-                        assertThat(outcome.vote()).isEqualTo(NodeOutcome.Vote.HELD_BY_OTHER);
-                        assertThat(outcome.node()).startsWith("zookeeper://127.0.0.1:");
+                        assertThat(outcome.kind()).isEqualTo(ServerAnswer.Kind.HELD_BY_OTHER);
+                        assertThat(outcome.server()).startsWith("zookeeper://127.0.0.1:");
                         assertThat(outcome.detail())
                                 .contains(
                                         "holder ",

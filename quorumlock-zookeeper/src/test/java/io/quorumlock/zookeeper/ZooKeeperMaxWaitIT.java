@@ -5,7 +5,7 @@ import static org.assertj.core.api.Assertions.catchThrowableOfType;
 
 import io.quorumlock.FencedLease;
 import io.quorumlock.LockUnavailableException;
-import io.quorumlock.QuorumLockException;
+import io.quorumlock.QuorumlockException;
 import io.quorumlock.spi.AcquireLoop;
 import io.quorumlock.testkit.FaultProxy;
 import io.quorumlock.testkit.TestTime;
@@ -228,7 +228,7 @@ class ZooKeeperMaxWaitIT {
             try {
                 lock.acquire(resource, TTL, maxWait).release();
                 keptFlag.completeExceptionally(new AssertionError("granted '" + resource + "'"));
-            } catch (QuorumLockException e) {
+            } catch (QuorumlockException e) {
                 keptFlag.complete(Thread.currentThread().isInterrupted());
             } catch (RuntimeException e) {
                 keptFlag.completeExceptionally(e);

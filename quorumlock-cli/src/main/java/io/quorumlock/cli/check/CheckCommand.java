@@ -52,7 +52,7 @@ public final class CheckCommand implements Callable<Integer> {
     public Integer call() {
         NodeCheckReport report;
         int quorum;
-        LockOptions.Backend backend = backend();
+        LockOptions.LockService backend = backend();
         try (Redlock redlock = open(backend)) {
             // A configuration error, such as a password for a node that has none, names the setting to change.
             report = lock.nodeProblems(backend).rewrite(redlock.checkNodes());
@@ -65,8 +65,8 @@ public final class CheckCommand implements Callable<Integer> {
     }
 
     /** The Redis nodes named; a usage error for anything else. */
-    private LockOptions.Backend backend() {
-        LockOptions.Backend backend;
+    private LockOptions.LockService backend() {
+        LockOptions.LockService backend;
         try {
             backend = lock.backend();
         } catch (IllegalArgumentException e) {
@@ -84,7 +84,7 @@ public final class CheckCommand implements Callable<Integer> {
     }
 
     /** A Redlock over the nodes named, with the settings {@code run} uses. */
-    private Redlock open(LockOptions.Backend backend) {
+    private Redlock open(LockOptions.LockService backend) {
         try {
             return (Redlock) backend.open();
         } catch (IllegalArgumentException e) {

@@ -29,7 +29,7 @@ public final class LockOptions {
     /** How long run gives one etcd request once a member is reached: a cold JVM's first take seconds. */
     static final Duration ETCD_REQUEST_TIMEOUT = Duration.ofSeconds(10);
 
-    /** How long run's rounds wait for a silent Redis node at most: see {@link Backend#runNodeTimeout}. */
+    /** How long run's rounds wait for a silent Redis node at most: see {@link LockService#runNodeTimeout}. */
     static final Duration RUN_NODE_TIMEOUT = Duration.ofMillis(500);
 
     /** The library's default node timeout, below which run does not go. */
@@ -55,17 +55,17 @@ public final class LockOptions {
      * @param endpoints the Redis URIs, the ZooKeeper connect string (one element) or the etcd URLs
      * @param password the Redis password for URIs without one
      */
-    public record Backend(Kind kind, List<String> endpoints, Optional<String> password, RedisTls tls) {
+    public record LockService(Kind kind, List<String> endpoints, Optional<String> password, RedisTls tls) {
 
         /** A backend without TLS files. */
-        public Backend(Kind kind, List<String> endpoints, Optional<String> password) {
+        public LockService(Kind kind, List<String> endpoints, Optional<String> password) {
             this(kind, endpoints, password, RedisTls.NONE);
         }
 
         /** The backend and its endpoints as {@link Secrets#redactUri} shows them; the password as {@code ***}. */
         @Override
         public String toString() {
-            return "Backend[" + kind + " "
+            return "LockService[" + kind + " "
                     + endpoints.stream().map(Secrets::redactUri).toList()
                     + password.map(p -> ", password " + Secrets.MASK).orElse("") + "]";
         }
@@ -208,7 +208,7 @@ public final class LockOptions {
      * How {@code run} and {@code check} tell the configuration errors of {@code backend}'s Redis
      * nodes, naming where the password came from; call after {@link #backend()}.
      */
-    public NodeProblems nodeProblems(Backend backend) {
+    public NodeProblems nodeProblems(LockService backend) {
         return new NodeProblems(backend.endpoints(), Optional.ofNullable(passwordSetting));
     }
 
@@ -217,9 +217,9 @@ public final class LockOptions {
      *
      * @throws IllegalArgumentException when none or several are named, naming the options
      */
-    public Backend backend() {
+    public LockService backend() {
         ConfigFile file = ConfigFile.load(config);
-        List<Backend> named = new ArrayList<>();
+        List<LockService> named = new ArrayList<>();
         Optional<String> fromEnvironment =
                 Optional.ofNullable(System.getenv(PASSWORD_ENV)).filter(p -> !p.isEmpty());
         Optional<String> password = fromEnvironment.or(() -> file.get("redis.password"));
@@ -228,18 +228,20 @@ public final class LockOptions {
                 : password.isPresent() ? "redis.password in " + file.source().orElseThrow() : null;
         if (redis != null || zookeeper != null || etcd != null) {
             if (redis != null) {
-                named.add(new Backend(Kind.REDIS, trimmed(redis), password, redisTls(file)));
+                named.add(new LockService(Kind.REDIS, trimmed(redis), password, redisTls(file)));
             }
             if (zookeeper != null) {
-                named.add(new Backend(Kind.ZOOKEEPER, List.of(zookeeper.trim()), Optional.empty()));
+                named.add(new LockService(Kind.ZOOKEEPER, List.of(zookeeper.trim()), Optional.empty()));
             }
             if (etcd != null) {
-                named.add(new Backend(Kind.ETCD, trimmed(etcd), Optional.empty()));
+                named.add(new LockService(Kind.ETCD, trimmed(etcd), Optional.empty()));
             }
         } else {
-            file.get("redis").ifPresent(v -> named.add(new Backend(Kind.REDIS, split(v), password, redisTls(file))));
-            file.get("zookeeper").ifPresent(v -> named.add(new Backend(Kind.ZOOKEEPER, List.of(v), Optional.empty())));
-            file.get("etcd").ifPresent(v -> named.add(new Backend(Kind.ETCD, split(v), Optional.empty())));
+            file.get("redis")
+                    .ifPresent(v -> named.add(new LockService(Kind.REDIS, split(v), password, redisTls(file))));
+            file.get("zookeeper")
+                    .ifPresent(v -> named.add(new LockService(Kind.ZOOKEEPER, List.of(v), Optional.empty())));
+            file.get("etcd").ifPresent(v -> named.add(new LockService(Kind.ETCD, split(v), Optional.empty())));
         }
         if (named.isEmpty()) {
             throw new IllegalArgumentException("name where the lock lives: --redis URI[,URI...], --zookeeper"
@@ -255,7 +257,7 @@ public final class LockOptions {
                             ? " (all set in " + file.source().orElseThrow() + "; choose one on the command line)"
                             : ""));
         }
-        Backend backend = named.get(0);
+        LockService backend = named.get(0);
         boolean tlsOptions = tlsCa != null || tlsCert != null || tlsKey != null;
         if (tlsOptions && backend.kind() != Kind.REDIS) {
             throw new IllegalArgumentException("--tls-ca, --tls-cert and --tls-key are for Redis nodes (rediss://)");

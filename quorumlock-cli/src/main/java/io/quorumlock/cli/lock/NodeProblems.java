@@ -1,6 +1,6 @@
 package io.quorumlock.cli.lock;
 
-import io.quorumlock.NodeOutcome;
+import io.quorumlock.ServerAnswer;
 import io.quorumlock.redis.NodeCheck;
 import io.quorumlock.redis.NodeCheckReport;
 import java.util.ArrayList;
@@ -20,7 +20,7 @@ import java.util.Optional;
 public record NodeProblems(List<String> endpoints, Optional<String> passwordSetting) {
 
     /** How a check finding of a configuration error starts; it ends with {@code )}. */
-    private static final String CHECK_PREFIX = NodeOutcome.Vote.MISCONFIGURED.description() + " (";
+    private static final String CHECK_PREFIX = ServerAnswer.Kind.MISCONFIGURED.description() + " (";
 
     /** The finding of {@code check} for a Redis Cluster member, which {@code run} refuses too. */
     public static final String CLUSTER_MEMBER = "is a Redis Cluster member";
@@ -35,7 +35,7 @@ public record NodeProblems(List<String> endpoints, Optional<String> passwordSett
      * node (requirepass)}; for a configuration error this class does not know, {@code refused with a
      * configuration error: } and the library's evidence.
      *
-     * @param detail the evidence of the node's {@link NodeOutcome.Vote#MISCONFIGURED} vote
+     * @param detail the evidence of the node's {@link ServerAnswer.Kind#MISCONFIGURED} vote
      */
     public String reason(int index, String detail) {
         boolean inUri = index < endpoints.size() && uriHasPassword(endpoints.get(index));
@@ -63,12 +63,12 @@ public record NodeProblems(List<String> endpoints, Optional<String> passwordSett
     }
 
     /** The lines {@code run} prints for each node of {@code outcomes} that refused with a configuration error. */
-    public List<String> lines(List<NodeOutcome> outcomes) {
+    public List<String> lines(List<ServerAnswer> outcomes) {
         List<String> lines = new ArrayList<>();
         for (int i = 0; i < outcomes.size(); i++) {
-            NodeOutcome outcome = outcomes.get(i);
-            if (outcome.vote() == NodeOutcome.Vote.MISCONFIGURED) {
-                lines.add(outcome.node() + " " + reason(i, outcome.detail()));
+            ServerAnswer outcome = outcomes.get(i);
+            if (outcome.kind() == ServerAnswer.Kind.MISCONFIGURED) {
+                lines.add(outcome.server() + " " + reason(i, outcome.detail()));
             }
         }
         return lines;

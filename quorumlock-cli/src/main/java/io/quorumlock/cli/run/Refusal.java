@@ -1,7 +1,7 @@
 package io.quorumlock.cli.run;
 
 import io.quorumlock.LockUnavailableException;
-import io.quorumlock.NodeOutcome;
+import io.quorumlock.ServerAnswer;
 import io.quorumlock.cli.Formats;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -31,7 +31,7 @@ final class Refusal {
      *     not reached; null to name none
      */
     static String line(LockUnavailableException e, Duration wait, Duration connectTimeout) {
-        List<NodeOutcome> outcomes = e.lastAttempt();
+        List<ServerAnswer> outcomes = e.lastAttempt();
         boolean oneAuthority = outcomes.size() == 1 && e.quorum() == 1; // one node, or a consensus service
         String tries = wait.isZero() && e.attempts() == 1
                 ? "one attempt, --wait 0"
@@ -42,7 +42,8 @@ final class Refusal {
         String service = "";
         if (!e.busy()) {
             boolean silent = outcomes.stream()
-                    .anyMatch(o -> o.vote() == NodeOutcome.Vote.UNREACHABLE || o.vote() == NodeOutcome.Vote.TIMED_OUT);
+                    .anyMatch(
+                            o -> o.kind() == ServerAnswer.Kind.UNREACHABLE || o.kind() == ServerAnswer.Kind.TIMED_OUT);
             service = ": the lock service is " + (silent ? "unreachable" : "unavailable");
             if (connectTimeout != null) {
                 tries += "; --connect-timeout " + Formats.duration(connectTimeout);
@@ -52,11 +53,11 @@ final class Refusal {
     }
 
     /** The nodes that did not say yes, grouped by answer in the order the answers first appear. */
-    private static String evidence(List<NodeOutcome> outcomes) {
-        Map<NodeOutcome.Vote, List<NodeOutcome>> byVote = new LinkedHashMap<>();
-        for (NodeOutcome outcome : outcomes) {
-            if (outcome.vote() != NodeOutcome.Vote.YES) {
-                byVote.computeIfAbsent(outcome.vote(), v -> new ArrayList<>()).add(outcome);
+    private static String evidence(List<ServerAnswer> outcomes) {
+        Map<ServerAnswer.Kind, List<ServerAnswer>> byVote = new LinkedHashMap<>();
+        for (ServerAnswer outcome : outcomes) {
+            if (outcome.kind() != ServerAnswer.Kind.GRANTED) {
+                byVote.computeIfAbsent(outcome.kind(), v -> new ArrayList<>()).add(outcome);
             }
         }
         if (byVote.isEmpty()) {
@@ -65,7 +66,7 @@ final class Refusal {
         return byVote.entrySet().stream()
                 .map(group -> group.getKey().description() + ": "
                         + group.getValue().stream()
-                                .map(o -> o.detail().isEmpty() ? o.node() : o.node() + " (" + o.detail() + ")")
+                                .map(o -> o.detail().isEmpty() ? o.server() : o.server() + " (" + o.detail() + ")")
                                 .collect(Collectors.joining(", ")))
                 .collect(Collectors.joining("; "))
                 .replace('\n', ' ');

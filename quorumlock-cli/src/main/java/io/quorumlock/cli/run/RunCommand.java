@@ -6,15 +6,15 @@ import io.quorumlock.Lease;
 import io.quorumlock.LeaseLostException;
 import io.quorumlock.LockConfigurationException;
 import io.quorumlock.LockUnavailableException;
-import io.quorumlock.NodeOutcome;
+import io.quorumlock.ServerAnswer;
 import io.quorumlock.cli.DurationConverter;
 import io.quorumlock.cli.Formats;
 import io.quorumlock.cli.Main;
 import io.quorumlock.cli.Signals;
 import io.quorumlock.cli.Verbosity;
 import io.quorumlock.cli.lock.LockOptions;
-import io.quorumlock.cli.lock.LockOptions.Backend;
 import io.quorumlock.cli.lock.LockOptions.Kind;
+import io.quorumlock.cli.lock.LockOptions.LockService;
 import io.quorumlock.cli.lock.NodeProblems;
 import io.quorumlock.redis.NodeCheck;
 import io.quorumlock.redis.NodeCheckReport;
@@ -278,7 +278,7 @@ public final class RunCommand implements Callable<Integer> {
         if (resource == null) {
             throw usage("--resource is missing: name the lock, such as --resource nightly-report");
         }
-        Backend backend;
+        LockService backend;
         try {
             backend = lockOptions.backend();
         } catch (IllegalArgumentException e) {
@@ -374,8 +374,8 @@ public final class RunCommand implements Callable<Integer> {
             Optional<String> misconfiguration = NodeProblems.misconfiguration(finding);
             if (misconfiguration.isPresent()) {
                 misconfigured.add(node.node() + " " + problems.reason(i, misconfiguration.get()));
-            } else if (finding.startsWith(NodeOutcome.Vote.UNREACHABLE.description() + " (")
-                    || finding.startsWith(NodeOutcome.Vote.TIMED_OUT.description() + " (")) {
+            } else if (finding.startsWith(ServerAnswer.Kind.UNREACHABLE.description() + " (")
+                    || finding.startsWith(ServerAnswer.Kind.TIMED_OUT.description() + " (")) {
                 silent.add(node.node() + " (" + finding.substring(0, finding.indexOf(" (")) + ")");
             }
         }
@@ -399,7 +399,7 @@ public final class RunCommand implements Callable<Integer> {
     }
 
     /** Redlock's own warning of an even number of nodes, which run prints as its own line (-v: the log's). */
-    private void warnOfAnEvenNumberOfNodes(Backend backend) {
+    private void warnOfAnEvenNumberOfNodes(LockService backend) {
         int nodes = backend.endpoints().size();
         if (backend.kind() == Kind.REDIS && nodes > 1 && nodes % 2 == 0 && !Verbosity.isVerbose()) {
             report("warning: " + nodes + " nodes tolerate no more failures than " + (nodes - 1) + " do (a quorum of "
@@ -431,7 +431,7 @@ public final class RunCommand implements Callable<Integer> {
 
     /**
      * Whether the ZooKeeper client connected within {@code timeout}. The lock's own connection
-     * timeout stays longer (5 s by default, see {@link LockOptions.Backend#open(Duration, Duration)}):
+     * timeout stays longer (5 s by default, see {@link LockOptions.LockService#open(Duration, Duration)}):
      * a --wait 0 attempt has a twentieth of it for its requests.
      */
     private static boolean connected(ZooKeeperLock lock, Duration timeout) throws InterruptedException {
@@ -482,7 +482,7 @@ public final class RunCommand implements Callable<Integer> {
     }
 
     /** Opens the lock; a bad address is a usage error. No connection is made yet for Redis. */
-    private DistributedLock<? extends Lease> open(Backend backend, Duration timeout) {
+    private DistributedLock<? extends Lease> open(LockService backend, Duration timeout) {
         try {
             return backend.open(ttl, timeout);
         } catch (IllegalArgumentException e) {

@@ -34,7 +34,8 @@ class LockOptionsTest {
 
     @Test
     void theCommandLineNamesTheBackend() {
-        LockOptions.Backend redis = parse("--redis", "redis://a:1, redis://b:2").backend();
+        LockOptions.LockService redis =
+                parse("--redis", "redis://a:1, redis://b:2").backend();
         assertThat(redis.kind()).isEqualTo(LockOptions.Kind.REDIS);
         assertThat(redis.endpoints()).containsExactly("redis://a:1", "redis://b:2");
         assertThat(parse("--zookeeper", "zk1:2181,zk2:2181").backend().endpoints())
@@ -63,7 +64,7 @@ class LockOptionsTest {
                 dir.resolve("config"),
                 "redis = redis://10.0.0.1:6379, redis://10.0.0.2:6379\nredis.password = s3cret\n");
         Files.setPosixFilePermissions(file, PosixFilePermissions.fromString("rw-------"));
-        LockOptions.Backend backend = parse("--config", file.toString()).backend();
+        LockOptions.LockService backend = parse("--config", file.toString()).backend();
         assertThat(backend.kind()).isEqualTo(LockOptions.Kind.REDIS);
         assertThat(backend.endpoints()).containsExactly("redis://10.0.0.1:6379", "redis://10.0.0.2:6379");
         if (System.getenv(LockOptions.PASSWORD_ENV) == null) {
@@ -74,7 +75,7 @@ class LockOptionsTest {
         assertThat(ConfigFile.read(file).exposesPassword()).isTrue();
 
         // The command line wins over the file's nodes, and keeps its password.
-        LockOptions.Backend explicit =
+        LockOptions.LockService explicit =
                 parse("--config", file.toString(), "--redis", "redis://c:3").backend();
         assertThat(explicit.endpoints()).isEqualTo(List.of("redis://c:3"));
     }

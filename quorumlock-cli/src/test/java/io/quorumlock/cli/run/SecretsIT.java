@@ -165,8 +165,8 @@ class SecretsIT {
         }
         assertNoSecret("ConfigFile.toString()", ConfigFile.read(config).toString());
         assertNoSecret(
-                "Backend.toString()",
-                new LockOptions.Backend(
+                "LockService.toString()",
+                new LockOptions.LockService(
                                 LockOptions.Kind.REDIS,
                                 List.of("redis://u:" + PASSWORD + "@h:1", "redis://h:2"),
                                 Optional.of(PASSWORD))
