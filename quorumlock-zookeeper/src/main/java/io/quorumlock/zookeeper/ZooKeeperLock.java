@@ -211,7 +211,8 @@ public final class ZooKeeperLock implements DistributedLock<FencedLease> {
      * (Curator's retries then go on in the background), and if no answer came the exception says
      * so. A node created for a request that was given up is deleted, when the ensemble is reached
      * again, or with the session. A {@code maxWait} of zero makes one attempt without waiting for
-     * holders or a connection.
+     * holders or a connection; its requests, on a connection that is up, are waited for up to the
+     * connection timeout, as {@link #tryAcquire}'s are.
      *
      * @param ttl only checked to be positive: the lease lives as long as the session, and its
      *     {@link FencedLease#validity()} is the {@linkplain #sessionTimeout() session timeout}
@@ -230,9 +231,15 @@ public final class ZooKeeperLock implements DistributedLock<FencedLease> {
         checkTtl(ttl);
         Settings.maxWait(maxWait);
         long overrun = AcquireLoop.overrun(connectionTimeout()).toNanos();
+        boolean once = maxWait.isZero();
         return AcquireLoop.acquire(resource, maxWait, retry, ticker, events, (number, remainingNanos) -> {
-            long deadline = ticker.nanos() + remainingNanos;
-            Attempt<FencedLease> attempt = attempts.attempt(resource, dir, deadline, deadline + overrun, true);
+            long now = ticker.nanos();
+            long deadline = now + remainingNanos;
+            // One attempt waits neither for holders nor for a connection, but its requests on a
+            // connection that is up get the connection timeout, as tryAcquire's do: the first
+            // requests of a client on a busy machine take longer than the overrun.
+            long end = once ? now + connectionTimeout().toNanos() : deadline + overrun;
+            Attempt<FencedLease> attempt = attempts.attempt(resource, dir, deadline, end, true);
             if (attempt.lease().isEmpty()) {
                 log.debug("attempt {} to lock '{}' failed: {}", number, resource, attempt);
             }

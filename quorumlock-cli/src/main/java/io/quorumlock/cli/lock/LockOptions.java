@@ -92,9 +92,10 @@ public final class LockOptions {
         /**
          * As {@link #open(Duration)}, waiting up to {@code connectTimeout} for the lock service to
          * answer: the timeout of each etcd request; for ZooKeeper the connection timeout if it is
-         * longer than the library's 5 s (at most {@code ttl}), since a single attempt has a twentieth
-         * of the connection timeout for its requests: wait for the first connection with {@link
-         * ZooKeeperLock#sessionTimeout()} for no longer than {@code connectTimeout}. Null leaves the
+         * longer than the library's 5 s (at most {@code ttl}), since a single attempt's requests
+         * are given the connection timeout and a slow ensemble's first ones take several round
+         * trips: wait for the first connection with {@link ZooKeeperLock#sessionTimeout()} for no
+         * longer than {@code connectTimeout}. Null leaves the
          * libraries' defaults (5 s); Redis takes none (its rounds wait the node timeout).
          */
         public DistributedLock<? extends Lease> open(Duration ttl, Duration connectTimeout) {

@@ -432,7 +432,7 @@ public final class RunCommand implements Callable<Integer> {
     /**
      * Whether the ZooKeeper client connected within {@code timeout}. The lock's own connection
      * timeout stays longer (5 s by default, see {@link LockOptions.LockService#open(Duration, Duration)}):
-     * a --wait 0 attempt has a twentieth of it for its requests.
+     * a --wait 0 attempt's requests are given that much on a connection that is up.
      */
     private static boolean connected(ZooKeeperLock lock, Duration timeout) throws InterruptedException {
         CompletableFuture<Optional<Duration>> session = CompletableFuture.supplyAsync(lock::sessionTimeout);
