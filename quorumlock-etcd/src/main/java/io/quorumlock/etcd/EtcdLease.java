@@ -5,6 +5,7 @@ import io.etcd.jetcd.common.exception.ErrorCode;
 import io.etcd.jetcd.common.exception.EtcdException;
 import io.etcd.jetcd.lease.LeaseKeepAliveResponse;
 import io.quorumlock.FencedLease;
+import io.quorumlock.IllegalSettingException;
 import io.quorumlock.LeaseLostException;
 import io.quorumlock.spi.LeaseCore;
 import java.time.Duration;
@@ -139,9 +140,11 @@ final class EtcdLease implements FencedLease {
     public boolean extend(Duration ttl) {
         long seconds = EtcdLock.ttlSeconds(ttl);
         if (seconds > ttlSeconds) {
-            throw new IllegalArgumentException("cannot extend the lease on '" + resource + "' to " + ttl.toMillis()
-                    + " ms: etcd cannot lengthen a lease's TTL (" + ttlSeconds
-                    + " s); acquire the lock with a longer ttl");
+            throw new IllegalSettingException(
+                    "ttl",
+                    "cannot extend the lease on '" + resource + "' to " + ttl.toMillis()
+                            + " ms: etcd cannot lengthen a lease's TTL (" + ttlSeconds
+                            + " s); acquire the lock with a longer ttl");
         }
         LeaseCore.State state = core.state();
         if (state == LeaseCore.State.RELEASED) {
