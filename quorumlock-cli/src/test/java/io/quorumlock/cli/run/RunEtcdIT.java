@@ -27,10 +27,10 @@ class RunEtcdIT {
     Path dir;
 
     private RunProcess run(String... args) {
-        return run("2s", args);
+        return runWithTtl("2s", args);
     }
 
-    private RunProcess run(String ttl, String... args) {
+    private RunProcess runWithTtl(String ttl, String... args) {
         String[] all = new String[args.length + 8];
         System.arraycopy(
                 new String[] {
@@ -55,7 +55,7 @@ class RunEtcdIT {
     private long token() throws Exception {
         // A lease of 2 s was lost while waiting beside two CPU burners: no keep-alive answer came
         // within its TTL from a client JVM just started. The tokens do not depend on the TTL.
-        try (RunProcess run = run("10s", "--", "sh", "-c", "echo $QUORUMLOCK_FENCING_TOKEN")) {
+        try (RunProcess run = runWithTtl("10s", "--", "sh", "-c", "echo $QUORUMLOCK_FENCING_TOKEN")) {
             assertThat(run.exitCode()).as(run.err()).isZero();
             return Long.parseLong(run.out().trim());
         }
