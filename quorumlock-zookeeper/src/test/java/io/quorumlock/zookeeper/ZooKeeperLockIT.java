@@ -36,6 +36,7 @@ import org.apache.curator.retry.RetryOneTime;
 import org.apache.curator.test.KillSession;
 import org.apache.curator.test.TestingServer;
 import org.apache.zookeeper.CreateMode;
+import org.apache.zookeeper.KeeperException;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
@@ -432,13 +433,22 @@ class ZooKeeperLockIT {
                 .retryPolicy(new RetryOneTime(100))
                 .build()) {
             other.start();
-            // A persistent parent: the server deletes an empty container node when it checks for
-            // them, and on a loaded machine that check can fall between the parent's create and
-            // the child's (NoNode for the parent).
-            other.create()
-                    .creatingParentsIfNeeded()
-                    .withMode(CreateMode.EPHEMERAL_SEQUENTIAL)
-                    .forPath(dir + "/other-" + LockQueue.NODE_PREFIX, data);
+            // Persistent parents. The server deletes an empty container node when it checks for
+            // them (the lock's base path, from earlier tests, is one), and on a loaded machine that
+            // check can fall between a parent's create and its child's: NoNode, tried again.
+            for (int tries = 1; ; tries++) {
+                try {
+                    other.create()
+                            .creatingParentsIfNeeded()
+                            .withMode(CreateMode.EPHEMERAL_SEQUENTIAL)
+                            .forPath(dir + "/other-" + LockQueue.NODE_PREFIX, data);
+                    break;
+                } catch (KeeperException.NoNodeException e) {
+                    if (tries == 10) {
+                        throw e;
+                    }
+                }
+            }
 
             LockUnavailableException refused = catchThrowableOfType(
                     LockUnavailableException.class, () -> lock.acquire("hostile-holder", TTL, Duration.ofMillis(300)));
