@@ -3,7 +3,7 @@ package io.quorumlock;
 import java.util.concurrent.CompletableFuture;
 
 /**
- * A lease from a consensus system (ZooKeeper, etcd) that carries a fencing token: for one
+ * A lease from a consensus system (ZooKeeper, etcd) or a database ({@code JdbcLock}) that carries a fencing token: for one
  * resource, every later grant carries a strictly larger token, across clients, processes, server
  * restarts and leader changes. Hand the token to the storage with every write made under the
  * lease, and let the storage refuse a token older than one it has seen (see {@code JdbcFence}):
@@ -15,7 +15,7 @@ public interface FencedLease extends Lease {
 
     /**
      * The fencing token of this grant: positive, and larger than the token of every earlier grant
-     * of this resource (a ZooKeeper zxid, an etcd revision). Storage that starts a resource at token
+     * of this resource (a ZooKeeper zxid, an etcd revision, a database sequence's value). Storage that starts a resource at token
      * 0 therefore accepts the first grant.
      */
     long fencingToken();

@@ -3,7 +3,7 @@ package io.quorumlock.cli;
 import java.util.ArrayList;
 import java.util.List;
 
-/** Long sentences for the terminal: wrapped at word boundaries, so that a table above them stays narrow. */
+/** Text for the terminal: long sentences wrapped at word boundaries, and tables in aligned columns. */
 public final class Text {
 
     /** The longest line a sentence is wrapped to. */
@@ -32,5 +32,24 @@ public final class Text {
         }
         lines.add(line.toString());
         return lines;
+    }
+
+    /** The rows with each column padded to its widest cell, left-aligned, two spaces apart. */
+    public static List<String> table(List<String[]> rows) {
+        int[] widths = new int[rows.get(0).length];
+        rows.forEach(row -> {
+            for (int i = 0; i < row.length; i++) {
+                widths[i] = Math.max(widths[i], row[i].length());
+            }
+        });
+        return rows.stream()
+                .map(row -> {
+                    StringBuilder line = new StringBuilder();
+                    for (int i = 0; i < row.length; i++) {
+                        line.append(String.format("%-" + (widths[i] + 2) + "s", row[i]));
+                    }
+                    return line.toString().stripTrailing();
+                })
+                .toList();
     }
 }

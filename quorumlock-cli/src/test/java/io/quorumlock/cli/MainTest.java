@@ -17,12 +17,12 @@ class MainTest {
                 Arguments.of(new String[] {"xyzzy"}, "Unmatched argument at index 0: 'xyzzy'"),
                 Arguments.of(
                         new String[] {"check", "--zookeeper", "zk1:2181"},
-                        "check inspects Redis nodes, not --zookeeper: name them with --redis URI[,URI...] (or redis"
-                                + " in the config file)"),
+                        "check inspects Redis nodes or a database, not --zookeeper: name them with --redis"
+                                + " URI[,URI...] or --jdbc JDBC_URL (or in the config file)"),
                 Arguments.of(
                         new String[] {"check", "--etcd", "http://127.0.0.1:2379"},
-                        "check inspects Redis nodes, not --etcd: name them with --redis URI[,URI...] (or redis in"
-                                + " the config file)"),
+                        "check inspects Redis nodes or a database, not --etcd: name them with --redis"
+                                + " URI[,URI...] or --jdbc JDBC_URL (or in the config file)"),
                 Arguments.of(
                         new String[] {"check", "--redis", "redis://127.0.0.1:1,redis://127.0.0.1:1"},
                         "node 127.0.0.1:1 is listed twice (redis://127.0.0.1:1 and redis://127.0.0.1:1): each Redis"

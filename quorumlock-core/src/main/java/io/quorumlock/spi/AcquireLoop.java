@@ -232,6 +232,24 @@ public final class AcquireLoop {
         }
 
         /**
+         * The one authority that grants the lock (a database, which keeps no queue of waiters) said
+         * {@code holder} holds it, with what else it said of it: a retry may find it free.
+         */
+        public static <L> Attempt<L> busy(String holder, ServerAnswer answer) {
+            Objects.requireNonNull(holder, "holder");
+            Objects.requireNonNull(answer, "answer");
+            return new Attempt<>(
+                    null,
+                    true,
+                    true,
+                    0,
+                    0,
+                    (resource, waited, attempts) ->
+                            new LockUnavailableException(resource, waited, attempts, answer, Optional.of(holder)),
+                    "held by " + holder + " on " + answer.server());
+        }
+
+        /**
          * The one authority that grants the lock did not, for another reason than a holder (it
          * could not be reached, it failed to answer); a {@code retryable} refusal is tried again.
          */

@@ -30,7 +30,7 @@ import org.slf4j.LoggerFactory;
  * <pre>{@code
  * class StockSales {
  *     private final JdbcFence fence = JdbcFence.builder().build(); // table quorumlock_fence
- *     private final DistributedLock<FencedLease> locks;            // a ZooKeeperLock or an EtcdLock
+ *     private final DistributedLock<FencedLease> locks;            // a ZooKeeperLock, EtcdLock or JdbcLock
  *     private final DataSource database;
  *
  *     StockSales(DistributedLock<FencedLease> locks, DataSource database) throws SQLException {
@@ -82,10 +82,10 @@ import org.slf4j.LoggerFactory;
  * depend on: those reads then see the latest committed data.
  *
  * <p><b>One token source per resource:</b> tokens are comparable only when they come from one lock
- * service (one ZooKeeper ensemble, or one etcd cluster) for one resource name. Do not fence a
+ * service (one ZooKeeper ensemble, one etcd cluster, or one JdbcLock table) for one resource name. Do not fence a
  * resource with leases from two services.
  *
- * <p>Tested on PostgreSQL and H2. A {@code JdbcFence} is immutable and thread-safe; the connection
+ * <p>Tested on PostgreSQL, MariaDB and H2. A {@code JdbcFence} is immutable and thread-safe; the connection
  * passed to each call belongs to the caller, who commits or rolls back.
  */
 public final class JdbcFence {
@@ -124,6 +124,7 @@ public final class JdbcFence {
     private final String select;
     private final String insert;
     private final String insertOnConflictDoNothing;
+    private final String upsertKeepingNewest;
 
     private JdbcFence(Builder builder) {
         this.table = builder.table;
@@ -132,6 +133,7 @@ public final class JdbcFence {
         this.select = "SELECT token FROM " + table + " WHERE resource = ?";
         this.insert = "INSERT INTO " + table + " (resource, token) VALUES (?, ?)";
         this.insertOnConflictDoNothing = insert + " ON CONFLICT (resource) DO NOTHING";
+        this.upsertKeepingNewest = insert + " ON DUPLICATE KEY UPDATE token = GREATEST(token, VALUES(token))";
     }
 
     /** {@return a builder with the defaults: table {@code quorumlock_fence}, resources up to 255 characters} */
@@ -254,6 +256,10 @@ public final class JdbcFence {
     }
 
     private void recordInRounds(Connection tx, String resource, long token) throws SQLException {
+        if (isMariaDb(tx)) {
+            recordOnMariaDb(tx, resource, token);
+            return;
+        }
         for (int round = 1; round <= MAX_ROUNDS; round++) {
             if (advance(tx, resource, token)) {
                 return;
@@ -275,6 +281,32 @@ public final class JdbcFence {
                 "the fence row of '" + resource + "' in " + table + " was created by a concurrent transaction that"
                         + " this transaction cannot see (snapshot isolation?): retry the transaction",
                 SERIALIZATION_FAILURE);
+    }
+
+    /**
+     * MariaDB (and MySQL) in one upsert and one locking read: under their default REPEATABLE READ,
+     * an update that finds no row takes gap locks that make first writers deadlock, and a plain
+     * read sees the transaction's snapshot, not the row a concurrent first writer committed. The
+     * upsert keeps the larger token and locks the row; {@code FOR UPDATE} reads the latest one.
+     */
+    private void recordOnMariaDb(Connection tx, String resource, long token) throws SQLException {
+        try (PreparedStatement statement = tx.prepareStatement(upsertKeepingNewest)) {
+            statement.setString(1, resource);
+            statement.setLong(2, token);
+            statement.executeUpdate();
+        }
+        long newest;
+        try (PreparedStatement statement = tx.prepareStatement(select + " FOR UPDATE")) {
+            statement.setString(1, resource);
+            try (ResultSet rows = statement.executeQuery()) {
+                rows.next();
+                newest = rows.getLong(1);
+            }
+        }
+        if (newest > token) {
+            log.debug("Refused stale token {} for '{}': newest is {}", token, resource, newest);
+            throw new StaleTokenException(resource, token, newest);
+        }
     }
 
     /** {@code UPDATE ... WHERE token <= ?}: true if the row exists and its token was not newer. */
@@ -325,6 +357,11 @@ public final class JdbcFence {
 
     private static boolean isPostgreSql(Connection tx) throws SQLException {
         return "postgresql".equals(tx.getMetaData().getDatabaseProductName().toLowerCase(Locale.ROOT));
+    }
+
+    private static boolean isMariaDb(Connection tx) throws SQLException {
+        String product = tx.getMetaData().getDatabaseProductName().toLowerCase(Locale.ROOT);
+        return product.equals("mariadb") || product.equals("mysql");
     }
 
     private static boolean isIntegrityViolation(SQLException e) {

@@ -3,6 +3,7 @@ package io.quorumlock.jdbc;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.catchThrowableOfType;
 
+import io.quorumlock.testkit.MariaDbServerExtension;
 import io.quorumlock.testkit.PostgresServerExtension;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -34,13 +35,16 @@ import org.junit.jupiter.params.provider.EnumSource;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
-/** The fence on H2 and on a real PostgreSQL: every test runs on both. */
+/** The fence on H2, and on a real PostgreSQL and MariaDB: every test runs on each. */
 class JdbcFenceIT {
 
     private static final Logger log = LoggerFactory.getLogger(JdbcFenceIT.class);
 
     @RegisterExtension
     static final PostgresServerExtension postgres = new PostgresServerExtension();
+
+    @RegisterExtension
+    static final MariaDbServerExtension mariadb = new MariaDbServerExtension();
 
     private static final AtomicInteger tables = new AtomicInteger();
 
@@ -56,7 +60,7 @@ class JdbcFenceIT {
     }
 
     private void setUp(Engine engine, String fenceTable) throws SQLException {
-        database = engine.dataSource(postgres);
+        database = engine.dataSource(postgres, mariadb);
         fence = JdbcFence.builder().table(fenceTable).build();
         stock = "stock_" + tables.incrementAndGet();
         try (Connection connection = database.getConnection();
@@ -207,7 +211,7 @@ class JdbcFenceIT {
     @ParameterizedTest
     @EnumSource(Engine.class)
     void aMissingTableIsNamedWithTheRemedy(Engine engine) throws Exception {
-        database = engine.dataSource(postgres);
+        database = engine.dataSource(postgres, mariadb);
         JdbcFence missing =
                 JdbcFence.builder().table("missing_" + tables.incrementAndGet()).build();
         String outsideTransaction = "the fence table " + missing.table() + " does not exist: call"
@@ -237,7 +241,7 @@ class JdbcFenceIT {
     /** H2 has three ways of saying a table is not there: an empty database, a plain miss, a miss with candidates. */
     @Test
     void everyH2TableNotFoundIsNamedWithTheRemedy() throws Exception {
-        database = Engine.H2.dataSource(postgres);
+        database = Engine.H2.dataSource(postgres, mariadb);
         Connection tx = transaction();
         JdbcFence missing = JdbcFence.builder().build();
         ThrowingCallable check = () -> missing.checkRawToken(tx, "r", 1);
@@ -270,7 +274,7 @@ class JdbcFenceIT {
      * which on PostgreSQL would abort the whole transaction).
      */
     @ParameterizedTest
-    @CsvSource({"H2, 5", "H2, 20", "POSTGRESQL, 5", "POSTGRESQL, 20"})
+    @CsvSource({"H2, 5", "H2, 20", "POSTGRESQL, 5", "POSTGRESQL, 20", "MARIADB, 5"})
     void aSecondFirstWriterWaitsForTheFirstThenIsComparedWithIt(Engine engine, long secondToken) throws Exception {
         setUp(engine);
         Connection first = transaction();

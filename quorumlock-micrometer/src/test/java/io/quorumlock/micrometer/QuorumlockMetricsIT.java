@@ -8,6 +8,7 @@ import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.quorumlock.FencedLease;
 import io.quorumlock.Lease;
 import io.quorumlock.etcd.EtcdLock;
+import io.quorumlock.jdbc.JdbcLock;
 import io.quorumlock.redis.Redlock;
 import io.quorumlock.testkit.EtcdCluster;
 import io.quorumlock.testkit.EtcdClusterExtension;
@@ -165,6 +166,34 @@ class QuorumlockMetricsIT {
         assertThat(acquire("etcd", "busy").count()).isEqualTo(1);
         assertThat(registry.find("quorumlock.acquire").tag("backend", "redis").timers())
                 .isEmpty();
+    }
+
+    @Test
+    void aJdbcLockIsMeteredUnderItsOwnBackendTag() {
+        QuorumlockMetrics metrics = new QuorumlockMetrics();
+        metrics.bindTo(registry);
+        org.h2.jdbcx.JdbcDataSource h2 = new org.h2.jdbcx.JdbcDataSource();
+        h2.setURL("jdbc:h2:mem:metrics;DB_CLOSE_DELAY=-1");
+        Duration ttl = Duration.ofSeconds(5);
+        try (JdbcLock a = JdbcLock.builder()
+                        .dataSource(h2)
+                        .holder("a")
+                        .listener(metrics)
+                        .build();
+                JdbcLock b = JdbcLock.builder()
+                        .dataSource(h2)
+                        .holder("b")
+                        .listener(metrics)
+                        .build()) {
+            a.createTable();
+            FencedLease lease = a.acquire("stock", ttl, WAIT);
+            assertThat(held("jdbc")).isEqualTo(1);
+            assertThat(b.tryAcquire("stock", ttl)).isEmpty();
+            lease.release();
+            assertThat(held("jdbc")).isZero();
+        }
+        assertThat(acquire("jdbc", "acquired").count()).isEqualTo(1);
+        assertThat(acquire("jdbc", "busy").count()).isEqualTo(1);
     }
 
     private static void await(BooleanSupplier condition) throws InterruptedException {

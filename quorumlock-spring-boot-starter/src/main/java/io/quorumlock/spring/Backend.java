@@ -10,7 +10,9 @@ public enum Backend {
             "io.quorumlock.zookeeper.ZooKeeperLock",
             "io.quorumlock:quorumlock-zookeeper"),
     /** etcd ({@code quorumlock.etcd.endpoints}). */
-    ETCD("quorumlock.etcd.endpoints", "io.quorumlock.etcd.EtcdLock", "io.quorumlock:quorumlock-etcd");
+    ETCD("quorumlock.etcd.endpoints", "io.quorumlock.etcd.EtcdLock", "io.quorumlock:quorumlock-etcd"),
+    /** The application's own database, through its {@code DataSource} ({@code quorumlock.jdbc.enabled}). */
+    JDBC("quorumlock.jdbc.enabled", "io.quorumlock.jdbc.JdbcLock", "io.quorumlock:quorumlock-jdbc");
 
     final String property;
     final String lockClass;

@@ -2,6 +2,7 @@ package io.quorumlock.spring;
 
 import io.quorumlock.QuorumlockException;
 import io.quorumlock.etcd.EtcdLock;
+import io.quorumlock.jdbc.JdbcLock;
 import io.quorumlock.redis.NodeCheck;
 import io.quorumlock.redis.NodeCheckReport;
 import io.quorumlock.redis.Redlock;
@@ -18,6 +19,9 @@ final class LockHealth {
 
     /** How long the etcd check waits for the cluster. */
     static final Duration ETCD_TIMEOUT = Duration.ofSeconds(2);
+
+    /** How long the database check waits for the database. */
+    static final Duration DATABASE_TIMEOUT = Duration.ofSeconds(2);
 
     private LockHealth() {}
 
@@ -83,6 +87,26 @@ final class LockHealth {
             }
             return health.withDetail("backend", "etcd")
                     .withDetail("cluster", lock.toString())
+                    .build();
+        }
+    }
+
+    /** UP when the database answers the lock's check (table, sequence, privileges, clock) within {@link #DATABASE_TIMEOUT}. */
+    record Jdbc(JdbcLock lock) implements HealthIndicator {
+
+        @Override
+        public Health health() {
+            Health.Builder health;
+            try {
+                JdbcLock.DatabaseCheck check = lock.check(DATABASE_TIMEOUT);
+                health = Health.up()
+                        .withDetail("dialect", check.dialect().name().toLowerCase(java.util.Locale.ROOT))
+                        .withDetail("clockOffsetMillis", check.clockOffset().toMillis());
+            } catch (QuorumlockException e) {
+                health = Health.down().withDetail("error", e.getMessage());
+            }
+            return health.withDetail("backend", "jdbc")
+                    .withDetail("database", lock.toString())
                     .build();
         }
     }

@@ -67,6 +67,9 @@ abstract class OnBackend extends SpringBootCondition {
     }
 
     private static boolean configured(Binder binder, Backend backend) {
+        if (backend == Backend.JDBC) {
+            return binder.bind(backend.property, Boolean.class).orElse(false);
+        }
         if (backend == Backend.ZOOKEEPER) {
             return binder.bind(backend.property, String.class)
                     .map(s -> !s.isBlank())
@@ -102,6 +105,12 @@ abstract class OnBackend extends SpringBootCondition {
     static final class Etcd extends OnBackend {
         Etcd() {
             super(Backend.ETCD);
+        }
+    }
+
+    static final class Jdbc extends OnBackend {
+        Jdbc() {
+            super(Backend.JDBC);
         }
     }
 }

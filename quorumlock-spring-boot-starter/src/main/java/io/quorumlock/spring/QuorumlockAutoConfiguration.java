@@ -3,11 +3,13 @@ package io.quorumlock.spring;
 import io.quorumlock.DistributedLock;
 import io.quorumlock.LockListener;
 import io.quorumlock.etcd.EtcdLock;
+import io.quorumlock.jdbc.JdbcLock;
 import io.quorumlock.redis.Redlock;
 import io.quorumlock.zookeeper.ZooKeeperLock;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import javax.sql.DataSource;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
@@ -18,7 +20,8 @@ import org.springframework.context.annotation.Configuration;
 
 /**
  * The {@link DistributedLock} of the backend that the {@code quorumlock.*} properties configure,
- * as a bean of its own type ({@link Redlock}, {@link ZooKeeperLock} or {@link EtcdLock}) that the
+ * as a bean of its own type ({@link Redlock}, {@link ZooKeeperLock}, {@link EtcdLock} or {@link
+ * JdbcLock}) that the
  * context closes, told of its events by every {@link LockListener} bean. An application's own
  * {@code DistributedLock} bean replaces it.
  */
@@ -129,6 +132,51 @@ public class QuorumlockAutoConfiguration {
                             .endpoints(etcd.getEndpoints())
                             .listener(listener(listeners))
                             .build());
+        }
+    }
+
+    @Configuration(proxyBeanMethods = false)
+    @Conditional(OnBackend.Jdbc.class)
+    static class JdbcLockConfiguration {
+
+        /** The property of each setting of {@link JdbcLock.Builder} that the properties set. */
+        static final Map<String, String> PROPERTIES = Map.of(
+                "table", "quorumlock.jdbc.table",
+                "requestTimeout", "quorumlock.jdbc.request-timeout");
+
+        @Bean(destroyMethod = "close")
+        @ConditionalOnMissingBean(DistributedLock.class)
+        JdbcLock quorumlockJdbcLock(
+                QuorumlockProperties properties,
+                ObjectProvider<DataSource> dataSources,
+                ObjectProvider<LockListener> listeners) {
+            QuorumlockProperties.Jdbc jdbc = properties.getJdbc();
+            DataSource dataSource = dataSources.getIfUnique();
+            if (dataSource == null) {
+                throw new QuorumlockPropertyException("quorumlock.jdbc.enabled is true, but the context has no single"
+                        + " DataSource bean: configure spring.datasource.url (with spring-boot-starter-jdbc), or mark"
+                        + " one DataSource @Primary");
+            }
+            JdbcLock lock = PropertyErrors.naming(
+                    "quorumlock.jdbc",
+                    PROPERTIES,
+                    () -> JdbcLock.builder()
+                            .dataSource(dataSource)
+                            .table(jdbc.getTable())
+                            .requestTimeout(jdbc.getRequestTimeout())
+                            .listener(listener(listeners))
+                            .build());
+            if (jdbc.isCreateTable()) {
+                try {
+                    lock.createTable();
+                } catch (RuntimeException e) {
+                    lock.close();
+                    throw new QuorumlockPropertyException(
+                            "quorumlock.jdbc.create-table: " + e.getMessage() + ": grant the right to create the"
+                                    + " table, or create it in a migration from JdbcLock.ddl and leave this false");
+                }
+            }
+            return lock;
         }
     }
 }

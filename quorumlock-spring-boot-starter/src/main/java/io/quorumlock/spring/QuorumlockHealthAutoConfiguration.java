@@ -1,6 +1,7 @@
 package io.quorumlock.spring;
 
 import io.quorumlock.etcd.EtcdLock;
+import io.quorumlock.jdbc.JdbcLock;
 import io.quorumlock.redis.Redlock;
 import io.quorumlock.zookeeper.ZooKeeperLock;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
@@ -15,7 +16,7 @@ import org.springframework.context.annotation.Configuration;
 /**
  * The health contributor {@code quorumlock} (bean {@code quorumlockHealthIndicator}) of the lock
  * bean, whether auto-configured or the application's own: the nodes' check for Redis, the
- * connection for ZooKeeper, a linearizable read for etcd. Off with {@code
+ * connection for ZooKeeper, a linearizable read for etcd, the lock's check for a database. Off with {@code
  * management.health.quorumlock.enabled=false}.
  */
 @AutoConfiguration(after = QuorumlockAutoConfiguration.class)
@@ -54,6 +55,17 @@ public class QuorumlockHealthAutoConfiguration {
         @ConditionalOnMissingBean(name = BEAN)
         HealthIndicator quorumlockHealthIndicator(EtcdLock lock) {
             return new LockHealth.Etcd(lock);
+        }
+    }
+
+    @Configuration(proxyBeanMethods = false)
+    @ConditionalOnClass(JdbcLock.class)
+    @ConditionalOnSingleCandidate(JdbcLock.class)
+    static class JdbcHealthConfiguration {
+        @Bean(name = BEAN)
+        @ConditionalOnMissingBean(name = BEAN)
+        HealthIndicator quorumlockHealthIndicator(JdbcLock lock) {
+            return new LockHealth.Jdbc(lock);
         }
     }
 }

@@ -15,8 +15,8 @@ import org.springframework.boot.context.properties.ConfigurationProperties;
 public class QuorumlockProperties {
 
     /**
-     * Which backend gives the lock when more than one is configured: redis, zookeeper or etcd.
-     * Not needed with one backend.
+     * Which backend gives the lock when more than one is configured: redis, zookeeper, etcd or
+     * jdbc. Not needed with one backend.
      */
     private Backend primary;
 
@@ -25,6 +25,8 @@ public class QuorumlockProperties {
     private final ZooKeeper zookeeper = new ZooKeeper();
 
     private final Etcd etcd = new Etcd();
+
+    private final Jdbc jdbc = new Jdbc();
 
     private final Metrics metrics = new Metrics();
 
@@ -48,6 +50,10 @@ public class QuorumlockProperties {
         return etcd;
     }
 
+    public Jdbc getJdbc() {
+        return jdbc;
+    }
+
     public Metrics getMetrics() {
         return metrics;
     }
@@ -55,7 +61,7 @@ public class QuorumlockProperties {
     @Override
     public String toString() {
         return "QuorumlockProperties[primary " + primary + ", redis " + redis + ", zookeeper " + zookeeper + ", etcd "
-                + etcd + ", metrics " + metrics + "]";
+                + etcd + ", jdbc " + jdbc + ", metrics " + metrics + "]";
     }
 
     /** The Redis lock: one node, or Redlock over several independent nodes. */
@@ -274,6 +280,63 @@ public class QuorumlockProperties {
                     + endpoints.stream()
                             .map(io.quorumlock.spi.Secrets::redactUri)
                             .toList() + "]";
+        }
+    }
+
+    /** The database lock, on the application's DataSource (with quorumlock-jdbc). */
+    public static class Jdbc {
+
+        /** Whether the lock lives in the application's database, through its one DataSource bean. */
+        private boolean enabled;
+
+        /** The lock table; its token sequence is the table's name and _token. The default is quorumlock_locks. */
+        private String table = "quorumlock_locks";
+
+        /**
+         * Whether the table and its sequence are created at start if they do not exist. The default
+         * is false: create them in a migration (JdbcLock.ddl) where the application may not run DDL.
+         */
+        private boolean createTable;
+
+        /** How long one statement may take. The default is 5 s. */
+        private Duration requestTimeout = Duration.ofSeconds(5);
+
+        public boolean isEnabled() {
+            return enabled;
+        }
+
+        public void setEnabled(boolean enabled) {
+            this.enabled = enabled;
+        }
+
+        public String getTable() {
+            return table;
+        }
+
+        public void setTable(String table) {
+            this.table = table;
+        }
+
+        public boolean isCreateTable() {
+            return createTable;
+        }
+
+        public void setCreateTable(boolean createTable) {
+            this.createTable = createTable;
+        }
+
+        public Duration getRequestTimeout() {
+            return requestTimeout;
+        }
+
+        public void setRequestTimeout(Duration requestTimeout) {
+            this.requestTimeout = requestTimeout;
+        }
+
+        @Override
+        public String toString() {
+            return "Jdbc[enabled " + enabled + ", table " + table + ", createTable " + createTable + ", requestTimeout "
+                    + requestTimeout + "]";
         }
     }
 

@@ -40,6 +40,11 @@ public final class FaultProxies implements AutoCloseable, Iterable<FaultProxy> {
         return inFrontOf(cluster.members(), FaultProxy::inFrontOf);
     }
 
+    /** Starts one proxy in front of a PostgreSQL server, see {@link FaultProxy#inFrontOf(PostgresServer)}. */
+    public static FaultProxies inFrontOf(PostgresServer server) {
+        return inFrontOf(List.of(server), FaultProxy::inFrontOf);
+    }
+
     /**
      * Starts a proxy in front of each server, made by {@code start}; if one cannot start, those
      * already started are closed.

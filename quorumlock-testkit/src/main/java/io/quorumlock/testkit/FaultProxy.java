@@ -188,6 +188,15 @@ public final class FaultProxy implements AutoCloseable {
         return start(InetSocketAddress.createUnresolved(EtcdServer.HOST, member.clientPort()), "http://");
     }
 
+    /**
+     * Starts a proxy in front of a PostgreSQL server; it keeps forwarding to the same port when
+     * the server is stopped and started again. Connect with {@code jdbc:postgresql://127.0.0.1:}
+     * {@link #port()}.
+     */
+    public static FaultProxy inFrontOf(PostgresServer server) {
+        return start(InetSocketAddress.createUnresolved(server.host(), server.port()), "");
+    }
+
     private static FaultProxy start(InetSocketAddress upstream, String scheme) {
         try {
             return new FaultProxy(upstream, scheme);

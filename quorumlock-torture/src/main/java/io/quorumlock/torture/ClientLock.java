@@ -9,10 +9,14 @@ import io.quorumlock.FencedLease;
 import io.quorumlock.Lease;
 import io.quorumlock.LockUnavailableException;
 import io.quorumlock.etcd.EtcdLock;
+import io.quorumlock.jdbc.JdbcLock;
 import io.quorumlock.redis.Redlock;
 import io.quorumlock.testkit.ZooKeeperServers;
 import io.quorumlock.zookeeper.ZooKeeperLock;
 import java.nio.charset.StandardCharsets;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.PreparedStatement;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
@@ -27,6 +31,11 @@ import org.apache.curator.retry.RetryNTimes;
 final class ClientLock implements AutoCloseable {
 
     static final String ETCD_PREFIX = "torture/";
+
+    /** The database lock's table, and the user it connects as (the test kit's PostgreSQL superuser). */
+    static final String JDBC_TABLE = "torture_locks";
+
+    private static final String JDBC_USER = "postgres";
 
     /** Expires the session behind a lease, as the ensemble does when it stops hearing from the client. */
     private interface Expiry {
@@ -92,6 +101,7 @@ final class ClientLock implements AutoCloseable {
             case REDIS -> redis(strategy, List.of(endpoints.split(",")));
             case ZOOKEEPER -> zooKeeper(endpoints, sessionMillis);
             case ETCD -> etcd(endpoints);
+            case POSTGRES -> jdbc(endpoints);
             case NONE -> new ClientLock(null, lease -> {}, () -> {});
         };
     }
@@ -130,6 +140,27 @@ final class ClientLock implements AutoCloseable {
             lock.close();
             client.close();
         });
+    }
+
+    /** The database lock on {@code url} (the test kit's server, its superuser), in the torture's table. */
+    static JdbcLock jdbcLock(String url) {
+        return JdbcLock.builder().url(url).user(JDBC_USER).table(JDBC_TABLE).build();
+    }
+
+    /** The database lock; an expiry sets the row's expiry to the database's now, as if no renewal had come. */
+    private static ClientLock jdbc(String url) {
+        JdbcLock lock = jdbcLock(url);
+        return new ClientLock(
+                lock,
+                lease -> {
+                    try (Connection connection = DriverManager.getConnection(url, JDBC_USER, "");
+                            PreparedStatement expire = connection.prepareStatement(
+                                    "UPDATE " + JDBC_TABLE + " SET expires_at = clock_timestamp() WHERE token = ?")) {
+                        expire.setLong(1, lease.fencingToken());
+                        expire.executeUpdate();
+                    }
+                },
+                lock::close);
     }
 
     /** Revokes the etcd lease that holds our lock key: the key whose create revision is our token. */

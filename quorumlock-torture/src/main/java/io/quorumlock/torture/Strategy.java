@@ -18,6 +18,8 @@ public enum Strategy {
     ZOOKEEPER("zookeeper", "ZooKeeper + JdbcFence", Servers.ZOOKEEPER, 3, true),
     /** etcd lock, its create revision as fencing token, checked by {@code JdbcFence}. */
     ETCD("etcd", "etcd + JdbcFence", Servers.ETCD, 3, true),
+    /** The database lock on PostgreSQL, its sequence's value as fencing token, checked by {@code JdbcFence}. */
+    POSTGRES("postgres", "PostgreSQL lock + JdbcFence", Servers.POSTGRES, 1, true),
     /** No lock: a version column makes the database refuse a write based on a stale read. */
     OPTIMISTIC("optimistic", "database, version column", Servers.NONE, 0, true);
 
@@ -26,6 +28,7 @@ public enum Strategy {
         REDIS,
         ZOOKEEPER,
         ETCD,
+        POSTGRES,
         NONE
     }
 
@@ -72,7 +75,7 @@ public enum Strategy {
 
     /** True if grants carry fencing tokens that the storage checks. */
     public boolean fenced() {
-        return servers == Servers.ZOOKEEPER || servers == Servers.ETCD;
+        return servers == Servers.ZOOKEEPER || servers == Servers.ETCD || servers == Servers.POSTGRES;
     }
 
     /**

@@ -1,9 +1,11 @@
 package io.quorumlock.torture;
 
+import io.quorumlock.jdbc.JdbcLock;
 import io.quorumlock.testkit.EtcdCluster;
 import io.quorumlock.testkit.EtcdServer;
 import io.quorumlock.testkit.FaultProxies;
 import io.quorumlock.testkit.FaultProxy;
+import io.quorumlock.testkit.PostgresServer;
 import io.quorumlock.testkit.RedisServer;
 import io.quorumlock.testkit.RedisServers;
 import io.quorumlock.testkit.ZooKeeperServers;
@@ -145,6 +147,16 @@ abstract class Target implements AutoCloseable {
             case ETCD -> {
                 EtcdCluster cluster = EtcdCluster.start(strategy.nodes());
                 yield new Etcd(cluster, links(clients, () -> FaultProxies.inFrontOf(cluster), cluster::close));
+            }
+            case POSTGRES -> {
+                PostgresServer server = PostgresServer.start();
+                try (JdbcLock setup = ClientLock.jdbcLock(server.jdbcUrl())) {
+                    setup.createTable();
+                } catch (RuntimeException e) {
+                    server.close();
+                    throw e;
+                }
+                yield new Postgres(server, links(clients, () -> FaultProxies.inFrontOf(server), server::close));
             }
             case NONE -> new None();
         };
@@ -347,6 +359,48 @@ abstract class Target implements AutoCloseable {
         @Override
         void closeServers() {
             cluster.close();
+        }
+    }
+
+    /** One PostgreSQL server holding the lock's table: a kill or a restart stops the whole lock service. */
+    private static final class Postgres extends Target {
+        private final PostgresServer server;
+
+        Postgres(PostgresServer server, List<FaultProxies> links) {
+            super(links, "pg");
+            this.server = server;
+        }
+
+        @Override
+        String endpoints(FaultProxies proxies) {
+            return "jdbc:postgresql://127.0.0.1:" + proxies.get(0).port() + "/" + server.database();
+        }
+
+        @Override
+        Optional<String> startOnServers(Fault fault) {
+            switch (fault.kind()) {
+                case KILL -> server.stop();
+                case RESTART -> {
+                    server.stop();
+                    server.startAgain();
+                }
+                default -> {
+                    return Optional.empty();
+                }
+            }
+            return Optional.of(label(fault.kind().option(), "pg", new int[] {0}));
+        }
+
+        @Override
+        void healOnServers(Fault fault) {
+            if (fault.kind() == FaultKind.KILL) {
+                server.startAgain();
+            }
+        }
+
+        @Override
+        void closeServers() {
+            server.close();
         }
     }
 

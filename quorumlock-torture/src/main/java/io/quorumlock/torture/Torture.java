@@ -2,6 +2,7 @@ package io.quorumlock.torture;
 
 import io.quorumlock.jdbc.JdbcFence;
 import io.quorumlock.testkit.EtcdCluster;
+import io.quorumlock.testkit.PostgresServer;
 import io.quorumlock.testkit.Processes;
 import io.quorumlock.torture.Event.Kind;
 import java.io.IOException;
@@ -149,6 +150,11 @@ public final class Torture {
             }
             if (strategy.servers() == Strategy.Servers.ETCD && !EtcdCluster.available()) {
                 skipped.put(strategy, EtcdCluster.unavailableReason().orElse("no etcd binary"));
+                progress.println().accept(strategy.label() + ": skipped, " + skipped.get(strategy));
+                continue;
+            }
+            if (strategy.servers() == Strategy.Servers.POSTGRES && !PostgresServer.available()) {
+                skipped.put(strategy, PostgresServer.unavailableReason().orElse("no PostgreSQL"));
                 progress.println().accept(strategy.label() + ": skipped, " + skipped.get(strategy));
                 continue;
             }

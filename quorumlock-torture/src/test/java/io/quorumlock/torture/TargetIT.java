@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import io.quorumlock.Lease;
 import io.quorumlock.testkit.EtcdCluster;
+import io.quorumlock.testkit.PostgresServer;
 import io.quorumlock.testkit.TestTime;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -25,11 +26,12 @@ class TargetIT {
     @ParameterizedTest
     @EnumSource(
             value = Strategy.class,
-            names = {"REDIS", "REDLOCK", "ZOOKEEPER", "ETCD"})
+            names = {"REDIS", "REDLOCK", "ZOOKEEPER", "ETCD", "POSTGRES"})
     @Timeout(value = 90, unit = TimeUnit.SECONDS)
     void aPartitionCutsOffOneClientWhileTheOtherStillTakesTheLock(Strategy strategy, @TempDir Path dir)
             throws Exception {
         assumeTrue(strategy != Strategy.ETCD || EtcdCluster.available(), "no etcd binary");
+        assumeTrue(strategy != Strategy.POSTGRES || PostgresServer.available(), "no PostgreSQL");
         // pick 1 of 2 clients: the second one (index 1) is cut off
         Fault partition = new Fault(FaultKind.PARTITION, 0, 2 * TTL.toMillis(), 1);
         try (Target target = Target.start(strategy, dir, 2);

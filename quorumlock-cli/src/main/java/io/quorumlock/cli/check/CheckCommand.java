@@ -1,16 +1,22 @@
 package io.quorumlock.cli.check;
 
+import io.quorumlock.QuorumlockException;
 import io.quorumlock.cli.Main;
+import io.quorumlock.cli.Text;
 import io.quorumlock.cli.Verbosity;
 import io.quorumlock.cli.lock.LockOptions;
+import io.quorumlock.jdbc.JdbcLock;
 import io.quorumlock.redis.NodeCheckReport;
 import io.quorumlock.redis.Redlock;
 import java.io.PrintWriter;
+import java.time.Duration;
+import java.util.List;
 import java.util.Locale;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
 import picocli.CommandLine.ParameterException;
 import picocli.CommandLine.Spec;
 
@@ -23,7 +29,8 @@ import picocli.CommandLine.Spec;
         name = "check",
         sortOptions = false,
         description = {
-            "Checks Redis nodes against Redlock's assumptions and says how to fix what it finds.",
+            "Checks Redis nodes against Redlock's assumptions, or the database of --jdbc, and says how to fix what it"
+                    + " finds.",
             "",
             "Per node: its role (a replica or a Redis Cluster member is an error), its run_id (the same server listed"
                     + " under two names is an error), its persistence (none, or an fsync policy other than always,"
@@ -34,10 +41,16 @@ import picocli.CommandLine.Spec;
             "The restart guard is a client's own state (it depends on the TTLs that client has asked for), so this"
                     + " check shows no node kept out by it: a service sees that with checkNodes() on its own Redlock.",
             "",
+            "With --jdbc: the lock's table and its token sequence, the privileges the lock needs, and the database's"
+                    + " clock against this host's (the lock counts expiry by the database's clock alone).",
+            "",
             "Exit code 0 when no node has an error (warnings are printed), 1 when one has, 2 for a usage error.",
             ""
         })
 public final class CheckCommand implements Callable<Integer> {
+
+    /** How long check gives the database to answer all its reads. */
+    private static final Duration DATABASE_TIMEOUT = Duration.ofSeconds(5);
 
     @Spec
     private CommandSpec spec;
@@ -48,11 +61,22 @@ public final class CheckCommand implements Callable<Integer> {
     @Mixin
     private Verbosity verbosity;
 
+    @Option(
+            names = "--create-table",
+            description = "With --jdbc: create the lock's table and its token sequence first, if they do not exist.")
+    private boolean createTable;
+
     @Override
     public Integer call() {
         NodeCheckReport report;
         int quorum;
         LockOptions.LockService backend = backend();
+        if (backend.kind() == LockOptions.Kind.JDBC) {
+            return checkDatabase(backend);
+        }
+        if (createTable) {
+            throw new ParameterException(spec.commandLine(), "--create-table is for --jdbc");
+        }
         try (Redlock redlock = open(backend)) {
             // A configuration error, such as a password for a node that has none, names the setting to change.
             report = lock.nodeProblems(backend).rewrite(redlock.checkNodes());
@@ -73,14 +97,50 @@ public final class CheckCommand implements Callable<Integer> {
             // No backend or several, a TLS file that cannot be read: the command line is wrong.
             throw new ParameterException(spec.commandLine(), e.getMessage(), e);
         }
-        if (backend.kind() != LockOptions.Kind.REDIS) {
+        if (backend.kind() != LockOptions.Kind.REDIS && backend.kind() != LockOptions.Kind.JDBC) {
             throw new ParameterException(
                     spec.commandLine(),
-                    "check inspects Redis nodes, not --"
+                    "check inspects Redis nodes or a database, not --"
                             + backend.kind().name().toLowerCase(Locale.ROOT)
-                            + ": name them with --redis URI[,URI...] (or redis in the config file)");
+                            + ": name them with --redis URI[,URI...] or --jdbc JDBC_URL (or in the config file)");
         }
         return backend;
+    }
+
+    /**
+     * The database of --jdbc: the lock's table, sequence and privileges, and its clock against this
+     * host's, in one row; an error names its remedy.
+     */
+    private int checkDatabase(LockOptions.LockService backend) {
+        PrintWriter out = spec.commandLine().getOut();
+        try (JdbcLock jdbc = (JdbcLock) backend.open()) {
+            if (createTable) {
+                jdbc.createTable();
+            }
+            JdbcLock.DatabaseCheck check = jdbc.check(DATABASE_TIMEOUT);
+            long offset = check.clockOffset().toMillis();
+            Text.table(List.of(
+                            new String[] {"database", "dialect", "clock offset", "round trip", "verdict"},
+                            new String[] {
+                                check.database(),
+                                check.dialect().name().toLowerCase(Locale.ROOT),
+                                (offset >= 0 ? "+" : "") + offset + " ms",
+                                check.roundTrip().toMillis() + " ms",
+                                "ok"
+                            }))
+                    .forEach(out::println);
+            out.println();
+            out.println("the table, its sequence and the privileges to read, update and draw tokens are in place;"
+                    + " leases expire by the database's clock, whatever this host's says");
+            out.flush();
+            return 0;
+        } catch (QuorumlockException e) {
+            out.println("ERROR " + LockOptions.forCommandLine(e.getMessage()));
+            out.flush();
+            return Main.FAILURE;
+        } catch (IllegalArgumentException e) {
+            throw new ParameterException(spec.commandLine(), e.getMessage(), e);
+        }
     }
 
     /** A Redlock over the nodes named, with the settings {@code run} uses. */

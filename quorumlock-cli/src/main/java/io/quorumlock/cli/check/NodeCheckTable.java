@@ -45,7 +45,7 @@ final class NodeCheckTable {
                 label(node.verdict())
             });
         }
-        List<String> lines = new ArrayList<>(columns(rows));
+        List<String> lines = new ArrayList<>(Text.table(rows));
         for (NodeCheck node : report.nodes()) {
             if (!node.findings().isEmpty()) {
                 lines.add("");
@@ -94,24 +94,5 @@ final class NodeCheckTable {
 
     private static long count(NodeCheckReport report, Verdict verdict) {
         return report.nodes().stream().filter(n -> n.verdict() == verdict).count();
-    }
-
-    /** The rows with each column padded to its widest cell, left-aligned, two spaces apart. */
-    private static List<String> columns(List<String[]> rows) {
-        int[] widths = new int[HEADERS.length];
-        rows.forEach(row -> {
-            for (int i = 0; i < row.length; i++) {
-                widths[i] = Math.max(widths[i], row[i].length());
-            }
-        });
-        return rows.stream()
-                .map(row -> {
-                    StringBuilder line = new StringBuilder();
-                    for (int i = 0; i < row.length; i++) {
-                        line.append(String.format("%-" + (widths[i] + 2) + "s", row[i]));
-                    }
-                    return line.toString().stripTrailing();
-                })
-                .toList();
     }
 }

@@ -24,6 +24,9 @@ import java.util.TreeSet;
  * redis.tls.key = /etc/quorumlock/client.key
  * zookeeper = zk1:2181,zk2:2181,zk3:2181
  * etcd = http://10.0.0.1:2379,http://10.0.0.2:2379
+ * jdbc = jdbc:postgresql://db:5432/app
+ * jdbc.user = locks
+ * jdbc.password = s3cret
  * </pre>
  *
  * @param source where it was read from, for messages; empty when there is no file
@@ -32,8 +35,17 @@ import java.util.TreeSet;
 public record ConfigFile(Optional<Path> source, Properties properties) {
 
     /** The keys a file may hold. */
-    static final Set<String> KEYS =
-            Set.of("redis", "redis.password", "redis.tls.ca", "redis.tls.cert", "redis.tls.key", "zookeeper", "etcd");
+    static final Set<String> KEYS = Set.of(
+            "redis",
+            "redis.password",
+            "redis.tls.ca",
+            "redis.tls.cert",
+            "redis.tls.key",
+            "zookeeper",
+            "etcd",
+            "jdbc",
+            "jdbc.user",
+            "jdbc.password");
 
     /** The file used when {@code --config} is not given. */
     public static Path defaultPath() {
@@ -61,7 +73,7 @@ public record ConfigFile(Optional<Path> source, Properties properties) {
             if (!KEYS.contains(key)) {
                 throw new IllegalArgumentException("--config: unknown setting '" + key + "' in " + file
                         + "; known settings: redis, redis.password, redis.tls.ca, redis.tls.cert, redis.tls.key,"
-                        + " zookeeper, etcd");
+                        + " zookeeper, etcd, jdbc, jdbc.user, jdbc.password");
             }
         }
         return new ConfigFile(Optional.of(file), properties);
@@ -92,7 +104,8 @@ public record ConfigFile(Optional<Path> source, Properties properties) {
 
     /** True if the file holds a password and others than its owner may read it. */
     public boolean exposesPassword() {
-        if (source.isEmpty() || get("redis.password").isEmpty()) {
+        if (source.isEmpty()
+                || (get("redis.password").isEmpty() && get("jdbc.password").isEmpty())) {
             return false;
         }
         try {

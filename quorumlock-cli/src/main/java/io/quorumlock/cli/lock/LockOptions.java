@@ -3,6 +3,7 @@ package io.quorumlock.cli.lock;
 import io.quorumlock.DistributedLock;
 import io.quorumlock.Lease;
 import io.quorumlock.etcd.EtcdLock;
+import io.quorumlock.jdbc.JdbcLock;
 import io.quorumlock.redis.Redlock;
 import io.quorumlock.spi.Secrets;
 import io.quorumlock.zookeeper.ZooKeeperLock;
@@ -41,25 +42,51 @@ public final class LockOptions {
     /** The environment variable that holds the Redis password. */
     public static final String PASSWORD_ENV = "QUORUMLOCK_REDIS_PASSWORD";
 
+    /** The environment variable that holds the database password of --jdbc. */
+    public static final String JDBC_PASSWORD_ENV = "QUORUMLOCK_JDBC_PASSWORD";
+
+    /** How long one statement of the database lock may take, unless --connect-timeout says. */
+    public static final Duration JDBC_REQUEST_TIMEOUT = Duration.ofSeconds(5);
+
+    /**
+     * A database lock's message with its remedy in the command line's words: the table is created
+     * by {@code check --create-table}, not by a call of the library.
+     */
+    public static String forCommandLine(String message) {
+        return message.replace(
+                "call lock.createTable() once, or run lock.ddl() in a migration",
+                "create them with quorumlock check --jdbc URL --create-table, or in a migration");
+    }
+
     /** Where a lock lives. */
     public enum Kind {
         REDIS,
         ZOOKEEPER,
-        ETCD
+        ETCD,
+        JDBC
     }
 
     /**
      * A resolved backend.
      *
      * @param kind which one
-     * @param endpoints the Redis URIs, the ZooKeeper connect string (one element) or the etcd URLs
-     * @param password the Redis password for URIs without one
+     * @param endpoints the Redis URIs, the ZooKeeper connect string (one element), the etcd URLs or
+     *     the JDBC URL (one element)
+     * @param password the Redis password for URIs without one, or the database password
+     * @param tls the Redis TLS files
+     * @param user the database user, if not in the JDBC URL
      */
-    public record LockService(Kind kind, List<String> endpoints, Optional<String> password, RedisTls tls) {
+    public record LockService(
+            Kind kind, List<String> endpoints, Optional<String> password, RedisTls tls, Optional<String> user) {
 
         /** A backend without TLS files. */
         public LockService(Kind kind, List<String> endpoints, Optional<String> password) {
-            this(kind, endpoints, password, RedisTls.NONE);
+            this(kind, endpoints, password, RedisTls.NONE, Optional.empty());
+        }
+
+        /** A Redis backend with its TLS files. */
+        public LockService(Kind kind, List<String> endpoints, Optional<String> password, RedisTls tls) {
+            this(kind, endpoints, password, tls, Optional.empty());
         }
 
         /** The backend and its endpoints as {@link Secrets#redactUri} shows them; the password as {@code ***}. */
@@ -67,6 +94,7 @@ public final class LockOptions {
         public String toString() {
             return "LockService[" + kind + " "
                     + endpoints.stream().map(Secrets::redactUri).toList()
+                    + user.map(u -> ", user " + u).orElse("")
                     + password.map(p -> ", password " + Secrets.MASK).orElse("") + "]";
         }
 
@@ -145,6 +173,13 @@ public final class LockOptions {
                             timeout -> etcd.connectTimeout(timeout).requestTimeout(ETCD_REQUEST_TIMEOUT));
                     yield etcd.build();
                 }
+                case JDBC ->
+                    JdbcLock.builder()
+                            .url(endpoints.get(0))
+                            .user(user.orElse(null))
+                            .password(password.orElse(null))
+                            .requestTimeout(connectTimeout.orElse(JDBC_REQUEST_TIMEOUT))
+                            .build();
             };
         }
     }
@@ -195,10 +230,24 @@ public final class LockOptions {
     private List<String> etcd;
 
     @Option(
+            names = "--jdbc",
+            paramLabel = "JDBC_URL",
+            description = "A PostgreSQL or MariaDB database, such as jdbc:postgresql://db:5432/app: a fenced lock in"
+                    + " its table quorumlock_locks. The password comes from " + JDBC_PASSWORD_ENV
+                    + " or the config file's jdbc.password.")
+    private String jdbc;
+
+    @Option(
+            names = "--jdbc-user",
+            paramLabel = "USER",
+            description = "The database user for --jdbc, unless the URL names it. Config file: jdbc.user.")
+    private String jdbcUser;
+
+    @Option(
             names = "--config",
             paramLabel = "FILE",
             description = "Settings file (redis, redis.password, redis.tls.ca, redis.tls.cert, redis.tls.key,"
-                    + " zookeeper, etcd as key = value lines); default:"
+                    + " zookeeper, etcd, jdbc, jdbc.user, jdbc.password as key = value lines); default:"
                     + " ~/.config/quorumlock/config if it exists.")
     private Path config;
 
@@ -227,7 +276,11 @@ public final class LockOptions {
         passwordSetting = fromEnvironment.isPresent()
                 ? PASSWORD_ENV
                 : password.isPresent() ? "redis.password in " + file.source().orElseThrow() : null;
-        if (redis != null || zookeeper != null || etcd != null) {
+        Optional<String> jdbcPassword = Optional.ofNullable(System.getenv(JDBC_PASSWORD_ENV))
+                .filter(p -> !p.isEmpty())
+                .or(() -> file.get("jdbc.password"));
+        Optional<String> user = Optional.ofNullable(jdbcUser).or(() -> file.get("jdbc.user"));
+        if (redis != null || zookeeper != null || etcd != null || jdbc != null) {
             if (redis != null) {
                 named.add(new LockService(Kind.REDIS, trimmed(redis), password, redisTls(file)));
             }
@@ -237,16 +290,22 @@ public final class LockOptions {
             if (etcd != null) {
                 named.add(new LockService(Kind.ETCD, trimmed(etcd), Optional.empty()));
             }
+            if (jdbc != null) {
+                named.add(new LockService(Kind.JDBC, List.of(jdbc.trim()), jdbcPassword, RedisTls.NONE, user));
+            }
         } else {
             file.get("redis")
                     .ifPresent(v -> named.add(new LockService(Kind.REDIS, split(v), password, redisTls(file))));
             file.get("zookeeper")
                     .ifPresent(v -> named.add(new LockService(Kind.ZOOKEEPER, List.of(v), Optional.empty())));
             file.get("etcd").ifPresent(v -> named.add(new LockService(Kind.ETCD, split(v), Optional.empty())));
+            file.get("jdbc")
+                    .ifPresent(
+                            v -> named.add(new LockService(Kind.JDBC, List.of(v), jdbcPassword, RedisTls.NONE, user)));
         }
         if (named.isEmpty()) {
             throw new IllegalArgumentException("name where the lock lives: --redis URI[,URI...], --zookeeper"
-                    + " CONNECT_STRING or --etcd ENDPOINTS (or one of redis, zookeeper, etcd in "
+                    + " CONNECT_STRING, --etcd ENDPOINTS or --jdbc JDBC_URL (or one of redis, zookeeper, etcd, jdbc in "
                     + file.source().orElse(ConfigFile.defaultPath()) + ")");
         }
         if (named.size() > 1) {
@@ -254,11 +313,14 @@ public final class LockOptions {
                     + named.stream()
                             .map(b -> "--" + b.kind().name().toLowerCase(java.util.Locale.ROOT))
                             .toList()
-                    + (redis == null && zookeeper == null && etcd == null
+                    + (redis == null && zookeeper == null && etcd == null && jdbc == null
                             ? " (all set in " + file.source().orElseThrow() + "; choose one on the command line)"
                             : ""));
         }
         LockService backend = named.get(0);
+        if (jdbcUser != null && backend.kind() != Kind.JDBC) {
+            throw new IllegalArgumentException("--jdbc-user is for --jdbc");
+        }
         boolean tlsOptions = tlsCa != null || tlsCert != null || tlsKey != null;
         if (tlsOptions && backend.kind() != Kind.REDIS) {
             throw new IllegalArgumentException("--tls-ca, --tls-cert and --tls-key are for Redis nodes (rediss://)");
@@ -279,7 +341,7 @@ public final class LockOptions {
             // then would fix the log level before Verbosity can set it.
             Logger log = LoggerFactory.getLogger(LockOptions.class);
             log.warn(
-                    "{} holds a Redis password and others may read it: chmod 600 {}",
+                    "{} holds a password and others may read it: chmod 600 {}",
                     file.source().orElseThrow(),
                     file.source().orElseThrow());
         }

@@ -60,7 +60,8 @@ import picocli.CommandLine.Spec;
         modelTransformer = RunCommand.CommandStartsAtFirstPositional.class,
         customSynopsis = {
             "quorumlock run (--redis=URI[,URI...] | --zookeeper=CONNECT_STRING |",
-            "                      --etcd=ENDPOINTS | --config=FILE) --resource=NAME",
+            "                      --etcd=ENDPOINTS | --jdbc=JDBC_URL | --config=FILE)",
+            "                      --resource=NAME",
             "                      [--ttl=TIME] [--wait=TIME] [--grace=TIME]",
             "                      [--on-lost=ACTION] [--connect-timeout=TIME] [-v]",
             "                      [--] COMMAND [ARG...]"
@@ -73,13 +74,13 @@ import picocli.CommandLine.Spec;
             "",
             "Takes the lock (waiting up to --wait), runs the command with run's stdin, stdout and stderr, keeps the"
                     + " lease alive while it runs (Redis: an extension about every ttl/3; ZooKeeper: the session;"
-                    + " etcd: the lease's keep-alive), releases it when the command exits, and exits with the"
+                    + " etcd: the lease's keep-alive; a database: a renewal every ttl/3), releases it when the command exits, and exits with the"
                     + " command's exit code. If the lock is busy, the command does not run: one line on stderr says"
                     + " who holds it, and the exit code is 75. If the lock service cannot be reached (no quorum of"
-                    + " the Redis nodes answered, the ZooKeeper ensemble or etcd cluster is down or silent), the"
-                    + " command does not run either: the line names what did not answer, and the exit code is 69."
-                    + " With --wait 0, a ZooKeeper ensemble or etcd cluster that is down is reported within"
-                    + " --connect-timeout (2s by default).",
+                    + " the Redis nodes answered, the ZooKeeper ensemble, etcd cluster or database is down or"
+                    + " silent), the command does not run either: the line names what did not answer, and the exit"
+                    + " code is 69. With --wait 0, a ZooKeeper ensemble, etcd cluster or database that is down or"
+                    + " silent is reported within --connect-timeout (2s by default; 5s for a database).",
             "",
             "If the lease is lost while the command runs (another holder may then start), the command and what it"
                     + " started get SIGTERM, and SIGKILL after --grace; run exits with 76. SIGINT and SIGTERM sent to"
@@ -105,12 +106,13 @@ import picocli.CommandLine.Spec;
             "  " + RunCommand.RESOURCE_ENV + "       the --resource name",
             "  " + RunCommand.VALID_UNTIL_ENV + "    when the lease ends unless extended, in ISO-8601",
             "                            UTC, such as 2026-05-01T02:00:29.950Z",
-            "  " + RunCommand.FENCING_TOKEN_ENV + "  ZooKeeper and etcd only: the lease's fencing token,",
+            "  " + RunCommand.FENCING_TOKEN_ENV + "  ZooKeeper, etcd and --jdbc: the lease's fencing token,",
             "                            larger than any earlier holder's; pass it to the",
             "                            storage with each write",
             "",
             "run reads " + LockOptions.PASSWORD_ENV + " (the Redis password for URIs without",
-            "one) and does not pass it on to the command.",
+            "one) and " + LockOptions.JDBC_PASSWORD_ENV + " (the database password of --jdbc), and",
+            "passes neither on to the command.",
             "",
             "In a crontab on every host, with the nodes in ~/.config/quorumlock/config:",
             "  0 2 * * * quorumlock run --resource nightly-report -- /opt/bin/report",
@@ -152,6 +154,7 @@ public final class RunCommand implements Callable<Integer> {
         "io.quorumlock.redis.client.RespLink",
         "io.quorumlock.redis.Redlock",
         "io.quorumlock.etcd.EtcdLease",
+        "io.quorumlock.jdbc.JdbcLease",
         "org.apache.curator",
         "org.apache.zookeeper"
     };
@@ -314,6 +317,11 @@ public final class RunCommand implements Callable<Integer> {
                 report(Refusal.line(e, wait, busy || backend.kind() == Kind.REDIS ? null : timeout));
                 return busy ? NOT_ACQUIRED : UNAVAILABLE;
             } catch (LockConfigurationException e) {
+                if (backend.kind() == Kind.JDBC) {
+                    ServerAnswer answer = e.lastAttempt().get(0);
+                    report(answer.server() + ": " + LockOptions.forCommandLine(answer.detail()));
+                    return Main.FAILURE;
+                }
                 if (backend.kind() != Kind.REDIS) {
                     throw e;
                 }
@@ -413,6 +421,9 @@ public final class RunCommand implements Callable<Integer> {
      * connection timeout must not exceed); null for Redis, whose rounds wait for a silent node the node timeout.
      */
     private Duration connectTimeout(Kind kind) {
+        if (kind == Kind.JDBC) {
+            return connectTimeout != null ? connectTimeout : LockOptions.JDBC_REQUEST_TIMEOUT;
+        }
         if (kind == Kind.REDIS) {
             if (connectTimeout != null) {
                 throw usage("--connect-timeout is for ZooKeeper and etcd: Redis rounds give a silent node up to 500 ms"
@@ -574,7 +585,8 @@ public final class RunCommand implements Callable<Integer> {
     /** What the command's environment gets, and loses (null values). */
     private Map<String, String> environment(Lease lease) {
         Map<String, String> env = new HashMap<>();
-        env.put(LockOptions.PASSWORD_ENV, null); // the lock's secret, not the command's
+        env.put(LockOptions.PASSWORD_ENV, null); // the lock's secrets, not the command's
+        env.put(LockOptions.JDBC_PASSWORD_ENV, null);
         env.put(RESOURCE_ENV, resource);
         env.put(
                 VALID_UNTIL_ENV,

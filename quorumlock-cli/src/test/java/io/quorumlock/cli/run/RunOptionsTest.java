@@ -131,8 +131,10 @@ class RunOptionsTest {
                         "name one backend only, not [--redis, --zookeeper]"),
                 Arguments.of(
                         args("--config", emptyConfig.toString(), "--resource", "job"),
-                        "name where the lock lives: --redis URI[,URI...], --zookeeper CONNECT_STRING or --etcd"
-                                + " ENDPOINTS (or one of redis, zookeeper, etcd in " + emptyConfig + ")"),
+                        "name where the lock lives: --redis URI[,URI...], --zookeeper CONNECT_STRING, --etcd"
+                                + " ENDPOINTS or --jdbc JDBC_URL (or one of redis, zookeeper, etcd, jdbc in "
+                                + emptyConfig
+                                + ")"),
                 Arguments.of(
                         args("--zookeeper", "127.0.0.1:port", "--resource", "job"),
                         "connectString '127.0.0.1:port' is not a ZooKeeper connect string"));

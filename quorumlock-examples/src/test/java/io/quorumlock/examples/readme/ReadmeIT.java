@@ -92,6 +92,24 @@ class ReadmeIT {
     }
 
     @Test
+    void theDatabaseLockExampleRunsAsPastedWithGrowingTokens() throws Exception {
+        Assumptions.assumeTrue(
+                PostgresServer.available(),
+                () -> PostgresServer.unavailableReason().orElse("no PostgreSQL"));
+        Readme.Block databaseLock = DOCS.java("DatabaseLockQuickStart");
+        try (PostgresServer postgres = PostgresServer.start()) {
+            Map<String, String> addresses = new LinkedHashMap<>();
+            addresses.put("jdbc:postgresql://127.0.0.1:5432/postgres", postgres.jdbcUrl());
+            String first = run(databaseLock, addresses);
+            String second = run(databaseLock, addresses);
+            assertThat(first).startsWith("sold one under token ");
+            assertThat(second).startsWith("sold one under token ");
+            assertThat(Long.parseLong(second.trim().replaceAll("\\D", "")))
+                    .isGreaterThan(Long.parseLong(first.trim().replaceAll("\\D", "")));
+        }
+    }
+
+    @Test
     void theTlsExampleRunsAsPastedAgainstThreeNodesThatRequireClientCertificates() throws Exception {
         Readme.Block tls = DOCS.java("TlsQuickStart");
         List<RedisServer> nodes = new ArrayList<>();

@@ -341,7 +341,7 @@ public final class NodesCommand implements Callable<Integer> {
                         + ", no password; fsync off):",
                 List.of(server.host() + ":" + server.port()),
                 note,
-                server.jdbcUrl() + "?user=" + server.user(),
+                "--jdbc " + server.jdbcUrl() + " --jdbc-user " + server.user(),
                 "PostgreSQL",
                 server::close);
     }

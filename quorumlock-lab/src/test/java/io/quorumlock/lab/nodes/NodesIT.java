@@ -304,9 +304,10 @@ class NodesIT {
         try (EtcdLock lock = EtcdLock.builder().endpoints(etcd).build()) {
             assertThat(lock.tryAcquire("nodes-it", Duration.ofSeconds(10))).isPresent();
         }
-        String jdbcUrl = pasted("jdbc:postgresql://");
-        assertThat(jdbcUrl).matches("jdbc:postgresql://127\\.0\\.0\\.1:\\d+/postgres\\?user=postgres");
-        try (Connection connection = DriverManager.getConnection(jdbcUrl);
+        String jdbc = pasted("--jdbc ");
+        assertThat(jdbc).matches("--jdbc jdbc:postgresql://127\\.0\\.0\\.1:\\d+/postgres --jdbc-user postgres");
+        String jdbcUrl = jdbc.split(" ")[1];
+        try (Connection connection = DriverManager.getConnection(jdbcUrl, "postgres", "");
                 ResultSet one = connection.createStatement().executeQuery("select 1")) {
             assertThat(one.next()).isTrue();
         }
@@ -410,7 +411,7 @@ class NodesIT {
         start(Map.of(), "--zookeeper", "1", "--postgres");
 
         assertThat(pasted("--zookeeper ")).isEqualTo("--zookeeper " + connectString);
-        assertThat(pasted("jdbc:postgresql://")).isEqualTo(url + "?user=" + user);
+        assertThat(pasted("--jdbc ")).isEqualTo("--jdbc " + url + " --jdbc-user " + user);
         try (ZooKeeperLock lock =
                 ZooKeeperLock.builder().connectString(connectString).build()) {
             assertThat(lock.tryAcquire("fenced-example", Duration.ofSeconds(10)))

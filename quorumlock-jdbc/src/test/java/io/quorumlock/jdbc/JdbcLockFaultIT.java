@@ -1,0 +1,142 @@
+package io.quorumlock.jdbc;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.catchThrowableOfType;
+
+import io.quorumlock.FencedLease;
+import io.quorumlock.LeaseLostException;
+import io.quorumlock.LockUnavailableException;
+import io.quorumlock.testkit.FaultProxy;
+import io.quorumlock.testkit.PostgresServer;
+import io.quorumlock.testkit.TestTime;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The database lock on a real PostgreSQL behind a fault proxy: a silent partition, a holder cut
+ * off from the database, and a restart of the database.
+ */
+class JdbcLockFaultIT {
+
+    private static PostgresServer server;
+    private static int tables;
+
+    private final List<AutoCloseable> open = new ArrayList<>();
+    private String table;
+
+    @BeforeAll
+    static void startPostgres() {
+        org.junit.jupiter.api.Assumptions.assumeTrue(
+                PostgresServer.available(), PostgresServer.unavailableReason().orElse(""));
+        server = PostgresServer.start();
+    }
+
+    @AfterAll
+    static void stopPostgres() {
+        if (server != null) {
+            server.close();
+        }
+    }
+
+    @AfterEach
+    void closeAll() throws Exception {
+        for (AutoCloseable closeable : open) {
+            closeable.close();
+        }
+    }
+
+    private JdbcLock lock(String holder, int port, Duration requestTimeout) {
+        JdbcLock lock = JdbcLock.builder()
+                .url("jdbc:postgresql://127.0.0.1:" + port + "/postgres")
+                .user(server.user())
+                .table(table)
+                .holder(holder)
+                .requestTimeout(requestTimeout)
+                .build();
+        open.add(lock);
+        return lock;
+    }
+
+    private FaultProxy proxy() {
+        FaultProxy proxy = FaultProxy.start("127.0.0.1", server.port());
+        open.add(proxy);
+        return proxy;
+    }
+
+    private void newTable() {
+        table = "locks_fault_" + (++tables);
+        lock("setup", server.port(), Duration.ofSeconds(5)).createTable();
+    }
+
+    @Test
+    void aSilentPartitionEndsTheWaitOnTime() {
+        newTable();
+        FaultProxy proxy = proxy();
+        JdbcLock lock = lock("cut-off", proxy.port(), Duration.ofSeconds(5));
+        lock.acquire("warm", Duration.ofSeconds(10), Duration.ZERO).release();
+        proxy.partition();
+
+        long start = System.nanoTime();
+        LockUnavailableException refused = catchThrowableOfType(
+                LockUnavailableException.class,
+                () -> lock.acquire("r", Duration.ofSeconds(10), Duration.ofMillis(1500)));
+        long tookMillis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
+
+        assertThat(refused.busy()).isFalse();
+        assertThat(refused).hasMessageContaining("timed out");
+        // 1.5 s of wait and the 250 ms overrun of a 5 s request timeout; the slack is for a busy machine
+        assertThat(tookMillis)
+                .isGreaterThanOrEqualTo(1500)
+                .isLessThan(1750 + TestTime.scaled(Duration.ofMillis(500)).toMillis());
+    }
+
+    @Test
+    void aHolderCutOffFromTheDatabaseKnowsItLostTheLeaseBeforeAnotherIsGranted() throws Exception {
+        newTable();
+        FaultProxy proxy = proxy();
+        Duration ttl = TestTime.scaled(Duration.ofSeconds(2));
+        JdbcLock cutOff = lock("cut-off", proxy.port(), Duration.ofSeconds(1));
+        JdbcLock other = lock("other", server.port(), Duration.ofSeconds(5));
+        cutOff.acquire("warm", ttl, Duration.ZERO).release(); // a cold connection may take longer than 1 s
+        FencedLease held = cutOff.acquire("r", ttl, Duration.ZERO);
+        proxy.partition();
+
+        FencedLease next = other.acquire("r", ttl, TestTime.scaled(Duration.ofSeconds(20)));
+
+        assertThat(held.isValid()).isFalse(); // its end came no later than the row's expiry
+        assertThat(held.inDoubt()).isDone();
+        LeaseLostException loss =
+                held.lost().get(TestTime.scaled(Duration.ofSeconds(5)).toMillis(), TimeUnit.MILLISECONDS);
+        assertThat(loss).hasMessageContaining("validity ran out");
+        assertThat(next.fencingToken()).isGreaterThan(held.fencingToken());
+        proxy.heal();
+        held.release(); // its token is gone: frees nothing
+        assertThat(cutOff.tryAcquire("r", ttl)).isEmpty();
+        next.release();
+    }
+
+    @Test
+    void aLeaseOutlivesAShortRestartOfTheDatabaseAndTokensGoOnGrowing() throws Exception {
+        newTable();
+        JdbcLock lock = lock("holder", server.port(), Duration.ofSeconds(2));
+        FencedLease held = lock.acquire("r", Duration.ofSeconds(30), Duration.ZERO);
+
+        server.stop();
+        assertThat(held.extend(Duration.ofSeconds(30))).isFalse(); // no answer: it may have run
+        server.startAgain();
+
+        TestTime.await(
+                Duration.ofSeconds(20), () -> held.extend(Duration.ofSeconds(30)), "a renewal after the restart");
+        assertThat(held.isValid()).isTrue();
+        held.release();
+        try (FencedLease next = lock.acquire("r", Duration.ofSeconds(30), Duration.ofSeconds(5))) {
+            assertThat(next.fencingToken()).isGreaterThan(held.fencingToken());
+        }
+    }
+}
