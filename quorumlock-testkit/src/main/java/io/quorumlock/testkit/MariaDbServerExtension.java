@@ -1,10 +1,5 @@
 package io.quorumlock.testkit;
 
-import org.junit.jupiter.api.Assumptions;
-import org.junit.jupiter.api.extension.AfterAllCallback;
-import org.junit.jupiter.api.extension.BeforeAllCallback;
-import org.junit.jupiter.api.extension.ExtensionContext;
-
 /**
  * A JUnit 5 extension that runs one {@link MariaDbServer} for a test class: started by the first
  * test that asks for it, closed after all the tests of the class, whether they passed or not.
@@ -30,26 +25,10 @@ import org.junit.jupiter.api.extension.ExtensionContext;
  * class, such as the same test on an embedded database, still run. Register it on a {@code static}
  * field. The server is not reset between tests: each test owns the tables it creates.
  */
-public final class MariaDbServerExtension implements BeforeAllCallback, AfterAllCallback {
+public final class MariaDbServerExtension extends ServerPerClass<MariaDbServer> {
 
-    private MariaDbServer server;
-    private String owner;
-
-    /**
-     * {@return the running server, started on the first call}
-     *
-     * @throws org.opentest4j.TestAbortedException if MariaDB is not available here: the test is
-     *     skipped with the reason
-     * @throws IllegalStateException if the server does not start
-     */
-    public synchronized MariaDbServer server() {
-        Assumptions.assumeTrue(
-                MariaDbServer.available(),
-                () -> MariaDbServer.unavailableReason().orElse(""));
-        if (server == null) {
-            server = MariaDbServer.start();
-        }
-        return server;
+    public MariaDbServerExtension() {
+        super(MariaDbServer::available, MariaDbServer::unavailableReason, MariaDbServer::start);
     }
 
     /** {@return the server's JDBC URL, see {@link MariaDbServer#jdbcUrl()}; starts it if needed} */
@@ -65,28 +44,5 @@ public final class MariaDbServerExtension implements BeforeAllCallback, AfterAll
     /** {@return the user's password, see {@link MariaDbServer#password()}; starts the server if needed} */
     public String password() {
         return server().password();
-    }
-
-    /** Remembers the outermost class, so that nested classes share its server. */
-    @Override
-    public synchronized void beforeAll(ExtensionContext context) {
-        if (owner == null) {
-            owner = context.getUniqueId();
-        }
-    }
-
-    @Override
-    public synchronized void afterAll(ExtensionContext context) {
-        if (!context.getUniqueId().equals(owner)) {
-            return;
-        }
-        owner = null;
-        if (server != null) {
-            try {
-                server.close();
-            } finally {
-                server = null;
-            }
-        }
     }
 }

@@ -1,10 +1,5 @@
 package io.quorumlock.testkit;
 
-import org.junit.jupiter.api.Assumptions;
-import org.junit.jupiter.api.extension.AfterAllCallback;
-import org.junit.jupiter.api.extension.BeforeAllCallback;
-import org.junit.jupiter.api.extension.ExtensionContext;
-
 /**
  * A JUnit 5 extension that runs one {@link PostgresServer} for a test class: started by the first
  * test that asks for it, closed after all the tests of the class, whether they passed or not.
@@ -29,26 +24,10 @@ import org.junit.jupiter.api.extension.ExtensionContext;
  * class, such as the same test on an embedded database, still run. Register it on a {@code static}
  * field. The server is not reset between tests: each test owns the tables it creates.
  */
-public final class PostgresServerExtension implements BeforeAllCallback, AfterAllCallback {
+public final class PostgresServerExtension extends ServerPerClass<PostgresServer> {
 
-    private PostgresServer server;
-    private String owner;
-
-    /**
-     * {@return the running server, started on the first call}
-     *
-     * @throws org.opentest4j.TestAbortedException if PostgreSQL is not available here: the test is
-     *     skipped with the reason
-     * @throws IllegalStateException if the server does not start
-     */
-    public synchronized PostgresServer server() {
-        Assumptions.assumeTrue(
-                PostgresServer.available(),
-                () -> PostgresServer.unavailableReason().orElse(""));
-        if (server == null) {
-            server = PostgresServer.start();
-        }
-        return server;
+    public PostgresServerExtension() {
+        super(PostgresServer::available, PostgresServer::unavailableReason, PostgresServer::start);
     }
 
     /** {@return the server's JDBC URL, see {@link PostgresServer#jdbcUrl()}; starts it if needed} */
@@ -59,28 +38,5 @@ public final class PostgresServerExtension implements BeforeAllCallback, AfterAl
     /** {@return the user to connect as, see {@link PostgresServer#user()}; starts the server if needed} */
     public String user() {
         return server().user();
-    }
-
-    /** Remembers the outermost class, so that nested classes share its server. */
-    @Override
-    public synchronized void beforeAll(ExtensionContext context) {
-        if (owner == null) {
-            owner = context.getUniqueId();
-        }
-    }
-
-    @Override
-    public synchronized void afterAll(ExtensionContext context) {
-        if (!context.getUniqueId().equals(owner)) {
-            return;
-        }
-        owner = null;
-        if (server != null) {
-            try {
-                server.close();
-            } finally {
-                server = null;
-            }
-        }
     }
 }
