@@ -218,17 +218,7 @@ public final class AcquireLoop {
          * final, since the attempt waited in the holder's queue for what was left of the wait.
          */
         public static <L> Attempt<L> heldBy(String holder, ServerAnswer answer) {
-            Objects.requireNonNull(holder, "holder");
-            Objects.requireNonNull(answer, "answer");
-            return new Attempt<>(
-                    null,
-                    false,
-                    true,
-                    0,
-                    0,
-                    (resource, waited, attempts) ->
-                            new LockUnavailableException(resource, waited, attempts, answer, Optional.of(holder)),
-                    "held by " + holder + " on " + answer.server());
+            return held(holder, answer, false);
         }
 
         /**
@@ -236,11 +226,15 @@ public final class AcquireLoop {
          * {@code holder} holds it, with what else it said of it: a retry may find it free.
          */
         public static <L> Attempt<L> busy(String holder, ServerAnswer answer) {
+            return held(holder, answer, true);
+        }
+
+        private static <L> Attempt<L> held(String holder, ServerAnswer answer, boolean retryable) {
             Objects.requireNonNull(holder, "holder");
             Objects.requireNonNull(answer, "answer");
             return new Attempt<>(
                     null,
-                    true,
+                    retryable,
                     true,
                     0,
                     0,
