@@ -74,6 +74,16 @@ public final class AcquireLoop {
             Ticker ticker,
             LockEvents events,
             Attempts<L> attempts) {
+        Objects.requireNonNull(retry, "retry");
+        return acquire(resource, maxWait, (Pause) retry::pauseBeforeNextAttempt, ticker, events, attempts);
+    }
+
+    /**
+     * As {@link #acquire(String, Duration, RetryPolicy, Ticker, LockEvents, Attempts)}, with a
+     * {@code pause} of the lock's own between two attempts: one that a release can end early.
+     */
+    public static <L> L acquire(
+            String resource, Duration maxWait, Pause pause, Ticker ticker, LockEvents events, Attempts<L> attempts) {
         Objects.requireNonNull(maxWait, "maxWait");
         if (maxWait.isNegative()) {
             throw new IllegalArgumentException("maxWait must not be negative, was " + maxWait.toMillis() + " ms");
@@ -101,7 +111,7 @@ public final class AcquireLoop {
             long waited = ticker.nanos() - start;
             if (!attempt.retryable
                     || waited >= budget
-                    || !retry.pauseBeforeNextAttempt(number, budget - waited, resource)) {
+                    || !pause.pauseBeforeNextAttempt(number, budget - waited, resource)) {
                 if (events.on()) {
                     events.refused(resource, ticker.nanos() - start, attempt.busy);
                 }
@@ -135,6 +145,19 @@ public final class AcquireLoop {
             events.refused(resource, ticker.nanos() - start, attempt.busy);
         }
         return attempt.lease();
+    }
+
+    /** The pause between two attempts. */
+    @FunctionalInterface
+    public interface Pause {
+        /**
+         * Waits before the next attempt, after {@code failedAttempts} failed ones, if the wait fits
+         * in the {@code nanosLeft} of the caller's wait; returns false, without waiting, if it does
+         * not.
+         *
+         * @throws QuorumlockException if the thread is interrupted while waiting (the flag stays set)
+         */
+        boolean pauseBeforeNextAttempt(int failedAttempts, long nanosLeft, String resource);
     }
 
     /** One attempt to acquire, made by a lock. */

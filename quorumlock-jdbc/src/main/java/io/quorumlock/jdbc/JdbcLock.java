@@ -70,7 +70,10 @@ import org.slf4j.LoggerFactory;
  * }
  * }</pre>
  *
- * <p>A waiter polls with the {@linkplain Builder#retry retry} backoff. Instances are thread-safe;
+ * <p>On PostgreSQL a waiter is woken by the release ({@code LISTEN}/{@code NOTIFY}, one connection
+ * while threads wait) or when the holder's row ends; on MariaDB and H2 it polls with the
+ * {@linkplain Builder#retry retry} backoff. Within one lock, the threads waiting for one resource
+ * are woken in the order they came. Instances are thread-safe;
  * share one per database and close it on shutdown, which releases the leases it still holds.
  */
 public final class JdbcLock implements DistributedLock<FencedLease> {
@@ -115,6 +118,7 @@ public final class JdbcLock implements DistributedLock<FencedLease> {
     private final long requestTimeoutNanos;
     private final long overrunNanos;
     private final RetryPolicy retry;
+    private final long recheckNanos;
     private final LockEvents events;
     private final Ticker ticker = Ticker.SYSTEM;
     /** The lock's timers: they never block. */
@@ -125,6 +129,14 @@ public final class JdbcLock implements DistributedLock<FencedLease> {
     private final ThreadPoolExecutor connector;
 
     private final Set<JdbcLease> leases = ConcurrentHashMap.newKeySet();
+    /** The threads waiting in {@link #acquire}, woken by releases where the database tells of them. */
+    private final Waiters waiters = new Waiters();
+    /** Listens for releases on PostgreSQL; made once the dialect is known. */
+    private volatile PgListener listener;
+    /** Set when no listener can be made: waiters poll. */
+    private volatile boolean polls;
+
+    private final int instance;
     private final AtomicBoolean closed = new AtomicBoolean();
 
     /** The table's statements for the database's dialect, made on the first connection. */
@@ -142,8 +154,9 @@ public final class JdbcLock implements DistributedLock<FencedLease> {
         this.requestTimeoutNanos = builder.requestTimeout.toNanos();
         this.overrunNanos = AcquireLoop.overrun(builder.requestTimeout).toNanos();
         this.retry = builder.retry;
+        this.recheckNanos = builder.recheck.toNanos();
         this.events = LockEvents.of("jdbc", builder.listener);
-        int instance = instances.incrementAndGet();
+        this.instance = instances.incrementAndGet();
         this.timers = new ScheduledThreadPoolExecutor(1, daemon("quorumlock-jdbc-" + instance + "-timer"));
         this.timers.setRemoveOnCancelPolicy(true);
         this.workers = new ThreadPoolExecutor(
@@ -193,7 +206,10 @@ public final class JdbcLock implements DistributedLock<FencedLease> {
         long ttlMillis = ttlMillis(ttl);
         requireOpen();
         return AcquireLoop.once(
-                resource, ticker, events, () -> attempt(resource, ttlMillis, ticker.nanos() + requestTimeoutNanos));
+                resource,
+                ticker,
+                events,
+                () -> attempt(resource, ttlMillis, ticker.nanos() + requestTimeoutNanos, null));
     }
 
     /**
@@ -218,14 +234,51 @@ public final class JdbcLock implements DistributedLock<FencedLease> {
         long ttlMillis = ttlMillis(ttl);
         boolean once = Settings.maxWait(maxWait).isZero();
         requireOpen();
-        return AcquireLoop.acquire(resource, maxWait, retry, ticker, events, (number, remainingNanos) -> {
-            long budget = once
-                    ? requestTimeoutNanos
-                    : Math.min(
-                            requestTimeoutNanos,
-                            Math.max(remainingNanos, number == 1 ? FIRST_ATTEMPT_NANOS : 0) + overrunNanos);
-            return attempt(resource, ttlMillis, ticker.nanos() + budget);
-        });
+        try (ReleaseWait pause = new ReleaseWait(waiters, this::listener, retry, recheckNanos, ticker)) {
+            FencedLease lease =
+                    AcquireLoop.acquire(resource, maxWait, pause, ticker, events, (number, remainingNanos) -> {
+                        long budget = once
+                                ? requestTimeoutNanos
+                                : Math.min(
+                                        requestTimeoutNanos,
+                                        Math.max(remainingNanos, number == 1 ? FIRST_ATTEMPT_NANOS : 0) + overrunNanos);
+                        pause.attempting();
+                        return attempt(resource, ttlMillis, ticker.nanos() + budget, pause);
+                    });
+            pause.granted();
+            return lease;
+        }
+    }
+
+    /**
+     * The listener for releases, once the first connection showed PostgreSQL and pgjdbc is on the
+     * class path; null otherwise (waiters poll).
+     */
+    private PgListener listener() {
+        PgListener current = listener;
+        LockTable resolved = statements;
+        if (current != null || resolved == null || resolved.channel == null || closed.get() || polls) {
+            return current;
+        }
+        synchronized (waiters) {
+            if (listener == null && !polls) {
+                polls = !PgListener.driverPresent();
+                if (polls) {
+                    log.info(
+                            "waiters for locks on {} poll with the backoff: pgjdbc is not on the class path", database);
+                    return null;
+                }
+                listener = new PgListener(
+                        resolved.channel,
+                        deadline -> connect(deadline, false),
+                        waiters,
+                        ticker,
+                        requestTimeoutNanos,
+                        daemon("quorumlock-jdbc-" + instance + "-listen"),
+                        database);
+            }
+            return listener;
+        }
     }
 
     /**
@@ -328,6 +381,10 @@ public final class JdbcLock implements DistributedLock<FencedLease> {
         for (JdbcLease lease : open) {
             lease.release();
         }
+        PgListener listening = listener;
+        if (listening != null) {
+            listening.close();
+        }
         timers.shutdownNow();
         workers.shutdown(); // the releases of grants whose answer was lost still run
         // the connector's threads end by themselves when idle: those releases need it
@@ -340,7 +397,8 @@ public final class JdbcLock implements DistributedLock<FencedLease> {
 
     // ---- one attempt -----------------------------------------------------------------------------
 
-    private AcquireLoop.Attempt<FencedLease> attempt(String resource, long ttlMillis, long deadline) {
+    /** @param wait the pauses of the acquire making the attempt, told of a holder; null for a try */
+    private AcquireLoop.Attempt<FencedLease> attempt(String resource, long ttlMillis, long deadline, ReleaseWait wait) {
         long sent = ticker.nanos();
         long pending = 0; // a token whose grant was sent without an answer yet
         long granted = 0;
@@ -367,6 +425,9 @@ public final class JdbcLock implements DistributedLock<FencedLease> {
                     absent = row.isEmpty();
                     if (row.isPresent() && row.get().held()) {
                         refusal = busy(row.get());
+                        if (wait != null) {
+                            wait.held(row.get().millisLeft());
+                        }
                     } else if (row.isPresent()) {
                         token = 0; // free, but a newer token took it meanwhile: draw a newer one
                     }
@@ -500,6 +561,17 @@ public final class JdbcLock implements DistributedLock<FencedLease> {
                     SqlErrors.shortMessage(e));
         }
         return false;
+    }
+
+    /** How many threads wait in {@link #acquire} for {@code resource} after a refusal. */
+    int waiting(String resource) {
+        return waiters.waiting(resource);
+    }
+
+    /** Whether this lock listens for releases now. */
+    boolean listening() {
+        PgListener current = listener;
+        return current != null && current.listening() != 0;
     }
 
     void forget(JdbcLease lease) {
@@ -687,6 +759,7 @@ public final class JdbcLock implements DistributedLock<FencedLease> {
         private RetryPolicy retry = RetryPolicy.DEFAULT;
         private LockListener listener = LockListener.NONE;
         private int renewalThreads = 2;
+        private Duration recheck = Duration.ofSeconds(1);
 
         private Builder() {}
 
@@ -785,6 +858,18 @@ public final class JdbcLock implements DistributedLock<FencedLease> {
         }
 
         /**
+         * On PostgreSQL, a thread waiting in {@link JdbcLock#acquire} is woken by the release
+         * ({@code LISTEN}/{@code NOTIFY}) or when the holder's row ends, and tries again at least
+         * this often anyway, in case a release went unheard (a pooler such as PgBouncer in
+         * transaction mode passes no notifications). The default is 1 s. On MariaDB and H2 a waiter
+         * polls with the {@linkplain #retry retry} backoff instead.
+         */
+        public Builder recheck(Duration interval) {
+            this.recheck = interval;
+            return this;
+        }
+
+        /**
          * How many threads renew leases at once; a renewal waits for the database up to the request
          * timeout. The default is 2.
          */
@@ -838,6 +923,7 @@ public final class JdbcLock implements DistributedLock<FencedLease> {
             Settings.retry(retry);
             Settings.listener(listener);
             Settings.atLeast("renewalThreads", renewalThreads, 1);
+            Settings.positive("recheck", recheck, " (the default is 1 s)");
             if (dataSource != null) {
                 return new JdbcLock(
                         this,

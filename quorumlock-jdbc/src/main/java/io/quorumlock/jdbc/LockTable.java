@@ -34,6 +34,9 @@ final class LockTable {
 
     final String table;
     final Dialect dialect;
+    /** Where a release tells waiters of it ({@code pg_notify}) on PostgreSQL; null elsewhere. */
+    final String channel;
+
     private final String nextToken;
     private final String take;
     private final String insert;
@@ -57,8 +60,11 @@ final class LockTable {
         this.read = "SELECT holder, token, " + dialect.millisLeft() + " FROM " + table + " WHERE resource = ?";
         this.renew = "UPDATE " + table + " SET expires_at = " + nowPlus
                 + " WHERE resource = ? AND token = ? AND holder IS NOT NULL AND expires_at > " + now;
-        this.release = "UPDATE " + table + " SET holder = NULL, expires_at = " + now
+        String free = "UPDATE " + table + " SET holder = NULL, expires_at = " + now
                 + " WHERE resource = ? AND token = ? AND holder IS NOT NULL";
+        this.channel = dialect == Dialect.POSTGRESQL ? PgListener.channel(table) : null;
+        this.release =
+                channel == null ? free : "WITH freed AS (" + free + " RETURNING 1) SELECT pg_notify(?, ?) FROM freed";
         this.clock = "SELECT " + dialect.millisSinceEpoch();
     }
 
@@ -132,12 +138,22 @@ final class LockTable {
         }
     }
 
-    /** Frees the row if it is held with {@code token}; false if it was not. */
+    /**
+     * Frees the row if it is held with {@code token}, and on PostgreSQL tells the waiters of every
+     * client (at the commit); false if it was not held with it.
+     */
     boolean release(Session session, String resource, long token) throws SQLException {
         try (PreparedStatement statement = session.prepare(release)) {
             statement.setString(1, resource);
             statement.setLong(2, token);
-            return statement.executeUpdate() == 1;
+            if (channel == null) {
+                return statement.executeUpdate() == 1;
+            }
+            statement.setString(3, channel);
+            statement.setString(4, PgListener.payload(resource));
+            try (ResultSet rows = statement.executeQuery()) {
+                return rows.next();
+            }
         }
     }
 

@@ -1,0 +1,102 @@
+package io.quorumlock.jdbc;
+
+import java.util.ArrayDeque;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.concurrent.Semaphore;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * The threads of one {@link JdbcLock} that wait for a held resource, in the order they came: a
+ * release of the resource wakes the first of them only, so that one thread of this process tries at
+ * a time and the others keep their turn. A thread that leaves without the lock after being woken
+ * passes the wake-up on to the next. Knows no SQL and no clock.
+ */
+final class Waiters {
+
+    private final Map<String, ArrayDeque<Waiter>> queues = new HashMap<>();
+
+    /** Puts the calling thread at the end of {@code resource}'s queue. */
+    synchronized Waiter join(String resource) {
+        Waiter waiter = new Waiter(resource);
+        queues.computeIfAbsent(resource, r -> new ArrayDeque<>()).addLast(waiter);
+        return waiter;
+    }
+
+    /** Wakes the first waiter of {@code resource}, if there is one. */
+    synchronized void wake(String resource) {
+        ArrayDeque<Waiter> queue = queues.get(resource);
+        if (queue != null) {
+            queue.getFirst().signal();
+        }
+    }
+
+    /** Wakes the first waiter of every resource: a release may have gone unheard. */
+    synchronized void wakeAll() {
+        queues.values().forEach(queue -> queue.getFirst().signal());
+    }
+
+    /** How many threads wait for {@code resource}. */
+    synchronized int waiting(String resource) {
+        ArrayDeque<Waiter> queue = queues.get(resource);
+        return queue == null ? 0 : queue.size();
+    }
+
+    /** Whether no thread waits. */
+    synchronized boolean isEmpty() {
+        return queues.isEmpty();
+    }
+
+    private synchronized void leave(Waiter waiter, boolean granted) {
+        ArrayDeque<Waiter> queue = queues.get(waiter.resource);
+        if (queue == null || !queue.remove(waiter)) {
+            return;
+        }
+        if (queue.isEmpty()) {
+            queues.remove(waiter.resource);
+        } else if (!granted && waiter.signal.availablePermits() > 0) {
+            queue.getFirst().signal(); // a wake-up it did not use is the next one's
+        }
+    }
+
+    /** One waiting thread's place in its resource's queue. */
+    final class Waiter implements AutoCloseable {
+        private final String resource;
+        private final Semaphore signal = new Semaphore(0);
+        private boolean granted;
+
+        private Waiter(String resource) {
+            this.resource = resource;
+        }
+
+        private void signal() {
+            if (signal.availablePermits() == 0) {
+                signal.release();
+            }
+        }
+
+        /**
+         * Waits up to {@code nanos} for a wake-up.
+         *
+         * @return true if woken, false if the time passed
+         */
+        boolean await(long nanos) throws InterruptedException {
+            if (signal.tryAcquire(Math.max(0, nanos), TimeUnit.NANOSECONDS)) {
+                signal.drainPermits();
+                return true;
+            }
+            return false;
+        }
+
+        /** The wait ended with the lock: no wake-up is passed on. */
+        void granted() {
+            granted = true;
+        }
+
+        /** Leaves the queue; a wake-up not used is passed on unless the wait ended with the lock. */
+        @Override
+        public void close() {
+            leave(this, granted);
+        }
+    }
+}
