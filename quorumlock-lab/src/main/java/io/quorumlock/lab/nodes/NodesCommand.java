@@ -3,6 +3,7 @@ package io.quorumlock.lab.nodes;
 import io.quorumlock.cli.Text;
 import io.quorumlock.cli.Verbosity;
 import io.quorumlock.testkit.EtcdCluster;
+import io.quorumlock.testkit.MariaDbServer;
 import io.quorumlock.testkit.PortInUseException;
 import io.quorumlock.testkit.PostgresServer;
 import io.quorumlock.testkit.Processes;
@@ -27,7 +28,8 @@ import picocli.CommandLine.Spec;
 
 /**
  * {@code quorumlock nodes}: local servers for development, from the test kit, in the foreground
- * until Ctrl-C or SIGTERM: Redis nodes, a ZooKeeper ensemble, an etcd cluster, a PostgreSQL server.
+ * until Ctrl-C or SIGTERM: Redis nodes, a ZooKeeper ensemble, an etcd cluster, a PostgreSQL server, a
+ * MariaDB server.
  * Prints each server's address, then the options to paste into another command, then {@code
  * stopped ...} once they are gone.
  */
@@ -35,7 +37,7 @@ import picocli.CommandLine.Spec;
         name = "nodes",
         sortOptions = false,
         description = {
-            "Starts local Redis nodes (or ZooKeeper, etcd, PostgreSQL servers) for development and runs until"
+            "Starts local Redis nodes (or ZooKeeper, etcd, PostgreSQL, MariaDB servers) for development and runs until"
                     + " Ctrl-C (or SIGTERM), then stops them.",
             "",
             "Each server listens on 127.0.0.1 only and keeps its data in a temporary directory deleted when it"
@@ -50,7 +52,10 @@ import picocli.CommandLine.Spec;
                     + " postgres from QUORUMLOCK_PG_BIN, else /usr/lib/postgresql/*/bin (Debian package"
                     + " postgresql); superuser postgres, no password; on port 5432 when free (else a free port, or"
                     + " --postgres-port). So the README's fenced example runs as pasted against --zookeeper 1"
-                    + " --postgres.",
+                    + " --postgres. MariaDB: mariadbd from QUORUMLOCK_MARIADB_BIN, else the PATH, else /usr/sbin"
+                    + " (Debian package mariadb-server); database and user quorumlock, password quorumlock"
+                    + " (give it to run as QUORUMLOCK_JDBC_PASSWORD); on port 3306 when free (else a free port, or"
+                    + " --mariadb-port).",
             "",
             "Prints each server's address, then the options to paste into another command (--redis, --zookeeper,"
                     + " --etcd, a JDBC URL). Redis nodes start when --count is given or no other server is asked"
@@ -72,6 +77,9 @@ public final class NodesCommand implements Callable<Integer> {
     /** PostgreSQL's standard port, taken when it is free (the README's fenced example names it). */
     static final int POSTGRES_PORT = 5432;
 
+    /** MariaDB's standard port, taken when it is free. */
+    static final int MARIADB_PORT = 3306;
+
     @Spec
     private CommandSpec spec;
 
@@ -84,6 +92,7 @@ public final class NodesCommand implements Callable<Integer> {
     private int etcd;
     private Integer zooKeeperPort;
     private Integer postgresPort;
+    private Integer mariaDbPort;
 
     @Option(
             names = "--persistent",
@@ -93,6 +102,9 @@ public final class NodesCommand implements Callable<Integer> {
 
     @Option(names = "--postgres", order = 6, description = "Start a PostgreSQL server, and print its JDBC URL.")
     private boolean postgres;
+
+    @Option(names = "--mariadb", order = 8, description = "Start a MariaDB server, and print its JDBC URL.")
+    private boolean mariaDb;
 
     @Option(
             names = "--count",
@@ -142,6 +154,15 @@ public final class NodesCommand implements Callable<Integer> {
     }
 
     @Option(
+            names = "--mariadb-port",
+            paramLabel = "P",
+            order = 9,
+            description = "MariaDB listens on P (default: " + MARIADB_PORT + " when free, else a free port).")
+    void setMariaDbPort(int port) {
+        this.mariaDbPort = inRange("--mariadb-port", port, 65535);
+    }
+
+    @Option(
             names = "--etcd",
             paramLabel = "N",
             order = 5,
@@ -165,7 +186,7 @@ public final class NodesCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws Exception {
-        int redis = count != null ? count : zooKeeper == 0 && etcd == 0 && !postgres ? DEFAULT_COUNT : 0;
+        int redis = count != null ? count : zooKeeper == 0 && etcd == 0 && !postgres && !mariaDb ? DEFAULT_COUNT : 0;
         if (redis == 0 && (port != null || persistent)) {
             throw usage((port != null ? "--port" : "--persistent") + " is for Redis nodes: add --count N");
         }
@@ -174,6 +195,9 @@ public final class NodesCommand implements Callable<Integer> {
         }
         if (!postgres && postgresPort != null) {
             throw usage("--postgres-port is for PostgreSQL: add --postgres");
+        }
+        if (!mariaDb && mariaDbPort != null) {
+            throw usage("--mariadb-port is for MariaDB: add --mariadb");
         }
         if (zooKeeperPort != null && zooKeeperPort + zooKeeper - 1 > 65535) {
             throw usage("--zookeeper-port " + zooKeeperPort + " leaves no room for " + zooKeeper
@@ -188,6 +212,9 @@ public final class NodesCommand implements Callable<Integer> {
         if (postgresPort != null) {
             requireFree("--postgres-port", postgresPort, postgresPort);
         }
+        if (mariaDbPort != null) {
+            requireFree("--mariadb-port", mariaDbPort, mariaDbPort);
+        }
         if (port != null && port + redis - 1 > 65535) {
             throw usage("--port " + port + " leaves no room for " + redis + " nodes: the last port would be "
                     + (port + redis - 1) + ", past 65535");
@@ -198,6 +225,9 @@ public final class NodesCommand implements Callable<Integer> {
         }
         if (postgres && PostgresServer.unavailableReason().isPresent()) {
             throw new IllegalStateException(PostgresServer.unavailableReason().get());
+        }
+        if (mariaDb && MariaDbServer.unavailableReason().isPresent()) {
+            throw new IllegalStateException(MariaDbServer.unavailableReason().get());
         }
         PrintWriter out = spec.commandLine().getOut();
         // Taken over before the servers start, so that a Ctrl-C during the start stops them as well.
@@ -215,6 +245,9 @@ public final class NodesCommand implements Callable<Integer> {
                 }
                 if (postgres) {
                     started.add(postgres());
+                }
+                if (mariaDb) {
+                    started.add(mariaDb());
                 }
                 announce(out, started, redis);
                 signals.await();
@@ -343,6 +376,35 @@ public final class NodesCommand implements Callable<Integer> {
                 note,
                 "--jdbc " + server.jdbcUrl() + " --jdbc-user " + server.user(),
                 "PostgreSQL",
+                server::close);
+    }
+
+    private Local mariaDb() {
+        boolean standard = mariaDbPort == null && allFree(MARIADB_PORT, 1);
+        int chosen = mariaDbPort != null ? mariaDbPort : standard ? MARIADB_PORT : 0;
+        MariaDbServer server;
+        try {
+            server = MariaDbServer.start(chosen);
+        } catch (PortInUseException e) {
+            throw portInUse("--mariadb-port", chosen, e);
+        }
+        String note = mariaDbPort != null || standard
+                ? null
+                : taken(
+                        MARIADB_PORT,
+                        1,
+                        "MariaDB",
+                        server.host() + ":" + server.port(),
+                        "127.0.0.1:" + MARIADB_PORT,
+                        "--mariadb-port");
+        return new Local(
+                "Started MariaDB " + server.version() + " (user " + server.user()
+                        + ", a local test server's password: QUORUMLOCK_JDBC_PASSWORD=" + server.password()
+                        + "; no fsync):",
+                List.of(server.host() + ":" + server.port()),
+                note,
+                "--jdbc " + server.jdbcUrl() + " --jdbc-user " + server.user(),
+                "MariaDB",
                 server::close);
     }
 

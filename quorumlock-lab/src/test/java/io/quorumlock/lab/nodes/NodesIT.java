@@ -5,7 +5,9 @@ import static org.assertj.core.api.Assertions.fail;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import io.quorumlock.etcd.EtcdLock;
+import io.quorumlock.jdbc.JdbcLock;
 import io.quorumlock.testkit.EtcdCluster;
+import io.quorumlock.testkit.MariaDbServer;
 import io.quorumlock.testkit.PostgresServer;
 import io.quorumlock.testkit.Processes;
 import io.quorumlock.testkit.TestTime;
@@ -323,6 +325,29 @@ class NodesIT {
     }
 
     @Test
+    void startsMariaDbWhoseJdbcOptionWorksWithThePasswordItNames() throws Exception {
+        assumeTrue(MariaDbServer.available(), MariaDbServer.unavailableReason().orElse(""));
+        start(Map.of(), "--mariadb");
+
+        assertThat(out)
+                .anyMatch(line ->
+                        line.startsWith("Started MariaDB ") && line.contains("QUORUMLOCK_JDBC_PASSWORD=quorumlock"));
+        String jdbc = pasted("--jdbc ");
+        assertThat(jdbc).matches("--jdbc jdbc:mariadb://127\\.0\\.0\\.1:\\d+/quorumlock --jdbc-user quorumlock");
+        try (JdbcLock lock = JdbcLock.builder()
+                .url(jdbc.split(" ")[1])
+                .user("quorumlock")
+                .password("quorumlock")
+                .build()) {
+            lock.createTable();
+            assertThat(lock.tryAcquire("nodes-it", Duration.ofSeconds(10))).isPresent();
+        }
+
+        stopWith("TERM", "stopped MariaDB");
+        assertThat(stderr()).isEmpty();
+    }
+
+    @Test
     void redisNodesListenOnPortAndTheFollowingOnesBesideAZooKeeperServer() throws Exception {
         int first = consecutiveFreePorts(2);
         List<String> uris = startNodes("--count", "2", "--port", Integer.toString(first), "--zookeeper", "1");
@@ -453,7 +478,8 @@ class NodesIT {
     static Stream<Arguments> missingBinaries() {
         return Stream.of(
                 Arguments.of("--etcd", "QUORUMLOCK_ETCD_BIN", "etcd-server"),
-                Arguments.of("--postgres", "QUORUMLOCK_PG_BIN", "postgresql"));
+                Arguments.of("--postgres", "QUORUMLOCK_PG_BIN", "postgresql"),
+                Arguments.of("--mariadb", "QUORUMLOCK_MARIADB_BIN", "mariadb-server"));
     }
 
     @ParameterizedTest
