@@ -24,6 +24,8 @@ final class Chart {
         COLOURS.put(Plan.SEQUENTIAL, "#1c7ed6");
         COLOURS.put(Plan.REDISSON, "#37b24d");
         COLOURS.put(Plan.REDLOCK, "#7048e8");
+        COLOURS.put(Plan.SHEDLOCK, "#f59f00");
+        COLOURS.put(Plan.SPRING_INTEGRATION, "#0ca678");
     }
 
     private static final Map<String, String> CASE_TITLES = Map.of(
@@ -35,7 +37,8 @@ final class Chart {
             Plan.MANY, "Many callers: 64 threads, 64 resources, 5 nodes",
             Plan.MANY_SHARED, "Many callers: 64 threads, 8 resources, 5 nodes (acquired cycles/s)",
             Plan.SLOW, "Slow network: 5 nodes, 1 ms each way, one thread",
-            Plan.SLOW_NODE, "Slow network, one node +20 ms each way, one thread");
+            Plan.SLOW_NODE, "Slow network, one node +20 ms each way, one thread",
+            Plan.DB_CYCLE, "PostgreSQL: acquire + release, one thread, one shared pool");
 
     private static final int WIDTH = 960;
     private static final int LABEL = 190; // left column: library names
@@ -54,6 +57,9 @@ final class Chart {
         for (CaseResult r : results) {
             if (r.caseId().equals(Plan.CAPACITY) || r.library().equals(Plan.PING)) {
                 continue; // requests per second, not cycles: in the table only
+            }
+            if (r.caseId().equals(Plan.DB_HAND_OFF)) {
+                continue; // latencies, not cycles: in the table only
             }
             groups.computeIfAbsent(r.caseId(), k -> new ArrayList<>()).add(r);
         }

@@ -5,7 +5,9 @@ import java.util.List;
 
 /**
  * How long and how often to measure, per mode: {@code --smoke} (seconds, in-process, for the
- * smoke test), {@code --quick} (about two minutes) and the full run.
+ * smoke test), {@code --quick} (about two minutes) and the full run. The database cases run one
+ * thread's cycles for {@code databaseTime} per library after the contention's warm-up, and {@code
+ * handOffs} counted hand-offs per library.
  */
 record Plan(
         String mode,
@@ -19,7 +21,9 @@ record Plan(
         Duration contentionTime,
         int resourceCycles,
         List<JmhCase> jmhCases,
-        List<String> contentionLibraries) {
+        List<String> contentionLibraries,
+        Duration databaseTime,
+        int handOffs) {
 
     static final String SINGLE = "single-node";
     static final String FIVE = "five-nodes";
@@ -39,6 +43,10 @@ record Plan(
     static final String SLOW = "slow-network";
     /** As {@link #SLOW}, with one node 20 ms slower each way. */
     static final String SLOW_NODE = "slow-network-one-slow-node";
+    /** One thread's acquire + release of a free resource, on one PostgreSQL through one pool. */
+    static final String DB_CYCLE = "postgresql-cycle";
+    /** A waiter already waiting when the holder releases: from the release call to the waiter's grant. */
+    static final String DB_HAND_OFF = "postgresql-hand-off";
 
     static final String RAW = "raw-jedis";
     /** A PING's round trip, for the slow network. */
@@ -52,6 +60,10 @@ record Plan(
     static final String REDISSON = "redisson";
     static final String SEQUENTIAL = "sequential-redlock";
     static final String REDLOCK = "redisson-redlock";
+    /** ShedLock's {@code JdbcTemplateLockProvider}, for the database cases (quorumlock's is {@code JdbcLock}). */
+    static final String SHEDLOCK = "shedlock-jdbc-template";
+    /** Spring Integration's {@code JdbcLockRegistry}, for the database cases. */
+    static final String SPRING_INTEGRATION = "spring-integration-jdbc";
 
     /**
      * One JMH case.
@@ -107,7 +119,9 @@ record Plan(
                 Duration.ofSeconds(10),
                 5_000,
                 allCases(),
-                List.of(QUORUMLOCK, SEQUENTIAL));
+                List.of(QUORUMLOCK, SEQUENTIAL),
+                Duration.ofSeconds(10),
+                100);
     }
 
     static Plan quick() {
@@ -123,7 +137,9 @@ record Plan(
                 Duration.ofSeconds(4),
                 2_000,
                 allCases(),
-                List.of(QUORUMLOCK, SEQUENTIAL));
+                List.of(QUORUMLOCK, SEQUENTIAL),
+                Duration.ofSeconds(2),
+                16);
     }
 
     /** A few seconds, in-process (no JMH fork): checks that everything runs, measures nothing worth quoting. */
@@ -142,6 +158,8 @@ record Plan(
                 List.of(
                         new JmhCase(SINGLE, RAW, 1, false, RawJedisBenchmark.class, false, null),
                         new JmhCase(SINGLE, QUORUMLOCK, 1, false, QuorumlockBenchmark.class, false, null)),
-                List.of(QUORUMLOCK));
+                List.of(QUORUMLOCK),
+                Duration.ofMillis(300),
+                3);
     }
 }

@@ -125,6 +125,17 @@ final class Report {
         if (r.library().equals(Plan.PING)) {
             notes.add("one PING through the proxy: the round trip; requests/s");
         }
+        if (x.containsKey("calls")) {
+            notes.add(String.valueOf(x.get("calls")));
+        }
+        if (x.containsKey("hand_offs")) {
+            notes.add(String.valueOf(x.get("waiting")));
+            notes.add(count(r.number("hand_offs").longValue()) + " hand-offs, released " + x.get("hold_ms")
+                    + " ms after the waiter's call; max " + micros(r.number("hand_off_max_us")) + " µs");
+            if (r.number("overlaps") > 0) {
+                notes.add(count(r.number("overlaps").longValue()) + " granted before the release");
+            }
+        }
         if (x.containsKey("slow_node")) {
             notes.add("node " + x.get("slow_node") + " +" + SlowNetwork.SLOW_NODE_EXTRA.toMillis() + " ms each way");
         }

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import io.quorumlock.testkit.PostgresServer;
 import java.io.PrintWriter;
 import java.io.StringWriter;
 import java.nio.file.Files;
@@ -18,8 +19,10 @@ import picocli.CommandLine;
 /**
  * The smoke test of {@code quorumlock bench}: a {@code --smoke} run, in this JVM and without JMH
  * forks, starts its nodes, runs two short JMH cases, the resource probe and a short contention,
- * prints the table and the targets, and writes a well-formed results file and chart. It measures
- * nothing worth quoting. (Jackson comes with Redisson, the benchmark-only dependency.)
+ * and on a PostgreSQL of its own (skipped where PostgreSQL cannot run) a few cycles and hand-offs
+ * of the three database locks; it prints the table and the targets, and writes a well-formed
+ * results file and chart. It measures nothing worth quoting. (Jackson comes with Redisson, the
+ * benchmark-only dependency.)
  */
 class BenchCommandIT {
 
@@ -41,7 +44,8 @@ class BenchCommandIT {
         assertThat(exitCode).as("exit code; stdout:%n%s%nstderr:%n%s", out, err).isZero();
         assertThat(out.toString())
                 .contains("case", "ops/s", "p50 µs", "p99 µs", "alloc B/op")
-                .contains("raw-jedis", "quorumlock", "TARGETS", BenchCommand.JSON_FILE);
+                .contains("raw-jedis", "quorumlock", "TARGETS", BenchCommand.JSON_FILE)
+                .contains(Plan.DB_CYCLE, Plan.DB_HAND_OFF, Plan.SHEDLOCK, Plan.SPRING_INTEGRATION);
 
         JsonNode root =
                 new ObjectMapper().readTree(dir.resolve(BenchCommand.JSON_FILE).toFile());
@@ -58,8 +62,44 @@ class BenchCommandIT {
             names.add(c.path("case").asText() + "/" + c.path("library").asText());
         }
         assertThat(names).contains("single-node/raw-jedis", "single-node/quorumlock", "contention/quorumlock");
+        List<String> database = new ArrayList<>();
+        for (String caseId : List.of(Plan.DB_CYCLE, Plan.DB_HAND_OFF)) {
+            for (String library : List.of(Plan.QUORUMLOCK, Plan.SHEDLOCK, Plan.SPRING_INTEGRATION)) {
+                database.add(caseId + "/" + library);
+            }
+        }
+        assertThat(names).containsAll(database);
+        boolean postgres = PostgresServer.available();
         for (JsonNode c : cases) {
+            String name = c.path("case").asText() + "/" + c.path("library").asText();
+            if (database.contains(name) && !postgres) {
+                assertThat(c.path("skipped").asText())
+                        .as("why %s was skipped", name)
+                        .isNotEmpty();
+                continue;
+            }
+            if (c.path("case").asText().equals(Plan.DB_HAND_OFF)) {
+                // latencies from the release call to the waiter's grant, no rate
+                assertThat(c.path("ops_per_s").isNull()).as("ops/s of %s", c).isTrue();
+                assertThat(c.path("p50_us").asDouble())
+                        .as("hand-off p50 of %s", c)
+                        .isPositive();
+                assertThat(c.path("p99_us").asDouble())
+                        .isGreaterThanOrEqualTo(c.path("p50_us").asDouble());
+                assertThat(c.path("hand_offs").asInt()).isEqualTo(Plan.smoke().handOffs());
+                assertThat(c.path("overlaps").asInt())
+                        .as("grants before the release in %s", c)
+                        .isZero();
+                continue;
+            }
             assertThat(c.path("ops_per_s").asDouble()).as("ops/s of %s", c).isPositive();
+            if (c.path("case").asText().equals(Plan.DB_CYCLE)) {
+                assertThat(c.path("p50_us").asDouble()).as("cycle p50 of %s", c).isPositive();
+                assertThat(c.path("failures").asLong())
+                        .as("free locks refused in %s", c)
+                        .isZero();
+                assertThat(c.path("errors").asLong()).as("errors in %s", c).isZero();
+            }
             if (c.path("case").asText().equals("single-node")) {
                 assertThat(c.path("p50_us").asDouble()).isPositive();
                 assertThat(c.path("p99_us").asDouble())
@@ -70,7 +110,7 @@ class BenchCommandIT {
             }
         }
         JsonNode targets = root.path("targets");
-        assertThat(targets.size()).isEqualTo(7);
+        assertThat(targets.size()).isEqualTo(8);
         for (JsonNode target : targets) {
             assertThat(target.has("verdict")).isTrue();
             assertThat(target.path("checks").size()).isPositive();

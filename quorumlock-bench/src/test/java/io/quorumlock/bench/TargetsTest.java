@@ -120,10 +120,30 @@ class TargetsTest {
     }
 
     @Test
-    void theSevenTargetsAreNumberedAsTheIssueListsThem() {
+    void theSevenTargetsAreNumberedAsTheIssueListsThemAndTheDatabaseFiguresFollow() {
         assertThat(Targets.evaluate(results, null).stream().map(Targets.Target::number))
-                .containsExactly(1, 2, 3, 4, 5, 6, 7);
+                .containsExactly(1, 2, 3, 4, 5, 6, 7, 8);
         assertThat(target(7).title()).startsWith("Resources");
+        assertThat(target(8).title()).startsWith("Database lock");
+    }
+
+    @Test
+    void theDatabaseFiguresAreReportedWithNoBoundMeasuredOrNot() {
+        add(Plan.DB_CYCLE, Plan.QUORUMLOCK, 1_500, null);
+        add(Plan.DB_CYCLE, Plan.SHEDLOCK, 3_000, null);
+        add(Plan.DB_CYCLE, Plan.SPRING_INTEGRATION, 1_000, null);
+        assertThat(check(8, Plan.SHEDLOCK).value()).isCloseTo(0.5, within());
+        assertThat(check(8, Plan.SPRING_INTEGRATION).value()).isCloseTo(1.5, within());
+        assertThat(check(8, Plan.SHEDLOCK).verdict()).isEqualTo(Targets.Verdict.REPORTED);
+        assertThat(target(8).verdict()).isEqualTo(Targets.Verdict.REPORTED);
+        assertThat(target(8).met()).isTrue();
+
+        results.clear();
+        results.add(CaseResult.skipped(Plan.DB_CYCLE, Plan.QUORUMLOCK, 1, 1, "PostgreSQL not found"));
+        assertThat(check(8, Plan.SHEDLOCK).verdict()).isEqualTo(Targets.Verdict.NOT_MEASURED);
+        assertThat(target(8).verdict()).isEqualTo(Targets.Verdict.REPORTED);
+        assertThat(target(8).met()).isTrue();
+        assertThat(target(1).met()).isFalse();
     }
 
     private static org.assertj.core.data.Offset<Double> within() {
