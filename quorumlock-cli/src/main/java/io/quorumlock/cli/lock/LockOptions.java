@@ -50,12 +50,17 @@ public final class LockOptions {
 
     /**
      * A database lock's message with its remedy in the command line's words: the table is created
-     * by {@code check --create-table}, not by a call of the library.
+     * by {@code check --create-table}, not by a call of the library, and the user and password come
+     * from {@code --jdbc-user} and {@code QUORUMLOCK_JDBC_PASSWORD} or the config file.
      */
     public static String forCommandLine(String message) {
         return message.replace(
-                "call lock.createTable() once, or run lock.ddl() in a migration",
-                "create them with quorumlock check --jdbc URL --create-table, or in a migration");
+                        "call lock.createTable() once, or run lock.ddl() in a migration",
+                        "create them with quorumlock check --jdbc URL --create-table, or in a migration")
+                .replace(
+                        "check the user and the password",
+                        "check --jdbc-user (or the user in the URL) and the password, from QUORUMLOCK_JDBC_PASSWORD"
+                                + " or the config file's jdbc.password");
     }
 
     /** Where a lock lives. */

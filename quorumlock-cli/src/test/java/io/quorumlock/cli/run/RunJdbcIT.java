@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.quorumlock.FencedLease;
 import io.quorumlock.cli.CliRun;
 import io.quorumlock.jdbc.JdbcLock;
+import io.quorumlock.testkit.MariaDbServerExtension;
 import io.quorumlock.testkit.PostgresServerExtension;
 import java.net.ServerSocket;
 import java.nio.file.Path;
@@ -27,6 +28,9 @@ class RunJdbcIT {
 
     @RegisterExtension
     static final PostgresServerExtension postgres = new PostgresServerExtension();
+
+    @RegisterExtension
+    static final MariaDbServerExtension mariadb = new MariaDbServerExtension();
 
     private static final AtomicInteger tables = new AtomicInteger();
 
@@ -105,6 +109,28 @@ class RunJdbcIT {
                     .contains("quorumlock_locks")
                     .contains("does not exist")
                     .contains("quorumlock check --jdbc URL --create-table");
+        }
+    }
+
+    /** MariaDB, whose test user has a password (the kit's PostgreSQL trusts every local user). */
+    @Test
+    void aWrongPasswordIsRefusedNamingWhereThePasswordComesFrom() throws Exception {
+        try (RunProcess run = RunProcess.start(
+                dir,
+                Map.of("QUORUMLOCK_JDBC_PASSWORD", "wrong-s3cret"),
+                "--jdbc",
+                mariadb.jdbcUrl(),
+                "--jdbc-user",
+                mariadb.user(),
+                "--resource",
+                "r",
+                "--",
+                "true")) {
+            assertThat(run.exitCode()).as(run.err()).isEqualTo(1);
+            assertThat(run.err())
+                    .contains("refused the user", "Access denied")
+                    .contains("--jdbc-user", "QUORUMLOCK_JDBC_PASSWORD", "jdbc.password")
+                    .doesNotContain("wrong-s3cret");
         }
     }
 
