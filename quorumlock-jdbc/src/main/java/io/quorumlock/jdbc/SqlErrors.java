@@ -23,6 +23,9 @@ final class SqlErrors {
      */
     static final Set<String> TABLE_NOT_FOUND = Set.of("42S02", "42S03", "42S04", "42P01", "90036");
 
+    /** A read-only transaction (25006: a replica, or sessions set read-only), H2's read-only database (90097). */
+    private static final Set<String> READ_ONLY = Set.of("25006", "90097");
+
     /** PostgreSQL's insufficient_privilege (42501), H2's 90096. */
     private static final Set<String> NO_PRIVILEGE = Set.of("42501", "90096");
 
@@ -59,6 +62,13 @@ final class SqlErrors {
                             + (dialect == null
                                     ? "GRANT SELECT, INSERT, UPDATE on the table and its sequence"
                                     : dialect.grants(table)));
+        }
+        if (sqlState(e, READ_ONLY::contains).isPresent()) {
+            return new Failure(
+                    ServerAnswer.Kind.MISCONFIGURED,
+                    "the database refuses writes in these sessions (" + shortMessage(e) + "): the lock writes its"
+                            + " table, so point it at the primary, not a replica, with sessions that are not read-only"
+                            + " (default_transaction_read_only, tx_read_only, a read-only pool)");
         }
         if (sqlState(e, state -> state.startsWith(INVALID_AUTHORIZATION_CLASS)).isPresent()) {
             return new Failure(

@@ -295,6 +295,34 @@ class JdbcLockIT {
         next.release();
     }
 
+    /** A replica, or sessions set read-only: the lock cannot work there, and says so at once. */
+    @ParameterizedTest
+    @EnumSource(
+            value = Engine.class,
+            names = {"POSTGRESQL", "MARIADB"})
+    void aReadOnlyDatabaseIsAConfigurationErrorThatPointsAtThePrimary(Engine engine) throws Exception {
+        setUp(engine);
+        DataSource readOnly;
+        if (engine == Engine.POSTGRESQL) {
+            org.postgresql.ds.PGSimpleDataSource pg = new org.postgresql.ds.PGSimpleDataSource();
+            pg.setUrl(postgres.jdbcUrl());
+            pg.setUser(postgres.user());
+            pg.setOptions("-c default_transaction_read_only=on");
+            readOnly = pg;
+        } else {
+            org.mariadb.jdbc.MariaDbDataSource maria =
+                    new org.mariadb.jdbc.MariaDbDataSource(mariadb.jdbcUrl() + "?sessionVariables=tx_read_only=1");
+            maria.setUser(mariadb.user());
+            maria.setPassword(mariadb.password());
+            readOnly = maria;
+        }
+        JdbcLock replica = lock(JdbcLock.builder().dataSource(readOnly).table(table));
+        LockConfigurationException refused = catchThrowableOfType(
+                LockConfigurationException.class, () -> replica.acquire("r", TTL, Duration.ofSeconds(5)));
+        assertThat(refused).hasMessageContaining("read-only").hasMessageContaining("primary");
+        assertThat(refused.attempts()).isEqualTo(1);
+    }
+
     @ParameterizedTest
     @EnumSource(Engine.class)
     void aMissingTableIsAConfigurationErrorWithTheRemedy(Engine engine) {
