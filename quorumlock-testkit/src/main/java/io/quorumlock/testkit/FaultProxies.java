@@ -45,6 +45,11 @@ public final class FaultProxies implements AutoCloseable, Iterable<FaultProxy> {
         return inFrontOf(List.of(server), FaultProxy::inFrontOf);
     }
 
+    /** Starts one proxy in front of a MariaDB server, see {@link FaultProxy#inFrontOf(MariaDbServer)}. */
+    public static FaultProxies inFrontOf(MariaDbServer server) {
+        return inFrontOf(List.of(server), FaultProxy::inFrontOf);
+    }
+
     /**
      * Starts a proxy in front of each server, made by {@code start}; if one cannot start, those
      * already started are closed.

@@ -197,6 +197,15 @@ public final class FaultProxy implements AutoCloseable {
         return start(InetSocketAddress.createUnresolved(server.host(), server.port()), "");
     }
 
+    /**
+     * Starts a proxy in front of a MariaDB server; it keeps forwarding to the same port when the
+     * server is stopped and started again. Connect with {@code jdbc:mariadb://127.0.0.1:}
+     * {@link #port()}.
+     */
+    public static FaultProxy inFrontOf(MariaDbServer server) {
+        return start(InetSocketAddress.createUnresolved(server.host(), server.port()), "");
+    }
+
     private static FaultProxy start(InetSocketAddress upstream, String scheme) {
         try {
             return new FaultProxy(upstream, scheme);

@@ -41,7 +41,7 @@ import org.slf4j.LoggerFactory;
  * <p>The server runs with {@code innodb_flush_log_at_trx_commit=2}, which writes the redo log at
  * every commit, and {@code --debug-no-sync}, which skips every fsync: fast, and what a test
  * needs, since committed data still survives {@link #stop()} (a crash of the server, not of the
- * machine). The user connects over TCP from 127.0.0.1; the kit itself works as MariaDB's {@code
+ * machine); {@link #pause()} freezes it with SIGSTOP. The user connects over TCP from 127.0.0.1; the kit itself works as MariaDB's {@code
  * root} through the Unix socket and the {@code mariadb} client ({@link #execute(String)}, {@link
  * #createUser(String, String, String...)}). The directory (named {@code quorumlock-mariadb-*})
  * holds the data ({@code data/}), the socket and the logs; {@link #close()} deletes it. Every
@@ -67,6 +67,7 @@ public final class MariaDbServer implements AutoCloseable {
     private static final Duration EXIT_TIMEOUT = Duration.ofSeconds(10);
     private static final Duration CLIENT_TIMEOUT = Duration.ofSeconds(30);
     private static final Duration READY_PROBE_TIMEOUT = Duration.ofSeconds(5);
+    private static final Duration SIGNAL_TIMEOUT = Duration.ofSeconds(5);
 
     /** Small InnoDB files and buffers: a test server holds little data. */
     private static final List<String> INNODB_OPTIONS =
@@ -77,6 +78,7 @@ public final class MariaDbServer implements AutoCloseable {
     private final Path dir;
     private int port;
     private volatile Process process;
+    private volatile boolean paused;
 
     private boolean closed;
     private long logMark;
@@ -210,10 +212,43 @@ public final class MariaDbServer implements AutoCloseable {
         return process.pid();
     }
 
-    /** {@return whether the server is running} */
+    /** {@return whether the server is running} A paused server counts as running. */
     public synchronized boolean isRunning() {
         Process launched = process;
         return launched != null && launched.isAlive();
+    }
+
+    /** {@return whether the server is frozen by {@link #pause()}} */
+    public synchronized boolean isPaused() {
+        return paused && isRunning();
+    }
+
+    /**
+     * Freezes the server with SIGSTOP to {@code mariadbd}, as a stalled machine or VM would: TCP
+     * connects still succeed (the kernel accepts them) but nothing is answered, neither queries on
+     * open connections nor new handshakes, until {@link #resume()}; its clock runs on meanwhile.
+     * {@link #execute(String)} waits until its timeout then. Does nothing if it is already paused.
+     *
+     * @throws IllegalStateException if the server is not running
+     */
+    public synchronized void pause() {
+        long pid = pid();
+        if (!paused) {
+            Processes.signal(pid, "STOP", true, TestTime.scaled(SIGNAL_TIMEOUT));
+            paused = true;
+            log.debug("Paused MariaDB on port {} (pid {})", port, pid);
+        }
+    }
+
+    /**
+     * Thaws a server frozen by {@link #pause()} with SIGCONT: it answers what it was sent
+     * meanwhile. Does nothing if it is not paused.
+     */
+    public synchronized void resume() {
+        if (paused && isRunning()) {
+            Processes.signal(process.pid(), "CONT", false, TestTime.scaled(SIGNAL_TIMEOUT));
+        }
+        paused = false;
     }
 
     /**
@@ -270,12 +305,13 @@ public final class MariaDbServer implements AutoCloseable {
     /**
      * Stops the server at once, as a crash would: SIGKILL to {@code mariadbd}. Committed data
      * survives; open transactions are lost and their clients see their connections fail. Does
-     * nothing if it is not running.
+     * nothing if it is not running; also kills a paused server.
      *
      * @throws IllegalStateException if the process is still there after the (scaled) exit timeout
      */
     public synchronized void stop() {
         Process launched = process;
+        paused = false;
         if (launched == null) {
             return;
         }
@@ -319,7 +355,7 @@ public final class MariaDbServer implements AutoCloseable {
 
     @Override
     public synchronized String toString() {
-        return "MariaDbServer[" + jdbcUrl() + (isRunning() ? "" : ", stopped") + "]";
+        return "MariaDbServer[" + jdbcUrl() + (isRunning() ? (isPaused() ? ", paused" : "") : ", stopped") + "]";
     }
 
     /**

@@ -41,7 +41,8 @@ import org.slf4j.LoggerFactory;
  * gives that user the server's directory.
  *
  * <p>The server runs with {@code fsync=off}: fast, and what a test needs, since committed data
- * still survives {@link #stop()} (a crash of the server, not of the machine). The directory (named
+ * still survives {@link #stop()} (a crash of the server, not of the machine); {@link #pause()}
+ * freezes it with SIGSTOP. The directory (named
  * {@code quorumlock-pg-*}) holds the cluster ({@code data/}), the Unix socket and the logs; {@link
  * #close()} deletes it. Every server is also stopped by a JVM shutdown hook. The test kit does not
  * depend on a JDBC driver: put {@code org.postgresql:postgresql} on the test class path. Every wait
@@ -76,6 +77,8 @@ public final class PostgresServer implements AutoCloseable {
     private volatile Process process;
     /** The postmaster's pid, read from postmaster.pid once it is ready; 0 when not running. */
     private volatile long postmasterPid;
+    /** The processes frozen by {@link #pause()}, the postmaster first; empty when not paused. */
+    private volatile List<Long> paused = List.of();
 
     private boolean closed;
     private long logMark;
@@ -201,17 +204,105 @@ public final class PostgresServer implements AutoCloseable {
         return postmasterPid;
     }
 
-    /** {@return whether the server is running} */
+    /** {@return whether the server is running} A paused server counts as running. */
     public synchronized boolean isRunning() {
         long pid = postmasterPid;
         return pid != 0 && ProcessHandle.of(pid).map(ProcessHandle::isAlive).orElse(false);
+    }
+
+    /** {@return whether the server is frozen by {@link #pause()}} */
+    public synchronized boolean isPaused() {
+        return !paused.isEmpty() && isRunning();
+    }
+
+    /**
+     * Freezes the server with SIGSTOP, as a stalled machine or VM would: first the postmaster, so
+     * that it starts no new process, then every process it started (the backends of the open
+     * connections, the checkpointer, the WAL writer...). TCP connects still succeed (the kernel
+     * accepts them) but nothing is answered, neither queries on open connections nor new
+     * handshakes, until {@link #resume()}; the clock runs on meanwhile. Does nothing if it is
+     * already paused.
+     *
+     * @throws IllegalStateException if the server is not running
+     */
+    public synchronized void pause() {
+        long pid = pid();
+        if (!paused.isEmpty()) {
+            return;
+        }
+        Duration timeout = TestTime.scaled(SIGNAL_TIMEOUT);
+        List<Long> stopped = new ArrayList<>();
+        try {
+            Processes.signal(pid, "STOP", true, timeout);
+            stopped.add(pid);
+            // Stopped, the postmaster starts no process and reaps none: this list is final, but for
+            // a backend that exits meanwhile (a zombie until the thaw, which no signal stops).
+            List<ProcessHandle> children = ProcessHandle.of(pid)
+                    .map(postmaster -> postmaster.descendants().toList())
+                    .orElse(List.of());
+            for (ProcessHandle child : children) {
+                if (!Processes.isRunning(child)) {
+                    continue;
+                }
+                try {
+                    Processes.signal(child.pid(), "STOP", true, timeout);
+                    stopped.add(child.pid());
+                } catch (IllegalStateException | UncheckedIOException e) {
+                    if (Processes.isRunning(child)) {
+                        throw e;
+                    }
+                }
+            }
+        } catch (RuntimeException e) {
+            paused = List.copyOf(stopped);
+            thaw();
+            throw e;
+        }
+        paused = List.copyOf(stopped);
+        log.debug("Paused PostgreSQL on port {} (processes {})", port, paused);
+    }
+
+    /**
+     * Thaws a server frozen by {@link #pause()} with SIGCONT to each of its processes: it answers
+     * what it was sent meanwhile. Does nothing if it is not paused.
+     */
+    public synchronized void resume() {
+        thaw();
+    }
+
+    /**
+     * SIGCONT to the processes frozen by {@link #pause()}, the postmaster last, then to {@code
+     * runuser} if it stopped itself: it does when it sees its child stopped, and a stopped parent
+     * would not reap the postmaster when it exits. Without locks, for the shutdown hook.
+     */
+    private void thaw() {
+        List<Long> frozen = paused;
+        paused = List.of();
+        for (int i = frozen.size() - 1; i >= 0; i--) {
+            cont(frozen.get(i));
+        }
+        Process launched = process;
+        if (launched != null && launched.pid() != postmasterPid && Processes.isStopped(launched.pid())) {
+            cont(launched.pid());
+        }
+    }
+
+    private static void cont(long pid) {
+        if (ProcessHandle.of(pid).map(ProcessHandle::isAlive).orElse(false)) {
+            try {
+                Processes.signal(pid, "CONT", false, TestTime.scaled(SIGNAL_TIMEOUT));
+            } catch (IllegalStateException | UncheckedIOException e) {
+                log.debug("SIGCONT to PostgreSQL process {} failed (already gone?): {}", pid, e.toString());
+            }
+        }
     }
 
     /**
      * Stops the server at once, as a crash would: an immediate shutdown (SIGQUIT to the postmaster,
      * which ends every backend and writes no checkpoint), or SIGKILL to all its processes if it is
      * not gone within the (scaled) exit timeout. Committed data survives; open transactions are
-     * lost and their clients see their connections fail. Does nothing if it is not running.
+     * lost and their clients see their connections fail. Does nothing if it is not running; a
+     * paused server is thawed first, so that it can act on the SIGQUIT.
      *
      * @throws IllegalStateException if its processes are still there after SIGKILL
      */
@@ -255,7 +346,7 @@ public final class PostgresServer implements AutoCloseable {
 
     @Override
     public synchronized String toString() {
-        return "PostgresServer[" + jdbcUrl() + (isRunning() ? "" : ", stopped") + "]";
+        return "PostgresServer[" + jdbcUrl() + (isRunning() ? (isPaused() ? ", paused" : "") : ", stopped") + "]";
     }
 
     private void initdb() {
@@ -416,6 +507,7 @@ public final class PostgresServer implements AutoCloseable {
      * for the shutdown hook.
      */
     private void kill(Duration timeout) {
+        thaw();
         Process launched = process;
         if (launched == null) {
             return;

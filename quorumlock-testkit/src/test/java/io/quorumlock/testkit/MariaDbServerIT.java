@@ -140,6 +140,37 @@ class MariaDbServerIT {
     }
 
     @Test
+    void aPausedServerAnswersNothingUntilResumedAndStopEndsIt() throws Exception {
+        try (MariaDbServer server = MariaDbServer.start();
+                Connection open = connect(server, 1_000)) {
+            long pid = server.pid();
+            server.pause();
+            server.pause(); // no-op while paused
+            assertThat(server.isPaused()).isTrue();
+            assertThat(server.isRunning()).isTrue();
+            assertThat(server.toString()).contains("paused");
+            assertThat(Processes.isStopped(pid)).isTrue();
+            assertThatThrownBy(() -> open.createStatement().executeQuery("SELECT 1"))
+                    .isInstanceOf(SQLException.class);
+
+            server.resume();
+            assertThat(server.isPaused()).isFalse();
+            assertThat(Processes.isStopped(pid)).isFalse();
+            try (Connection connection = connect(server, 5_000);
+                    Statement statement = connection.createStatement()) {
+                assertThat(query(statement, "SELECT 1")).isEqualTo("1");
+            }
+
+            server.pause();
+            server.stop();
+            assertThat(Clients.processGone(pid)).isTrue();
+            assertThat(server.isPaused()).isFalse();
+            server.startAgain();
+            assertThat(server.execute("SELECT 1")).isEqualTo("1");
+        }
+    }
+
+    @Test
     void twoServersRunSideBySide() throws Exception {
         try (MariaDbServer first = MariaDbServer.start();
                 MariaDbServer second = MariaDbServer.start();
@@ -185,6 +216,14 @@ class MariaDbServerIT {
 
     static Connection connect(MariaDbServer server) throws SQLException {
         return DriverManager.getConnection(server.jdbcUrl(), server.user(), server.password());
+    }
+
+    /** A connection whose reads give up after {@code millis}. */
+    private static Connection connect(MariaDbServer server, int millis) throws SQLException {
+        return DriverManager.getConnection(
+                server.jdbcUrl() + "?socketTimeout=" + millis + "&connectTimeout=" + millis,
+                server.user(),
+                server.password());
     }
 
     private static String query(Statement statement, String sql) throws SQLException {

@@ -17,6 +17,7 @@ import java.time.Duration;
 import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
+import java.util.stream.Stream;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.slf4j.Logger;
@@ -82,6 +83,49 @@ class PostgresServerIT {
     }
 
     @Test
+    void aPausedServerAnswersNothingUntilResumedAndStopEndsIt() throws Exception {
+        try (PostgresServer server = PostgresServer.start();
+                Connection open = connect(server, 1)) {
+            long postmaster = server.pid();
+            // the postmaster and every process it started, the backend of the open connection too
+            List<Long> pids = Stream.concat(
+                            Stream.of(postmaster),
+                            ProcessHandle.of(postmaster)
+                                    .orElseThrow()
+                                    .descendants()
+                                    .map(ProcessHandle::pid))
+                    .toList();
+            assertThat(pids).hasSizeGreaterThan(2);
+            server.pause();
+            server.pause(); // no-op while paused
+            assertThat(server.isPaused()).isTrue();
+            assertThat(server.isRunning()).isTrue();
+            assertThat(server.toString()).contains("paused");
+            assertThat(pids).allMatch(Processes::isStopped);
+            assertThatThrownBy(() -> open.createStatement().executeQuery("SELECT 1"))
+                    .isInstanceOf(SQLException.class);
+
+            server.resume();
+            assertThat(server.isPaused()).isFalse();
+            assertThat(pids).noneMatch(Processes::isStopped);
+            try (Connection connection = connect(server, 5);
+                    Statement statement = connection.createStatement()) {
+                assertThat(query(statement, "SELECT 1")).isEqualTo("1");
+            }
+
+            server.pause();
+            server.stop(); // thaws it first, so that the postmaster acts on the SIGQUIT
+            assertThat(pids).allMatch(Clients::processGone);
+            assertThat(server.isPaused()).isFalse();
+            server.startAgain();
+            try (Connection connection = connect(server, 5);
+                    Statement statement = connection.createStatement()) {
+                assertThat(query(statement, "SELECT 1")).isEqualTo("1");
+            }
+        }
+    }
+
+    @Test
     void twoServersRunSideBySide() throws Exception {
         try (PostgresServer first = PostgresServer.start();
                 PostgresServer second = PostgresServer.start();
@@ -133,6 +177,12 @@ class PostgresServerIT {
 
     static Connection connect(PostgresServer server) throws SQLException {
         return DriverManager.getConnection(server.jdbcUrl(), server.user(), "");
+    }
+
+    /** A connection whose reads give up after {@code seconds}. */
+    private static Connection connect(PostgresServer server, int seconds) throws SQLException {
+        return DriverManager.getConnection(
+                server.jdbcUrl() + "?socketTimeout=" + seconds + "&loginTimeout=" + seconds, server.user(), "");
     }
 
     private static String query(Statement statement, String sql) throws SQLException {

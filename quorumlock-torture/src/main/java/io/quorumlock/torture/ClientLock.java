@@ -32,10 +32,22 @@ final class ClientLock implements AutoCloseable {
 
     static final String ETCD_PREFIX = "torture/";
 
-    /** The database lock's table, and the user it connects as (the test kit's PostgreSQL superuser). */
+    /** The database lock's table. */
     static final String JDBC_TABLE = "torture_locks";
 
-    private static final String JDBC_USER = "postgres";
+    /**
+     * The user a database lock connects as, and how an expiry sets its holder's row to the
+     * database's now: the test kit's PostgreSQL superuser, its MariaDB user.
+     */
+    private record JdbcUser(String user, String password, String now) {
+        static JdbcUser of(Strategy strategy) {
+            return switch (strategy.servers()) {
+                case POSTGRES -> new JdbcUser("postgres", "", "clock_timestamp()");
+                case MARIADB -> new JdbcUser("quorumlock", "quorumlock", "UTC_TIMESTAMP(6)");
+                default -> throw new IllegalArgumentException(strategy + " takes no database lock");
+            };
+        }
+    }
 
     /** Expires the session behind a lease, as the ensemble does when it stops hearing from the client. */
     private interface Expiry {
@@ -101,7 +113,7 @@ final class ClientLock implements AutoCloseable {
             case REDIS -> redis(strategy, List.of(endpoints.split(",")));
             case ZOOKEEPER -> zooKeeper(endpoints, sessionMillis);
             case ETCD -> etcd(endpoints);
-            case POSTGRES -> jdbc(endpoints);
+            case POSTGRES, MARIADB -> jdbc(strategy, endpoints);
             case NONE -> new ClientLock(null, lease -> {}, () -> {});
         };
     }
@@ -142,20 +154,27 @@ final class ClientLock implements AutoCloseable {
         });
     }
 
-    /** The database lock on {@code url} (the test kit's server, its superuser), in the torture's table. */
-    static JdbcLock jdbcLock(String url) {
-        return JdbcLock.builder().url(url).user(JDBC_USER).table(JDBC_TABLE).build();
+    /** The database lock of {@code strategy} on {@code url} (the test kit's server, its user), in the torture's table. */
+    static JdbcLock jdbcLock(Strategy strategy, String url) {
+        JdbcUser user = JdbcUser.of(strategy);
+        return JdbcLock.builder()
+                .url(url)
+                .user(user.user())
+                .password(user.password())
+                .table(JDBC_TABLE)
+                .build();
     }
 
     /** The database lock; an expiry sets the row's expiry to the database's now, as if no renewal had come. */
-    private static ClientLock jdbc(String url) {
-        JdbcLock lock = jdbcLock(url);
+    private static ClientLock jdbc(Strategy strategy, String url) {
+        JdbcUser user = JdbcUser.of(strategy);
+        JdbcLock lock = jdbcLock(strategy, url);
         return new ClientLock(
                 lock,
                 lease -> {
-                    try (Connection connection = DriverManager.getConnection(url, JDBC_USER, "");
+                    try (Connection connection = DriverManager.getConnection(url, user.user(), user.password());
                             PreparedStatement expire = connection.prepareStatement(
-                                    "UPDATE " + JDBC_TABLE + " SET expires_at = clock_timestamp() WHERE token = ?")) {
+                                    "UPDATE " + JDBC_TABLE + " SET expires_at = " + user.now() + " WHERE token = ?")) {
                         expire.setLong(1, lease.fencingToken());
                         expire.executeUpdate();
                     }

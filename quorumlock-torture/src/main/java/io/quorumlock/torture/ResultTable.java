@@ -104,7 +104,10 @@ public final class ResultTable {
         if (!o.violated()) {
             return "ok";
         }
-        return o.strategy().claimsCorrectness() ? "VIOLATED" : "violated (efficiency lock)";
+        if (o.strategy().claimsCorrectness()) {
+            return "VIOLATED";
+        }
+        return o.strategy().tokens() ? "violated (no fence)" : "violated (efficiency lock)";
     }
 
     private static String holder(Interval interval) {

@@ -9,19 +9,26 @@ import java.util.stream.Collectors;
 /** A way to protect the shared record, compared with the others under the same faults. */
 public enum Strategy {
     /** One Redis node, {@code SET NX PX} and compare-and-delete: an efficiency lock. */
-    REDIS("redis", "single Redis node", Servers.REDIS, 1, false),
+    REDIS("redis", "single Redis node", Servers.REDIS, 1, false, false),
     /** Redlock over 5 nodes, restart guard off: the algorithm as published. */
-    REDLOCK("redlock", "Redlock, 5 nodes", Servers.REDIS, 5, false),
+    REDLOCK("redlock", "Redlock, 5 nodes", Servers.REDIS, 5, false, false),
     /** Redlock over 5 nodes with the client-side restart guard (the default). */
-    REDLOCK_GUARDED("redlock-guarded", "Redlock + restart guard", Servers.REDIS, 5, false),
+    REDLOCK_GUARDED("redlock-guarded", "Redlock + restart guard", Servers.REDIS, 5, false, false),
     /** ZooKeeper lock, its czxid as fencing token, checked by {@code JdbcFence}. */
-    ZOOKEEPER("zookeeper", "ZooKeeper + JdbcFence", Servers.ZOOKEEPER, 3, true),
+    ZOOKEEPER("zookeeper", "ZooKeeper + JdbcFence", Servers.ZOOKEEPER, 3, true, true),
     /** etcd lock, its create revision as fencing token, checked by {@code JdbcFence}. */
-    ETCD("etcd", "etcd + JdbcFence", Servers.ETCD, 3, true),
+    ETCD("etcd", "etcd + JdbcFence", Servers.ETCD, 3, true, true),
     /** The database lock on PostgreSQL, its sequence's value as fencing token, checked by {@code JdbcFence}. */
-    POSTGRES("postgres", "PostgreSQL lock + JdbcFence", Servers.POSTGRES, 1, true),
+    POSTGRES("postgres", "PostgreSQL lock + JdbcFence", Servers.POSTGRES, 1, true, true),
+    /** The database lock on MariaDB, its sequence's value as fencing token, checked by {@code JdbcFence}. */
+    MARIADB("mariadb", "MariaDB lock + JdbcFence", Servers.MARIADB, 1, true, true),
+    /**
+     * The same database lock on PostgreSQL, its record written plainly as the Redis locks write it:
+     * its tokens go unchecked, so it promises no more than a TTL lock.
+     */
+    POSTGRES_UNFENCED("postgres-unfenced", "PostgreSQL lock, no fence", Servers.POSTGRES, 1, false, false),
     /** No lock: a version column makes the database refuse a write based on a stale read. */
-    OPTIMISTIC("optimistic", "database, version column", Servers.NONE, 0, true);
+    OPTIMISTIC("optimistic", "database, version column", Servers.NONE, 0, true, false);
 
     /** What a strategy runs on. */
     public enum Servers {
@@ -29,6 +36,7 @@ public enum Strategy {
         ZOOKEEPER,
         ETCD,
         POSTGRES,
+        MARIADB,
         NONE
     }
 
@@ -37,13 +45,15 @@ public enum Strategy {
     private final Servers servers;
     private final int nodes;
     private final boolean claimsCorrectness;
+    private final boolean fenced;
 
-    Strategy(String option, String label, Servers servers, int nodes, boolean claimsCorrectness) {
+    Strategy(String option, String label, Servers servers, int nodes, boolean claimsCorrectness, boolean fenced) {
         this.option = option;
         this.label = label;
         this.servers = servers;
         this.nodes = nodes;
         this.claimsCorrectness = claimsCorrectness;
+        this.fenced = fenced;
     }
 
     /** The name used on the command line and for the run's files, such as {@code "redlock"}. */
@@ -75,7 +85,18 @@ public enum Strategy {
 
     /** True if grants carry fencing tokens that the storage checks. */
     public boolean fenced() {
-        return servers == Servers.ZOOKEEPER || servers == Servers.ETCD || servers == Servers.POSTGRES;
+        return fenced;
+    }
+
+    /**
+     * True if the lock's grants carry fencing tokens, checked or not: a lock with a session, a
+     * lease or a row that the harness can expire under its holder.
+     */
+    public boolean tokens() {
+        return servers == Servers.ZOOKEEPER
+                || servers == Servers.ETCD
+                || servers == Servers.POSTGRES
+                || servers == Servers.MARIADB;
     }
 
     /**

@@ -5,6 +5,7 @@ import io.quorumlock.testkit.EtcdCluster;
 import io.quorumlock.testkit.EtcdServer;
 import io.quorumlock.testkit.FaultProxies;
 import io.quorumlock.testkit.FaultProxy;
+import io.quorumlock.testkit.MariaDbServer;
 import io.quorumlock.testkit.PostgresServer;
 import io.quorumlock.testkit.RedisServer;
 import io.quorumlock.testkit.RedisServers;
@@ -17,6 +18,7 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Optional;
+import java.util.function.IntFunction;
 import java.util.function.Supplier;
 import java.util.stream.Collectors;
 import java.util.stream.IntStream;
@@ -150,16 +152,36 @@ abstract class Target implements AutoCloseable {
             }
             case POSTGRES -> {
                 PostgresServer server = PostgresServer.start();
-                try (JdbcLock setup = ClientLock.jdbcLock(server.jdbcUrl())) {
-                    setup.createTable();
-                } catch (RuntimeException e) {
-                    server.close();
-                    throw e;
-                }
-                yield new Postgres(server, links(clients, () -> FaultProxies.inFrontOf(server), server::close));
+                createLockTable(strategy, server.jdbcUrl(), server::close);
+                yield new Database(
+                        "pg",
+                        new DatabaseServer(
+                                server::stop, server::startAgain, server::pause, server::resume, server::close),
+                        port -> "jdbc:postgresql://127.0.0.1:" + port + "/" + server.database(),
+                        links(clients, () -> FaultProxies.inFrontOf(server), server::close));
+            }
+            case MARIADB -> {
+                MariaDbServer server = MariaDbServer.start();
+                createLockTable(strategy, server.jdbcUrl(), server::close);
+                yield new Database(
+                        "mariadb",
+                        new DatabaseServer(
+                                server::stop, server::startAgain, server::pause, server::resume, server::close),
+                        port -> "jdbc:mariadb://127.0.0.1:" + port + "/" + server.database(),
+                        links(clients, () -> FaultProxies.inFrontOf(server), server::close));
             }
             case NONE -> new None();
         };
+    }
+
+    /** Creates the database lock's table; stops the server if that fails. */
+    private static void createLockTable(Strategy strategy, String url, Runnable stopServer) {
+        try (JdbcLock setup = ClientLock.jdbcLock(strategy, url)) {
+            setup.createTable();
+        } catch (RuntimeException e) {
+            stopServer.run();
+            throw e;
+        }
     }
 
     /**
@@ -362,45 +384,61 @@ abstract class Target implements AutoCloseable {
         }
     }
 
-    /** One PostgreSQL server holding the lock's table: a kill or a restart stops the whole lock service. */
-    private static final class Postgres extends Target {
-        private final PostgresServer server;
+    /** What the database targets do to their server: a test kit's PostgresServer or MariaDbServer. */
+    private record DatabaseServer(
+            Runnable stop, Runnable startAgain, Runnable pause, Runnable resume, Runnable close) {}
 
-        Postgres(PostgresServer server, List<FaultProxies> links) {
-            super(links, "pg");
+    /**
+     * One database server holding the lock's table (the shared record and the fence's table are in
+     * the harness's database, as for every strategy): a kill, a restart or a freeze stops the whole
+     * lock service.
+     */
+    private static final class Database extends Target {
+        private final String system;
+        private final DatabaseServer server;
+        /** The JDBC URL through the proxy on a port. */
+        private final IntFunction<String> url;
+
+        Database(String system, DatabaseServer server, IntFunction<String> url, List<FaultProxies> links) {
+            super(links, system);
+            this.system = system;
             this.server = server;
+            this.url = url;
         }
 
         @Override
         String endpoints(FaultProxies proxies) {
-            return "jdbc:postgresql://127.0.0.1:" + proxies.get(0).port() + "/" + server.database();
+            return url.apply(proxies.get(0).port());
         }
 
         @Override
         Optional<String> startOnServers(Fault fault) {
             switch (fault.kind()) {
-                case KILL -> server.stop();
+                case KILL -> server.stop().run();
+                case FREEZE -> server.pause().run();
                 case RESTART -> {
-                    server.stop();
-                    server.startAgain();
+                    server.stop().run();
+                    server.startAgain().run();
                 }
                 default -> {
                     return Optional.empty();
                 }
             }
-            return Optional.of(label(fault.kind().option(), "pg", new int[] {0}));
+            return Optional.of(label(fault.kind().option(), system, new int[] {0}));
         }
 
         @Override
         void healOnServers(Fault fault) {
-            if (fault.kind() == FaultKind.KILL) {
-                server.startAgain();
+            switch (fault.kind()) {
+                case KILL -> server.startAgain().run();
+                case FREEZE -> server.resume().run();
+                default -> {}
             }
         }
 
         @Override
         void closeServers() {
-            server.close();
+            server.close().run();
         }
     }
 

@@ -2,6 +2,7 @@ package io.quorumlock.torture;
 
 import io.quorumlock.jdbc.JdbcFence;
 import io.quorumlock.testkit.EtcdCluster;
+import io.quorumlock.testkit.MariaDbServer;
 import io.quorumlock.testkit.PostgresServer;
 import io.quorumlock.testkit.Processes;
 import io.quorumlock.torture.Event.Kind;
@@ -155,6 +156,11 @@ public final class Torture {
             }
             if (strategy.servers() == Strategy.Servers.POSTGRES && !PostgresServer.available()) {
                 skipped.put(strategy, PostgresServer.unavailableReason().orElse("no PostgreSQL"));
+                progress.println().accept(strategy.label() + ": skipped, " + skipped.get(strategy));
+                continue;
+            }
+            if (strategy.servers() == Strategy.Servers.MARIADB && !MariaDbServer.available()) {
+                skipped.put(strategy, MariaDbServer.unavailableReason().orElse("no MariaDB"));
                 progress.println().accept(strategy.label() + ": skipped, " + skipped.get(strategy));
                 continue;
             }
@@ -412,9 +418,12 @@ public final class Torture {
             }
         }
 
-        /** Has the session of the first client of a fenced lock to reach a write expired, while it holds the lock. */
+        /**
+         * Has the session of the first client of a lock with tokens (fenced or not) to reach a
+         * write expired, while it holds the lock.
+         */
         private boolean expire(Fault fault) {
-            if (!run.strategy.fenced()) {
+            if (!run.strategy.tokens()) {
                 return false;
             }
             long deadline = System.currentTimeMillis() + STRIKE_WITHIN.toMillis();

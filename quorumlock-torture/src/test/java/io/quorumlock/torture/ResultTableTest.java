@@ -48,6 +48,27 @@ class ResultTableTest {
     }
 
     @Test
+    void theDatabaseLockWithoutItsFenceShowsItsViolationsWithoutFailingTheRun() {
+        Torture.Outcome unfenced = outcome(Strategy.POSTGRES_UNFENCED, DOUBLE_GRANT);
+        Torture.Result result = new Torture.Result(List.of(unfenced), List.of(), Map.of(), Path.of("r.html"));
+
+        assertThat(Strategy.POSTGRES_UNFENCED.fenced()).isFalse();
+        assertThat(Strategy.POSTGRES_UNFENCED.tokens()).isTrue();
+        assertThat(unfenced.violated()).isTrue();
+        assertThat(result.exitCode()).isZero();
+        assertThat(ResultTable.lines(result).get(1))
+                .startsWith("PostgreSQL lock, no fence")
+                .endsWith("violated (no fence)");
+        assertThat(new Torture.Result(
+                                List.of(outcome(Strategy.MARIADB, DOUBLE_GRANT)),
+                                List.of(),
+                                Map.of(),
+                                Path.of("r.html"))
+                        .exitCode())
+                .isEqualTo(1);
+    }
+
+    @Test
     void theTableNamesTheViolationAndTheEvidenceNamesTheFaultBeforeIt() {
         Torture.Outcome redlock = outcome(Strategy.REDLOCK, DOUBLE_GRANT);
         List<String> lines = ResultTable.lines(

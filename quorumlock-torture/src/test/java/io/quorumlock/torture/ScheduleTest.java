@@ -118,6 +118,8 @@ class ScheduleTest {
                 .hasMessageContaining("'netsplit'")
                 .hasMessageContaining("kill, freeze, restart, clock, pause, expire, partition, slow");
         assertThat(Strategy.parse("redlock,etcd")).containsExactlyInAnyOrder(Strategy.REDLOCK, Strategy.ETCD);
+        assertThat(Strategy.parse("postgres,mariadb,postgres-unfenced"))
+                .containsExactlyInAnyOrder(Strategy.POSTGRES, Strategy.MARIADB, Strategy.POSTGRES_UNFENCED);
         assertThatThrownBy(() -> Strategy.parse("redisson"))
                 .isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("--strategies")

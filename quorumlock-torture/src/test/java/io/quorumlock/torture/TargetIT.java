@@ -3,8 +3,10 @@ package io.quorumlock.torture;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
+import io.quorumlock.FencedLease;
 import io.quorumlock.Lease;
 import io.quorumlock.testkit.EtcdCluster;
+import io.quorumlock.testkit.MariaDbServer;
 import io.quorumlock.testkit.PostgresServer;
 import io.quorumlock.testkit.TestTime;
 import java.nio.file.Path;
@@ -12,6 +14,7 @@ import java.time.Duration;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -26,12 +29,11 @@ class TargetIT {
     @ParameterizedTest
     @EnumSource(
             value = Strategy.class,
-            names = {"REDIS", "REDLOCK", "ZOOKEEPER", "ETCD", "POSTGRES"})
+            names = {"REDIS", "REDLOCK", "ZOOKEEPER", "ETCD", "POSTGRES", "MARIADB"})
     @Timeout(value = 90, unit = TimeUnit.SECONDS)
     void aPartitionCutsOffOneClientWhileTheOtherStillTakesTheLock(Strategy strategy, @TempDir Path dir)
             throws Exception {
-        assumeTrue(strategy != Strategy.ETCD || EtcdCluster.available(), "no etcd binary");
-        assumeTrue(strategy != Strategy.POSTGRES || PostgresServer.available(), "no PostgreSQL");
+        assumeAvailable(strategy);
         // pick 1 of 2 clients: the second one (index 1) is cut off
         Fault partition = new Fault(FaultKind.PARTITION, 0, 2 * TTL.toMillis(), 1);
         try (Target target = Target.start(strategy, dir, 2);
@@ -95,6 +97,63 @@ class TargetIT {
             TestTime.await(Duration.ofSeconds(10), () -> tryAcquireAndRelease(first, "slow"), "first after the heal");
             TestTime.await(Duration.ofSeconds(10), () -> tryAcquireAndRelease(second, "slow"), "second after the heal");
         }
+    }
+
+    /**
+     * A frozen database answers nothing: no client is granted the lock, and the holder's lease
+     * runs out unrenewed; once thawed, the database grants the lock again, with a newer token.
+     */
+    @ParameterizedTest
+    @EnumSource(
+            value = Strategy.class,
+            names = {"POSTGRES", "MARIADB"})
+    @Timeout(value = 60, unit = TimeUnit.SECONDS)
+    void aFrozenDatabaseGrantsNothingUntilThawed(Strategy strategy, @TempDir Path dir) throws Exception {
+        assumeAvailable(strategy);
+        Fault freeze = new Fault(FaultKind.FREEZE, 0, 1_000, 0);
+        try (Target target = Target.start(strategy, dir, 2);
+                ClientLock holder = ClientLock.open(strategy, target.endpoints(1), TTL.toMillis());
+                ClientLock other = ClientLock.open(strategy, target.endpoints(2), TTL.toMillis())) {
+            String resource = "freeze-" + strategy.option();
+            FencedLease held = (FencedLease) holder.lock().acquire(resource, TTL, WAIT);
+            other.warmUp(resource + "-warm-up", TestTime.scaled(Duration.ofSeconds(30)));
+
+            assertThat(target.start(freeze))
+                    .contains("freeze " + (strategy == Strategy.POSTGRES ? "pg" : "mariadb") + "-1");
+            // at once: an attempt waits for its request timeout (5 s), the lease ends within its TTL
+            CompletableFuture<Boolean> free =
+                    CompletableFuture.supplyAsync(() -> tryAcquireAndRelease(other, resource + "-free"));
+            assertThat(held.lost()).succeedsWithin(TestTime.scaled(TTL.multipliedBy(3)));
+            assertThat(free)
+                    .succeedsWithin(TestTime.scaled(Duration.ofSeconds(15)))
+                    .isEqualTo(false);
+
+            target.heal(freeze);
+            AtomicReference<Lease> next = new AtomicReference<>();
+            TestTime.await(
+                    Duration.ofSeconds(30),
+                    () -> {
+                        try {
+                            other.lock().tryAcquire(resource, TTL).ifPresent(next::set);
+                        } catch (RuntimeException e) {
+                            // not answering yet
+                        }
+                        return next.get() != null;
+                    },
+                    "the other client to take the lock after the thaw");
+            assertThat(((FencedLease) next.get()).fencingToken()).isGreaterThan(held.fencingToken());
+            next.get().close();
+        }
+    }
+
+    private static void assumeAvailable(Strategy strategy) {
+        assumeTrue(strategy != Strategy.ETCD || EtcdCluster.available(), "no etcd binary");
+        assumeTrue(
+                strategy.servers() != Strategy.Servers.POSTGRES || PostgresServer.available(),
+                () -> PostgresServer.unavailableReason().orElse("no PostgreSQL"));
+        assumeTrue(
+                strategy.servers() != Strategy.Servers.MARIADB || MariaDbServer.available(),
+                () -> MariaDbServer.unavailableReason().orElse("no MariaDB"));
     }
 
     private static void acquireAndRelease(ClientLock lock, String resource) {
