@@ -4,7 +4,10 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.quorumlock.cli.CliRun;
 import io.quorumlock.torture.FaultKind;
+import io.quorumlock.torture.Strategy;
+import java.util.Arrays;
 import java.util.List;
+import java.util.stream.Collectors;
 import java.util.stream.Stream;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
@@ -25,10 +28,13 @@ class LabHelpTest {
                                 "--zookeeper=N",
                                 "--etcd=N",
                                 "--postgres",
+                                "--mariadb",
+                                "--mariadb-port=P",
                                 "until Ctrl-C (or SIGTERM)",
                                 "restart guard",
                                 "QUORUMLOCK_ETCD_BIN",
                                 "QUORUMLOCK_PG_BIN",
+                                "QUORUMLOCK_MARIADB_BIN",
                                 "Exit code 0 once the servers are stopped")),
                 Arguments.of(
                         "torture",
@@ -39,7 +45,12 @@ class LabHelpTest {
                                 "Fault kinds:",
                                 "partition " + FaultKind.PARTITION.description(),
                                 "slow " + FaultKind.SLOW.description(),
-                                "kill " + FaultKind.KILL.description())));
+                                "kill " + FaultKind.KILL.description(),
+                                "--strategies=NAMES",
+                                "some of "
+                                        + Arrays.stream(Strategy.values())
+                                                .map(Strategy::option)
+                                                .collect(Collectors.joining(", ")))));
     }
 
     @ParameterizedTest

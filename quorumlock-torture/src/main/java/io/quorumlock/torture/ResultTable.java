@@ -54,7 +54,7 @@ public final class ResultTable {
         result.skipped().forEach((strategy, reason) -> lines.add("  " + strategy.label() + ": skipped, " + reason));
         for (Torture.Outcome o : result.outcomes()) {
             Verdict v = o.verdict();
-            if (!o.violated()) {
+            if (!o.violated() && v.overlaps().isEmpty()) {
                 continue;
             }
             lines.add("");
@@ -63,7 +63,10 @@ public final class ResultTable {
                     .forEach((fault, overlaps) -> lines.add("  " + overlaps.size()
                             + " overlapping pair(s) after " + fault + ", first: "
                             + holder(overlaps.get(0).first())
-                            + " and " + holder(overlaps.get(0).second())));
+                            + " and " + holder(overlaps.get(0).second())
+                            + (overlaps.stream().allMatch(Verdict.Overlap::serial)
+                                    ? "; writes in order (each read the other's)"
+                                    : "")));
             v.staleAccepted().stream()
                     .limit(EVIDENCE)
                     .forEach(stale -> lines.add("  stale write accepted: "

@@ -113,9 +113,15 @@ public final class Torture {
             faults = List.copyOf(faults);
         }
 
-        /** True if the history shows an overlap, a lost update, a stale write accepted or a token out of order. */
+        /**
+         * True if the history shows a lost update, a stale write accepted, a token out of order, or
+         * an overlap: for a strategy that claims correctness (it promises the data, not one
+         * holder at a time), an overlap whose writes did not run one after the other.
+         */
         public boolean violated() {
-            return !verdict.overlaps().isEmpty()
+            List<Verdict.Overlap> overlaps =
+                    strategy.claimsCorrectness() ? verdict.conflictingOverlaps() : verdict.overlaps();
+            return !overlaps.isEmpty()
                     || verdict.lostUpdates() > 0
                     || !verdict.staleAccepted().isEmpty()
                     || !verdict.tokenViolations().isEmpty();

@@ -44,11 +44,35 @@ public record Verdict(
      * @param second the interval that started while the first was still held
      */
     public record Overlap(Interval first, Interval second) {
+        /**
+         * Whether the two holders' accepted writes still ran one after the other: of each pair, one
+         * read what the other wrote or a value written after it (the record only goes down). A
+         * fence that the write checks in its transaction before the read keeps every overlap so;
+         * without one, both may read the same value and one decrement is lost.
+         */
+        public boolean serial() {
+            for (Event x : first.acceptedWrites()) {
+                for (Event y : second.acceptedWrites()) {
+                    if (!sawTheOther(x, y) && !sawTheOther(y, x)) {
+                        return false;
+                    }
+                }
+            }
+            return true;
+        }
+
+        /** Whether {@code later} read what {@code earlier} wrote, or a value written after it. */
+        private static boolean sawTheOther(Event later, Event earlier) {
+            return later.read().isPresent()
+                    && earlier.written().isPresent()
+                    && later.read().getAsLong() <= earlier.written().getAsLong();
+        }
+
         /** The two grants, and each client's first accepted write inside its interval. */
         @Override
         public String toString() {
-            return "overlap: " + first.grant() + " / " + second.grant() + "; writes "
-                    + first.acceptedWrites().get(0) + " / "
+            return (serial() ? "overlap, writes in order: " : "overlap: ") + first.grant() + " / " + second.grant()
+                    + "; writes " + first.acceptedWrites().get(0) + " / "
                     + second.acceptedWrites().get(0);
         }
     }
@@ -68,6 +92,11 @@ public record Verdict(
      * @param earlier the earlier grant with an equal or larger token
      */
     public record TokenViolation(Event grant, Event earlier) {}
+
+    /** The overlaps whose writes did not run one after the other ({@link Overlap#serial()}). */
+    public List<Overlap> conflictingOverlaps() {
+        return overlaps.stream().filter(o -> !o.serial()).toList();
+    }
 
     /** True if the history shows no overlap, no lost update, no stale write accepted and no token violation. */
     public boolean safe() {

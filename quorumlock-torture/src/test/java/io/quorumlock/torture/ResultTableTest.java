@@ -22,8 +22,8 @@ class ResultTableTest {
             Event.fault("restart redis-1,2,3", false, 121_000_000, 121),
             grant("client-2", 150, 2),
             write("client-2", 160, 10, 9),
-            accepted("client-2", 170),
-            accepted("client-1", 180),
+            accepted("client-2", 170).withWrite(10, 9),
+            accepted("client-1", 180).withWrite(10, 9),
             release("client-2", 190),
             release("client-1", 200),
             Event.state(Event.Kind.FINAL, 9, 300_000_000, 300));
@@ -45,6 +45,48 @@ class ResultTableTest {
                 .isZero();
         assertThat(new Torture.Result(List.of(redlock, fenced), List.of(), Map.of(), Path.of("report.html")).exitCode())
                 .isEqualTo(1);
+    }
+
+    /**
+     * An expired holder writes after the next one was granted but before it wrote; the next one
+     * reads that write (the fence's row lock orders them): two holders at once, the data kept.
+     */
+    private static final List<Event> FENCED_OVERLAP = List.of(
+            Event.state(Event.Kind.INITIAL, 10, 0, 0),
+            grant("client-1", 100, 1),
+            Event.fault("expire client-1", true, 120_000_000, 120),
+            grant("client-2", 150, 2),
+            write("client-1", 160, 10, 9),
+            accepted("client-1", 170).withWrite(10, 9),
+            write("client-2", 180, 9, 8),
+            accepted("client-2", 190).withWrite(9, 8),
+            release("client-2", 200),
+            release("client-1", 210),
+            Event.state(Event.Kind.FINAL, 8, 300_000_000, 300));
+
+    @Test
+    void anOverlapWhoseWritesRanInOrderIsShownButViolatesOnlyALockThatPromisesOneHolder() {
+        Torture.Outcome fenced = outcome(Strategy.POSTGRES, FENCED_OVERLAP);
+        Torture.Outcome redis = outcome(Strategy.REDIS, FENCED_OVERLAP);
+
+        assertThat(fenced.verdict().overlaps())
+                .singleElement()
+                .satisfies(o -> assertThat(o.serial()).isTrue());
+        assertThat(fenced.verdict().conflictingOverlaps()).isEmpty();
+        assertThat(fenced.verdict().lostUpdates()).isZero();
+        assertThat(fenced.violated()).isFalse();
+        assertThat(redis.violated()).isTrue();
+        Torture.Result result = new Torture.Result(List.of(fenced), List.of(), Map.of(), Path.of("r.html"));
+        assertThat(result.exitCode()).isZero();
+        assertThat(ResultTable.lines(result))
+                .anyMatch(line -> line.startsWith("PostgreSQL lock + JdbcFence") && line.endsWith("ok"))
+                .anyMatch(line -> line.contains("1 overlapping pair(s) after expire client-1")
+                        && line.endsWith("writes in order (each read the other's)"));
+
+        // Both read 10: the same overlap with a lost decrement violates the fenced lock too
+        Torture.Outcome conflicting = outcome(Strategy.POSTGRES, DOUBLE_GRANT);
+        assertThat(conflicting.verdict().conflictingOverlaps()).hasSize(1);
+        assertThat(conflicting.violated()).isTrue();
     }
 
     @Test

@@ -81,7 +81,7 @@ public final class TortureCommand implements Callable<Integer> {
             paramLabel = "NAMES",
             defaultValue = "all",
             description = "Strategies, comma-separated: all, or some of redis, redlock, redlock-guarded, zookeeper,"
-                    + " etcd, optimistic (default: ${DEFAULT-VALUE}).")
+                    + " etcd, postgres, mariadb, postgres-unfenced, optimistic (default: ${DEFAULT-VALUE}).")
     private String strategies;
 
     @Option(
