@@ -388,6 +388,9 @@ public final class JdbcLock implements DistributedLock<FencedLease> {
         timers.shutdownNow();
         workers.shutdown(); // the releases of grants whose answer was lost still run
         // the connector's threads end by themselves when idle: those releases need it
+        if (dataSource instanceof UrlDataSource own) {
+            own.close(); // the connection it kept; those releases open their own
+        }
     }
 
     @Override
@@ -775,10 +778,11 @@ public final class JdbcLock implements DistributedLock<FencedLease> {
         }
 
         /**
-         * The database's JDBC URL, such as {@code jdbc:postgresql://db:5432/app}: the lock opens a
-         * connection through {@link java.sql.DriverManager} for each statement, with connect and
-         * socket timeouts of the request timeout. The driver must be on the class path. Either this
-         * or {@link #dataSource}; for a busy service, give it a pool.
+         * The database's JDBC URL, such as {@code jdbc:postgresql://db:5432/app}: the lock connects
+         * through {@link java.sql.DriverManager}, with connect and socket timeouts of the request
+         * timeout, and keeps one connection between statements (checked after a second idle,
+         * closed with the lock). The driver must be on the class path. Either this or {@link
+         * #dataSource}; for a busy service, give it a pool.
          */
         public Builder url(String jdbcUrl) {
             this.url = jdbcUrl;

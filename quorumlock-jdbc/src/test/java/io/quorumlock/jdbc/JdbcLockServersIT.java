@@ -9,8 +9,12 @@ import io.quorumlock.ServerAnswer;
 import io.quorumlock.testkit.MariaDbServer;
 import io.quorumlock.testkit.MariaDbServerExtension;
 import io.quorumlock.testkit.PostgresServerExtension;
+import io.quorumlock.testkit.TestTime;
 import java.sql.Connection;
 import java.sql.DriverManager;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -112,6 +116,49 @@ class JdbcLockServersIT {
                 FencedLease spaced = lock.acquire("stock ", TTL, Duration.ZERO)) {
             assertThat(List.of(upper.fencingToken(), lower.fencingToken(), spaced.fencingToken()))
                     .doesNotHaveDuplicates();
+        }
+    }
+
+    /** Through url(...): one connection kept between statements, not one per statement; none after close. */
+    @Test
+    void aUrlLockKeepsItsConnectionBetweenStatementsAndClosesItWithTheLock() throws Exception {
+        String app = "urlcache" + names.incrementAndGet();
+        JdbcLock lock = lock(postgres.jdbcUrl() + "?ApplicationName=" + app, postgres.user(), null, "locks_" + app);
+        lock.createTable();
+        lock.acquire("r", TTL, Duration.ZERO).release();
+        List<Integer> first = backends(app);
+        assertThat(first).as("the connection kept").hasSize(1);
+        for (int i = 0; i < 10; i++) {
+            lock.acquire("r", TTL, Duration.ZERO).release();
+        }
+        assertThat(backends(app)).as("the same connection").isEqualTo(first);
+
+        postgres.server().stop();
+        postgres.server().startAgain();
+        lock.acquire("r", TTL, Duration.ofSeconds(10)).release(); // the kept one is dead: a new one
+        // (the failed attempt's clean-up may hold a second one for a moment)
+        TestTime.await(Duration.ofSeconds(10), () -> backends(app).size() == 1, "one connection kept");
+        assertThat(backends(app)).doesNotContainAnyElementsOf(first);
+
+        lock.close();
+        TestTime.await(Duration.ofSeconds(10), () -> backends(app).isEmpty(), "the kept connection to close");
+    }
+
+    /** The server processes of the connections that name {@code app}. */
+    private static List<Integer> backends(String app) {
+        try (Connection connection = DriverManager.getConnection(postgres.jdbcUrl(), postgres.user(), "");
+                PreparedStatement statement = connection.prepareStatement(
+                        "SELECT pid FROM pg_stat_activity WHERE application_name = ? ORDER BY pid")) {
+            statement.setString(1, app);
+            List<Integer> pids = new ArrayList<>();
+            try (ResultSet rows = statement.executeQuery()) {
+                while (rows.next()) {
+                    pids.add(rows.getInt(1));
+                }
+            }
+            return pids;
+        } catch (SQLException e) {
+            throw new IllegalStateException(e);
         }
     }
 
