@@ -72,7 +72,7 @@ final class DatabaseLocks {
                     DatabaseLocks::jdbcLock,
                     "JdbcLock: tryAcquire + release",
                     "acquire(resource, ttl, " + HandOff.MAX_WAIT.toSeconds()
-                            + " s): default retry, 10-200 ms jittered backoff"),
+                            + " s): woken by the release (LISTEN/NOTIFY)"),
             new Library(
                     Plan.SHEDLOCK,
                     DatabaseLocks::shedLock,
