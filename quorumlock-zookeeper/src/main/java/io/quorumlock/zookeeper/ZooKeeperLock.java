@@ -210,9 +210,9 @@ public final class ZooKeeperLock implements DistributedLock<FencedLease> {
      * for until the end of the wait and the overrun at most, also when the connection goes silent
      * (Curator's retries then go on in the background), and if no answer came the exception says
      * so. A node created for a request that was given up is deleted, when the ensemble is reached
-     * again, or with the session. A {@code maxWait} of zero makes one attempt without waiting for
-     * holders or a connection; its requests, on a connection that is up, are waited for up to the
-     * connection timeout, as {@link #tryAcquire}'s are.
+     * again, or with the session. A {@code maxWait} of zero makes one attempt, as {@link
+     * #tryAcquire} does: it waits for no holder, but for the connection (a lock just built has
+     * none yet) and its requests up to the connection timeout.
      *
      * @param ttl only checked to be positive: the lease lives as long as the session, and its
      *     {@link FencedLease#validity()} is the {@linkplain #sessionTimeout() session timeout}
@@ -234,12 +234,12 @@ public final class ZooKeeperLock implements DistributedLock<FencedLease> {
         boolean once = maxWait.isZero();
         return AcquireLoop.acquire(resource, maxWait, retry, ticker, events, (number, remainingNanos) -> {
             long now = ticker.nanos();
-            long deadline = now + remainingNanos;
-            // One attempt waits neither for holders nor for a connection, but its requests on a
-            // connection that is up get the connection timeout, as tryAcquire's do: the first
-            // requests of a client on a busy machine take longer than the overrun.
-            long end = once ? now + connectionTimeout().toNanos() : deadline + overrun;
-            Attempt<FencedLease> attempt = attempts.attempt(resource, dir, deadline, end, true);
+            // One attempt is tryAcquire's: it waits for no holder, but for the connection (a lock
+            // just built has none yet) up to the connection timeout, and so do its requests: the
+            // first requests of a client on a busy machine take longer than the overrun.
+            long deadline = once ? now + connectionTimeout().toNanos() : now + remainingNanos;
+            long end = deadline + overrun;
+            Attempt<FencedLease> attempt = attempts.attempt(resource, dir, deadline, end, !once);
             if (attempt.lease().isEmpty()) {
                 log.debug("attempt {} to lock '{}' failed: {}", number, resource, attempt);
             }

@@ -113,6 +113,15 @@ class ZooKeeperLockIT {
                 count + " contenders for '" + resource + "'");
     }
 
+    /** A job that checks once whether it may run, right after building its lock (a cron job's first call). */
+    @Test
+    void aMaxWaitOfZeroOnALockJustBuiltWaitsForTheConnectionAndGetsAFreeLock() {
+        ZooKeeperLock cold = newLock();
+        try (FencedLease lease = cold.acquire("cold-start", TTL, Duration.ZERO)) {
+            assertThat(lease.isValid()).isTrue();
+        }
+    }
+
     @Test
     void oneHolderAtATimeAndReleaseLetsTheNextIn() throws Exception {
         ZooKeeperLock a = newLock();
