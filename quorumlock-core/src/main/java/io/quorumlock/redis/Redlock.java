@@ -118,6 +118,11 @@ public final class Redlock implements DistributedLock<Lease> {
         return names;
     }
 
+    /** How many threads wait in {@link #acquire} for {@code resource} after a refusal. */
+    int waiting(String resource) {
+        return rounds.waiters.waiting(resource);
+    }
+
     /** How many yes votes a grant needs: N/2 + 1. */
     public int quorum() {
         return QuorumMath.quorum(names.size());
@@ -160,7 +165,10 @@ public final class Redlock implements DistributedLock<Lease> {
 
     /**
      * Locks {@code resource} for {@code ttl}, retrying with jittered backoff until {@code maxWait}
-     * has passed. A {@code maxWait} of zero makes exactly one attempt.
+     * has passed. A {@code maxWait} of zero makes exactly one attempt. The threads of this lock
+     * waiting for one resource take turns in the order they came: the first in line retries with
+     * the backoff, or at once when a lease of this lock on the resource is released, and the
+     * others wait without sending anything.
      *
      * @throws LockUnavailableException if no attempt succeeded in time, with the votes of the last
      *     one, each {@code held by another owner} naming the holder where it could be read
@@ -175,20 +183,24 @@ public final class Redlock implements DistributedLock<Lease> {
         checkResource(resource);
         checkTtl(ttl);
         Settings.maxWait(maxWait);
-        return AcquireLoop.acquire(resource, maxWait, retry, ticker, events, (number, remainingNanos) -> {
-            Attempt attempt = attempt(resource, ttl);
-            if (attempt.lease().isPresent()) {
-                return AcquireLoop.Attempt.granted(attempt.lease().get(), attempt.votes(), names.size());
-            }
-            if (attempt.misconfigured()) {
-                throw new LockConfigurationException(resource, number, attempt.outcomes());
-            }
-            return AcquireLoop.Attempt.outvoted(
-                    attempt.votes(),
-                    quorum(),
-                    events.on() && LockUnavailableException.busy(attempt.outcomes(), quorum()),
-                    () -> withHolders(resource, attempt.outcomes()));
-        });
+        try (Turns turns = new Turns(rounds.waiters, retry, ticker)) {
+            Lease lease = AcquireLoop.acquire(resource, maxWait, turns, ticker, events, (number, remainingNanos) -> {
+                Attempt attempt = attempt(resource, ttl);
+                if (attempt.lease().isPresent()) {
+                    return AcquireLoop.Attempt.granted(attempt.lease().get(), attempt.votes(), names.size());
+                }
+                if (attempt.misconfigured()) {
+                    throw new LockConfigurationException(resource, number, attempt.outcomes());
+                }
+                return AcquireLoop.Attempt.outvoted(
+                        attempt.votes(),
+                        quorum(),
+                        events.on() && LockUnavailableException.busy(attempt.outcomes(), quorum()),
+                        () -> withHolders(resource, attempt.outcomes()));
+            });
+            turns.granted();
+            return lease;
+        }
     }
 
     /**

@@ -7,6 +7,7 @@ import io.quorumlock.redis.client.Reply;
 import io.quorumlock.redis.client.Transport;
 import io.quorumlock.spi.LockEvents;
 import io.quorumlock.spi.Ticker;
+import io.quorumlock.spi.Waiters;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -47,6 +48,9 @@ final class Rounds {
     private final Misconfigurations misconfigurations;
 
     private volatile boolean closed;
+
+    /** The threads waiting in {@link Redlock#acquire}, by resource: a release wakes the first in line. */
+    final Waiters waiters = new Waiters();
 
     Rounds(
             Transport transport,
@@ -183,7 +187,9 @@ final class Rounds {
                     + "' is closed: the lease was not released and stays taken until its TTL runs out;"
                     + " release leases before closing their lock");
         }
-        if (!release(lease.resource(), lease.token(), lease.grants())) {
+        boolean released = release(lease.resource(), lease.token(), lease.grants());
+        waiters.wake(lease.resource()); // the next in line in this process tries at once
+        if (!released) {
             Thread.currentThread().interrupt();
         }
     }

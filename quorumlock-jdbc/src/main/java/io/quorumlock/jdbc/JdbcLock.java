@@ -18,6 +18,7 @@ import io.quorumlock.spi.LeaseCore;
 import io.quorumlock.spi.LockEvents;
 import io.quorumlock.spi.Settings;
 import io.quorumlock.spi.Ticker;
+import io.quorumlock.spi.Waiters;
 import java.sql.Connection;
 import java.sql.DatabaseMetaData;
 import java.sql.PreparedStatement;

@@ -1,6 +1,7 @@
 package io.quorumlock.jdbc;
 
 import io.quorumlock.spi.Ticker;
+import io.quorumlock.spi.Waiters;
 import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
 import java.sql.SQLException;

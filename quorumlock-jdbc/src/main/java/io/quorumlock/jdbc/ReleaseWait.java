@@ -4,6 +4,7 @@ import io.quorumlock.QuorumlockException;
 import io.quorumlock.RetryPolicy;
 import io.quorumlock.spi.AcquireLoop;
 import io.quorumlock.spi.Ticker;
+import io.quorumlock.spi.Waiters;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
 

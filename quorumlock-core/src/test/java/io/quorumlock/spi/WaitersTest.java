@@ -1,4 +1,4 @@
-package io.quorumlock.jdbc;
+package io.quorumlock.spi;
 
 import static org.assertj.core.api.Assertions.assertThat;
 

@@ -1,4 +1,4 @@
-package io.quorumlock.jdbc;
+package io.quorumlock.spi;
 
 import java.util.ArrayDeque;
 import java.util.HashMap;
@@ -7,24 +7,24 @@ import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 
 /**
- * The threads of one {@link JdbcLock} that wait for a held resource, in the order they came: a
- * release of the resource wakes the first of them only, so that one thread of this process tries at
- * a time and the others keep their turn. A thread that leaves without the lock after being woken
- * passes the wake-up on to the next. Knows no SQL and no clock.
+ * The threads of one lock that wait for a held resource, in the order they came: a release of the
+ * resource wakes the first of them only, so that one thread of this process tries at a time and
+ * the others keep their turn. A thread that leaves without the lock after being woken passes the
+ * wake-up on to the next. Knows no server and no clock.
  */
-final class Waiters {
+public final class Waiters {
 
     private final Map<String, ArrayDeque<Waiter>> queues = new HashMap<>();
 
     /** Puts the calling thread at the end of {@code resource}'s queue. */
-    synchronized Waiter join(String resource) {
+    public synchronized Waiter join(String resource) {
         Waiter waiter = new Waiter(resource);
         queues.computeIfAbsent(resource, r -> new ArrayDeque<>()).addLast(waiter);
         return waiter;
     }
 
     /** Wakes the first waiter of {@code resource}, if there is one. */
-    synchronized void wake(String resource) {
+    public synchronized void wake(String resource) {
         ArrayDeque<Waiter> queue = queues.get(resource);
         if (queue != null) {
             queue.getFirst().signal();
@@ -32,19 +32,24 @@ final class Waiters {
     }
 
     /** Wakes the first waiter of every resource: a release may have gone unheard. */
-    synchronized void wakeAll() {
+    public synchronized void wakeAll() {
         queues.values().forEach(queue -> queue.getFirst().signal());
     }
 
     /** How many threads wait for {@code resource}. */
-    synchronized int waiting(String resource) {
+    public synchronized int waiting(String resource) {
         ArrayDeque<Waiter> queue = queues.get(resource);
         return queue == null ? 0 : queue.size();
     }
 
     /** Whether no thread waits. */
-    synchronized boolean isEmpty() {
+    public synchronized boolean isEmpty() {
         return queues.isEmpty();
+    }
+
+    private synchronized boolean isFirst(Waiter waiter) {
+        ArrayDeque<Waiter> queue = queues.get(waiter.resource);
+        return queue != null && queue.getFirst() == waiter;
     }
 
     private synchronized void leave(Waiter waiter, boolean granted) {
@@ -60,7 +65,7 @@ final class Waiters {
     }
 
     /** One waiting thread's place in its resource's queue. */
-    final class Waiter implements AutoCloseable {
+    public final class Waiter implements AutoCloseable {
         private final String resource;
         private final Semaphore signal = new Semaphore(0);
         private boolean granted;
@@ -79,8 +84,9 @@ final class Waiters {
          * Waits up to {@code nanos} for a wake-up.
          *
          * @return true if woken, false if the time passed
+         * @throws InterruptedException if the thread is interrupted while waiting
          */
-        boolean await(long nanos) throws InterruptedException {
+        public boolean await(long nanos) throws InterruptedException {
             if (signal.tryAcquire(Math.max(0, nanos), TimeUnit.NANOSECONDS)) {
                 signal.drainPermits();
                 return true;
@@ -88,8 +94,13 @@ final class Waiters {
             return false;
         }
 
+        /** Whether this waiter is the first in its resource's queue: its turn to try. */
+        public boolean first() {
+            return isFirst(this);
+        }
+
         /** The wait ended with the lock: no wake-up is passed on. */
-        void granted() {
+        public void granted() {
             granted = true;
         }
 
