@@ -40,7 +40,7 @@ final class Turns implements AcquireLoop.Pause, AutoCloseable {
             if (waiter.first()) {
                 long delay = retry.delayAfter(failedAttempts).toNanos();
                 if (delay > nanosLeft) {
-                    return false;
+                    return waiter.await(nanosLeft); // no retry fits: only a release here is worth one
                 }
                 waiter.await(delay); // a release of this lock ends it early
                 return true;

@@ -538,7 +538,9 @@ class RedlockAlgorithmTest {
                 LockUnavailableException.class, () -> redlock.acquire("r", TTL, Duration.ZERO));
         // Both restarted nodes said yes; neither counts, so node 0's yes alone is no quorum.
         assertThat(e.votes()).isLessThanOrEqualTo(1);
-        assertThat(e.lastAttempt().get(0).kind()).isIn(ServerAnswer.Kind.GRANTED, ServerAnswer.Kind.PENDING);
+        // Node 0 said yes, or (a loaded machine) had not answered within the node timeout: no quorum either way
+        assertThat(e.lastAttempt().get(0).kind())
+                .isIn(ServerAnswer.Kind.GRANTED, ServerAnswer.Kind.PENDING, ServerAnswer.Kind.TIMED_OUT);
         assertThat(e.lastAttempt().subList(1, 3))
                 .allSatisfy(o -> assertThat(o.kind()).isEqualTo(ServerAnswer.Kind.EXCLUDED))
                 .allSatisfy(o -> assertThat(o.detail()).isEqualTo("restart guard: up 0 s, votes in 1 s"));
