@@ -27,11 +27,12 @@ import picocli.CommandLine.Spec;
 
 /**
  * {@code quorumlock bench}: quorumlock against raw Jedis, Redisson and the article's sequential
- * Redlock, on 5 local Redis nodes that it starts and stops itself; and its database lock against
- * ShedLock's and Spring Integration's on one PostgreSQL ({@link DatabaseLocks}). JMH measures the
- * one-thread cases in forked JVMs; the contention, the resource probe and the database cases run
- * in this JVM. Prints a table and the targets, writes {@code bench-results.json}, {@code
- * bench-results.svg} and JMH's own log {@code bench-jmh.log}.
+ * Redlock, on 5 local Redis nodes that it starts and stops itself; its database lock against
+ * ShedLock's and Spring Integration's on one PostgreSQL ({@link DatabaseLocks}); its ZooKeeper and
+ * etcd locks against Curator's and jetcd's on servers of their own ({@link ConsensusLocks}). JMH
+ * measures the one-thread cases in forked JVMs; the contention, the resource probe, the database
+ * and the ZooKeeper and etcd cases run in this JVM. Prints a table and the targets, writes
+ * {@code bench-results.json}, {@code bench-results.svg} and JMH's own log {@code bench-jmh.log}.
  */
 @Command(
         name = "quorumlock bench",
@@ -45,11 +46,13 @@ import picocli.CommandLine.Spec;
                     + " for one resource; the 5 nodes behind proxies adding 1 ms each way (and one node 20 ms more);"
                     + " the threads and connections of one client; on one PostgreSQL that it starts (when it can),"
                     + " quorumlock's JdbcLock beside ShedLock's JdbcTemplateLockProvider and Spring Integration's"
-                    + " JdbcLockRegistry: a cycle, and the hand-off to a waiter already waiting. Prints a table and"
+                    + " JdbcLockRegistry, and on a 3-server ZooKeeper ensemble and a 3-member etcd cluster that it"
+                    + " starts, ZooKeeperLock beside Curator's InterProcessMutex and EtcdLock beside jetcd's Lock: a"
+                    + " cycle, and the hand-off to a waiter already waiting. Prints a table and"
                     + " the targets with their measured ratios, and writes bench-results.json, bench-results.svg and"
                     + " bench-jmh.log (JMH's own output, with error bars) into the output directory.",
             "",
-            "Exit code 0 when every target passes (the database figures are reported, with no bound), 1 otherwise,"
+            "Exit code 0 when every target passes (the PostgreSQL figures are reported, with no bound), 1 otherwise,"
                     + " 2 for a usage error.",
             ""
         })
@@ -79,8 +82,8 @@ public final class BenchCommand implements Callable<Integer> {
             names = "--quick",
             order = 1,
             description = "About three minutes: shorter iterations, one JMH fork, a single cycle of RedissonRedLock"
-                    + " with a frozen node, 16 database hand-offs per library (default: the full run, about 10"
-                    + " minutes).")
+                    + " with a frozen node, 16 hand-offs per library on PostgreSQL, ZooKeeper and etcd (default: the"
+                    + " full run, about 10 minutes).")
     private boolean quick;
 
     @Option(
@@ -201,6 +204,16 @@ public final class BenchCommand implements Callable<Integer> {
                     results.add(r);
                     progress.step(r.caseId() + " / " + r.library() + ": " + summary(r));
                 }));
+                labels.add(ConsensusLocks.zooKeeperLabel());
+                steps.add(() -> ConsensusLocks.runZooKeeper(plan, progress, r -> {
+                    results.add(r);
+                    progress.step(r.caseId() + " / " + r.library() + ": " + summary(r));
+                }));
+                labels.add(ConsensusLocks.etcdLabel());
+                steps.add(() -> ConsensusLocks.runEtcd(plan, progress, r -> {
+                    results.add(r);
+                    progress.step(r.caseId() + " / " + r.library() + ": " + summary(r));
+                }));
                 Pattern filter = only == null ? null : Pattern.compile(only);
                 int total = (int) labels.stream()
                         .filter(l -> filter == null || filter.matcher(l).find())
@@ -237,7 +250,7 @@ public final class BenchCommand implements Callable<Integer> {
         console.println();
         console.println("ops/s: 1 / mean cycle time (lock + release; JMH SampleTime, one thread); contention: wins/s.");
         console.println("alloc: bytes allocated per cycle by all threads of the JVM (JMH -prof gc).");
-        console.println("postgresql-hand-off: p50/p99 from the holder's release call to the waiting waiter's grant.");
+        console.println("*-hand-off: p50/p99 from the holder's release call to the waiting waiter's grant (no ops/s).");
         console.println(
                 "iterations ±: spread (coefficient of variation) of the iteration means. Compare within one run.");
         console.println();
@@ -388,6 +401,7 @@ public final class BenchCommand implements Callable<Integer> {
                         + plan.contentionTime().toMillis() + " ms counted");
         settings.put("contention_backoff", Contention.backoffText());
         settings.put("postgresql", DatabaseLocks.settings());
+        settings.put("consensus", ConsensusLocks.settings());
         root.put("settings", settings);
         List<Object> cases = new ArrayList<>();
         for (CaseResult r : results) {

@@ -26,19 +26,23 @@ final class Chart {
         COLOURS.put(Plan.REDLOCK, "#7048e8");
         COLOURS.put(Plan.SHEDLOCK, "#f59f00");
         COLOURS.put(Plan.SPRING_INTEGRATION, "#0ca678");
+        COLOURS.put(Plan.CURATOR, "#e64980");
+        COLOURS.put(Plan.JETCD, "#4263eb");
     }
 
-    private static final Map<String, String> CASE_TITLES = Map.of(
-            Plan.SINGLE, "Single node, one thread",
-            Plan.FIVE, "5 nodes, one thread",
-            Plan.FROZEN, "5 nodes, one frozen (SIGSTOP), one thread",
-            Plan.CONTENTION, "Contention: 8 clients, one resource, 5 nodes (wins/s)",
-            Plan.TLS, "5 nodes over TLS, one thread",
-            Plan.MANY, "Many callers: 64 threads, 64 resources, 5 nodes",
-            Plan.MANY_SHARED, "Many callers: 64 threads, 8 resources, 5 nodes (acquired cycles/s)",
-            Plan.SLOW, "Slow network: 5 nodes, 1 ms each way, one thread",
-            Plan.SLOW_NODE, "Slow network, one node +20 ms each way, one thread",
-            Plan.DB_CYCLE, "PostgreSQL: acquire + release, one thread, one shared pool");
+    private static final Map<String, String> CASE_TITLES = Map.ofEntries(
+            Map.entry(Plan.SINGLE, "Single node, one thread"),
+            Map.entry(Plan.FIVE, "5 nodes, one thread"),
+            Map.entry(Plan.FROZEN, "5 nodes, one frozen (SIGSTOP), one thread"),
+            Map.entry(Plan.CONTENTION, "Contention: 8 clients, one resource, 5 nodes (wins/s)"),
+            Map.entry(Plan.TLS, "5 nodes over TLS, one thread"),
+            Map.entry(Plan.MANY, "Many callers: 64 threads, 64 resources, 5 nodes"),
+            Map.entry(Plan.MANY_SHARED, "Many callers: 64 threads, 8 resources, 5 nodes (acquired cycles/s)"),
+            Map.entry(Plan.SLOW, "Slow network: 5 nodes, 1 ms each way, one thread"),
+            Map.entry(Plan.SLOW_NODE, "Slow network, one node +20 ms each way, one thread"),
+            Map.entry(Plan.DB_CYCLE, "PostgreSQL: acquire + release, one thread, one shared pool"),
+            Map.entry(Plan.ZK_CYCLE, "ZooKeeper, 3 servers: acquire + release, one thread"),
+            Map.entry(Plan.ETCD_CYCLE, "etcd, 3 members: acquire + release, one thread"));
 
     private static final int WIDTH = 960;
     private static final int LABEL = 190; // left column: library names
@@ -58,7 +62,7 @@ final class Chart {
             if (r.caseId().equals(Plan.CAPACITY) || r.library().equals(Plan.PING)) {
                 continue; // requests per second, not cycles: in the table only
             }
-            if (r.caseId().equals(Plan.DB_HAND_OFF)) {
+            if (Plan.handOff(r.caseId())) {
                 continue; // latencies, not cycles: in the table only
             }
             groups.computeIfAbsent(r.caseId(), k -> new ArrayList<>()).add(r);

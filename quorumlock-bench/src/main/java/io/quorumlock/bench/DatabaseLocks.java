@@ -124,7 +124,9 @@ final class DatabaseLocks {
             }
             for (Library library : LIBRARIES) {
                 CaseResult handOff = HandOff.run(
+                        Plan.DB_HAND_OFF,
                         library.name(),
+                        1,
                         () -> library.client().apply(pool),
                         library.waiting(),
                         plan.handOffs(),

@@ -1,8 +1,11 @@
 package io.quorumlock.bench;
 
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.Collections;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ThreadLocalRandom;
@@ -46,6 +49,18 @@ final class HandOff {
         /** Releases the lock this client holds, from the thread that took it. */
         void unlock();
 
+        /**
+         * One acquire and release of a free resource, as the cycle rows measure it: by default
+         * {@link #tryLock} then {@link #unlock}. True if this client held the lock.
+         */
+        default boolean cycle(String resource) {
+            if (!tryLock(resource)) {
+                return false;
+            }
+            unlock();
+            return true;
+        }
+
         @Override
         void close();
     }
@@ -67,68 +82,174 @@ final class HandOff {
      * Runs {@code handOffs} counted hand-offs between a holder and a waiter of {@code library} and
      * returns their row.
      *
+     * @param caseId the row's case, such as {@link Plan#DB_HAND_OFF}
      * @param library the library's name, for the row
+     * @param nodes the servers behind the lock, for the row
      * @param factory makes a client of its own (called twice: the holder, the waiter)
      * @param waiting how the waiter waits, for the row's notes
      * @param handOffs how many hand-offs to count
      * @param progress where to show the count
      */
-    static CaseResult run(String library, Supplier<Client> factory, String waiting, int handOffs, Progress progress) {
-        Client holder = null;
-        Client waiter = null;
+    static CaseResult run(
+            String caseId,
+            String library,
+            int nodes,
+            Supplier<Client> factory,
+            String waiting,
+            int handOffs,
+            Progress progress) {
+        return interleaved(List.of(new Series(caseId, library, nodes, factory, waiting, handOffs)), progress)
+                .get(0);
+    }
+
+    /**
+     * Runs the hand-offs of several libraries in turns, one hand-off of each per turn, in the
+     * order given and then in reverse (A B, B A, A B, ...), so that what the machine does meanwhile
+     * falls on all of them alike; returns their rows in the order given.
+     */
+    static List<CaseResult> interleaved(List<Series> series, Progress progress) {
         try {
-            holder = factory.get();
-            waiter = factory.get();
-            long[] samples = new long[handOffs];
-            long[] releases = new long[handOffs];
-            int overlaps = 0;
-            for (int i = -1; i < handOffs; i++) {
-                progress.status(i < 0 ? "warm-up hand-off" : "hand-off " + (i + 1) + " of " + handOffs);
-                long[] one = once(holder, waiter);
-                if (i < 0) {
-                    continue;
+            for (int turn = 0; series.stream().anyMatch(s -> !s.finished()); turn++) {
+                List<Series> order = new ArrayList<>(series);
+                if (turn % 2 == 1) {
+                    Collections.reverse(order);
                 }
+                for (Series s : order) {
+                    if (!s.finished()) {
+                        progress.status(s.library + ": " + s.status());
+                        s.step();
+                    }
+                }
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            series.forEach(s -> s.fail("interrupted"));
+        } finally {
+            series.forEach(Series::close);
+        }
+        return series.stream().map(Series::result).toList();
+    }
+
+    /** One library's hand-offs: its holder and waiter, and the hand-offs measured so far. */
+    static final class Series implements AutoCloseable {
+        private final String caseId;
+        private final String library;
+        private final int nodes;
+        private final String waiting;
+        private final int handOffs;
+        private final long[] samples;
+        private final long[] releases;
+        private Client holder;
+        private Client waiter;
+        /** The hand-offs done; -1 until the first, not counted, is done. */
+        private int done = -1;
+
+        private int overlaps;
+        private String error;
+
+        /**
+         * Makes the holder and the waiter; a failure to make them is the row's error.
+         *
+         * @param caseId the row's case, such as {@link Plan#DB_HAND_OFF}
+         * @param library the library's name, for the row
+         * @param nodes the servers behind the lock, for the row
+         * @param factory makes a client of its own (called twice: the holder, the waiter)
+         * @param waiting how the waiter waits, for the row's notes
+         * @param handOffs how many hand-offs to count
+         */
+        Series(String caseId, String library, int nodes, Supplier<Client> factory, String waiting, int handOffs) {
+            this.caseId = caseId;
+            this.library = library;
+            this.nodes = nodes;
+            this.waiting = waiting;
+            this.handOffs = handOffs;
+            this.samples = new long[handOffs];
+            this.releases = new long[handOffs];
+            try {
+                holder = factory.get();
+                waiter = factory.get();
+            } catch (RuntimeException e) {
+                error = e.toString();
+            }
+        }
+
+        boolean finished() {
+            return error != null || done >= handOffs;
+        }
+
+        String status() {
+            return done < 0 ? "warm-up hand-off" : "hand-off " + (done + 1) + " of " + handOffs;
+        }
+
+        void fail(String why) {
+            if (error == null) {
+                error = why;
+            }
+        }
+
+        /** The next hand-off; a failure ends the series with the error. */
+        void step() throws InterruptedException {
+            long[] one;
+            try {
+                one = once(holder, waiter);
+            } catch (RuntimeException e) {
+                error = e.toString();
+                return;
+            }
+            if (done >= 0) {
                 long afterRelease = one[1] - one[0];
                 if (afterRelease < 0) {
                     overlaps++;
                 }
-                samples[i] = Math.max(0, afterRelease);
-                releases[i] = one[2] - one[0];
+                samples[done] = Math.max(0, afterRelease);
+                releases[done] = one[2] - one[0];
             }
-            Arrays.sort(samples);
-            Arrays.sort(releases);
+            done++;
+        }
+
+        CaseResult result() {
+            if (error != null) {
+                return CaseResult.failed(caseId, library, nodes, 2, error);
+            }
+            long[] sorted = samples.clone();
+            long[] sortedReleases = releases.clone();
+            Arrays.sort(sorted);
+            Arrays.sort(sortedReleases);
             Map<String, Object> extra = new LinkedHashMap<>();
             extra.put("hand_offs", handOffs);
             extra.put("waiting", waiting);
             extra.put(
                     "hold_ms",
                     HOLD_MIN.toMillis() + "-" + HOLD_MIN.plus(HOLD_SPREAD).toMillis());
-            extra.put("hand_off_max_us", JmhCases.round(samples[handOffs - 1] / 1e3, 1));
-            extra.put("release_p50_us", ManyCallers.percentile(releases, 0.50));
+            extra.put("hand_off_max_us", JmhCases.round(sorted[handOffs - 1] / 1e3, 1));
+            extra.put("release_p50_us", ManyCallers.percentile(sortedReleases, 0.50));
             extra.put("overlaps", overlaps);
             return new CaseResult(
-                    Plan.DB_HAND_OFF,
+                    caseId,
                     library,
-                    1,
+                    nodes,
                     2,
                     null,
-                    ManyCallers.percentile(samples, 0.50),
-                    ManyCallers.percentile(samples, 0.99),
+                    ManyCallers.percentile(sorted, 0.50),
+                    ManyCallers.percentile(sorted, 0.99),
                     null,
                     extra,
                     null,
                     null);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            return CaseResult.failed(Plan.DB_HAND_OFF, library, 1, 2, "interrupted");
-        } catch (RuntimeException e) {
-            return CaseResult.failed(Plan.DB_HAND_OFF, library, 1, 2, e.toString());
-        } finally {
-            if (holder != null) {
-                holder.close();
-            }
-            if (waiter != null) {
-                waiter.close();
+        }
+
+        @Override
+        public void close() {
+            try {
+                if (holder != null) {
+                    holder.close();
+                }
+            } finally {
+                holder = null;
+                if (waiter != null) {
+                    waiter.close();
+                }
+                waiter = null;
             }
         }
     }

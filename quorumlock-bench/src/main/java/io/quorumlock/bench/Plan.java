@@ -7,7 +7,9 @@ import java.util.List;
  * How long and how often to measure, per mode: {@code --smoke} (seconds, in-process, for the
  * smoke test), {@code --quick} (about two minutes) and the full run. The database cases run one
  * thread's cycles for {@code databaseTime} per library after the contention's warm-up, and {@code
- * handOffs} counted hand-offs per library.
+ * handOffs} counted hand-offs per library; the ZooKeeper and etcd cases as long, with {@code
+ * consensusHandOffs} hand-offs per library (one in the smoke run, which keeps each row well under a
+ * second).
  */
 record Plan(
         String mode,
@@ -23,7 +25,8 @@ record Plan(
         List<JmhCase> jmhCases,
         List<String> contentionLibraries,
         Duration databaseTime,
-        int handOffs) {
+        int handOffs,
+        int consensusHandOffs) {
 
     static final String SINGLE = "single-node";
     static final String FIVE = "five-nodes";
@@ -47,6 +50,14 @@ record Plan(
     static final String DB_CYCLE = "postgresql-cycle";
     /** A waiter already waiting when the holder releases: from the release call to the waiter's grant. */
     static final String DB_HAND_OFF = "postgresql-hand-off";
+    /** One thread's acquire + release of a free resource, on one 3-server ZooKeeper ensemble. */
+    static final String ZK_CYCLE = "zookeeper-cycle";
+    /** As {@link #DB_HAND_OFF}, on the ZooKeeper ensemble. */
+    static final String ZK_HAND_OFF = "zookeeper-hand-off";
+    /** One thread's acquire + release of a free resource, on one 3-member etcd cluster. */
+    static final String ETCD_CYCLE = "etcd-cycle";
+    /** As {@link #DB_HAND_OFF}, on the etcd cluster. */
+    static final String ETCD_HAND_OFF = "etcd-hand-off";
 
     static final String RAW = "raw-jedis";
     /** A PING's round trip, for the slow network. */
@@ -64,6 +75,15 @@ record Plan(
     static final String SHEDLOCK = "shedlock-jdbc-template";
     /** Spring Integration's {@code JdbcLockRegistry}, for the database cases. */
     static final String SPRING_INTEGRATION = "spring-integration-jdbc";
+    /** Curator's {@code InterProcessMutex}, for the ZooKeeper cases (quorumlock's is {@code ZooKeeperLock}). */
+    static final String CURATOR = "curator-mutex";
+    /** jetcd's {@code Lock} client, for the etcd cases (quorumlock's is {@code EtcdLock}). */
+    static final String JETCD = "jetcd-lock";
+
+    /** Whether {@code caseId} is a hand-off: latencies from the release call to the grant, no rate. */
+    static boolean handOff(String caseId) {
+        return caseId.equals(DB_HAND_OFF) || caseId.equals(ZK_HAND_OFF) || caseId.equals(ETCD_HAND_OFF);
+    }
 
     /**
      * One JMH case.
@@ -121,6 +141,7 @@ record Plan(
                 allCases(),
                 List.of(QUORUMLOCK, SEQUENTIAL),
                 Duration.ofSeconds(10),
+                100,
                 100);
     }
 
@@ -139,6 +160,7 @@ record Plan(
                 allCases(),
                 List.of(QUORUMLOCK, SEQUENTIAL),
                 Duration.ofSeconds(2),
+                16,
                 16);
     }
 
@@ -160,6 +182,7 @@ record Plan(
                         new JmhCase(SINGLE, QUORUMLOCK, 1, false, QuorumlockBenchmark.class, false, null)),
                 List.of(QUORUMLOCK),
                 Duration.ofMillis(300),
-                3);
+                3,
+                1);
     }
 }

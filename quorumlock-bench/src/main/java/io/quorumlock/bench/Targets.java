@@ -214,11 +214,55 @@ final class Targets {
                                 "quorumlock JdbcLock / " + Plan.SPRING_INTEGRATION + ", cycles/s",
                                 ratio(ops(qDb), ops(find(Plan.DB_CYCLE, Plan.SPRING_INTEGRATION))),
                                 Targets::ratioText))));
+        Optional<CaseResult> qZkHandOff = find(Plan.ZK_HAND_OFF, Plan.QUORUMLOCK);
+        Optional<CaseResult> curatorHandOff = find(Plan.ZK_HAND_OFF, Plan.CURATOR);
+        Optional<CaseResult> qEtcdHandOff = find(Plan.ETCD_HAND_OFF, Plan.QUORUMLOCK);
+        Optional<CaseResult> jetcdHandOff = find(Plan.ETCD_HAND_OFF, Plan.JETCD);
+        targets.add(new Target(
+                9,
+                "ZooKeeper and etcd hand-off at most 1.2x their own clients'",
+                List.of(
+                        atMost(
+                                "ZooKeeperLock / " + Plan.CURATOR + ", hand-off p50",
+                                ratio(p50(qZkHandOff), p50(curatorHandOff)),
+                                1.2),
+                        atMost(
+                                "EtcdLock / " + Plan.JETCD + ", hand-off p50",
+                                ratio(p50(qEtcdHandOff), p50(jetcdHandOff)),
+                                1.2),
+                        reported(
+                                "ZooKeeperLock / " + Plan.CURATOR + ", hand-off p99",
+                                ratio(p99(qZkHandOff), p99(curatorHandOff)),
+                                Targets::ratioText),
+                        reported(
+                                "EtcdLock / " + Plan.JETCD + ", hand-off p99",
+                                ratio(p99(qEtcdHandOff), p99(jetcdHandOff)),
+                                Targets::ratioText))));
+        targets.add(new Target(
+                10,
+                "ZooKeeperLock and EtcdLock cycles at least 0.9x their own clients'",
+                List.of(
+                        atLeast(
+                                "ZooKeeperLock / " + Plan.CURATOR + ", cycles/s",
+                                ratio(
+                                        ops(find(Plan.ZK_CYCLE, Plan.QUORUMLOCK)),
+                                        ops(find(Plan.ZK_CYCLE, Plan.CURATOR))),
+                                0.9),
+                        atLeast(
+                                "EtcdLock / " + Plan.JETCD + ", cycles/s",
+                                ratio(
+                                        ops(find(Plan.ETCD_CYCLE, Plan.QUORUMLOCK)),
+                                        ops(find(Plan.ETCD_CYCLE, Plan.JETCD))),
+                                0.9))));
         return targets;
     }
 
     private static Optional<Double> p50(Optional<CaseResult> result) {
         return result.map(CaseResult::p50Micros);
+    }
+
+    private static Optional<Double> p99(Optional<CaseResult> result) {
+        return result.map(CaseResult::p99Micros);
     }
 
     private Target resources(Resources r, Optional<CaseResult> q5, Optional<CaseResult> q1) {

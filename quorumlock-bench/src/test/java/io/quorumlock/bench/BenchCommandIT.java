@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import io.quorumlock.testkit.EtcdCluster;
 import io.quorumlock.testkit.PostgresServer;
 import java.io.PrintWriter;
 import java.io.StringWriter;
@@ -20,7 +21,9 @@ import picocli.CommandLine;
  * The smoke test of {@code quorumlock bench}: a {@code --smoke} run, in this JVM and without JMH
  * forks, starts its nodes, runs two short JMH cases, the resource probe and a short contention,
  * and on a PostgreSQL of its own (skipped where PostgreSQL cannot run) a few cycles and hand-offs
- * of the three database locks; it prints the table and the targets, and writes a well-formed
+ * of the three database locks, and on a ZooKeeper ensemble and an etcd cluster of its own (etcd
+ * skipped where it cannot run) a few cycles and one hand-off of ZooKeeperLock and Curator's
+ * mutex, EtcdLock and jetcd's lock; it prints the table and the targets, and writes a well-formed
  * results file and chart. It measures nothing worth quoting. (Jackson comes with Redisson, the
  * benchmark-only dependency.)
  */
@@ -45,7 +48,11 @@ class BenchCommandIT {
         assertThat(out.toString())
                 .contains("case", "ops/s", "p50 µs", "p99 µs", "alloc B/op")
                 .contains("raw-jedis", "quorumlock", "TARGETS", BenchCommand.JSON_FILE)
-                .contains(Plan.DB_CYCLE, Plan.DB_HAND_OFF, Plan.SHEDLOCK, Plan.SPRING_INTEGRATION);
+                .contains(Plan.DB_CYCLE, Plan.DB_HAND_OFF, Plan.SHEDLOCK, Plan.SPRING_INTEGRATION)
+                .contains(
+                        Plan.ZK_CYCLE, Plan.ZK_HAND_OFF, Plan.CURATOR, Plan.ETCD_CYCLE, Plan.ETCD_HAND_OFF, Plan.JETCD)
+                .contains("9. ZooKeeper and etcd hand-off at most 1.2x their own clients'")
+                .contains("10. ZooKeeperLock and EtcdLock cycles at least 0.9x their own clients'");
 
         JsonNode root =
                 new ObjectMapper().readTree(dir.resolve(BenchCommand.JSON_FILE).toFile());
@@ -69,16 +76,25 @@ class BenchCommandIT {
             }
         }
         assertThat(names).containsAll(database);
+        List<String> etcd = new ArrayList<>();
+        for (String caseId : List.of(Plan.ZK_CYCLE, Plan.ZK_HAND_OFF)) {
+            assertThat(names).contains(caseId + "/" + Plan.QUORUMLOCK, caseId + "/" + Plan.CURATOR);
+        }
+        for (String caseId : List.of(Plan.ETCD_CYCLE, Plan.ETCD_HAND_OFF)) {
+            etcd.add(caseId + "/" + Plan.QUORUMLOCK);
+            etcd.add(caseId + "/" + Plan.JETCD);
+        }
+        assertThat(names).containsAll(etcd);
         boolean postgres = PostgresServer.available();
         for (JsonNode c : cases) {
             String name = c.path("case").asText() + "/" + c.path("library").asText();
-            if (database.contains(name) && !postgres) {
+            if ((database.contains(name) && !postgres) || (etcd.contains(name) && !EtcdCluster.available())) {
                 assertThat(c.path("skipped").asText())
                         .as("why %s was skipped", name)
                         .isNotEmpty();
                 continue;
             }
-            if (c.path("case").asText().equals(Plan.DB_HAND_OFF)) {
+            if (Plan.handOff(c.path("case").asText())) {
                 // latencies from the release call to the waiter's grant, no rate
                 assertThat(c.path("ops_per_s").isNull()).as("ops/s of %s", c).isTrue();
                 assertThat(c.path("p50_us").asDouble())
@@ -86,14 +102,19 @@ class BenchCommandIT {
                         .isPositive();
                 assertThat(c.path("p99_us").asDouble())
                         .isGreaterThanOrEqualTo(c.path("p50_us").asDouble());
-                assertThat(c.path("hand_offs").asInt()).isEqualTo(Plan.smoke().handOffs());
+                assertThat(c.path("hand_offs").asInt())
+                        .isEqualTo(
+                                c.path("case").asText().equals(Plan.DB_HAND_OFF)
+                                        ? Plan.smoke().handOffs()
+                                        : Plan.smoke().consensusHandOffs());
                 assertThat(c.path("overlaps").asInt())
                         .as("grants before the release in %s", c)
                         .isZero();
                 continue;
             }
             assertThat(c.path("ops_per_s").asDouble()).as("ops/s of %s", c).isPositive();
-            if (c.path("case").asText().equals(Plan.DB_CYCLE)) {
+            if (List.of(Plan.DB_CYCLE, Plan.ZK_CYCLE, Plan.ETCD_CYCLE)
+                    .contains(c.path("case").asText())) {
                 assertThat(c.path("p50_us").asDouble()).as("cycle p50 of %s", c).isPositive();
                 assertThat(c.path("failures").asLong())
                         .as("free locks refused in %s", c)
@@ -110,7 +131,22 @@ class BenchCommandIT {
             }
         }
         JsonNode targets = root.path("targets");
-        assertThat(targets.size()).isEqualTo(8);
+        assertThat(targets.size()).isEqualTo(10);
+        assertThat(targets.get(8).path("title").asText()).startsWith("ZooKeeper and etcd hand-off");
+        assertThat(targets.get(9).path("title").asText()).startsWith("ZooKeeperLock and EtcdLock cycles");
+        for (JsonNode target : List.of(targets.get(8), targets.get(9))) {
+            // real bounds, a verdict per backend (smoke figures: pass or fail, not quoted)
+            assertThat(target.path("checks").get(0).path("bound").asText()).isNotEmpty();
+            assertThat(target.path("checks").get(1).path("bound").asText()).isNotEmpty();
+            assertThat(target.path("checks").get(0).path("ratio").isNumber())
+                    .as("ZooKeeper check of %s", target)
+                    .isTrue();
+            if (EtcdCluster.available()) {
+                assertThat(target.path("checks").get(1).path("ratio").isNumber())
+                        .as("etcd check of %s", target)
+                        .isTrue();
+            }
+        }
         for (JsonNode target : targets) {
             assertThat(target.has("verdict")).isTrue();
             assertThat(target.path("checks").size()).isPositive();

@@ -120,11 +120,73 @@ class TargetsTest {
     }
 
     @Test
-    void theSevenTargetsAreNumberedAsTheIssueListsThemAndTheDatabaseFiguresFollow() {
+    void theSevenTargetsAreNumberedAsTheIssueListsThemAndTheDatabaseFiguresAndConsensusTargetsFollow() {
         assertThat(Targets.evaluate(results, null).stream().map(Targets.Target::number))
-                .containsExactly(1, 2, 3, 4, 5, 6, 7, 8);
+                .containsExactly(1, 2, 3, 4, 5, 6, 7, 8, 9, 10);
         assertThat(target(7).title()).startsWith("Resources");
         assertThat(target(8).title()).startsWith("Database lock");
+        assertThat(target(9).title()).isEqualTo("ZooKeeper and etcd hand-off at most 1.2x their own clients'");
+        assertThat(target(10).title()).isEqualTo("ZooKeeperLock and EtcdLock cycles at least 0.9x their own clients'");
+    }
+
+    @Test
+    void consensusHandOffsNeedAMedianAtMostOnePointTwoTimesTheirOwnClientsPerBackend() {
+        handOff(Plan.ZK_HAND_OFF, Plan.QUORUMLOCK, 6_000, 9_000);
+        handOff(Plan.ZK_HAND_OFF, Plan.CURATOR, 5_000, 12_000);
+        handOff(Plan.ETCD_HAND_OFF, Plan.QUORUMLOCK, 9_600, 20_000);
+        handOff(Plan.ETCD_HAND_OFF, Plan.JETCD, 8_000, 10_000);
+        assertThat(check(9, "ZooKeeperLock / " + Plan.CURATOR + ", hand-off p50")
+                        .value())
+                .isCloseTo(1.2, within());
+        assertThat(check(9, "EtcdLock / " + Plan.JETCD + ", hand-off p50").value())
+                .isCloseTo(1.2, within());
+        assertThat(check(9, "hand-off p99").verdict()).isEqualTo(Targets.Verdict.REPORTED);
+        assertThat(target(9).verdict()).isEqualTo(Targets.Verdict.PASS);
+
+        results.clear();
+        handOff(Plan.ZK_HAND_OFF, Plan.QUORUMLOCK, 6_000, 9_000);
+        handOff(Plan.ZK_HAND_OFF, Plan.CURATOR, 5_000, 12_000);
+        handOff(Plan.ETCD_HAND_OFF, Plan.QUORUMLOCK, 16_000, 20_000);
+        handOff(Plan.ETCD_HAND_OFF, Plan.JETCD, 8_000, 10_000);
+        assertThat(check(9, "ZooKeeperLock / " + Plan.CURATOR + ", hand-off p50")
+                        .verdict())
+                .isEqualTo(Targets.Verdict.PASS);
+        assertThat(check(9, "EtcdLock / " + Plan.JETCD + ", hand-off p50").verdict())
+                .isEqualTo(Targets.Verdict.FAIL);
+        assertThat(target(9).verdict()).isEqualTo(Targets.Verdict.FAIL);
+        assertThat(target(9).met()).isFalse();
+    }
+
+    @Test
+    void consensusCyclesNeedNinetyPercentOfTheirOwnClientsPerBackend() {
+        add(Plan.ZK_CYCLE, Plan.QUORUMLOCK, 90, null);
+        add(Plan.ZK_CYCLE, Plan.CURATOR, 100, null);
+        add(Plan.ETCD_CYCLE, Plan.QUORUMLOCK, 60, null);
+        add(Plan.ETCD_CYCLE, Plan.JETCD, 50, null);
+        assertThat(check(10, "ZooKeeperLock").value()).isCloseTo(0.9, within());
+        assertThat(check(10, "EtcdLock").value()).isCloseTo(1.2, within());
+        assertThat(target(10).verdict()).isEqualTo(Targets.Verdict.PASS);
+
+        results.clear();
+        add(Plan.ZK_CYCLE, Plan.QUORUMLOCK, 50, null);
+        add(Plan.ZK_CYCLE, Plan.CURATOR, 100, null);
+        add(Plan.ETCD_CYCLE, Plan.QUORUMLOCK, 60, null);
+        add(Plan.ETCD_CYCLE, Plan.JETCD, 50, null);
+        assertThat(check(10, "ZooKeeperLock").verdict()).isEqualTo(Targets.Verdict.FAIL);
+        assertThat(target(10).verdict()).isEqualTo(Targets.Verdict.FAIL);
+    }
+
+    @Test
+    void consensusTargetsWithoutEtcdAreNotMeasuredAndNotMet() {
+        add(Plan.ZK_CYCLE, Plan.QUORUMLOCK, 95, null);
+        add(Plan.ZK_CYCLE, Plan.CURATOR, 100, null);
+        results.add(CaseResult.skipped(Plan.ETCD_CYCLE, Plan.QUORUMLOCK, 3, 1, "etcd not found"));
+        results.add(CaseResult.skipped(Plan.ETCD_CYCLE, Plan.JETCD, 3, 1, "etcd not found"));
+        assertThat(check(10, "ZooKeeperLock").verdict()).isEqualTo(Targets.Verdict.PASS);
+        assertThat(check(10, "EtcdLock").verdict()).isEqualTo(Targets.Verdict.NOT_MEASURED);
+        assertThat(target(10).verdict()).isEqualTo(Targets.Verdict.NOT_MEASURED);
+        assertThat(target(10).met()).isFalse();
+        assertThat(target(9).verdict()).isEqualTo(Targets.Verdict.NOT_MEASURED);
     }
 
     @Test
@@ -152,6 +214,10 @@ class TargetsTest {
 
     private void add(String caseId, String library, double opsPerSecond, Double p50) {
         results.add(new CaseResult(caseId, library, 5, 1, opsPerSecond, p50, null, null, Map.of(), null, null));
+    }
+
+    private void handOff(String caseId, String library, double p50, double p99) {
+        results.add(new CaseResult(caseId, library, 3, 2, null, p50, p99, null, Map.of(), null, null));
     }
 
     private static CaseResult many(double opsPerSecond, int connections, int failures) {

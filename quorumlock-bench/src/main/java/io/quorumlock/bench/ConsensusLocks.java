@@ -1,0 +1,642 @@
+package io.quorumlock.bench;
+
+import io.etcd.jetcd.ByteSequence;
+import io.etcd.jetcd.Client;
+import io.etcd.jetcd.lease.LeaseKeepAliveResponse;
+import io.etcd.jetcd.support.CloseableClient;
+import io.grpc.stub.StreamObserver;
+import io.quorumlock.FencedLease;
+import io.quorumlock.LockUnavailableException;
+import io.quorumlock.etcd.EtcdLock;
+import io.quorumlock.testkit.EtcdCluster;
+import io.quorumlock.testkit.ZooKeeperServers;
+import io.quorumlock.zookeeper.ZooKeeperLock;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Collections;
+import java.util.Comparator;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.function.Consumer;
+import java.util.function.Supplier;
+import java.util.stream.Stream;
+import org.apache.curator.framework.CuratorFramework;
+import org.apache.curator.framework.CuratorFrameworkFactory;
+import org.apache.curator.framework.recipes.locks.InterProcessMutex;
+import org.apache.curator.retry.ExponentialBackoffRetry;
+import org.apache.curator.test.TestingCluster;
+
+/**
+ * quorumlock's consensus locks beside the clients they are built on: {@code ZooKeeperLock} beside
+ * Curator's {@code InterProcessMutex} on one ensemble of {@value #SERVERS} ZooKeeper servers
+ * (curator-test's {@code TestingCluster} in this JVM, through the test kit's {@link
+ * ZooKeeperServers}), and {@code EtcdLock} beside jetcd's {@code Lock} client on one cluster of
+ * {@value #SERVERS} etcd members (the test kit's {@link EtcdCluster}). Each step starts its servers,
+ * warms them up with each library in turn (not counted), then measures per library one thread's
+ * cycles (acquire, then release, a free resource), the libraries taking turns (A B, then B A,
+ * each half the time), then the hand-offs from a holder to a waiter already waiting ({@link
+ * HandOff}), one of each library in turn, and stops its servers. quorumlock's
+ * locks are built with their builders' defaults; each client of the others is set up as their
+ * documentation shows. When etcd cannot run here, its rows are skipped with the reason; a start
+ * that fails marks the rows not measured as failed, with why.
+ */
+final class ConsensusLocks {
+
+    /** The servers of the ensemble and of the etcd cluster. */
+    static final int SERVERS = 3;
+
+    /** How long a single request of the other clients may take before the row fails: never, on a healthy cluster. */
+    private static final Duration REQUEST_TIMEOUT = Duration.ofSeconds(10);
+
+    /** How long the ensemble may take to elect a leader. */
+    private static final Duration LEADER_TIMEOUT = Duration.ofSeconds(30);
+
+    /** Curator's mutexes live under this path, one child per resource. */
+    static final String CURATOR_PATH = "/bench/curator";
+
+    /** The resource of the cycles. */
+    private static final String RESOURCE = "bench:cycle";
+
+    /** jetcd's lock names start with this. */
+    static final String JETCD_PREFIX = "/bench/jetcd/";
+
+    /** The TTL of jetcd's leases, in whole seconds: {@link Trial#TTL}, as EtcdLock rounds it. */
+    private static final long TTL_SECONDS = (Trial.TTL.toMillis() + 999) / 1000;
+
+    /** One library of the comparison: its name, how a client of its own is made, what a row says. */
+    private record Library(String name, Supplier<HandOff.Client> client, String cycle, String waiting) {}
+
+    /** One step: a backend, its cases and libraries. */
+    private record Backend(String name, String cycleCase, String handOffCase, List<String> libraries) {
+        String label() {
+            return cycleCase + ", " + handOffCase + " / " + String.join(", ", libraries);
+        }
+    }
+
+    private static final Backend ZOOKEEPER =
+            new Backend("ZooKeeper", Plan.ZK_CYCLE, Plan.ZK_HAND_OFF, List.of(Plan.QUORUMLOCK, Plan.CURATOR));
+    private static final Backend ETCD =
+            new Backend("etcd", Plan.ETCD_CYCLE, Plan.ETCD_HAND_OFF, List.of(Plan.QUORUMLOCK, Plan.JETCD));
+
+    private ConsensusLocks() {}
+
+    /** The ZooKeeper step's label. */
+    static String zooKeeperLabel() {
+        return ZOOKEEPER.label();
+    }
+
+    /** The etcd step's label. */
+    static String etcdLabel() {
+        return ETCD.label();
+    }
+
+    /** Runs the ZooKeeper cases on an ensemble of their own, adding each result to {@code results} as measured. */
+    static void runZooKeeper(Plan plan, Progress progress, Consumer<CaseResult> results) {
+        List<CaseResult> measured = new ArrayList<>();
+        Consumer<CaseResult> out = r -> {
+            measured.add(r);
+            results.accept(r);
+        };
+        Path dir = null;
+        TestingCluster cluster = null;
+        try {
+            progress.status("starting " + SERVERS + " ZooKeeper servers");
+            dir = Files.createTempDirectory("quorumlock-bench-zk-");
+            cluster = ZooKeeperServers.cluster(dir, SERVERS);
+            ZooKeeperServers.awaitLeader(cluster, LEADER_TIMEOUT);
+            String connect = cluster.getConnectString();
+            String version = "ZooKeeper " + zooKeeperVersion() + " (curator-test, in this JVM)";
+            List<Library> libraries = List.of(
+                    new Library(
+                            Plan.QUORUMLOCK,
+                            () -> zooKeeperLock(connect),
+                            "ZooKeeperLock, defaults: tryAcquire + release",
+                            "acquire(resource, ttl, " + HandOff.MAX_WAIT.toSeconds()
+                                    + " s): woken by a watch on the node ahead"),
+                    new Library(
+                            Plan.CURATOR,
+                            () -> curator(connect),
+                            "InterProcessMutex (one per resource, reused): acquire() + release()",
+                            "acquire(" + HandOff.MAX_WAIT.toSeconds()
+                                    + " s, SECONDS): woken by a watch on the node ahead"));
+            measure(ZOOKEEPER, libraries, version, plan, progress, out);
+        } catch (Exception e) {
+            failUnmeasured(ZOOKEEPER, measured, "the ZooKeeper ensemble: " + firstLine(e), results);
+        } finally {
+            if (cluster != null) {
+                try {
+                    cluster.close();
+                } catch (IOException | RuntimeException e) {
+                    // the servers run in this JVM: they go with it at the latest
+                }
+            }
+            if (dir != null) {
+                deleteTree(dir);
+            }
+        }
+    }
+
+    /** Runs the etcd cases on a cluster of their own, adding each result to {@code results} as measured. */
+    static void runEtcd(Plan plan, Progress progress, Consumer<CaseResult> results) {
+        if (!EtcdCluster.available()) {
+            String why = EtcdCluster.unavailableReason().orElse("etcd is not available");
+            for (String caseId : List.of(ETCD.cycleCase(), ETCD.handOffCase())) {
+                for (String library : ETCD.libraries()) {
+                    results.accept(CaseResult.skipped(caseId, library, SERVERS, threads(ETCD, caseId), why));
+                }
+            }
+            return;
+        }
+        List<CaseResult> measured = new ArrayList<>();
+        Consumer<CaseResult> out = r -> {
+            measured.add(r);
+            results.accept(r);
+        };
+        progress.status("starting " + SERVERS + " etcd members");
+        try (EtcdCluster cluster = EtcdCluster.start(SERVERS)) {
+            List<String> endpoints = cluster.endpoints();
+            String version = "etcd " + EtcdCluster.version();
+            List<Library> libraries = List.of(
+                    new Library(
+                            Plan.QUORUMLOCK,
+                            () -> etcdLock(endpoints),
+                            "EtcdLock, defaults: tryAcquire + release",
+                            "acquire(resource, ttl, " + HandOff.MAX_WAIT.toSeconds() + " s): queued in etcd's lock"),
+                    new Library(
+                            Plan.JETCD,
+                            () -> jetcd(endpoints),
+                            "Lease.grant(" + TTL_SECONDS + " s) + Lease.keepAlive(lease, observer) + Lock.lock(name,"
+                                    + " lease) + Lock.unlock(key) + close the keep-alive + Lease.revoke(lease)",
+                            "Lock.lock(name, lease).get(" + HandOff.MAX_WAIT.toSeconds()
+                                    + " s) on a lease granted and kept alive: queued in etcd's lock"));
+            measure(ETCD, libraries, version, plan, progress, out);
+        } catch (RuntimeException e) {
+            failUnmeasured(ETCD, measured, "the etcd cluster: " + firstLine(e), results);
+        }
+    }
+
+    private static void measure(
+            Backend backend,
+            List<Library> libraries,
+            String version,
+            Plan plan,
+            Progress progress,
+            Consumer<CaseResult> out) {
+        List<Cycles> cycles = new ArrayList<>();
+        try {
+            for (Library library : libraries) {
+                progress.status(backend.cycleCase() + " / " + library.name() + ": connecting");
+                cycles.add(new Cycles(backend, library, version));
+            }
+            // The servers, and the client code the libraries share (ZooKeeperLock is built on Curator,
+            // EtcdLock on jetcd), warm up with every library before any cycle counts.
+            for (Cycles c : cycles) {
+                progress.status(backend.cycleCase() + " / " + c.library.name() + ": warm-up");
+                c.run(plan.contentionWarmup(), false);
+            }
+            // Counted in turns, A B then B A, each half the time: what the machine does meanwhile (a
+            // shared machine, servers settling) falls on both alike.
+            Duration half = plan.databaseTime().dividedBy(2);
+            for (int turn = 0; turn < 2; turn++) {
+                List<Cycles> order = new ArrayList<>(cycles);
+                if (turn == 1) {
+                    Collections.reverse(order);
+                }
+                for (Cycles c : order) {
+                    progress.status(backend.cycleCase() + " / " + c.library.name());
+                    c.run(half, true);
+                }
+            }
+        } finally {
+            cycles.forEach(Cycles::close);
+        }
+        cycles.forEach(c -> out.accept(c.result()));
+        List<HandOff.Series> handOffs = new ArrayList<>();
+        for (Library library : libraries) {
+            handOffs.add(new HandOff.Series(
+                    backend.handOffCase(),
+                    library.name(),
+                    SERVERS,
+                    library.client(),
+                    library.waiting(),
+                    plan.consensusHandOffs()));
+        }
+        for (CaseResult handOff : HandOff.interleaved(handOffs, progress)) {
+            handOff.extra().put("servers", version);
+            out.accept(handOff);
+        }
+    }
+
+    /** One library's cycles on one thread, on a client of its own: the cycle times counted so far. */
+    private static final class Cycles implements AutoCloseable {
+        private static final int MAX_SAMPLES = 200_000;
+
+        private final Backend backend;
+        private final Library library;
+        private final String version;
+        private final long[] samples = new long[MAX_SAMPLES];
+        private HandOff.Client client;
+        private String error;
+        private int count;
+        private long counted;
+        private long nanos;
+        private long failures;
+        private long errors;
+        private String firstError;
+
+        /** Makes the client and runs its first cycle, which connects it; neither is counted. */
+        Cycles(Backend backend, Library library, String version) {
+            this.backend = backend;
+            this.library = library;
+            this.version = version;
+            try {
+                client = library.client().get();
+                if (!client.cycle(RESOURCE)) {
+                    error = "the first cycle did not get the free lock";
+                }
+            } catch (RuntimeException e) {
+                error = firstLine(e);
+            }
+        }
+
+        /** Cycles for {@code time}; counted or not. */
+        void run(Duration time, boolean count) {
+            if (error != null) {
+                return;
+            }
+            long end = System.nanoTime() + time.toNanos();
+            for (long now = System.nanoTime(); now - end < 0; now = System.nanoTime()) {
+                boolean acquired;
+                try {
+                    acquired = client.cycle(RESOURCE);
+                } catch (RuntimeException e) {
+                    if (count && errors++ == 0) {
+                        firstError = e.toString();
+                    }
+                    acquired = false;
+                }
+                long took = System.nanoTime() - now;
+                if (!count) {
+                    continue;
+                }
+                nanos += took;
+                if (!acquired) {
+                    failures++;
+                    continue;
+                }
+                counted++;
+                if (this.count < MAX_SAMPLES) {
+                    samples[this.count++] = took;
+                }
+            }
+        }
+
+        CaseResult result() {
+            if (error != null) {
+                return CaseResult.failed(backend.cycleCase(), library.name(), SERVERS, 1, error);
+            }
+            long[] sorted = Arrays.copyOf(samples, count);
+            Arrays.sort(sorted);
+            Map<String, Object> extra = new LinkedHashMap<>();
+            extra.put("calls", library.cycle());
+            extra.put("servers", version);
+            extra.put("resources", 1);
+            extra.put("failures", failures);
+            extra.put("errors", errors);
+            if (firstError != null) {
+                extra.put("first_error", firstError);
+            }
+            return new CaseResult(
+                    backend.cycleCase(),
+                    library.name(),
+                    SERVERS,
+                    1,
+                    nanos == 0 ? null : counted / (nanos / 1e9),
+                    ManyCallers.percentile(sorted, 0.50),
+                    ManyCallers.percentile(sorted, 0.99),
+                    null,
+                    extra,
+                    null,
+                    null);
+        }
+
+        @Override
+        public void close() {
+            if (client != null) {
+                client.close();
+                client = null;
+            }
+        }
+    }
+
+    private static void failUnmeasured(
+            Backend backend, List<CaseResult> measured, String why, Consumer<CaseResult> results) {
+        for (String caseId : List.of(backend.cycleCase(), backend.handOffCase())) {
+            for (String library : backend.libraries()) {
+                if (measured.stream().noneMatch(r -> r.is(caseId, library))) {
+                    results.accept(CaseResult.failed(caseId, library, SERVERS, threads(backend, caseId), why));
+                }
+            }
+        }
+    }
+
+    private static int threads(Backend backend, String caseId) {
+        return caseId.equals(backend.cycleCase()) ? 1 : 2;
+    }
+
+    // ---- ZooKeeper ---------------------------------------------------------------------------------
+
+    /** quorumlock's {@code ZooKeeperLock}, with its defaults, on a Curator client of its own. */
+    private static HandOff.Client zooKeeperLock(String connect) {
+        ZooKeeperLock lock = ZooKeeperLock.builder().connectString(connect).build();
+        return new HandOff.Client() {
+            private FencedLease lease;
+
+            @Override
+            public boolean tryLock(String resource) {
+                lease = lock.tryAcquire(resource, Trial.TTL).orElse(null);
+                return lease != null;
+            }
+
+            @Override
+            public boolean await(String resource, Duration maxWait) {
+                try {
+                    lease = lock.acquire(resource, Trial.TTL, maxWait);
+                    return true;
+                } catch (LockUnavailableException e) {
+                    return false;
+                }
+            }
+
+            @Override
+            public void unlock() {
+                lease.release();
+                lease = null;
+            }
+
+            @Override
+            public void close() {
+                lock.close();
+            }
+        };
+    }
+
+    /**
+     * Curator's {@code InterProcessMutex} as its documentation sets it up: a started {@code
+     * CuratorFramework} with the exponential backoff retry of its examples, and one mutex per
+     * resource (under {@value #CURATOR_PATH}), made on first use and reused.
+     */
+    private static HandOff.Client curator(String connect) {
+        CuratorFramework client = CuratorFrameworkFactory.newClient(connect, new ExponentialBackoffRetry(1000, 3));
+        client.start();
+        try {
+            if (!client.blockUntilConnected((int) REQUEST_TIMEOUT.toSeconds(), TimeUnit.SECONDS)) {
+                throw new IllegalStateException(
+                        "Curator did not connect to " + connect + " within " + REQUEST_TIMEOUT.toSeconds() + " s");
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            client.close();
+            throw new IllegalStateException("interrupted while Curator connected", e);
+        } catch (RuntimeException e) {
+            client.close();
+            throw e;
+        }
+        Map<String, InterProcessMutex> mutexes = new ConcurrentHashMap<>();
+        return new HandOff.Client() {
+            private InterProcessMutex held;
+
+            private InterProcessMutex mutex(String resource) {
+                return mutexes.computeIfAbsent(resource, r -> new InterProcessMutex(client, CURATOR_PATH + "/" + r));
+            }
+
+            @Override
+            public boolean cycle(String resource) {
+                InterProcessMutex mutex = mutex(resource);
+                try {
+                    mutex.acquire();
+                    mutex.release();
+                    return true;
+                } catch (Exception e) {
+                    throw new IllegalStateException("InterProcessMutex: " + e, e);
+                }
+            }
+
+            @Override
+            public boolean tryLock(String resource) {
+                InterProcessMutex mutex = mutex(resource);
+                try {
+                    held = mutex.acquire(0, TimeUnit.MILLISECONDS) ? mutex : null;
+                } catch (Exception e) {
+                    throw new IllegalStateException("InterProcessMutex: " + e, e);
+                }
+                return held != null;
+            }
+
+            @Override
+            public boolean await(String resource, Duration maxWait) throws InterruptedException {
+                InterProcessMutex mutex = mutex(resource);
+                try {
+                    held = mutex.acquire(maxWait.toMillis(), TimeUnit.MILLISECONDS) ? mutex : null;
+                } catch (InterruptedException e) {
+                    throw e;
+                } catch (Exception e) {
+                    throw new IllegalStateException("InterProcessMutex: " + e, e);
+                }
+                return held != null;
+            }
+
+            @Override
+            public void unlock() {
+                try {
+                    held.release();
+                } catch (Exception e) {
+                    throw new IllegalStateException("InterProcessMutex: " + e, e);
+                } finally {
+                    held = null;
+                }
+            }
+
+            @Override
+            public void close() {
+                client.close();
+            }
+        };
+    }
+
+    private static String zooKeeperVersion() {
+        String full = org.apache.zookeeper.Version.getFullVersion();
+        int end = full.indexOf('-');
+        return end < 0 ? full : full.substring(0, end);
+    }
+
+    // ---- etcd --------------------------------------------------------------------------------------
+
+    /** quorumlock's {@code EtcdLock}, with its defaults, on a jetcd client of its own. */
+    private static HandOff.Client etcdLock(List<String> endpoints) {
+        EtcdLock lock = EtcdLock.builder().endpoints(endpoints).build();
+        return new HandOff.Client() {
+            private FencedLease lease;
+
+            @Override
+            public boolean tryLock(String resource) {
+                lease = lock.tryAcquire(resource, Trial.TTL).orElse(null);
+                return lease != null;
+            }
+
+            @Override
+            public boolean await(String resource, Duration maxWait) {
+                try {
+                    lease = lock.acquire(resource, Trial.TTL, maxWait);
+                    return true;
+                } catch (LockUnavailableException e) {
+                    return false;
+                }
+            }
+
+            @Override
+            public void unlock() {
+                lease.release();
+                lease = null;
+            }
+
+            @Override
+            public void close() {
+                lock.close();
+            }
+        };
+    }
+
+    /**
+     * jetcd's {@code Lock} client as its users hold a lock: a lease granted for the TTL and kept
+     * alive by the client's keep-alive stream ({@code Lease.keepAlive}), the lock taken on that
+     * lease ({@code Lock.lock(name, lease)}, which etcd answers once the lock is ours); released by
+     * {@code Lock.unlock(key)}, then the keep-alive closed and the lease revoked.
+     */
+    private static HandOff.Client jetcd(List<String> endpoints) {
+        Client client =
+                Client.builder().endpoints(endpoints.toArray(String[]::new)).build();
+        return new HandOff.Client() {
+            private long leaseId;
+            private CloseableClient keepAlive;
+            private ByteSequence key;
+
+            @Override
+            public boolean tryLock(String resource) {
+                try {
+                    return lock(resource, REQUEST_TIMEOUT);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    throw new IllegalStateException("interrupted", e);
+                }
+            }
+
+            @Override
+            public boolean await(String resource, Duration maxWait) throws InterruptedException {
+                return lock(resource, maxWait);
+            }
+
+            private boolean lock(String resource, Duration wait) throws InterruptedException {
+                leaseId = get(client.getLeaseClient().grant(TTL_SECONDS), REQUEST_TIMEOUT)
+                        .getID();
+                keepAlive = client.getLeaseClient().keepAlive(leaseId, new NoOpObserver());
+                Future<io.etcd.jetcd.lock.LockResponse> locking = client.getLockClient()
+                        .lock(ByteSequence.from(JETCD_PREFIX + resource, StandardCharsets.UTF_8), leaseId);
+                try {
+                    key = locking.get(wait.toNanos(), TimeUnit.NANOSECONDS).getKey();
+                    return true;
+                } catch (TimeoutException e) {
+                    locking.cancel(false);
+                    endLease();
+                    return false;
+                } catch (ExecutionException e) {
+                    endLease();
+                    throw new IllegalStateException("jetcd lock: " + e.getCause(), e.getCause());
+                }
+            }
+
+            @Override
+            public void unlock() {
+                try {
+                    get(client.getLockClient().unlock(key), REQUEST_TIMEOUT);
+                    key = null;
+                    endLease();
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    throw new IllegalStateException("interrupted", e);
+                }
+            }
+
+            private void endLease() throws InterruptedException {
+                keepAlive.close();
+                keepAlive = null;
+                get(client.getLeaseClient().revoke(leaseId), REQUEST_TIMEOUT);
+            }
+
+            @Override
+            public void close() {
+                client.close();
+            }
+        };
+    }
+
+    private static <T> T get(Future<T> future, Duration timeout) throws InterruptedException {
+        try {
+            return future.get(timeout.toNanos(), TimeUnit.NANOSECONDS);
+        } catch (TimeoutException e) {
+            future.cancel(false);
+            throw new IllegalStateException("jetcd: no answer within " + timeout.toSeconds() + " s");
+        } catch (ExecutionException e) {
+            throw new IllegalStateException("jetcd: " + e.getCause(), e.getCause());
+        }
+    }
+
+    /** The keep-alive's observer: the lease's renewals need no handling here. */
+    private static final class NoOpObserver implements StreamObserver<LeaseKeepAliveResponse> {
+        @Override
+        public void onNext(LeaseKeepAliveResponse value) {}
+
+        @Override
+        public void onError(Throwable t) {}
+
+        @Override
+        public void onCompleted() {}
+    }
+
+    /** The settings of the ZooKeeper and etcd cases, for the results file. */
+    static Map<String, Object> settings() {
+        Map<String, Object> settings = new LinkedHashMap<>();
+        settings.put(
+                "zookeeper",
+                SERVERS + " servers (curator-test TestingCluster in the bench's JVM, tick "
+                        + ZooKeeperServers.TICK_MILLIS + " ms)");
+        settings.put("etcd", SERVERS + " members (etcd processes on 127.0.0.1)");
+        settings.put("hand_off", HandOff.settingsText());
+        return settings;
+    }
+
+    private static String firstLine(Exception e) {
+        String message = e.getMessage() == null ? e.toString() : e.getMessage();
+        int newline = message.indexOf('\n');
+        return newline < 0 ? message : message.substring(0, newline);
+    }
+
+    private static void deleteTree(Path root) {
+        try (Stream<Path> paths = Files.walk(root)) {
+            paths.sorted(Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
+        } catch (IOException e) {
+            // a temporary directory left behind is not worth failing the run
+        }
+    }
+}
