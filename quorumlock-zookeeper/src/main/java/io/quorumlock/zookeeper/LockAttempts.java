@@ -52,18 +52,31 @@ final class LockAttempts {
         this.holder = holder.clone();
     }
 
+    /** How an attempt treats the holders ahead of it, and a refusal. */
+    enum Mode {
+        /** {@code acquire}: waits for the holders ahead until the deadline. */
+        WAIT,
+        /**
+         * {@code tryAcquire}: waits for no holder; a refusal for another reason than a holder is
+         * logged as a warning, since the caller gets no evidence.
+         */
+        TRY,
+        /** {@code acquire} with a {@code maxWait} of zero: waits for no holder; the refusal is thrown with its evidence. */
+        ONCE
+    }
+
     /**
      * Makes one attempt on the lock directory {@code dir}, waiting for a connection up to {@code
-     * deadline} (the lock's ticker), and, with {@code wait}, for the holders ahead up to it too; each
-     * request is given up at {@code end}, a little after the deadline, so that a request made just
-     * before the deadline can be answered. Without {@code wait}, a refusal for another reason than
-     * a holder is logged as a warning.
+     * deadline} (the lock's ticker), and, in {@link Mode#WAIT}, for the holders ahead up to it too;
+     * each request is given up at {@code end}, a little after the deadline, so that a request made
+     * just before the deadline can be answered.
      *
      * @throws IllegalStateException if the lock was closed
      * @throws QuorumlockException if ZooKeeper refused for a reason other than the connection, or
      *     the thread was interrupted
      */
-    Attempt<FencedLease> attempt(String resource, String dir, long deadline, long end, boolean wait) {
+    Attempt<FencedLease> attempt(String resource, String dir, long deadline, long end, Mode mode) {
+        boolean wait = mode == Mode.WAIT;
         lock.checkOpen();
         String ours = null;
         boolean granted = false;
@@ -72,7 +85,7 @@ final class LockAttempts {
             if (!connection.awaitConnected(deadline)) {
                 return refused(
                         resource,
-                        wait,
+                        mode,
                         ServerAnswer.Kind.UNREACHABLE,
                         "no connection to the ensemble"
                                 + (wait ? " within the wait" : " within the connection timeout"));
@@ -88,7 +101,7 @@ final class LockAttempts {
                         if (lock.ticker().nanos() - deadline >= 0) {
                             return refused(
                                     resource,
-                                    wait,
+                                    mode,
                                     ServerAnswer.Kind.UNREACHABLE,
                                     "the connection to the ensemble is " + connection.lastState());
                         }
@@ -103,7 +116,7 @@ final class LockAttempts {
                 if (!place.present()) {
                     return refused(
                             resource,
-                            wait,
+                            mode,
                             ServerAnswer.Kind.ERROR,
                             "the lock node " + ours + " vanished while waiting: the session ended");
                 }
@@ -114,7 +127,7 @@ final class LockAttempts {
                         return Attempt.granted(grant.lease());
                     }
                     if (grant.refusal() != null) {
-                        return refused(resource, wait, ServerAnswer.Kind.ERROR, grant.refusal());
+                        return refused(resource, mode, ServerAnswer.Kind.ERROR, grant.refusal());
                     }
                     continue;
                 }
@@ -142,13 +155,13 @@ final class LockAttempts {
         } catch (NoAnswer e) {
             return refused(
                     resource,
-                    wait,
+                    mode,
                     ServerAnswer.Kind.TIMED_OUT,
                     "no answer from the ensemble to '" + e.getMessage() + "' within the "
                             + (wait ? "wait" : "connection timeout"));
         } catch (KeeperException e) {
             if (retryable(e.code())) {
-                return refused(resource, wait, ServerAnswer.Kind.ERROR, e.getMessage());
+                return refused(resource, mode, ServerAnswer.Kind.ERROR, e.getMessage());
             }
             throw new QuorumlockException(
                     "ZooKeeper refused to lock '" + resource + "' under " + lock.ensemble() + ": " + e.getMessage(), e);
@@ -302,10 +315,10 @@ final class LockAttempts {
         }
     }
 
-    /** A refusal that another attempt may overcome; without {@code wait} (tryAcquire), also a warning. */
-    private Attempt<FencedLease> refused(String resource, boolean wait, ServerAnswer.Kind vote, String detail) {
+    /** A refusal that another attempt may overcome; in {@link Mode#TRY}, also a warning. */
+    private Attempt<FencedLease> refused(String resource, Mode mode, ServerAnswer.Kind vote, String detail) {
         ServerAnswer answer = answer(vote, detail);
-        if (!wait) {
+        if (mode == Mode.TRY) {
             log.warn("could not try to lock '{}': {}", resource, answer);
         }
         return Attempt.refused(answer, true);

@@ -197,7 +197,8 @@ public final class ZooKeeperLock implements DistributedLock<FencedLease> {
         checkTtl(ttl);
         long deadline = ticker.nanos() + connectionTimeout().toNanos();
         long end = deadline + AcquireLoop.overrun(connectionTimeout()).toNanos();
-        return AcquireLoop.once(resource, ticker, events, () -> attempts.attempt(resource, dir, deadline, end, false));
+        return AcquireLoop.once(
+                resource, ticker, events, () -> attempts.attempt(resource, dir, deadline, end, LockAttempts.Mode.TRY));
     }
 
     /**
@@ -239,7 +240,8 @@ public final class ZooKeeperLock implements DistributedLock<FencedLease> {
             // first requests of a client on a busy machine take longer than the overrun.
             long deadline = once ? now + connectionTimeout().toNanos() : now + remainingNanos;
             long end = deadline + overrun;
-            Attempt<FencedLease> attempt = attempts.attempt(resource, dir, deadline, end, !once);
+            Attempt<FencedLease> attempt = attempts.attempt(
+                    resource, dir, deadline, end, once ? LockAttempts.Mode.ONCE : LockAttempts.Mode.WAIT);
             if (attempt.lease().isEmpty()) {
                 log.debug("attempt {} to lock '{}' failed: {}", number, resource, attempt);
             }
