@@ -5,8 +5,6 @@ import io.etcd.jetcd.Client;
 import io.etcd.jetcd.lease.LeaseKeepAliveResponse;
 import io.etcd.jetcd.support.CloseableClient;
 import io.grpc.stub.StreamObserver;
-import io.quorumlock.FencedLease;
-import io.quorumlock.LockUnavailableException;
 import io.quorumlock.etcd.EtcdLock;
 import io.quorumlock.testkit.EtcdCluster;
 import io.quorumlock.testkit.ZooKeeperServers;
@@ -360,36 +358,7 @@ final class ConsensusLocks {
     /** quorumlock's {@code ZooKeeperLock}, with its defaults, on a Curator client of its own. */
     private static HandOff.Client zooKeeperLock(String connect) {
         ZooKeeperLock lock = ZooKeeperLock.builder().connectString(connect).build();
-        return new HandOff.Client() {
-            private FencedLease lease;
-
-            @Override
-            public boolean tryLock(String resource) {
-                lease = lock.tryAcquire(resource, Trial.TTL).orElse(null);
-                return lease != null;
-            }
-
-            @Override
-            public boolean await(String resource, Duration maxWait) {
-                try {
-                    lease = lock.acquire(resource, Trial.TTL, maxWait);
-                    return true;
-                } catch (LockUnavailableException e) {
-                    return false;
-                }
-            }
-
-            @Override
-            public void unlock() {
-                lease.release();
-                lease = null;
-            }
-
-            @Override
-            public void close() {
-                lock.close();
-            }
-        };
+        return HandOff.quorumlock(lock);
     }
 
     /**
@@ -486,36 +455,7 @@ final class ConsensusLocks {
     /** quorumlock's {@code EtcdLock}, with its defaults, on a jetcd client of its own. */
     private static HandOff.Client etcdLock(List<String> endpoints) {
         EtcdLock lock = EtcdLock.builder().endpoints(endpoints).build();
-        return new HandOff.Client() {
-            private FencedLease lease;
-
-            @Override
-            public boolean tryLock(String resource) {
-                lease = lock.tryAcquire(resource, Trial.TTL).orElse(null);
-                return lease != null;
-            }
-
-            @Override
-            public boolean await(String resource, Duration maxWait) {
-                try {
-                    lease = lock.acquire(resource, Trial.TTL, maxWait);
-                    return true;
-                } catch (LockUnavailableException e) {
-                    return false;
-                }
-            }
-
-            @Override
-            public void unlock() {
-                lease.release();
-                lease = null;
-            }
-
-            @Override
-            public void close() {
-                lock.close();
-            }
-        };
+        return HandOff.quorumlock(lock);
     }
 
     /**

@@ -2,8 +2,6 @@ package io.quorumlock.bench;
 
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
-import io.quorumlock.FencedLease;
-import io.quorumlock.LockUnavailableException;
 import io.quorumlock.jdbc.JdbcLock;
 import io.quorumlock.testkit.PostgresServer;
 import java.sql.Connection;
@@ -206,36 +204,7 @@ final class DatabaseLocks {
                 .dataSource(pool)
                 .holder("bench-" + CLIENTS.incrementAndGet())
                 .build();
-        return new HandOff.Client() {
-            private FencedLease lease;
-
-            @Override
-            public boolean tryLock(String resource) {
-                lease = lock.tryAcquire(resource, Trial.TTL).orElse(null);
-                return lease != null;
-            }
-
-            @Override
-            public boolean await(String resource, Duration maxWait) {
-                try {
-                    lease = lock.acquire(resource, Trial.TTL, maxWait);
-                    return true;
-                } catch (LockUnavailableException e) {
-                    return false;
-                }
-            }
-
-            @Override
-            public void unlock() {
-                lease.release();
-                lease = null;
-            }
-
-            @Override
-            public void close() {
-                lock.close();
-            }
-        };
+        return HandOff.quorumlock(lock);
     }
 
     /**

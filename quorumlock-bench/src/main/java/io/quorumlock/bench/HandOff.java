@@ -1,5 +1,8 @@
 package io.quorumlock.bench;
 
+import io.quorumlock.DistributedLock;
+import io.quorumlock.Lease;
+import io.quorumlock.LockUnavailableException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -63,6 +66,40 @@ final class HandOff {
 
         @Override
         void close();
+    }
+
+    /** A client over one of quorumlock's locks, which it closes with itself. */
+    static Client quorumlock(DistributedLock<? extends Lease> lock) {
+        return new Client() {
+            private Lease lease;
+
+            @Override
+            public boolean tryLock(String resource) {
+                lease = lock.tryAcquire(resource, Trial.TTL).orElse(null);
+                return lease != null;
+            }
+
+            @Override
+            public boolean await(String resource, Duration maxWait) {
+                try {
+                    lease = lock.acquire(resource, Trial.TTL, maxWait);
+                    return true;
+                } catch (LockUnavailableException e) {
+                    return false;
+                }
+            }
+
+            @Override
+            public void unlock() {
+                lease.release();
+                lease = null;
+            }
+
+            @Override
+            public void close() {
+                lock.close();
+            }
+        };
     }
 
     private HandOff() {}
