@@ -15,16 +15,29 @@ import java.util.concurrent.TimeUnit;
 public final class Waiters {
 
     private final Map<String, ArrayDeque<Waiter>> queues = new HashMap<>();
+    /**
+     * How many threads wait, written under this object's lock and read without it by {@link #wake}:
+     * a wake-up that comes before a thread has joined finds no one, read 0 or not.
+     */
+    private volatile int waiting;
 
     /** Puts the calling thread at the end of {@code resource}'s queue. */
     public synchronized Waiter join(String resource) {
         Waiter waiter = new Waiter(resource);
+        waiting++;
         queues.computeIfAbsent(resource, r -> new ArrayDeque<>()).addLast(waiter);
         return waiter;
     }
 
     /** Wakes the first waiter of {@code resource}, if there is one. */
-    public synchronized void wake(String resource) {
+    public void wake(String resource) {
+        if (waiting == 0) {
+            return; // every release calls this: no lock taken while nobody waits
+        }
+        wakeFirst(resource);
+    }
+
+    private synchronized void wakeFirst(String resource) {
         ArrayDeque<Waiter> queue = queues.get(resource);
         if (queue != null) {
             queue.getFirst().signal();
@@ -57,6 +70,7 @@ public final class Waiters {
         if (queue == null || !queue.remove(waiter)) {
             return;
         }
+        waiting--;
         if (queue.isEmpty()) {
             queues.remove(waiter.resource);
         } else if (!granted && waiter.signal.availablePermits() > 0) {
