@@ -33,6 +33,21 @@ final class QuorumMath {
         return nodes / 2 + 1;
     }
 
+    /**
+     * How long until the keys of a resource are gone from a quorum of nodes, from each node's
+     * {@code PTTL} in milliseconds ({@code -2}: no key, so free now; {@code -1}: a key without a
+     * TTL, or no answer: {@code Long.MAX_VALUE}, never by itself).
+     */
+    static long quorumFreeInNanos(long[] pttlMillis) {
+        long[] free = new long[pttlMillis.length];
+        for (int i = 0; i < free.length; i++) {
+            long ttl = pttlMillis[i];
+            free[i] = ttl == -2 ? 0 : ttl < 0 ? Long.MAX_VALUE : ttl * 1_000_000;
+        }
+        java.util.Arrays.sort(free);
+        return free[quorum(free.length) - 1];
+    }
+
     /** The clock drift allowance for a TTL: ttl x driftFactor + 2 ms. */
     static long driftNanos(long ttlNanos, double driftFactor) {
         return (long) (ttlNanos * driftFactor) + DRIFT_CONSTANT_NANOS;

@@ -76,6 +76,10 @@ public final class Redlock implements DistributedLock<Lease> {
     private final List<String> names;
     private final Duration nodeTimeout;
     private final RetryPolicy retry;
+    /** The longest sleep of a waiter that listens for releases: one that went unheard costs at most this. */
+    private final long recheckNanos;
+
+    private final long connectTimeoutNanos;
     private final Ticker ticker;
     /** Who holds the leases of this lock: stored beside each token, so that refusals can name it. */
     private final String holder;
@@ -91,10 +95,13 @@ public final class Redlock implements DistributedLock<Lease> {
             Duration connectTimeout,
             double driftFactor,
             RetryPolicy retry,
+            Duration recheck,
             Ticker ticker,
             boolean restartGuard,
             String holder,
             LockListener listener) {
+        this.recheckNanos = recheck.toNanos();
+        this.connectTimeoutNanos = connectTimeout.toNanos();
         this.transport = transport;
         this.events = LockEvents.of("redis", listener);
         this.names = List.copyOf(names);
@@ -183,7 +190,7 @@ public final class Redlock implements DistributedLock<Lease> {
         checkResource(resource);
         checkTtl(ttl);
         Settings.maxWait(maxWait);
-        try (Turns turns = new Turns(rounds.waiters, retry, ticker)) {
+        try (Turns turns = new Turns(rounds, resource, retry, recheckNanos, connectTimeoutNanos)) {
             Lease lease = AcquireLoop.acquire(resource, maxWait, turns, ticker, events, (number, remainingNanos) -> {
                 Attempt attempt = attempt(resource, ttl);
                 if (attempt.lease().isPresent()) {
@@ -192,11 +199,10 @@ public final class Redlock implements DistributedLock<Lease> {
                 if (attempt.misconfigured()) {
                     throw new LockConfigurationException(resource, number, attempt.outcomes());
                 }
+                boolean busy = LockUnavailableException.busy(attempt.outcomes(), quorum());
+                turns.refused(busy && attempt.votes() == 0);
                 return AcquireLoop.Attempt.outvoted(
-                        attempt.votes(),
-                        quorum(),
-                        events.on() && LockUnavailableException.busy(attempt.outcomes(), quorum()),
-                        () -> withHolders(resource, attempt.outcomes()));
+                        attempt.votes(), quorum(), busy, () -> withHolders(resource, attempt.outcomes()));
             });
             turns.granted();
             return lease;
@@ -408,6 +414,7 @@ public final class Redlock implements DistributedLock<Lease> {
 
         private double clockDriftFactor = 0.01;
         private RetryPolicy retry = RetryPolicy.DEFAULT;
+        private Duration recheck = Duration.ofSeconds(1);
         private int maxConnectionsPerNode = 8;
         /** Null until set: on with several nodes, off with one. */
         private Boolean restartGuard;
@@ -480,9 +487,27 @@ public final class Redlock implements DistributedLock<Lease> {
             return this;
         }
 
-        /** The backoff between attempts in {@link Redlock#acquire}. The default is {@link RetryPolicy#DEFAULT}. */
+        /**
+         * The backoff between attempts in {@link Redlock#acquire} that a release does not end: after
+         * a refusal in which some nodes said yes (clients that split the vote, a holder whose keys
+         * are gone from some nodes), and where the nodes refuse the release channel. The default is
+         * {@link RetryPolicy#DEFAULT}.
+         */
         public Builder retry(RetryPolicy policy) {
             this.retry = policy;
+            return this;
+        }
+
+        /**
+         * A thread waiting in {@link Redlock#acquire} after a refusal by a holder sleeps until the
+         * holder's release wakes it (a release in this process, or one published by the release
+         * script of another client on channel {@code quorumlock:released:<resource>}, which the lock
+         * listens to while threads wait) or the holder's keys run out on a quorum of nodes, and
+         * tries again at least this often anyway, in case a release went unheard (a node that
+         * refuses the channel to the lock's ACL user, a proxy without pub/sub). The default is 1 s.
+         */
+        public Builder recheck(Duration interval) {
+            this.recheck = interval;
             return this;
         }
 
@@ -722,6 +747,7 @@ public final class Redlock implements DistributedLock<Lease> {
                     connectTimeout(),
                     clockDriftFactor,
                     retry,
+                    recheck,
                     ticker,
                     guard,
                     holder != null ? holder : Holders.defaultName(),
@@ -773,6 +799,7 @@ public final class Redlock implements DistributedLock<Lease> {
                     "clockDriftFactor must be at least 0 and below 0.5, was %s (the default is 0.01)",
                     clockDriftFactor);
             Settings.retry(retry);
+            Settings.positive("recheck", recheck, " (the default is 1 s)");
             Settings.listener(listener);
             String holderProblem =
                     holder == null ? null : Holders.problem(holder).orElse(null);

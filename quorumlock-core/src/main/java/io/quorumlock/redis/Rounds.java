@@ -4,6 +4,7 @@ import io.quorumlock.IllegalSettingException;
 import io.quorumlock.ServerAnswer;
 import io.quorumlock.redis.client.Command;
 import io.quorumlock.redis.client.Reply;
+import io.quorumlock.redis.client.Script;
 import io.quorumlock.redis.client.Transport;
 import io.quorumlock.spi.LockEvents;
 import io.quorumlock.spi.Ticker;
@@ -51,6 +52,8 @@ final class Rounds {
 
     /** The threads waiting in {@link Redlock#acquire}, by resource: a release wakes the first in line. */
     final Waiters waiters = new Waiters();
+    /** Releases by other clients, heard on the nodes while threads wait. */
+    final Wakeups wakeups;
 
     Rounds(
             Transport transport,
@@ -71,6 +74,7 @@ final class Rounds {
         this.restartGuard = restartGuard;
         this.events = events;
         this.misconfigurations = new Misconfigurations(names.size());
+        this.wakeups = new Wakeups(transport, waiters);
     }
 
     /**
@@ -117,7 +121,7 @@ final class Rounds {
             if (outcome.held()) {
                 return outcome;
             }
-            release(round, resource, token, grants);
+            release(round, resource, token, grants, Scripts.DELETE_IF_EQUALS); // nobody to wake: not granted
             return outcome.notHeld(ballot.outcomes(), ballot.misconfigured());
         }
     }
@@ -187,7 +191,11 @@ final class Rounds {
                     + "' is closed: the lease was not released and stays taken until its TTL runs out;"
                     + " release leases before closing their lock");
         }
-        boolean released = release(lease.resource(), lease.token(), lease.grants());
+        boolean released;
+        try (Round round = new Round(null, lease.grants())) {
+            // Tells the waiters of other clients, which listen on the nodes.
+            released = release(round, lease.resource(), lease.token(), lease.grants(), Scripts.RELEASE);
+        }
         waiters.wake(lease.resource()); // the next in line in this process tries at once
         if (!released) {
             Thread.currentThread().interrupt();
@@ -202,13 +210,14 @@ final class Rounds {
      */
     boolean release(String resource, String token, Grant[] grants) {
         try (Round round = new Round(resource, grants)) {
-            return release(round, resource, token, grants);
+            return release(round, resource, token, grants, Scripts.DELETE_IF_EQUALS);
         }
     }
 
-    private boolean release(Round round, String resource, String token, Grant[] grants) {
+    /** A release round by {@code script}: {@link Scripts#RELEASE} for a lease, to tell its waiters. */
+    private boolean release(Round round, String resource, String token, Grant[] grants, Script script) {
         Ballot ballot = new Ballot(names, SETTLED);
-        round.afterGrants(grants, Command.script(Scripts.DELETE_IF_EQUALS, resource, token), ballot, true);
+        round.afterGrants(grants, Command.script(script, resource, token), ballot, true);
         // A release need not wait for a connection being opened: its delete goes behind the SET.
         return round.await(ballot, ballot::settled, ticker.nanos(), false, Long.MAX_VALUE);
     }
@@ -244,6 +253,21 @@ final class Rounds {
             }
             return result;
         }
+    }
+
+    /**
+     * How long until the keys of {@code resource} are gone from a quorum of nodes by their TTLs
+     * ({@code PTTL} on every node): when a waiter tries again if no release is heard. {@link
+     * Long#MAX_VALUE} if a quorum did not answer with a TTL.
+     */
+    long quorumFreeInNanos(String resource) {
+        Reply[] replies =
+                query(java.util.stream.IntStream.range(0, names.size()).toArray(), Command.pttl(resource));
+        long[] pttl = new long[replies.length];
+        for (int i = 0; i < pttl.length; i++) {
+            pttl[i] = replies[i] instanceof Reply.Int ttl ? ttl.value() : -1;
+        }
+        return QuorumMath.quorumFreeInNanos(pttl);
     }
 
     // ---- the restart guard ---------------------------------------------------------------------

@@ -15,6 +15,26 @@ final class Scripts {
                     + "  return 0\n" // gone, expired, or another owner's: leave it
                     + "end");
 
+    /** The channel of a resource's releases: {@code quorumlock:released:} and the lock key. */
+    static final String RELEASED = "quorumlock:released:";
+
+    /**
+     * As {@link #DELETE_IF_EQUALS}, for the release of a lease: once the key is deleted, tells the
+     * waiters on the resource's {@link #RELEASED} channel, with a digest of the token so that a
+     * waiter counts one release once, however many nodes tell it. The message goes by {@code
+     * pcall}: a user without the right to publish (Redis 7 ACL users have no channels by default)
+     * still releases, and its waiters try again at the end of the TTL or of their recheck.
+     */
+    static final Script RELEASE = new Script(
+            "the release script",
+            "if redis.call('get', KEYS[1]) == ARGV[1] then\n"
+                    + "  redis.call('del', KEYS[1])\n"
+                    + "  redis.pcall('publish', '" + RELEASED + "' .. KEYS[1], redis.sha1hex(ARGV[1]))\n"
+                    + "  return 1\n"
+                    + "else\n"
+                    + "  return 0\n"
+                    + "end");
+
     /** KEYS[1] = lock key, ARGV[1] = our token, ARGV[2] = new TTL in ms. Returns 1 if extended. */
     static final Script EXTEND_IF_EQUALS = new Script(
             "the extension script",
@@ -25,7 +45,7 @@ final class Scripts {
                     + "end");
 
     /** Loaded on every new connection, in this order. */
-    static final List<Script> ALL = List.of(DELETE_IF_EQUALS, EXTEND_IF_EQUALS);
+    static final List<Script> ALL = List.of(DELETE_IF_EQUALS, RELEASE, EXTEND_IF_EQUALS);
 
     private Scripts() {}
 }

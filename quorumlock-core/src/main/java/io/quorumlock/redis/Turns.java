@@ -3,61 +3,131 @@ package io.quorumlock.redis;
 import io.quorumlock.QuorumlockException;
 import io.quorumlock.RetryPolicy;
 import io.quorumlock.spi.AcquireLoop;
-import io.quorumlock.spi.Ticker;
 import io.quorumlock.spi.Waiters;
 import java.util.concurrent.TimeUnit;
 
 /**
- * The pauses of one {@link Redlock#acquire} between its attempts: the threads of one lock that
- * wait for one resource take turns, in the order they came. The first in line tries again after
- * the backoff, or at once when a lease of this lock on the resource is released. The others send
- * nothing: they wait for their turn, looking every {@link #TURN_CHECK_NANOS} whether it has come,
- * and try as soon as it has. So one thread per resource and client polls the nodes, and a release
- * in this process hands the lock to the next waiter of this process without a backoff.
+ * The pauses of one {@link Redlock#acquire} between its attempts. The threads of one lock that
+ * wait for one resource take turns, in the order they came; the others send nothing, and look
+ * every {@link #TURN_CHECK_NANOS} whether their turn has come. The first in line:
+ *
+ * <ul>
+ *   <li>after a refusal by a holder of a quorum, sleeps until a release wakes it: one by a thread
+ *       of this lock, or one by another client, heard on the nodes ({@link Wakeups}); or until the
+ *       holder's keys run out on a quorum of nodes by their TTLs; or the recheck interval at most,
+ *       in case a release went unheard. An attempt made before the release channel was heard on
+ *       any node is repeated as soon as it is, and one made before a release that was heard
+ *       before this thread joined the line is repeated at once;
+ *   <li>after a refusal in which some node said yes (clients that split the vote, a holder whose
+ *       keys are gone from some nodes) or no holder held a quorum (nodes that could not vote),
+ *       sleeps the jittered backoff, so that one of the clients wins (the clean-up of a refused
+ *       attempt tells no one), ended early by a release;
+ *   <li>where no node lets it listen, retries with the backoff, cut short by a release here.
+ * </ul>
  */
 final class Turns implements AcquireLoop.Pause, AutoCloseable {
 
     /** How often a waiter behind others looks whether its turn has come (in memory only). */
     static final long TURN_CHECK_NANOS = TimeUnit.MILLISECONDS.toNanos(100);
 
+    private final Rounds rounds;
     private final Waiters waiters;
     private final RetryPolicy retry;
-    private final Ticker ticker;
-    private Waiters.Waiter waiter;
+    private final long recheckNanos;
+    /** How long the first wait for the release channel may take: a connection being opened. */
+    private final long listenNanos;
 
-    Turns(Waiters waiters, RetryPolicy retry, Ticker ticker) {
-        this.waiters = waiters;
+    private final String resource;
+    private Waiters.Waiter waiter;
+    private boolean listening;
+    /** The releases heard before the last attempt: a different count now means one came since. */
+    private long heardBefore;
+    /** Whether the release channel was heard on some node before the last attempt. */
+    private boolean channelBefore;
+    /** Whether the last attempt was refused by a holder of a quorum, with no yes vote. */
+    private boolean held;
+
+    Turns(Rounds rounds, String resource, RetryPolicy retry, long recheckNanos, long listenNanos) {
+        this.rounds = rounds;
+        this.waiters = rounds.waiters;
+        this.resource = resource;
         this.retry = retry;
-        this.ticker = ticker;
+        this.recheckNanos = recheckNanos;
+        this.listenNanos = listenNanos;
+        this.heardBefore = waiters.releasesHeard(resource);
+    }
+
+    /**
+     * The attempt was refused; {@code byHolder} if another owner held a quorum of the nodes and no
+     * node said yes: not a split vote, and no holder whose keys are gone from some nodes.
+     */
+    void refused(boolean byHolder) {
+        held = byHolder;
     }
 
     @Override
     public boolean pauseBeforeNextAttempt(int failedAttempts, long nanosLeft, String resource) {
-        if (waiter == null) {
-            waiter = waiters.join(resource);
-        }
         try {
-            if (waiter.first()) {
-                long delay = retry.delayAfter(failedAttempts).toNanos();
-                if (delay > nanosLeft) {
-                    return waiter.await(nanosLeft); // no retry fits: only a release here is worth one
-                }
-                waiter.await(delay); // a release of this lock ends it early
-                return true;
+            if (waiter == null) {
+                waiter = waiters.join(resource);
+                listening = rounds.wakeups.listen(resource);
             }
-            long end = ticker.nanos() + nanosLeft;
-            while (true) {
-                long left = end - ticker.nanos();
-                if (left <= 0) {
-                    return false;
-                }
-                if (waiter.await(Math.min(TURN_CHECK_NANOS, left)) || waiter.first()) {
-                    return true;
+            if (!waiter.first()) {
+                return awaitTurn(nanosLeft) && next();
+            }
+            if (!held) { // some nodes said yes: a split vote, or a holder's keys gone from some nodes
+                return pause(retry.delayAfter(failedAttempts).toNanos(), nanosLeft);
+            }
+            int heardOn = listening ? rounds.wakeups.heardOn(resource) : 0;
+            if (listening && !channelBefore) {
+                // A release between the attempt and the subscription went unheard: try again once
+                // the channel is heard on some node.
+                heardOn = rounds.wakeups.awaitHeard(resource, Math.min(nanosLeft, listenNanos));
+                if (heardOn > 0) {
+                    return next();
                 }
             }
+            if (waiters.releasesHeard(resource) != heardBefore) {
+                return next(); // released after the attempt started, before this thread was woken
+            }
+            return pause(
+                    heardOn > 0
+                            ? Math.min(recheckNanos, rounds.quorumFreeInNanos(resource))
+                            : retry.delayAfter(failedAttempts).toNanos(),
+                    nanosLeft);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new QuorumlockException("interrupted while waiting to acquire '" + resource + "'", e);
+        }
+    }
+
+    /** Sleeps {@code nanos} or until woken; if that does not fit in {@code nanosLeft}, only a wake-up is worth a retry. */
+    private boolean pause(long nanos, long nanosLeft) throws InterruptedException {
+        if (nanos >= nanosLeft) {
+            return waiter.await(nanosLeft) && next();
+        }
+        waiter.await(nanos);
+        return next();
+    }
+
+    /** Before the next attempt: what was heard so far. */
+    private boolean next() {
+        heardBefore = waiters.releasesHeard(resource);
+        channelBefore = listening && rounds.wakeups.heardOn(resource) > 0;
+        return true;
+    }
+
+    /** Waits until this thread is first in line or woken; false if {@code nanosLeft} passed first. */
+    private boolean awaitTurn(long nanosLeft) throws InterruptedException {
+        long end = rounds.nowNanos() + nanosLeft;
+        while (true) {
+            long left = end - rounds.nowNanos();
+            if (left <= 0) {
+                return false;
+            }
+            if (waiter.await(Math.min(TURN_CHECK_NANOS, left)) || waiter.first()) {
+                return true;
+            }
         }
     }
 
@@ -68,11 +138,14 @@ final class Turns implements AcquireLoop.Pause, AutoCloseable {
         }
     }
 
-    /** Leaves the line, if the acquire joined it. */
+    /** Leaves the line and stops listening, if the acquire joined it. */
     @Override
     public void close() {
         if (waiter != null) {
             waiter.close();
+        }
+        if (listening) {
+            rounds.wakeups.stopListening(resource);
         }
     }
 }

@@ -5,6 +5,7 @@ import java.util.HashMap;
 import java.util.Map;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLongArray;
 
 /**
  * The threads of one lock that wait for a held resource, in the order they came: a release of the
@@ -15,6 +16,12 @@ import java.util.concurrent.TimeUnit;
 public final class Waiters {
 
     private final Map<String, ArrayDeque<Waiter>> queues = new HashMap<>();
+    /**
+     * How many releases were heard, by the hash of their resource: a waiter that compares the
+     * count from before its attempt with the count after learns of a release that came before it
+     * joined its queue, which no wake-up reaches.
+     */
+    private final AtomicLongArray heard = new AtomicLongArray(256);
     /**
      * How many threads wait, written under this object's lock and read without it by {@link #wake}:
      * a wake-up that comes before a thread has joined finds no one, read 0 or not.
@@ -31,6 +38,7 @@ public final class Waiters {
 
     /** Wakes the first waiter of {@code resource}, if there is one. */
     public void wake(String resource) {
+        heard.incrementAndGet(stripe(resource));
         if (waiting == 0) {
             return; // every release calls this: no lock taken while nobody waits
         }
@@ -42,6 +50,18 @@ public final class Waiters {
         if (queue != null) {
             queue.getFirst().signal();
         }
+    }
+
+    /**
+     * How many releases of {@code resource} (and of the resources that share its count) were heard
+     * so far: a different number later means one was heard in between.
+     */
+    public long releasesHeard(String resource) {
+        return heard.get(stripe(resource));
+    }
+
+    private int stripe(String resource) {
+        return resource.hashCode() & (heard.length() - 1);
     }
 
     /** Wakes the first waiter of every resource: a release may have gone unheard. */

@@ -131,8 +131,8 @@ final class FakeNode {
         return switch (command.kind()) {
             case SET_IF_ABSENT -> Verb.SET_IF_ABSENT;
             case SCRIPT ->
-                command.script() == Scripts.DELETE_IF_EQUALS
-                        ? Verb.DELETE_IF_EQUALS
+                command.script() == Scripts.DELETE_IF_EQUALS || command.script() == Scripts.RELEASE
+                        ? Verb.DELETE_IF_EQUALS // the release's message is not modelled: no subscriptions here
                         : command.script() == Scripts.EXTEND_IF_EQUALS ? Verb.EXTEND_IF_EQUALS : Verb.OTHER;
             case GET -> Verb.GET;
             default -> Verb.OTHER;

@@ -20,6 +20,16 @@ class QuorumMathTest {
     }
 
     @Test
+    void aResourceIsFreeOnAQuorumWhenItsQuorumthShortestTtlRunsOut() {
+        // no key (-2) is free now; no TTL (-1, or no answer) never frees a node by itself
+        assertThat(QuorumMath.quorumFreeInNanos(new long[] {300, -2, 100, 200, -1}))
+                .isEqualTo(200 * MS);
+        assertThat(QuorumMath.quorumFreeInNanos(new long[] {-2, -2, 5000})).isZero();
+        assertThat(QuorumMath.quorumFreeInNanos(new long[] {-1, -1, 10})).isEqualTo(Long.MAX_VALUE);
+        assertThat(QuorumMath.quorumFreeInNanos(new long[] {42})).isEqualTo(42 * MS);
+    }
+
+    @Test
     void validityIsTtlMinusElapsedMinusDrift() {
         // ttl 10 s, 1% drift => 100 ms + 2 ms; 30 ms elapsed
         assertThat(QuorumMath.validityNanos(10_000 * MS, 30 * MS, 0.01)).isEqualTo((10_000 - 30 - 102) * MS);

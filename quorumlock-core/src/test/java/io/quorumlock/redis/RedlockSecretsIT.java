@@ -52,7 +52,7 @@ class RedlockSecretsIT {
         // Loggers made from now on log at debug (those made earlier in this JVM keep their level).
         System.setProperty(LOG_LEVEL, "debug");
         stderr = System.err;
-        System.setErr(new PrintStream(new TeeStream(stderr, logged), true, StandardCharsets.UTF_8));
+        System.setErr(new PrintStream(new Tee(stderr, logged), true, StandardCharsets.UTF_8));
         node = RedisServer.start();
         try (Jedis jedis = node.connect(Duration.ofSeconds(5))) {
             jedis.aclSetUser(PERCENT_USER, "on", ">" + PERCENT_PASSWORD, "~*", "+@all");
@@ -224,29 +224,6 @@ class RedlockSecretsIT {
     private static void assertNoSecret(String what, String text) {
         for (String marker : MARKERS) {
             assertThat(text).as("%s shows part of the password", what).doesNotContain(marker);
-        }
-    }
-
-    /** Writes to both streams: the test's output stays visible while it is captured. */
-    private static final class TeeStream extends java.io.OutputStream {
-        private final java.io.OutputStream first;
-        private final java.io.OutputStream second;
-
-        TeeStream(java.io.OutputStream first, java.io.OutputStream second) {
-            this.first = first;
-            this.second = second;
-        }
-
-        @Override
-        public synchronized void write(int b) throws java.io.IOException {
-            first.write(b);
-            second.write(b);
-        }
-
-        @Override
-        public synchronized void write(byte[] b, int off, int len) throws java.io.IOException {
-            first.write(b, off, len);
-            second.write(b, off, len);
         }
     }
 }

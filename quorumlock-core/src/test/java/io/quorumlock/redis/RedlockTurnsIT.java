@@ -5,26 +5,39 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.quorumlock.Lease;
 import io.quorumlock.LockUnavailableException;
 import io.quorumlock.RetryPolicy;
+import io.quorumlock.testkit.RedisServer;
 import io.quorumlock.testkit.RedisServersExtension;
 import io.quorumlock.testkit.TestTime;
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import redis.clients.jedis.Jedis;
 
 /**
- * The threads of one client waiting for one resource take turns: the first in line polls, the
- * others send nothing, and a release in the process hands the lock to the next at once. The
- * waiters here retry only every 30 s, so a grant within the test's bound was a hand-off.
+ * Waiters are woken by releases. The threads of one client waiting for one resource take turns:
+ * the first in line waits, the others send nothing, and a release in the process hands the lock to
+ * the next at once. A release by another client wakes the waiter through the release channel each
+ * node publishes on; the waiter tries again when the holder's keys run out without a release;
+ * where the nodes refuse the channel, the release still works and the waiter falls back to its
+ * backoff, with one warning per node; the subscription connections close once nobody waits. The
+ * waiters here retry only every 30 s and recheck every 60 s, so a grant within the test's bound
+ * was a hand-off.
  */
+@Timeout(value = 120, unit = TimeUnit.SECONDS, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
 class RedlockTurnsIT {
 
     @RegisterExtension
@@ -36,6 +49,10 @@ class RedlockTurnsIT {
     private static final Duration WAIT = TestTime.scaled(Duration.ofSeconds(10));
     /** Longer than the backoff, so that a waiter pauses rather than gives up. */
     private static final Duration LONG_WAIT = Duration.ofSeconds(90);
+    /** A waiter that hears no release tries again only after this, or at the end of the holder's TTL. */
+    private static final Duration SLOW_RECHECK = Duration.ofSeconds(60);
+
+    private static final String CHANNEL = "quorumlock:released:r";
 
     private final List<Redlock> clients = new ArrayList<>();
     private final ExecutorService threads = Executors.newCachedThreadPool();
@@ -47,10 +64,15 @@ class RedlockTurnsIT {
     }
 
     private Redlock client(RetryPolicy retry) {
+        return client(redis.uris(), retry, SLOW_RECHECK);
+    }
+
+    private Redlock client(List<String> nodes, RetryPolicy retry, Duration recheck) {
         Redlock redlock = Redlock.builder()
-                .nodes(redis.uris())
+                .nodes(nodes)
                 .restartGuard(false)
                 .retry(retry)
+                .recheck(recheck)
                 .build();
         clients.add(redlock);
         return redlock;
@@ -126,6 +148,117 @@ class RedlockTurnsIT {
                     .isLessThan(100);
         }
         held.release();
+    }
+
+    @Test
+    void aReleaseByAnotherClientWakesItsWaiterAtOnce() throws Exception {
+        Lease held = client(SLOW_POLL).acquire("r", TTL, Duration.ZERO);
+        Future<Lease> waiting = waitingElsewhere();
+        held.release();
+
+        waiting.get(WAIT.toMillis(), TimeUnit.MILLISECONDS).release();
+    }
+
+    @Test
+    void aWaiterTriesAgainWhenTheHoldersKeysRunOutWithoutARelease() throws Exception {
+        client(SLOW_POLL).acquire("r", Duration.ofSeconds(2), Duration.ZERO); // never released: its keys run out
+
+        Future<Lease> waiting = threads.submit(() -> client(SLOW_POLL).acquire("r", TTL, LONG_WAIT));
+
+        waiting.get(WAIT.plusSeconds(2).toMillis(), TimeUnit.MILLISECONDS).release();
+    }
+
+    @Test
+    void whereTheNodesRefuseTheChannelTheReleaseWorksAndTheWaiterPollsWithOneWarningPerNode() throws Exception {
+        forEachNode(node -> node.aclSetUser("nochannels", "on", ">pw", "~*", "+@all", "resetchannels"));
+        try {
+            List<String> nodes = redis.servers().servers().stream()
+                    .map(node -> "redis://nochannels:pw@" + node.host() + ":" + node.port())
+                    .toList();
+            ByteArrayOutputStream logged = new ByteArrayOutputStream();
+            PrintStream stderr = System.err;
+            System.setErr(new PrintStream(new Tee(stderr, logged), true, StandardCharsets.UTF_8));
+            try {
+                Redlock holder = client(nodes, SLOW_POLL, SLOW_RECHECK);
+                Redlock waiter = client(
+                        nodes, RetryPolicy.jitteredBackoff(Duration.ofMillis(20), Duration.ofMillis(50)), SLOW_RECHECK);
+                for (int round = 0; round < 2; round++) {
+                    Lease held = holder.acquire("r", TTL, Duration.ZERO);
+                    Future<Lease> waiting = threads.submit(() -> waiter.acquire("r", TTL, LONG_WAIT));
+                    TestTime.await(Duration.ofSeconds(10), () -> waiter.waiting("r") == 1, "the waiter to queue");
+                    held.release();
+                    waiting.get(WAIT.toMillis(), TimeUnit.MILLISECONDS).release();
+                }
+            } finally {
+                System.setErr(stderr);
+            }
+            String log = logged.toString(StandardCharsets.UTF_8);
+            assertThat(log.lines().filter(line -> line.contains("refuses SUBSCRIBE")))
+                    .as("warnings in %s", log)
+                    .hasSize(3)
+                    .allSatisfy(line -> assertThat(line).contains("NOPERM").contains("quorumlock:released:*"));
+        } finally {
+            forEachNode(node -> node.aclDelUser("nochannels"));
+        }
+    }
+
+    @Test
+    void theSubscriptionConnectionsCloseOnceNobodyWaits() throws Exception {
+        Lease held = client(SLOW_POLL).acquire("r", TTL, Duration.ZERO);
+        Future<Lease> waiting = waitingElsewhere();
+        assertThat(subscriberConnections())
+                .as("subscriber connections while waiting")
+                .isEqualTo(3);
+        held.release();
+        waiting.get(WAIT.toMillis(), TimeUnit.MILLISECONDS).release();
+
+        awaitSubscribers(0);
+        TestTime.await(
+                Duration.ofSeconds(20), () -> subscriberConnections() == 0, "the subscription connections to close");
+    }
+
+    /** A client other than the holder's waiting for r, once it listens for releases on every node. */
+    private Future<Lease> waitingElsewhere() {
+        Redlock waiter = client(SLOW_POLL);
+        Future<Lease> waiting = threads.submit(() -> waiter.acquire("r", TTL, LONG_WAIT));
+        awaitSubscribers(1);
+        return waiting;
+    }
+
+    /** Until every node has {@code count} subscribers of the channel of resource r. */
+    private static void awaitSubscribers(long count) {
+        TestTime.await(
+                Duration.ofSeconds(10),
+                () -> redis.servers().servers().stream().allMatch(node -> {
+                    try (Jedis jedis = node.connect(Duration.ofSeconds(2))) {
+                        Map<String, Long> subscribers = jedis.pubsubNumSub(CHANNEL);
+                        return subscribers.getOrDefault(CHANNEL, 0L) == count;
+                    }
+                }),
+                count + " subscriber(s) of " + CHANNEL + " on every node");
+    }
+
+    /** Connections of the lock whose last command was a (un)subscription, on all nodes. */
+    private static long subscriberConnections() {
+        long count = 0;
+        for (RedisServer node : redis.servers().servers()) {
+            try (Jedis jedis = node.connect(Duration.ofSeconds(2))) {
+                count += jedis.clientList()
+                        .lines()
+                        .filter(line -> line.contains("name=quorumlock "))
+                        .filter(line -> line.contains("cmd=subscribe") || line.contains("cmd=unsubscribe"))
+                        .count();
+            }
+        }
+        return count;
+    }
+
+    private static void forEachNode(Consumer<Jedis> command) {
+        for (RedisServer node : redis.servers().servers()) {
+            try (Jedis jedis = node.connect(Duration.ofSeconds(2))) {
+                command.accept(jedis);
+            }
+        }
     }
 
     private static long setCalls(Jedis node) {

@@ -2,8 +2,9 @@ package io.quorumlock.redis.client;
 
 /**
  * One Redis command as the client sends it: {@code SET key value NX PX millis}, a script by
- * {@code EVALSHA} with one key and one or two arguments, {@code GET}, {@code INFO} or {@code CONFIG
- * GET}. What a reply to it means is the sender's business; the client checks only that the reply
+ * {@code EVALSHA} with one key and one or two arguments, {@code GET}, {@code PTTL}, {@code INFO},
+ * {@code CONFIG GET}, or, on a connection of {@link Subscriptions}, {@code SUBSCRIBE} and {@code
+ * UNSUBSCRIBE} of one channel (the key). What a reply to it means is the sender's business; the client checks only that the reply
  * has a shape a Redis server answers the command with.
  *
  * @param millis the {@code PX} of a SET, or a script's second argument; -1 for none
@@ -18,8 +19,11 @@ public record Command(Kind kind, String key, String value, long millis, Script s
         /** {@code EVALSHA sha 1 key value [millis]}, or {@code EVAL} with the script's text. */
         SCRIPT,
         GET,
+        PTTL,
         INFO,
-        CONFIG_GET
+        CONFIG_GET,
+        SUBSCRIBE,
+        UNSUBSCRIBE
     }
 
     public static Command setIfAbsent(String key, String value, long millis) {
@@ -40,6 +44,18 @@ public record Command(Kind kind, String key, String value, long millis, Script s
         return new Command(Kind.GET, key, null, -1, null);
     }
 
+    public static Command pttl(String key) {
+        return new Command(Kind.PTTL, key, null, -1, null);
+    }
+
+    static Command subscribe(String channel) {
+        return new Command(Kind.SUBSCRIBE, channel, null, -1, null);
+    }
+
+    static Command unsubscribe(String channel) {
+        return new Command(Kind.UNSUBSCRIBE, channel, null, -1, null);
+    }
+
     public static Command info(String section) {
         return new Command(Kind.INFO, section, null, -1, null);
     }
@@ -54,8 +70,11 @@ public record Command(Kind kind, String key, String value, long millis, Script s
             case SET_IF_ABSENT -> "SET";
             case SCRIPT -> script.description() + " (EVALSHA)";
             case GET -> "GET";
+            case PTTL -> "PTTL";
             case INFO -> "INFO";
             case CONFIG_GET -> "CONFIG GET";
+            case SUBSCRIBE -> "SUBSCRIBE";
+            case UNSUBSCRIBE -> "UNSUBSCRIBE";
         };
     }
 
@@ -71,8 +90,9 @@ public record Command(Kind kind, String key, String value, long millis, Script s
             case SET_IF_ABSENT -> reply.equals(Reply.Simple.OK) || reply == Reply.Nil.NIL;
             case SCRIPT -> reply instanceof Reply.Int;
             case GET -> reply instanceof Reply.Bulk || reply == Reply.Nil.NIL;
+            case PTTL -> reply instanceof Reply.Int;
             case INFO -> reply instanceof Reply.Bulk;
-            case CONFIG_GET -> reply instanceof Reply.Array;
+            case CONFIG_GET, SUBSCRIBE, UNSUBSCRIBE -> reply instanceof Reply.Array;
         };
     }
 }

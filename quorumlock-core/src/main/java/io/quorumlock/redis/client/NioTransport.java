@@ -54,6 +54,8 @@ public final class NioTransport implements Transport {
     private final List<Script> scripts;
     /** Guarded by {@link #lanes}. */
     private boolean closed;
+    /** Guarded by {@link #lanes}. */
+    private final List<Subscriptions> subscriptions = new ArrayList<>();
 
     public NioTransport(
             List<NodeAddress> nodes,
@@ -181,13 +183,57 @@ public final class NioTransport implements Transport {
         }
     }
 
+    /** A connection to {@code node} on {@code selector}, loading {@code scripts}; {@code push} for a subscriber's. */
+    private RespLink link(int node, Selector selector, List<Script> toLoad, RespLink.Push push) {
+        return new RespLink(
+                nodes.get(node),
+                resolvers[node],
+                selector,
+                timeoutNanos,
+                connectTimeoutNanos,
+                ticker,
+                () -> starts.connection(node),
+                tls,
+                toLoad,
+                push);
+    }
+
+    static Selector openSelector() {
+        try {
+            return Selector.open();
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot open a selector", e);
+        }
+    }
+
+    @Override
+    public java.util.Optional<Subscriptions> subscriptions(Subscriptions.Listener listener) {
+        Subscriptions made = new Subscriptions(
+                nodes.stream().map(NodeAddress::toString).toList(),
+                Math.max(timeoutNanos, connectTimeoutNanos),
+                ticker,
+                (node, selector, push) -> link(node, selector, List.of(), push),
+                listener);
+        synchronized (lanes) {
+            if (!closed) {
+                subscriptions.add(made);
+                return java.util.Optional.of(made);
+            }
+        }
+        made.close();
+        throw new IllegalStateException("the Redlock was closed during this call");
+    }
+
     @Override
     public void close() {
         List<NioLane> open;
+        List<Subscriptions> listening;
         synchronized (lanes) {
             closed = true;
             open = List.copyOf(lanes);
+            listening = List.copyOf(subscriptions);
         }
+        listening.forEach(Subscriptions::close);
         for (NioLane lane : open) {
             lane.close();
         }
@@ -214,24 +260,10 @@ public final class NioTransport implements Transport {
         private record Waiter(Thread thread, BooleanSupplier done) {}
 
         NioLane() {
-            try {
-                selector = Selector.open();
-            } catch (IOException e) {
-                throw new UncheckedIOException("cannot open a selector", e);
-            }
+            selector = openSelector();
             links = new RespLink[nodes.size()];
             for (int i = 0; i < links.length; i++) {
-                int node = i;
-                links[i] = new RespLink(
-                        nodes.get(i),
-                        resolvers[i],
-                        selector,
-                        timeoutNanos,
-                        connectTimeoutNanos,
-                        ticker,
-                        () -> starts.connection(node),
-                        tls,
-                        scripts);
+                links[i] = NioTransport.this.link(i, selector, scripts, null);
             }
         }
 

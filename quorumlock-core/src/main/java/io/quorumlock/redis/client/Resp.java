@@ -45,8 +45,11 @@ final class Resp {
                 yield millis ? bulk(out, Long.toString(command.millis())) : out;
             }
             case GET -> command(out, "GET", key);
+            case PTTL -> command(out, "PTTL", key);
             case INFO -> command(out, "INFO", key);
             case CONFIG_GET -> command(out, "CONFIG", "GET", key);
+            case SUBSCRIBE -> command(out, "SUBSCRIBE", key);
+            case UNSUBSCRIBE -> command(out, "UNSUBSCRIBE", key);
         };
     }
 

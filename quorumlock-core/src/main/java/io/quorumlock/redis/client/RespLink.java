@@ -57,6 +57,17 @@ final class RespLink implements Transport.Link {
     private final TlsConfig tls;
     /** Loaded on every new connection, so that EVALSHA finds them. */
     private final List<Script> scripts;
+    /** For a connection of {@link Subscriptions}: gets its messages and its loss; null for a lane's. */
+    private final Push push;
+
+    /** What a connection in subscriber mode hands on besides the replies to its commands. */
+    interface Push {
+        /** A message with {@code payload} on {@code channel}. */
+        void message(String channel, String payload);
+
+        /** The connection was dropped: its subscriptions are gone. */
+        void closed(String why);
+    }
 
     private final ArrayDeque<Pending> pending = new ArrayDeque<>();
     private Wire channel;
@@ -88,8 +99,10 @@ final class RespLink implements Transport.Link {
             Ticker ticker,
             Supplier<Transport.ReplyHandler> serverInfo,
             TlsConfig tls,
-            List<Script> scripts) {
+            List<Script> scripts,
+            Push push) {
         this.address = address;
+        this.push = push;
         this.tls = tls;
         this.scripts = scripts;
         this.resolver = resolver;
@@ -326,6 +339,9 @@ final class RespLink implements Transport.Link {
     }
 
     private void deliver(Reply reply) {
+        if (push != null && pushed(reply)) {
+            return;
+        }
         Pending request = pending.poll();
         if (request == null) {
             close(Reply.Kind.PROTOCOL, "protocol error: the node sent a reply nobody asked for");
@@ -356,6 +372,20 @@ final class RespLink implements Transport.Link {
         } else {
             request.handler().onReply(request.command(), reply, this);
         }
+    }
+
+    /** Hands a message of a subscribed channel ({@code message}, channel, payload) to {@link #push}. */
+    private boolean pushed(Reply reply) {
+        if (reply instanceof Reply.Array array
+                && array.items().size() == 3
+                && array.items().get(0) instanceof Reply.Bulk kind
+                && kind.text().equals("message")
+                && array.items().get(1) instanceof Reply.Bulk channel
+                && array.items().get(2) instanceof Reply.Bulk payload) {
+            push.message(channel.text(), payload.text());
+            return true;
+        }
+        return false;
     }
 
     /** A well-formed reply that no Redis server sends to what was asked: the stream cannot be trusted. */
@@ -410,6 +440,9 @@ final class RespLink implements Transport.Link {
         }
         if (open) {
             selector.wakeup(); // the failures may have decided rounds whose callers wait on another's poll
+            if (push != null) {
+                push.closed(detail);
+            }
         }
     }
 

@@ -34,6 +34,14 @@ public interface Transport extends AutoCloseable {
         return false;
     }
 
+    /**
+     * Channels to listen to on every node, on connections of their own, each message handed to
+     * {@code listener}; closed with the transport. Empty if this transport cannot subscribe.
+     */
+    default java.util.Optional<Subscriptions> subscriptions(Subscriptions.Listener listener) {
+        return java.util.Optional.empty();
+    }
+
     @Override
     void close();
 

@@ -1,0 +1,355 @@
+package io.quorumlock.redis.client;
+
+import io.quorumlock.spi.Ticker;
+import java.io.IOException;
+import java.nio.channels.ClosedSelectorException;
+import java.nio.channels.SelectionKey;
+import java.nio.channels.Selector;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The channels a client listens to on every node, on connections of their own: one per node, never
+ * a lane's, so a subscription holds up no round. The connections are opened when the first channel
+ * is subscribed and read by a thread of their own ({@code quorumlock-wakeups}), which runs while a
+ * channel is subscribed and for {@link #IDLE_NANOS} after the last one is unsubscribed, then closes
+ * them and ends. Each message is handed on once, whichever nodes repeat it ({@link Listener}).
+ *
+ * <p>A node that drops the connection (a restart) has its channels subscribed again on a new one,
+ * at once and then at most every {@link #RETRY_NANOS}. A node that refuses {@code SUBSCRIBE} (an
+ * ACL user without channels, a proxy without pub/sub) is logged once and asked again only after
+ * {@link #REFUSED_RETRY_NANOS}. Every command, I/O call and subscription change happens on the
+ * thread; the callers only change the wanted state and wake it.
+ */
+public final class Subscriptions implements AutoCloseable {
+
+    private static final Logger log = LoggerFactory.getLogger(Subscriptions.class);
+
+    /** How long the connections stay open after the last channel was unsubscribed. */
+    static final long IDLE_NANOS = TimeUnit.SECONDS.toNanos(5);
+    /** How long after a failed SUBSCRIBE (a node down, a dropped connection) it is sent again. */
+    static final long RETRY_NANOS = TimeUnit.SECONDS.toNanos(1);
+    /** How long after a refused SUBSCRIBE it is sent again: a configuration rarely changes sooner. */
+    static final long REFUSED_RETRY_NANOS = TimeUnit.MINUTES.toNanos(1);
+
+    /** Receives each message once, on the subscriptions' thread: it must not block. */
+    @FunctionalInterface
+    public interface Listener {
+        void message(String channel);
+    }
+
+    /** Where a channel stands on one node. */
+    private enum State {
+        WANTED,
+        ASKED,
+        CONFIRMED,
+        FAILED
+    }
+
+    /** One subscribed channel: how many listen to it here, and where it stands on each node. */
+    private static final class Channel {
+        int listeners;
+        final State[] states;
+        /** The payload of the last message handed on: the other nodes' copies of it are dropped. */
+        String lastPayload;
+
+        Channel(int nodes) {
+            states = new State[nodes];
+            java.util.Arrays.fill(states, State.WANTED);
+        }
+
+        int confirmed() {
+            int count = 0;
+            for (State state : states) {
+                count += state == State.CONFIRMED ? 1 : 0;
+            }
+            return count;
+        }
+
+        boolean unsettled() {
+            for (State state : states) {
+                if (state == State.WANTED || state == State.ASKED) {
+                    return true;
+                }
+            }
+            return false;
+        }
+    }
+
+    private final List<String> names;
+    private final long timeoutNanos;
+    private final Ticker ticker;
+    private final Listener listener;
+    private final Selector selector;
+    private final RespLink[] links;
+
+    /** Guarded by this object, as is everything below. */
+    private final Map<String, Channel> channels = new HashMap<>();
+    /** Channels no one listens to any more, to unsubscribe on every node. */
+    private final List<String> leaving = new ArrayList<>();
+
+    private final long[] retryAt;
+    private final boolean[] refusalLogged;
+    private Thread thread;
+    private long idleSince;
+    private boolean closed;
+
+    /** Makes the connection to one node, on the subscriptions' selector. */
+    @FunctionalInterface
+    interface Links {
+        RespLink link(int node, Selector selector, RespLink.Push push);
+    }
+
+    /**
+     * @param names the nodes, for messages
+     * @param timeoutNanos how long a node may owe the answer to a SUBSCRIBE: the connect timeout
+     */
+    Subscriptions(List<String> names, long timeoutNanos, Ticker ticker, Links connections, Listener listener) {
+        this.names = names;
+        this.timeoutNanos = timeoutNanos;
+        this.ticker = ticker;
+        this.listener = listener;
+        this.selector = NioTransport.openSelector();
+        this.links = new RespLink[names.size()];
+        this.retryAt = new long[names.size()];
+        this.refusalLogged = new boolean[names.size()];
+        for (int i = 0; i < links.length; i++) {
+            int node = i;
+            links[i] = connections.link(node, selector, new RespLink.Push() {
+                @Override
+                public void message(String channel, String payload) {
+                    heard(channel, payload);
+                }
+
+                @Override
+                public void closed(String why) {
+                    dropped(node, why);
+                }
+            });
+        }
+    }
+
+    /** Listens to {@code channel} on every node, counted: as many {@link #unsubscribe} calls end it. */
+    public synchronized void subscribe(String channel) {
+        if (closed) {
+            return;
+        }
+        Channel state = channels.get(channel);
+        if (state == null) {
+            state = new Channel(links.length);
+            channels.put(channel, state);
+            leaving.remove(channel);
+        }
+        state.listeners++;
+        if (thread == null) {
+            thread = new Thread(this::run, "quorumlock-wakeups");
+            thread.setDaemon(true);
+            thread.start();
+        }
+        selector.wakeup();
+    }
+
+    /** One listener less for {@code channel}; the last one's leaving unsubscribes it on every node. */
+    public synchronized void unsubscribe(String channel) {
+        Channel state = channels.get(channel);
+        if (state != null && --state.listeners == 0) {
+            channels.remove(channel);
+            leaving.add(channel);
+            if (channels.isEmpty()) {
+                idleSince = ticker.nanos();
+            }
+            selector.wakeup();
+        }
+    }
+
+    /** On how many nodes {@code channel} is subscribed now. */
+    public synchronized int confirmed(String channel) {
+        Channel state = channels.get(channel);
+        return state == null ? 0 : state.confirmed();
+    }
+
+    /**
+     * Waits until {@code channel} is subscribed on some node, or every node has answered without
+     * it, or {@code nanos} have passed: on how many nodes it is subscribed then.
+     *
+     * @throws InterruptedException if the thread is interrupted while waiting
+     */
+    public synchronized int awaitConfirmed(String channel, long nanos) throws InterruptedException {
+        long end = ticker.nanos() + nanos;
+        while (true) {
+            Channel state = channels.get(channel);
+            if (state == null || state.confirmed() > 0 || !state.unsettled()) {
+                return state == null ? 0 : state.confirmed();
+            }
+            long left = end - ticker.nanos();
+            if (left <= 0) {
+                return 0;
+            }
+            TimeUnit.NANOSECONDS.timedWait(this, left);
+        }
+    }
+
+    /** Closes the connections for good; later subscriptions are ignored. */
+    @Override
+    public void close() {
+        synchronized (this) {
+            closed = true;
+            channels.clear();
+            notifyAll();
+        }
+        for (RespLink link : links) {
+            link.shut();
+        }
+        try {
+            selector.close();
+        } catch (IOException e) {
+            log.debug("closing the subscriptions' selector: {}", e.toString());
+        }
+    }
+
+    // ---- on the thread -------------------------------------------------------------------------
+
+    private void run() {
+        try {
+            while (true) {
+                List<Runnable> sends = new ArrayList<>();
+                long wait = 0;
+                boolean idle;
+                synchronized (this) {
+                    long now = ticker.nanos();
+                    if (closed) {
+                        thread = null;
+                        return;
+                    }
+                    idle = channels.isEmpty() && leaving.isEmpty() && now - idleSince >= IDLE_NANOS;
+                    if (!idle) {
+                        wait = plan(now, sends);
+                    }
+                }
+                if (idle) {
+                    for (RespLink link : links) {
+                        link.close(Reply.Kind.BROKEN, "no channel subscribed");
+                    }
+                    synchronized (this) {
+                        if (closed || channels.isEmpty()) { // else subscribed while the connections closed
+                            thread = null;
+                            return;
+                        }
+                    }
+                    continue;
+                }
+                sends.forEach(Runnable::run);
+                selector.select(this::ready, Math.max(1, TimeUnit.NANOSECONDS.toMillis(wait)));
+                expireSilent();
+            }
+        } catch (IOException | ClosedSelectorException e) {
+            synchronized (this) {
+                thread = null;
+            }
+            if (!closedNow()) {
+                log.warn("the subscriptions for release wake-ups stopped: {}", e.toString());
+            }
+        }
+    }
+
+    private synchronized boolean closedNow() {
+        return closed;
+    }
+
+    /** Under this object's lock: the commands to send now, and how long to wait before looking again. */
+    private long plan(long now, List<Runnable> sends) {
+        long wait = channels.isEmpty() ? IDLE_NANOS - (now - idleSince) : RETRY_NANOS;
+        for (String channel : leaving) {
+            for (RespLink link : links) {
+                sends.add(() -> link.send(Command.unsubscribe(channel), (command, reply, from) -> {}));
+            }
+        }
+        leaving.clear();
+        for (Map.Entry<String, Channel> entry : channels.entrySet()) {
+            State[] states = entry.getValue().states;
+            for (int node = 0; node < links.length; node++) {
+                boolean due = states[node] == State.WANTED || states[node] == State.FAILED;
+                if (due && retryAt[node] - now > 0) {
+                    wait = Math.min(wait, retryAt[node] - now);
+                } else if (due) {
+                    states[node] = State.ASKED;
+                    int target = node;
+                    String channel = entry.getKey();
+                    sends.add(() -> links[target].send(
+                            Command.subscribe(channel), (command, reply, from) -> answered(target, channel, reply)));
+                }
+            }
+        }
+        return Math.max(1_000_000, wait);
+    }
+
+    private synchronized void answered(int node, String channel, Reply reply) {
+        Channel state = channels.get(channel);
+        if (reply instanceof Reply.Array) {
+            if (state != null) {
+                state.states[node] = State.CONFIRMED;
+            }
+        } else {
+            if (state != null) {
+                state.states[node] = State.FAILED;
+            }
+            long now = ticker.nanos();
+            if (reply instanceof Reply.Error error) {
+                retryAt[node] = now + REFUSED_RETRY_NANOS;
+                if (!refusalLogged[node]) {
+                    refusalLogged[node] = true;
+                    log.warn(
+                            "node {} refuses SUBSCRIBE ({}): waiters are not woken by releases through this node;"
+                                    + " they try again at the end of the holder's TTL and at least every recheck."
+                                    + " Allow the lock's user the channels quorumlock:released:* to wake them at once",
+                            names.get(node),
+                            NodeErrors.shortened(error.message()));
+                }
+            } else if (retryAt[node] - now <= 0) {
+                retryAt[node] = now + RETRY_NANOS;
+            }
+        }
+        notifyAll();
+    }
+
+    private synchronized void heard(String channel, String payload) {
+        Channel state = channels.get(channel);
+        if (state == null || payload.equals(state.lastPayload)) {
+            return; // nobody listens, or another node's copy of a message handed on
+        }
+        state.lastPayload = payload;
+        listener.message(channel);
+    }
+
+    /** The connection to {@code node} is gone, and its subscriptions with it: subscribe again, at once. */
+    private synchronized void dropped(int node, String why) {
+        for (Channel state : channels.values()) {
+            if (state.states[node] != State.FAILED) {
+                state.states[node] = State.WANTED;
+            }
+        }
+        log.debug("subscriptions on {} dropped: {}", names.get(node), why);
+        notifyAll();
+        selector.wakeup();
+    }
+
+    /** Drops a connection whose node owes an answer to SUBSCRIBE for longer than the timeout. */
+    private void expireSilent() {
+        long now = ticker.nanos();
+        for (RespLink link : links) {
+            long since = link.silentSince();
+            if (since != Long.MAX_VALUE && now - since > timeoutNanos) {
+                link.close(Reply.Kind.TIMED_OUT, "no answer to SUBSCRIBE within " + timeoutNanos / 1_000_000 + " ms");
+            }
+        }
+    }
+
+    private void ready(SelectionKey key) {
+        ((RespLink) key.attachment()).ready(key);
+    }
+}
