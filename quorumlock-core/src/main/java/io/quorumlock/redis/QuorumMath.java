@@ -48,6 +48,30 @@ final class QuorumMath {
         return free[quorum(free.length) - 1];
     }
 
+    /**
+     * How long a client refused in a contest (some nodes said yes, the others were held: clients
+     * that split the vote) sleeps before its next attempt: a random part of twice the attempt's
+     * time (at least 0.1 ms, at most {@code baseNanos}: an attempt slowed by a busy machine is no
+     * measure), doubled for each contest in a row up to 16 times that, and at most {@code
+     * maxNanos}. The client that happens to sleep least wins the next round whole, and the others
+     * meet a holder.
+     */
+    static long contestBackoffNanos(long attemptNanos, int contestsInARow, long baseNanos, long maxNanos) {
+        long base = Math.min(baseNanos, Math.max(100_000, 2 * attemptNanos));
+        long ceiling = Math.min(maxNanos, base << Math.min(Math.max(contestsInARow - 1, 0), 4));
+        return java.util.concurrent.ThreadLocalRandom.current().nextLong(ceiling + 1);
+    }
+
+    /**
+     * How long a client that released a resource to waiters of other clients leaves it to them
+     * before trying to take it again: four times its release round, and at least 5 ms, the time a
+     * woken waiter on a busy machine needs to hear the release and ask the nodes. It costs nothing
+     * when a waiter takes the lock, which is then busy anyway.
+     */
+    static long yieldNanos(long releaseRoundNanos) {
+        return Math.max(5_000_000, 4 * releaseRoundNanos);
+    }
+
     /** The clock drift allowance for a TTL: ttl x driftFactor + 2 ms. */
     static long driftNanos(long ttlNanos, double driftFactor) {
         return (long) (ttlNanos * driftFactor) + DRIFT_CONSTANT_NANOS;

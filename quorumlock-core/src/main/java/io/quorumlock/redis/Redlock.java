@@ -191,6 +191,7 @@ public final class Redlock implements DistributedLock<Lease> {
         checkTtl(ttl);
         Settings.maxWait(maxWait);
         try (Turns turns = new Turns(rounds, resource, retry, recheckNanos, connectTimeoutNanos)) {
+            turns.yieldTo(rounds.yieldNanos(resource), maxWait);
             Lease lease = AcquireLoop.acquire(resource, maxWait, turns, ticker, events, (number, remainingNanos) -> {
                 Attempt attempt = attempt(resource, ttl);
                 if (attempt.lease().isPresent()) {
@@ -200,7 +201,10 @@ public final class Redlock implements DistributedLock<Lease> {
                     throw new LockConfigurationException(resource, number, attempt.outcomes());
                 }
                 boolean busy = LockUnavailableException.busy(attempt.outcomes(), quorum());
-                turns.refused(busy && attempt.votes() == 0);
+                turns.refused(
+                        !busy
+                                ? Turns.Refusal.OTHER
+                                : attempt.votes() == 0 ? Turns.Refusal.HOLDER : Turns.Refusal.CONTEST);
                 return AcquireLoop.Attempt.outvoted(
                         attempt.votes(), quorum(), busy, () -> withHolders(resource, attempt.outcomes()));
             });

@@ -14,6 +14,7 @@ import java.util.List;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReferenceArray;
+import java.util.concurrent.atomic.LongAccumulator;
 import java.util.function.BooleanSupplier;
 import java.util.function.IntPredicate;
 import java.util.function.LongSupplier;
@@ -54,6 +55,12 @@ final class Rounds {
     final Waiters waiters = new Waiters();
     /** Releases by other clients, heard on the nodes while threads wait. */
     final Wakeups wakeups;
+
+    /** A resource this lock released while other clients listened, and until when it leaves it to them. */
+    private record Yield(String resource, long untilNanos) {}
+
+    /** The last such release of each resource, by hash: a few bytes each, however many resources. */
+    private final AtomicReferenceArray<Yield> yields = new AtomicReferenceArray<>(64);
 
     Rounds(
             Transport transport,
@@ -121,7 +128,7 @@ final class Rounds {
             if (outcome.held()) {
                 return outcome;
             }
-            release(round, resource, token, grants, Scripts.DELETE_IF_EQUALS); // nobody to wake: not granted
+            release(round, resource, token, grants, null); // nobody to wake: it was not granted
             return outcome.notHeld(ballot.outcomes(), ballot.misconfigured());
         }
     }
@@ -192,11 +199,18 @@ final class Rounds {
                     + " release leases before closing their lock");
         }
         boolean released;
+        LongAccumulator listeners = new LongAccumulator(Math::max, 0);
+        long start = ticker.nanos();
         try (Round round = new Round(null, lease.grants())) {
             // Tells the waiters of other clients, which listen on the nodes.
-            released = release(round, lease.resource(), lease.token(), lease.grants(), Scripts.RELEASE);
+            released = release(round, lease.resource(), lease.token(), lease.grants(), listeners);
         }
         waiters.wake(lease.resource()); // the next in line in this process tries at once
+        if (listeners.get() > (wakeups.heardOn(lease.resource()) > 0 ? 1 : 0)) {
+            yields.set(
+                    stripe(lease.resource()),
+                    new Yield(lease.resource(), ticker.nanos() + QuorumMath.yieldNanos(ticker.nanos() - start)));
+        }
         if (!released) {
             Thread.currentThread().interrupt();
         }
@@ -210,16 +224,38 @@ final class Rounds {
      */
     boolean release(String resource, String token, Grant[] grants) {
         try (Round round = new Round(resource, grants)) {
-            return release(round, resource, token, grants, Scripts.DELETE_IF_EQUALS);
+            return release(round, resource, token, grants, null);
         }
     }
 
-    /** A release round by {@code script}: {@link Scripts#RELEASE} for a lease, to tell its waiters. */
-    private boolean release(Round round, String resource, String token, Grant[] grants, Script script) {
+    /**
+     * A release round: with {@code listeners}, of a lease, by {@link Scripts#RELEASE}, which tells
+     * the waiters and counts them; without, by {@link Scripts#DELETE_IF_EQUALS}, telling no one.
+     */
+    private boolean release(Round round, String resource, String token, Grant[] grants, LongAccumulator listeners) {
         Ballot ballot = new Ballot(names, SETTLED);
-        round.afterGrants(grants, Command.script(script, resource, token), ballot, true);
+        Script script = listeners == null ? Scripts.DELETE_IF_EQUALS : Scripts.RELEASE;
+        round.afterGrants(grants, Command.script(script, resource, token), ballot, true, listeners);
         // A release need not wait for a connection being opened: its delete goes behind the SET.
         return round.await(ballot, ballot::settled, ticker.nanos(), false, Long.MAX_VALUE);
+    }
+
+    /**
+     * How long an acquire of {@code resource} leaves it to other clients before its first attempt:
+     * what is left of the time after a release of it by this lock that other clients listened
+     * for, at most once per release; 0 if there was none.
+     */
+    long yieldNanos(String resource) {
+        int stripe = stripe(resource);
+        Yield yield = yields.get(stripe);
+        if (yield == null || !yield.resource().equals(resource) || !yields.compareAndSet(stripe, yield, null)) {
+            return 0;
+        }
+        return Math.max(0, yield.untilNanos() - ticker.nanos());
+    }
+
+    private int stripe(String resource) {
+        return resource.hashCode() & (yields.length() - 1);
     }
 
     // ---- query ---------------------------------------------------------------------------------
@@ -253,6 +289,24 @@ final class Rounds {
             }
             return result;
         }
+    }
+
+    /**
+     * Whether one owner holds {@code resource} on a quorum of nodes now ({@code GET} on every
+     * node): after a refusal in which some nodes said yes, it tells a holder, whose release will
+     * come, from clients that split the vote, which nobody will release.
+     */
+    boolean heldByOne(String resource) {
+        Reply[] replies =
+                query(java.util.stream.IntStream.range(0, names.size()).toArray(), Command.get(resource));
+        java.util.Map<String, Integer> keys = new java.util.HashMap<>();
+        for (Reply reply : replies) {
+            if (reply instanceof Reply.Bulk token
+                    && keys.merge(token.text(), 1, Integer::sum) >= QuorumMath.quorum(names.size())) {
+                return true;
+            }
+        }
+        return false;
     }
 
     /**
@@ -408,13 +462,27 @@ final class Rounds {
 
         /** Sends {@code command} to each node that may hold the key (see {@link Grant#followUp}). */
         void afterGrants(Grant[] grants, Command command, Ballot ballot, boolean cleanUp) {
+            afterGrants(grants, command, ballot, cleanUp, null);
+        }
+
+        /**
+         * As {@link #afterGrants(Grant[], Command, Ballot, boolean)}, for {@link Scripts#RELEASE}:
+         * the largest number of listeners a node reported goes to {@code listeners}.
+         */
+        void afterGrants(Grant[] grants, Command command, Ballot ballot, boolean cleanUp, LongAccumulator listeners) {
             try (Transport.Sends sends = lane.sends()) {
                 for (int i = 0; i < grants.length; i++) {
                     int node = i;
                     grants[i].followUp(
                             command,
                             lane.link(i),
-                            (sent, reply, link) -> ballot.record(node, Ballot.vote(sent, link.node(), reply)),
+                            (sent, reply, link) -> {
+                                if (listeners != null && reply instanceof Reply.Int deleted && deleted.value() > 1) {
+                                    listeners.accumulate(deleted.value() - 1);
+                                    reply = Reply.Int.ONE;
+                                }
+                                ballot.record(node, Ballot.vote(sent, link.node(), reply));
+                            },
                             ballot,
                             cleanUp);
                 }

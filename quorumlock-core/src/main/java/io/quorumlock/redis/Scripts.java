@@ -21,7 +21,8 @@ final class Scripts {
     /**
      * As {@link #DELETE_IF_EQUALS}, for the release of a lease: once the key is deleted, tells the
      * waiters on the resource's {@link #RELEASED} channel, with a digest of the token so that a
-     * waiter counts one release once, however many nodes tell it. The message goes by {@code
+     * waiter counts one release once, however many nodes tell it; returns 1 plus the number of
+     * clients that listen on the node (0 if the key was not ours). The message goes by {@code
      * pcall}: a user without the right to publish (Redis 7 ACL users have no channels by default)
      * still releases, and its waiters try again at the end of the TTL or of their recheck.
      */
@@ -29,7 +30,10 @@ final class Scripts {
             "the release script",
             "if redis.call('get', KEYS[1]) == ARGV[1] then\n"
                     + "  redis.call('del', KEYS[1])\n"
-                    + "  redis.pcall('publish', '" + RELEASED + "' .. KEYS[1], redis.sha1hex(ARGV[1]))\n"
+                    + "  local heard = redis.pcall('publish', '" + RELEASED + "' .. KEYS[1], redis.sha1hex(ARGV[1]))\n"
+                    + "  if type(heard) == 'number' then\n"
+                    + "    return 1 + heard\n"
+                    + "  end\n"
                     + "  return 1\n"
                     + "else\n"
                     + "  return 0\n"

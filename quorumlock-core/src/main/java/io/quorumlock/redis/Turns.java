@@ -18,10 +18,11 @@ import java.util.concurrent.TimeUnit;
  *       in case a release went unheard. An attempt made before the release channel was heard on
  *       any node is repeated as soon as it is, and one made before a release that was heard
  *       before this thread joined the line is repeated at once;
- *   <li>after a refusal in which some node said yes (clients that split the vote, a holder whose
- *       keys are gone from some nodes) or no holder held a quorum (nodes that could not vote),
- *       sleeps the jittered backoff, so that one of the clients wins (the clean-up of a refused
- *       attempt tells no one), ended early by a release;
+ *   <li>after a refusal in which some node said yes and the others were held, reads the keys: if
+ *       no owner holds a quorum (clients that split the vote), sleeps a random part of a few
+ *       attempts' time, more after each split in a row, so that one of the clients wins (the
+ *       clean-up of a refused attempt tells no one); else waits for the holder's release, as above;
+ *   <li>after a refusal that too few nodes answered to tell, sleeps the jittered backoff;
  *   <li>where no node lets it listen, retries with the backoff, cut short by a release here.
  * </ul>
  */
@@ -44,8 +45,14 @@ final class Turns implements AcquireLoop.Pause, AutoCloseable {
     private long heardBefore;
     /** Whether the release channel was heard on some node before the last attempt. */
     private boolean channelBefore;
-    /** Whether the last attempt was refused by a holder of a quorum, with no yes vote. */
-    private boolean held;
+    /** What the last attempt met. */
+    private Refusal refusal = Refusal.OTHER;
+    /** How many attempts in a row met a contest. */
+    private int contests;
+    /** When the last attempt started, and how long it took. */
+    private long attemptStart;
+
+    private long attemptNanos;
 
     Turns(Rounds rounds, String resource, RetryPolicy retry, long recheckNanos, long listenNanos) {
         this.rounds = rounds;
@@ -55,14 +62,45 @@ final class Turns implements AcquireLoop.Pause, AutoCloseable {
         this.recheckNanos = recheckNanos;
         this.listenNanos = listenNanos;
         this.heardBefore = waiters.releasesHeard(resource);
+        this.channelBefore = rounds.wakeups.heardOn(resource) > 0; // still subscribed from an earlier wait
+        this.attemptStart = rounds.nowNanos();
+    }
+
+    /** What a refused attempt met. */
+    enum Refusal {
+        /** Another owner held a quorum of the nodes, and no node said yes: a release will come. */
+        HOLDER,
+        /**
+         * Some nodes said yes and the others were held: clients that split the vote, or a holder
+         * whose keys are gone from some nodes (told apart by reading the keys).
+         */
+        CONTEST,
+        /** Too few nodes answered to tell. */
+        OTHER
+    }
+
+    /** The attempt was refused, having met {@code refusal}. */
+    void refused(Refusal refusal) {
+        this.refusal = refusal;
+        contests = refusal == Refusal.CONTEST ? contests + 1 : 0;
+        attemptNanos = rounds.nowNanos() - attemptStart;
     }
 
     /**
-     * The attempt was refused; {@code byHolder} if another owner held a quorum of the nodes and no
-     * node said yes: not a split vote, and no holder whose keys are gone from some nodes.
+     * Before the first attempt: sleeps {@code nanos}, deaf to releases, if this lock has just
+     * released the resource to waiters of other clients and the wait allows it, so that they take
+     * it rather than this client again.
      */
-    void refused(boolean byHolder) {
-        held = byHolder;
+    void yieldTo(long nanos, java.time.Duration maxWait) {
+        if (nanos > 0 && maxWait.toNanos() > nanos) {
+            try {
+                TimeUnit.NANOSECONDS.sleep(nanos);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new QuorumlockException("interrupted while waiting to acquire '" + resource + "'", e);
+            }
+            next();
+        }
     }
 
     @Override
@@ -75,7 +113,14 @@ final class Turns implements AcquireLoop.Pause, AutoCloseable {
             if (!waiter.first()) {
                 return awaitTurn(nanosLeft) && next();
             }
-            if (!held) { // some nodes said yes: a split vote, or a holder's keys gone from some nodes
+            if (refusal == Refusal.CONTEST && !rounds.heldByOne(resource)) { // a split vote: nobody will release
+                long base = retry.minDelay().toNanos();
+                return pause(
+                        QuorumMath.contestBackoffNanos(
+                                attemptNanos, contests, base, retry.maxDelay().toNanos()),
+                        nanosLeft);
+            }
+            if (refusal == Refusal.OTHER) {
                 return pause(retry.delayAfter(failedAttempts).toNanos(), nanosLeft);
             }
             int heardOn = listening ? rounds.wakeups.heardOn(resource) : 0;
@@ -112,6 +157,7 @@ final class Turns implements AcquireLoop.Pause, AutoCloseable {
 
     /** Before the next attempt: what was heard so far. */
     private boolean next() {
+        attemptStart = rounds.nowNanos();
         heardBefore = waiters.releasesHeard(resource);
         channelBefore = listening && rounds.wakeups.heardOn(resource) > 0;
         return true;

@@ -10,7 +10,9 @@ import java.util.Optional;
  * {@link Scripts#RELEASED} channel, and a lock with threads waiting for a resource listens to that
  * channel on every node, on connections of its own ({@link Subscriptions}), opened at the first
  * wait and closed a few seconds after the last. A message wakes the first waiter of the resource
- * in this process, as a release in this process does ({@link Waiters#wake}).
+ * in this process, as a release in this process does ({@link Waiters#wake}). A channel stays
+ * subscribed a few seconds after the last wait, so a client that waits for a resource again and
+ * again subscribes once.
  */
 final class Wakeups {
 

@@ -30,6 +30,27 @@ class QuorumMathTest {
     }
 
     @Test
+    void aSplitVoteBacksOffARandomPartOfTwoAttemptsDoublingUpTo16Times() {
+        for (int i = 0; i < 1000; i++) {
+            assertThat(QuorumMath.contestBackoffNanos(MS, 1, 10 * MS, 200 * MS)).isBetween(0L, 2 * MS);
+            assertThat(QuorumMath.contestBackoffNanos(MS, 3, 10 * MS, 200 * MS)).isBetween(0L, 8 * MS);
+            assertThat(QuorumMath.contestBackoffNanos(MS, 30, 10 * MS, 200 * MS))
+                    .isBetween(0L, 32 * MS);
+            // an attempt slowed by a busy machine is no measure: the base is at most the retry's minimum
+            assertThat(QuorumMath.contestBackoffNanos(500 * MS, 1, 10 * MS, 200 * MS))
+                    .isBetween(0L, 10 * MS);
+            assertThat(QuorumMath.contestBackoffNanos(500 * MS, 9, 10 * MS, 100 * MS))
+                    .isBetween(0L, 100 * MS);
+        }
+    }
+
+    @Test
+    void aReleaseToWaitersElsewhereLeavesThemAtLeast5Ms() {
+        assertThat(QuorumMath.yieldNanos(100_000)).isEqualTo(5 * MS);
+        assertThat(QuorumMath.yieldNanos(3 * MS)).isEqualTo(12 * MS);
+    }
+
+    @Test
     void validityIsTtlMinusElapsedMinusDrift() {
         // ttl 10 s, 1% drift => 100 ms + 2 ms; 30 ms elapsed
         assertThat(QuorumMath.validityNanos(10_000 * MS, 30 * MS, 0.01)).isEqualTo((10_000 - 30 - 102) * MS);

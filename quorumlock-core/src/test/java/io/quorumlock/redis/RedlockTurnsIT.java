@@ -212,9 +212,36 @@ class RedlockTurnsIT {
         held.release();
         waiting.get(WAIT.toMillis(), TimeUnit.MILLISECONDS).release();
 
-        awaitSubscribers(0);
+        awaitSubscribers(0); // 5 s after the wait
         TestTime.await(
                 Duration.ofSeconds(20), () -> subscriberConnections() == 0, "the subscription connections to close");
+    }
+
+    @Test
+    void aClientThatReleasesToAWaiterElsewhereLeavesItTheLockBeforeTakingItAgain() throws Exception {
+        Redlock releaser = client(SLOW_POLL);
+        Redlock waiter = client(SLOW_POLL);
+        int rounds = 8;
+        int waiterFirst = 0;
+        for (int round = 0; round < rounds; round++) {
+            Lease held = releaser.acquire("r", TTL, LONG_WAIT);
+            Future<Lease> waiting = threads.submit(() -> waiter.acquire("r", TTL, LONG_WAIT));
+            awaitSubscribers(1);
+            held.release();
+            Future<Lease> again = threads.submit(() -> releaser.acquire("r", TTL, LONG_WAIT));
+            Lease first = threads.invokeAny(List.of(
+                    () -> waiting.get(WAIT.toMillis(), TimeUnit.MILLISECONDS),
+                    () -> again.get(WAIT.toMillis(), TimeUnit.MILLISECONDS)));
+            waiterFirst += waiting.isDone() && !again.isDone() ? 1 : 0;
+            first.release();
+            (first == waiting.get() ? again : waiting)
+                    .get(WAIT.toMillis(), TimeUnit.MILLISECONDS)
+                    .release();
+        }
+        // Without the yield the releaser, which needs no wake-up, takes it again almost every time.
+        assertThat(waiterFirst)
+                .as("rounds the waiter took first, of %d", rounds)
+                .isGreaterThanOrEqualTo(rounds / 2 + 1);
     }
 
     /** A client other than the holder's waiting for r, once it listens for releases on every node. */
@@ -228,7 +255,7 @@ class RedlockTurnsIT {
     /** Until every node has {@code count} subscribers of the channel of resource r. */
     private static void awaitSubscribers(long count) {
         TestTime.await(
-                Duration.ofSeconds(10),
+                Duration.ofSeconds(20),
                 () -> redis.servers().servers().stream().allMatch(node -> {
                     try (Jedis jedis = node.connect(Duration.ofSeconds(2))) {
                         Map<String, Long> subscribers = jedis.pubsubNumSub(CHANNEL);

@@ -7,6 +7,7 @@ import java.nio.channels.SelectionKey;
 import java.nio.channels.Selector;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
@@ -16,9 +17,11 @@ import org.slf4j.LoggerFactory;
 /**
  * The channels a client listens to on every node, on connections of their own: one per node, never
  * a lane's, so a subscription holds up no round. The connections are opened when the first channel
- * is subscribed and read by a thread of their own ({@code quorumlock-wakeups}), which runs while a
- * channel is subscribed and for {@link #IDLE_NANOS} after the last one is unsubscribed, then closes
- * them and ends. Each message is handed on once, whichever nodes repeat it ({@link Listener}).
+ * is subscribed and read by a thread of their own ({@code quorumlock-wakeups}). A channel stays
+ * subscribed for {@link #LINGER_NANOS} after its last listener left, so that a client that waits
+ * for one resource again and again subscribes once; once no channel is left, the thread closes the
+ * connections and ends. Each message is handed on once, whichever nodes repeat it ({@link
+ * Listener}).
  *
  * <p>A node that drops the connection (a restart) has its channels subscribed again on a new one,
  * at once and then at most every {@link #RETRY_NANOS}. A node that refuses {@code SUBSCRIBE} (an
@@ -30,8 +33,8 @@ public final class Subscriptions implements AutoCloseable {
 
     private static final Logger log = LoggerFactory.getLogger(Subscriptions.class);
 
-    /** How long the connections stay open after the last channel was unsubscribed. */
-    static final long IDLE_NANOS = TimeUnit.SECONDS.toNanos(5);
+    /** How long a channel stays subscribed after its last listener left. */
+    static final long LINGER_NANOS = TimeUnit.SECONDS.toNanos(5);
     /** How long after a failed SUBSCRIBE (a node down, a dropped connection) it is sent again. */
     static final long RETRY_NANOS = TimeUnit.SECONDS.toNanos(1);
     /** How long after a refused SUBSCRIBE it is sent again: a configuration rarely changes sooner. */
@@ -54,6 +57,9 @@ public final class Subscriptions implements AutoCloseable {
     /** One subscribed channel: how many listen to it here, and where it stands on each node. */
     private static final class Channel {
         int listeners;
+        /** When the last listener left. */
+        long idleSince;
+
         final State[] states;
         /** The payload of the last message handed on: the other nodes' copies of it are dropped. */
         String lastPayload;
@@ -90,13 +96,10 @@ public final class Subscriptions implements AutoCloseable {
 
     /** Guarded by this object, as is everything below. */
     private final Map<String, Channel> channels = new HashMap<>();
-    /** Channels no one listens to any more, to unsubscribe on every node. */
-    private final List<String> leaving = new ArrayList<>();
 
     private final long[] retryAt;
     private final boolean[] refusalLogged;
     private Thread thread;
-    private long idleSince;
     private boolean closed;
 
     /** Makes the connection to one node, on the subscriptions' selector. */
@@ -139,12 +142,7 @@ public final class Subscriptions implements AutoCloseable {
         if (closed) {
             return;
         }
-        Channel state = channels.get(channel);
-        if (state == null) {
-            state = new Channel(links.length);
-            channels.put(channel, state);
-            leaving.remove(channel);
-        }
+        Channel state = channels.computeIfAbsent(channel, c -> new Channel(links.length));
         state.listeners++;
         if (thread == null) {
             thread = new Thread(this::run, "quorumlock-wakeups");
@@ -154,15 +152,14 @@ public final class Subscriptions implements AutoCloseable {
         selector.wakeup();
     }
 
-    /** One listener less for {@code channel}; the last one's leaving unsubscribes it on every node. */
+    /**
+     * One listener less for {@code channel}; {@link #LINGER_NANOS} after the last one left, the
+     * channel is unsubscribed on every node.
+     */
     public synchronized void unsubscribe(String channel) {
         Channel state = channels.get(channel);
         if (state != null && --state.listeners == 0) {
-            channels.remove(channel);
-            leaving.add(channel);
-            if (channels.isEmpty()) {
-                idleSince = ticker.nanos();
-            }
+            state.idleSince = ticker.nanos();
             selector.wakeup();
         }
     }
@@ -226,7 +223,7 @@ public final class Subscriptions implements AutoCloseable {
                         thread = null;
                         return;
                     }
-                    idle = channels.isEmpty() && leaving.isEmpty() && now - idleSince >= IDLE_NANOS;
+                    idle = channels.isEmpty();
                     if (!idle) {
                         wait = plan(now, sends);
                     }
@@ -263,15 +260,20 @@ public final class Subscriptions implements AutoCloseable {
 
     /** Under this object's lock: the commands to send now, and how long to wait before looking again. */
     private long plan(long now, List<Runnable> sends) {
-        long wait = channels.isEmpty() ? IDLE_NANOS - (now - idleSince) : RETRY_NANOS;
-        for (String channel : leaving) {
-            for (RespLink link : links) {
-                sends.add(() -> link.send(Command.unsubscribe(channel), (command, reply, from) -> {}));
+        long wait = RETRY_NANOS;
+        for (Iterator<Map.Entry<String, Channel>> it = channels.entrySet().iterator(); it.hasNext(); ) {
+            Map.Entry<String, Channel> entry = it.next();
+            Channel channel = entry.getValue();
+            if (channel.listeners == 0 && now - channel.idleSince >= LINGER_NANOS) {
+                it.remove();
+                for (RespLink link : links) {
+                    sends.add(() -> link.send(Command.unsubscribe(entry.getKey()), (command, reply, from) -> {}));
+                }
+                continue;
+            } else if (channel.listeners == 0) {
+                wait = Math.min(wait, LINGER_NANOS - (now - channel.idleSince));
             }
-        }
-        leaving.clear();
-        for (Map.Entry<String, Channel> entry : channels.entrySet()) {
-            State[] states = entry.getValue().states;
+            State[] states = channel.states;
             for (int node = 0; node < links.length; node++) {
                 boolean due = states[node] == State.WANTED || states[node] == State.FAILED;
                 if (due && retryAt[node] - now > 0) {
@@ -279,9 +281,9 @@ public final class Subscriptions implements AutoCloseable {
                 } else if (due) {
                     states[node] = State.ASKED;
                     int target = node;
-                    String channel = entry.getKey();
+                    String name = entry.getKey();
                     sends.add(() -> links[target].send(
-                            Command.subscribe(channel), (command, reply, from) -> answered(target, channel, reply)));
+                            Command.subscribe(name), (command, reply, from) -> answered(target, name, reply)));
                 }
             }
         }
