@@ -85,7 +85,7 @@ public final class BenchCommand implements Callable<Integer> {
     @Option(
             names = "--quick",
             order = 1,
-            description = "About three minutes: shorter iterations, one JMH fork, a single cycle of RedissonRedLock"
+            description = "About four minutes: shorter iterations, one JMH fork, a single cycle of RedissonRedLock"
                     + " with a frozen node, 16 hand-offs per library on Redis, PostgreSQL, ZooKeeper and etcd, 250"
                     + " queued threads instead of 1,000 (default: the full run, about 13 minutes).")
     private boolean quick;
