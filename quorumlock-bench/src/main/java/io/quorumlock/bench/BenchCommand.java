@@ -17,6 +17,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.Callable;
+import java.util.function.Consumer;
 import java.util.regex.Pattern;
 import java.util.stream.Collectors;
 import picocli.CommandLine;
@@ -44,16 +45,19 @@ import picocli.CommandLine.Spec;
             "Cases: one node; 5 nodes (with the raw-fanout floor); 5 nodes with one frozen (SIGSTOP); 5 nodes over TLS;"
                     + " the nodes' pipelined SET capacity; 64 callers on 64 and on 8 resources; 8 clients contending"
                     + " for one resource; the 5 nodes behind proxies adding 1 ms each way (and one node 20 ms more);"
+                    + " the hand-off to a waiter already waiting on one node and on 5, beside Redisson's RLock and"
+                    + " Spring Integration's RedisLockRegistry and a PING's round trip to the same nodes;"
                     + " the threads and connections of one client; on one PostgreSQL that it starts (when it can),"
                     + " quorumlock's JdbcLock beside ShedLock's JdbcTemplateLockProvider and Spring Integration's"
                     + " JdbcLockRegistry, and on a 3-server ZooKeeper ensemble and a 3-member etcd cluster that it"
                     + " starts, ZooKeeperLock beside Curator's InterProcessMutex and EtcdLock beside jetcd's Lock: a"
-                    + " cycle, and the hand-off to a waiter already waiting. Prints a table and"
+                    + " cycle, the hand-off to a waiter already waiting, and (quorumlock's) 1,000 threads of one"
+                    + " process queued on one resource handing the lock on. Prints a table and"
                     + " the targets with their measured ratios, and writes bench-results.json, bench-results.svg and"
                     + " bench-jmh.log (JMH's own output, with error bars) into the output directory.",
             "",
-            "Exit code 0 when every target passes (the PostgreSQL figures are reported, with no bound), 1 otherwise,"
-                    + " 2 for a usage error.",
+            "Exit code 0 when every target passes (the PostgreSQL figures and the queued threads' are reported, with no"
+                    + " bound), 1 otherwise, 2 for a usage error.",
             ""
         })
 public final class BenchCommand implements Callable<Integer> {
@@ -81,9 +85,9 @@ public final class BenchCommand implements Callable<Integer> {
     @Option(
             names = "--quick",
             order = 1,
-            description = "About three minutes: shorter iterations, one JMH fork, a single cycle of RedissonRedLock"
-                    + " with a frozen node, 16 hand-offs per library on PostgreSQL, ZooKeeper and etcd (default: the"
-                    + " full run, about 10 minutes).")
+            description = "About four minutes: shorter iterations, one JMH fork, a single cycle of RedissonRedLock"
+                    + " with a frozen node, 16 hand-offs per library on Redis, PostgreSQL, ZooKeeper and etcd, 250"
+                    + " queued threads instead of 1,000 (default: the full run, about 13 minutes).")
     private boolean quick;
 
     @Option(
@@ -113,6 +117,14 @@ public final class BenchCommand implements Callable<Integer> {
             description = "Runs only the steps whose label (such as 'five-nodes / quorumlock') matches.")
     private String only;
 
+    @Option(
+            names = "--queued-threads",
+            hidden = true,
+            paramLabel = "N",
+            description = "How many threads of one process queue on one resource of ZooKeeper and of etcd (default:"
+                    + " 1,000; 250 with --quick).")
+    private Integer queuedThreads;
+
     /** Runs the command and exits with its exit code. A leading {@code bench} (as in {@code quorumlock bench}) is skipped. */
     public static void main(String[] args) {
         String[] rest = args.length > 0 && "bench".equals(args[0]) ? Arrays.copyOfRange(args, 1, args.length) : args;
@@ -133,7 +145,12 @@ public final class BenchCommand implements Callable<Integer> {
     @Override
     public Integer call() throws IOException {
         System.setProperty("jmh.ignoreLock", "true"); // another JMH run on this machine must not stop ours
-        Plan plan = smoke ? Plan.smoke() : quick ? Plan.quick() : Plan.full();
+        Plan chosen = smoke ? Plan.smoke() : quick ? Plan.quick() : Plan.full();
+        if (queuedThreads != null && queuedThreads < 1) {
+            throw new CommandLine.ParameterException(
+                    spec.commandLine(), "--queued-threads must be at least 1, was " + queuedThreads);
+        }
+        Plan plan = queuedThreads == null ? chosen : chosen.withQueuedThreads(queuedThreads);
         PrintWriter console = spec.commandLine().getOut();
         Progress progress = new Progress(console, System.console() != null);
         Path dir = out.toAbsolutePath().normalize();
@@ -172,6 +189,10 @@ public final class BenchCommand implements Callable<Integer> {
                         System.getProperty("java.version")));
                 List<Runnable> steps = new ArrayList<>();
                 List<String> labels = new ArrayList<>();
+                Consumer<CaseResult> shown = r -> {
+                    results.add(r);
+                    progress.step(r.caseId() + " / " + r.library() + ": " + summary(r));
+                };
                 JmhCases jmh = new JmhCases(plan, servers, new JmhProgress(jmhLog, progress), scratch);
                 for (Plan.JmhCase c : plan.jmhCases()) {
                     labels.add(c.label());
@@ -195,25 +216,21 @@ public final class BenchCommand implements Callable<Integer> {
                     results.add(r);
                     progress.step(Plan.SLOW + ": " + r.caseId() + " / " + r.library() + ": " + summary(r));
                 }));
+                if (plan.redisHandOffs() > 0) {
+                    labels.add(RedisLocks.label());
+                    steps.add(() ->
+                            RedisLocks.run(servers, plan.redisHandOffs(), plan.contentionWarmup(), progress, shown));
+                }
                 for (String library : plan.contentionLibraries()) {
                     labels.add(Plan.CONTENTION + " / " + library);
                     steps.add(() -> results.add(contention(library, servers, plan, progress)));
                 }
                 labels.add(DatabaseLocks.label());
-                steps.add(() -> DatabaseLocks.run(plan, progress, r -> {
-                    results.add(r);
-                    progress.step(r.caseId() + " / " + r.library() + ": " + summary(r));
-                }));
+                steps.add(() -> DatabaseLocks.run(plan, progress, shown));
                 labels.add(ConsensusLocks.zooKeeperLabel());
-                steps.add(() -> ConsensusLocks.runZooKeeper(plan, progress, r -> {
-                    results.add(r);
-                    progress.step(r.caseId() + " / " + r.library() + ": " + summary(r));
-                }));
+                steps.add(() -> ConsensusLocks.runZooKeeper(plan, progress, shown));
                 labels.add(ConsensusLocks.etcdLabel());
-                steps.add(() -> ConsensusLocks.runEtcd(plan, progress, r -> {
-                    results.add(r);
-                    progress.step(r.caseId() + " / " + r.library() + ": " + summary(r));
-                }));
+                steps.add(() -> ConsensusLocks.runEtcd(plan, progress, shown));
                 Pattern filter = only == null ? null : Pattern.compile(only);
                 int total = (int) labels.stream()
                         .filter(l -> filter == null || filter.matcher(l).find())
@@ -250,7 +267,10 @@ public final class BenchCommand implements Callable<Integer> {
         console.println();
         console.println("ops/s: 1 / mean cycle time (lock + release; JMH SampleTime, one thread); contention: wins/s.");
         console.println("alloc: bytes allocated per cycle by all threads of the JVM (JMH -prof gc).");
-        console.println("*-hand-off: p50/p99 from the holder's release call to the waiting waiter's grant (no ops/s).");
+        console.println("*-hand-off: p50/p99 from the holder's release call to the waiting waiter's grant (no ops/s);"
+                + " round-trip-ping beside them: a PING to the same nodes (to all at once), requests/s.");
+        console.println("*-hand-off-queue: threads of one process queued on one resource; p50/p99 from each holder's"
+                + " release call to the next one's grant.");
         console.println(
                 "iterations ±: spread (coefficient of variation) of the iteration means. Compare within one run.");
         console.println();
@@ -402,6 +422,7 @@ public final class BenchCommand implements Callable<Integer> {
         settings.put("contention_backoff", Contention.backoffText());
         settings.put("postgresql", DatabaseLocks.settings());
         settings.put("consensus", ConsensusLocks.settings());
+        settings.put("redis_hand_off", RedisLocks.settings());
         root.put("settings", settings);
         List<Object> cases = new ArrayList<>();
         for (CaseResult r : results) {

@@ -3,8 +3,11 @@ package io.quorumlock.bench;
 import io.etcd.jetcd.ByteSequence;
 import io.etcd.jetcd.Client;
 import io.etcd.jetcd.lease.LeaseKeepAliveResponse;
+import io.etcd.jetcd.options.GetOption;
 import io.etcd.jetcd.support.CloseableClient;
 import io.grpc.stub.StreamObserver;
+import io.quorumlock.DistributedLock;
+import io.quorumlock.Lease;
 import io.quorumlock.etcd.EtcdLock;
 import io.quorumlock.testkit.EtcdCluster;
 import io.quorumlock.testkit.ZooKeeperServers;
@@ -27,6 +30,7 @@ import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.function.Consumer;
+import java.util.function.IntSupplier;
 import java.util.function.Supplier;
 import java.util.stream.Stream;
 import org.apache.curator.framework.CuratorFramework;
@@ -44,7 +48,8 @@ import org.apache.curator.test.TestingCluster;
  * warms them up with each library in turn (not counted), then measures per library one thread's
  * cycles (acquire, then release, a free resource), the libraries taking turns (A B, then B A,
  * each half the time), then the hand-offs from a holder to a waiter already waiting ({@link
- * HandOff}), one of each library in turn, and stops its servers. quorumlock's
+ * HandOff}), one of each library in turn, then quorumlock's lock with many threads of one process
+ * queued on one resource ({@link QueuedHandOffs}), and stops its servers. quorumlock's
  * locks are built with their builders' defaults; each client of the others is set up as their
  * documentation shows. When etcd cannot run here, its rows are skipped with the reason; a start
  * that fails marks the rows not measured as failed, with why.
@@ -75,17 +80,36 @@ final class ConsensusLocks {
     /** One library of the comparison: its name, how a client of its own is made, what a row says. */
     private record Library(String name, Supplier<HandOff.Client> client, String cycle, String waiting) {}
 
-    /** One step: a backend, its cases and libraries. */
-    private record Backend(String name, String cycleCase, String handOffCase, List<String> libraries) {
+    /** The resource the many threads of one process queue on. */
+    static final String QUEUE_RESOURCE = "bench-queue";
+
+    /** The base path of the queue's {@code ZooKeeperLock}: the queue is the children of its resource's node. */
+    static final String QUEUE_PATH = "/bench/queue";
+
+    /** The key prefix of the queue's {@code EtcdLock}: the queue is the keys under its resource's name. */
+    static final String QUEUE_PREFIX = "/bench/queue/";
+
+    /** One step: a backend, its cases and libraries (the queue of many threads is quorumlock's only). */
+    private record Backend(
+            String name, String cycleCase, String handOffCase, String queueCase, List<String> libraries) {
         String label() {
-            return cycleCase + ", " + handOffCase + " / " + String.join(", ", libraries);
+            return cycleCase + ", " + handOffCase + " / " + String.join(", ", libraries) + "; " + queueCase + " / "
+                    + Plan.QUORUMLOCK;
+        }
+
+        List<String> cases() {
+            return List.of(cycleCase, handOffCase, queueCase);
+        }
+
+        List<String> libraries(String caseId) {
+            return caseId.equals(queueCase) ? List.of(Plan.QUORUMLOCK) : libraries;
         }
     }
 
-    private static final Backend ZOOKEEPER =
-            new Backend("ZooKeeper", Plan.ZK_CYCLE, Plan.ZK_HAND_OFF, List.of(Plan.QUORUMLOCK, Plan.CURATOR));
-    private static final Backend ETCD =
-            new Backend("etcd", Plan.ETCD_CYCLE, Plan.ETCD_HAND_OFF, List.of(Plan.QUORUMLOCK, Plan.JETCD));
+    private static final Backend ZOOKEEPER = new Backend(
+            "ZooKeeper", Plan.ZK_CYCLE, Plan.ZK_HAND_OFF, Plan.ZK_QUEUE, List.of(Plan.QUORUMLOCK, Plan.CURATOR));
+    private static final Backend ETCD = new Backend(
+            "etcd", Plan.ETCD_CYCLE, Plan.ETCD_HAND_OFF, Plan.ETCD_QUEUE, List.of(Plan.QUORUMLOCK, Plan.JETCD));
 
     private ConsensusLocks() {}
 
@@ -129,8 +153,22 @@ final class ConsensusLocks {
                             "acquire(" + HandOff.MAX_WAIT.toSeconds()
                                     + " s, SECONDS): woken by a watch on the node ahead"));
             measure(ZOOKEEPER, libraries, version, plan, progress, out);
+            try (CuratorFramework counter = connectedCurator(connect)) {
+                String queue = QUEUE_PATH + "/" + QUEUE_RESOURCE;
+                out.accept(queue(
+                        ZOOKEEPER,
+                        ZooKeeperLock.builder()
+                                .connectString(connect)
+                                .basePath(QUEUE_PATH)
+                                .build(),
+                        () -> children(counter, queue),
+                        "each thread woken by a watch on the node ahead",
+                        version,
+                        plan,
+                        progress));
+            }
         } catch (Exception e) {
-            failUnmeasured(ZOOKEEPER, measured, "the ZooKeeper ensemble: " + firstLine(e), results);
+            failUnmeasured(ZOOKEEPER, measured, "the ZooKeeper ensemble: " + firstLine(e), plan, results);
         } finally {
             if (cluster != null) {
                 try {
@@ -149,9 +187,9 @@ final class ConsensusLocks {
     static void runEtcd(Plan plan, Progress progress, Consumer<CaseResult> results) {
         if (!EtcdCluster.available()) {
             String why = EtcdCluster.unavailableReason().orElse("etcd is not available");
-            for (String caseId : List.of(ETCD.cycleCase(), ETCD.handOffCase())) {
-                for (String library : ETCD.libraries()) {
-                    results.accept(CaseResult.skipped(caseId, library, SERVERS, threads(ETCD, caseId), why));
+            for (String caseId : ETCD.cases()) {
+                for (String library : ETCD.libraries(caseId)) {
+                    results.accept(CaseResult.skipped(caseId, library, SERVERS, threads(ETCD, caseId, plan), why));
                 }
             }
             return;
@@ -179,8 +217,23 @@ final class ConsensusLocks {
                             "Lock.lock(name, lease).get(" + HandOff.MAX_WAIT.toSeconds()
                                     + " s) on a lease granted and kept alive: queued in etcd's lock"));
             measure(ETCD, libraries, version, plan, progress, out);
+            try (Client counter =
+                    Client.builder().endpoints(endpoints.toArray(String[]::new)).build()) {
+                ByteSequence queue = ByteSequence.from(QUEUE_PREFIX + QUEUE_RESOURCE + "/", StandardCharsets.UTF_8);
+                out.accept(queue(
+                        ETCD,
+                        EtcdLock.builder()
+                                .endpoints(endpoints)
+                                .keyPrefix(QUEUE_PREFIX)
+                                .build(),
+                        () -> keys(counter, queue),
+                        "queued in etcd's lock",
+                        version,
+                        plan,
+                        progress));
+            }
         } catch (RuntimeException e) {
-            failUnmeasured(ETCD, measured, "the etcd cluster: " + firstLine(e), results);
+            failUnmeasured(ETCD, measured, "the etcd cluster: " + firstLine(e), plan, results);
         }
     }
 
@@ -339,18 +392,72 @@ final class ConsensusLocks {
     }
 
     private static void failUnmeasured(
-            Backend backend, List<CaseResult> measured, String why, Consumer<CaseResult> results) {
-        for (String caseId : List.of(backend.cycleCase(), backend.handOffCase())) {
-            for (String library : backend.libraries()) {
+            Backend backend, List<CaseResult> measured, String why, Plan plan, Consumer<CaseResult> results) {
+        for (String caseId : backend.cases()) {
+            for (String library : backend.libraries(caseId)) {
                 if (measured.stream().noneMatch(r -> r.is(caseId, library))) {
-                    results.accept(CaseResult.failed(caseId, library, SERVERS, threads(backend, caseId), why));
+                    results.accept(CaseResult.failed(caseId, library, SERVERS, threads(backend, caseId, plan), why));
                 }
             }
         }
     }
 
-    private static int threads(Backend backend, String caseId) {
-        return caseId.equals(backend.cycleCase()) ? 1 : 2;
+    private static int threads(Backend backend, String caseId, Plan plan) {
+        return caseId.equals(backend.cycleCase()) ? 1 : caseId.equals(backend.handOffCase()) ? 2 : plan.queuedThreads();
+    }
+
+    /** The many threads of one process on {@code lock}, which it closes after; {@code woken} says how they wait. */
+    private static CaseResult queue(
+            Backend backend,
+            DistributedLock<? extends Lease> lock,
+            IntSupplier queued,
+            String woken,
+            String version,
+            Plan plan,
+            Progress progress) {
+        try (lock) {
+            CaseResult result = QueuedHandOffs.run(
+                    backend.queueCase(),
+                    SERVERS,
+                    lock,
+                    QUEUE_RESOURCE,
+                    plan.queuedThreads(),
+                    queued,
+                    "acquire(resource, ttl, " + QueuedHandOffs.MAX_WAIT.toMinutes() + " min), " + woken,
+                    progress);
+            result.extra().put("servers", version);
+            return result;
+        }
+    }
+
+    /** How many lock nodes the ensemble has under {@code path}: the holder and the queue behind it. */
+    private static int children(CuratorFramework client, String path) {
+        try {
+            return client.checkExists().forPath(path) == null
+                    ? 0
+                    : client.getChildren().forPath(path).size();
+        } catch (Exception e) {
+            throw new IllegalStateException("cannot list " + path + ": " + e, e);
+        }
+    }
+
+    /** How many keys the cluster has under {@code prefix}: the holder and the queue behind it. */
+    private static int keys(Client client, ByteSequence prefix) {
+        try {
+            return (int) get(
+                            client.getKVClient()
+                                    .get(
+                                            prefix,
+                                            GetOption.builder()
+                                                    .isPrefix(true)
+                                                    .withCountOnly(true)
+                                                    .build()),
+                            REQUEST_TIMEOUT)
+                    .getCount();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException("interrupted", e);
+        }
     }
 
     // ---- ZooKeeper ---------------------------------------------------------------------------------
@@ -361,12 +468,8 @@ final class ConsensusLocks {
         return HandOff.quorumlock(lock);
     }
 
-    /**
-     * Curator's {@code InterProcessMutex} as its documentation sets it up: a started {@code
-     * CuratorFramework} with the exponential backoff retry of its examples, and one mutex per
-     * resource (under {@value #CURATOR_PATH}), made on first use and reused.
-     */
-    private static HandOff.Client curator(String connect) {
+    /** A started Curator client with the exponential backoff retry of Curator's examples, once connected. */
+    private static CuratorFramework connectedCurator(String connect) {
         CuratorFramework client = CuratorFrameworkFactory.newClient(connect, new ExponentialBackoffRetry(1000, 3));
         client.start();
         try {
@@ -382,6 +485,16 @@ final class ConsensusLocks {
             client.close();
             throw e;
         }
+        return client;
+    }
+
+    /**
+     * Curator's {@code InterProcessMutex} as its documentation sets it up: a started {@code
+     * CuratorFramework} with the exponential backoff retry of its examples, and one mutex per
+     * resource (under {@value #CURATOR_PATH}), made on first use and reused.
+     */
+    private static HandOff.Client curator(String connect) {
+        CuratorFramework client = connectedCurator(connect);
         Map<String, InterProcessMutex> mutexes = new ConcurrentHashMap<>();
         return new HandOff.Client() {
             private InterProcessMutex held;

@@ -14,7 +14,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.concurrent.locks.Lock;
 import java.util.function.Consumer;
 import java.util.function.Function;
 import javax.sql.DataSource;
@@ -266,34 +265,8 @@ final class DatabaseLocks {
         repository.afterSingletonsInstantiated();
         repository.start();
         JdbcLockRegistry registry = new JdbcLockRegistry(repository, Trial.TTL);
-        return new HandOff.Client() {
-            private Lock held;
-
-            @Override
-            public boolean tryLock(String resource) {
-                Lock lock = registry.obtain(resource);
-                held = lock.tryLock() ? lock : null;
-                return held != null;
-            }
-
-            @Override
-            public boolean await(String resource, Duration maxWait) throws InterruptedException {
-                Lock lock = registry.obtain(resource);
-                held = lock.tryLock(maxWait.toMillis(), TimeUnit.MILLISECONDS) ? lock : null;
-                return held != null;
-            }
-
-            @Override
-            public void unlock() {
-                held.unlock();
-                held = null;
-            }
-
-            @Override
-            public void close() {
-                repository.close(); // deletes this client's rows, if any are left
-            }
-        };
+        // closing the repository deletes this client's rows, if any are left
+        return HandOff.locks(registry::obtain, repository::close);
     }
 
     /** The settings of the database cases, for the results file. */

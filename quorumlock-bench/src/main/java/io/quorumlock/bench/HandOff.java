@@ -14,7 +14,9 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.concurrent.locks.Lock;
 import java.util.concurrent.locks.LockSupport;
+import java.util.function.Function;
 import java.util.function.Supplier;
 
 /**
@@ -98,6 +100,67 @@ final class HandOff {
             @Override
             public void close() {
                 lock.close();
+            }
+        };
+    }
+
+    /** One attempt on a lock of a library, waiting up to {@code wait} (zero: no waiting). */
+    interface Attempt<L extends Lock> {
+        boolean tryLock(L lock, Duration wait) throws InterruptedException;
+    }
+
+    /**
+     * A client over a registry of {@link Lock}s, such as Spring Integration's: {@code tryLock()},
+     * {@code tryLock(maxWait)} and {@code unlock()} of the registry's lock for the resource.
+     *
+     * @param obtain the registry's lock for a resource
+     * @param close closes what the client holds
+     */
+    static Client locks(Function<String, Lock> obtain, Runnable close) {
+        return locks(
+                obtain,
+                (lock, wait) -> wait.isZero() ? lock.tryLock() : lock.tryLock(wait.toMillis(), TimeUnit.MILLISECONDS),
+                close);
+    }
+
+    /**
+     * A client over a library's {@link Lock}s, each taken by {@code attempt} and released by
+     * {@code unlock()}.
+     *
+     * @param obtain the library's lock for a resource
+     * @param attempt takes a lock, waiting or not
+     * @param close closes what the client holds
+     */
+    static <L extends Lock> Client locks(Function<String, L> obtain, Attempt<L> attempt, Runnable close) {
+        return new Client() {
+            private Lock held;
+
+            @Override
+            public boolean tryLock(String resource) {
+                try {
+                    return await(resource, Duration.ZERO);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    throw new IllegalStateException("interrupted", e);
+                }
+            }
+
+            @Override
+            public boolean await(String resource, Duration maxWait) throws InterruptedException {
+                L lock = obtain.apply(resource);
+                held = attempt.tryLock(lock, maxWait) ? lock : null;
+                return held != null;
+            }
+
+            @Override
+            public void unlock() {
+                held.unlock();
+                held = null;
+            }
+
+            @Override
+            public void close() {
+                close.run();
             }
         };
     }

@@ -9,7 +9,9 @@ import java.util.List;
  * thread's cycles for {@code databaseTime} per library after the contention's warm-up, and {@code
  * handOffs} counted hand-offs per library; the ZooKeeper and etcd cases as long, with {@code
  * consensusHandOffs} hand-offs per library (one in the smoke run, which keeps each row well under a
- * second).
+ * second), then {@code queuedThreads} threads of one process queued on one resource of ZooKeeper
+ * and of etcd; the Redis hand-off case {@code redisHandOffs} hand-offs per library (none in the
+ * smoke run, which leaves the case out: RedisLocksIT runs it, which keeps the smoke run short).
  */
 record Plan(
         String mode,
@@ -26,7 +28,9 @@ record Plan(
         List<String> contentionLibraries,
         Duration databaseTime,
         int handOffs,
-        int consensusHandOffs) {
+        int consensusHandOffs,
+        int queuedThreads,
+        int redisHandOffs) {
 
     static final String SINGLE = "single-node";
     static final String FIVE = "five-nodes";
@@ -58,6 +62,14 @@ record Plan(
     static final String ETCD_CYCLE = "etcd-cycle";
     /** As {@link #DB_HAND_OFF}, on the etcd cluster. */
     static final String ETCD_HAND_OFF = "etcd-hand-off";
+    /** Many threads of one process, one lock instance, queued on one resource: each hand-off in turn. */
+    static final String ZK_QUEUE = "zookeeper-hand-off-queue";
+    /** As {@link #ZK_QUEUE}, on the etcd cluster. */
+    static final String ETCD_QUEUE = "etcd-hand-off-queue";
+    /** As {@link #DB_HAND_OFF}, on one of the Redis nodes (beside a PING's round trip to it). */
+    static final String REDIS_HAND_OFF = "redis-hand-off";
+    /** As {@link #DB_HAND_OFF}, on the 5 Redis nodes (beside a PING to the 5 at once). */
+    static final String REDIS5_HAND_OFF = "redis-five-nodes-hand-off";
 
     static final String RAW = "raw-jedis";
     /** A PING's round trip, for the slow network. */
@@ -75,14 +87,57 @@ record Plan(
     static final String SHEDLOCK = "shedlock-jdbc-template";
     /** Spring Integration's {@code JdbcLockRegistry}, for the database cases. */
     static final String SPRING_INTEGRATION = "spring-integration-jdbc";
+    /** Spring Integration's {@code RedisLockRegistry}, for the Redis hand-off. */
+    static final String SPRING_INTEGRATION_REDIS = "spring-integration-redis";
     /** Curator's {@code InterProcessMutex}, for the ZooKeeper cases (quorumlock's is {@code ZooKeeperLock}). */
     static final String CURATOR = "curator-mutex";
     /** jetcd's {@code Lock} client, for the etcd cases (quorumlock's is {@code EtcdLock}). */
     static final String JETCD = "jetcd-lock";
 
-    /** Whether {@code caseId} is a hand-off: latencies from the release call to the grant, no rate. */
+    /** The queued threads of the full run: the thousand of the product's expectation. */
+    static final int QUEUED_THREADS = 1_000;
+
+    /**
+     * The queued threads of {@code --quick}: a thousand take 15 to 25 s per backend on a loaded
+     * 2-core machine (the threads queue, then hand on one by one); a quarter of them keeps the
+     * queue deep at a quarter of the time.
+     */
+    static final int QUICK_QUEUED_THREADS = 250;
+
+    /** This plan with {@code threads} queued threads instead of its own. */
+    Plan withQueuedThreads(int threads) {
+        return new Plan(
+                mode,
+                forks,
+                warmupIterations,
+                warmupTime,
+                measurementIterations,
+                measurementTime,
+                slowMeasurementIterations,
+                contentionWarmup,
+                contentionTime,
+                resourceCycles,
+                jmhCases,
+                contentionLibraries,
+                databaseTime,
+                handOffs,
+                consensusHandOffs,
+                threads,
+                redisHandOffs);
+    }
+
+    /**
+     * Whether {@code caseId} is a hand-off: latencies from the release call to the grant, no rate
+     * (but for the PING rows beside the Redis hand-offs, whose library is {@link #PING}).
+     */
     static boolean handOff(String caseId) {
-        return caseId.equals(DB_HAND_OFF) || caseId.equals(ZK_HAND_OFF) || caseId.equals(ETCD_HAND_OFF);
+        return List.of(DB_HAND_OFF, ZK_HAND_OFF, ETCD_HAND_OFF, ZK_QUEUE, ETCD_QUEUE, REDIS_HAND_OFF, REDIS5_HAND_OFF)
+                .contains(caseId);
+    }
+
+    /** Whether {@code caseId} is one of the queues of many threads of one process. */
+    static boolean queue(String caseId) {
+        return caseId.equals(ZK_QUEUE) || caseId.equals(ETCD_QUEUE);
     }
 
     /**
@@ -142,6 +197,8 @@ record Plan(
                 List.of(QUORUMLOCK, SEQUENTIAL),
                 Duration.ofSeconds(10),
                 100,
+                100,
+                QUEUED_THREADS,
                 100);
     }
 
@@ -161,6 +218,8 @@ record Plan(
                 List.of(QUORUMLOCK, SEQUENTIAL),
                 Duration.ofSeconds(2),
                 16,
+                16,
+                QUICK_QUEUED_THREADS,
                 16);
     }
 
@@ -183,6 +242,8 @@ record Plan(
                 List.of(QUORUMLOCK),
                 Duration.ofMillis(300),
                 3,
-                1);
+                1,
+                8,
+                0);
     }
 }

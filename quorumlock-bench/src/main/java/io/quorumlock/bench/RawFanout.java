@@ -119,12 +119,19 @@ final class RawFanout implements AutoCloseable {
         }
     }
 
-    /** One PING to node {@code index}, for the round trip. */
-    void ping(int index) {
+    /**
+     * One PING written to every node at once, then every reply read: the round trip (of one node;
+     * of a fan-out, which waits for the slowest node).
+     */
+    void pingAll() {
         try {
             request.start(1).arg("PING");
-            request.writeTo(outs[index]);
-            readReply(ins[index]);
+            for (OutputStream out : outs) {
+                request.writeTo(out);
+            }
+            for (InputStream in : ins) {
+                readReply(in);
+            }
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }

@@ -122,7 +122,7 @@ final class Report {
             notes.add("SET pipelined " + x.get("pipeline_depth") + " deep, " + rate(r.number("set_per_s_per_node"))
                     + " per node; requests/s, not cycles");
         }
-        if (r.library().equals(Plan.PING)) {
+        if (r.library().equals(Plan.PING) && r.caseId().equals(Plan.SLOW)) {
             notes.add("one PING through the proxy: the round trip; requests/s");
         }
         if (x.containsKey("calls")) {
@@ -130,8 +130,14 @@ final class Report {
         }
         if (x.containsKey("hand_offs")) {
             notes.add(String.valueOf(x.get("waiting")));
-            notes.add(count(r.number("hand_offs").longValue()) + " hand-offs, released " + x.get("hold_ms")
-                    + " ms after the waiter's call; max " + micros(r.number("hand_off_max_us")) + " µs");
+            if (x.containsKey("total_ms")) {
+                notes.add(count(r.threads()) + " threads queued in " + count(Math.round(r.number("queued_ms")))
+                        + " ms, handed on one by one in " + count(Math.round(r.number("total_ms"))) + " ms; max "
+                        + micros(r.number("hand_off_max_us")) + " µs");
+            } else {
+                notes.add(count(r.number("hand_offs").longValue()) + " hand-offs, released " + x.get("hold_ms")
+                        + " ms after the waiter's call; max " + micros(r.number("hand_off_max_us")) + " µs");
+            }
             if (r.number("overlaps") > 0) {
                 notes.add(count(r.number("overlaps").longValue()) + " granted before the release");
             }

@@ -40,7 +40,7 @@ final class SlowNetwork {
                         Plan.PING,
                         1,
                         List.of(resource -> {
-                            ping.ping(0);
+                            ping.pingAll();
                             return true;
                         }),
                         1,

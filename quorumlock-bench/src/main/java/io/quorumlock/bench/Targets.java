@@ -254,7 +254,62 @@ final class Targets {
                                         ops(find(Plan.ETCD_CYCLE, Plan.QUORUMLOCK)),
                                         ops(find(Plan.ETCD_CYCLE, Plan.JETCD))),
                                 0.9))));
+        targets.add(redisHandOff());
+        targets.add(queues());
         return targets;
+    }
+
+    /** Target 11: the Redis hand-off in round trips of a PING to the same nodes, measured in the same run. */
+    private Target redisHandOff() {
+        Optional<CaseResult> ping1 = find(Plan.REDIS_HAND_OFF, Plan.PING);
+        Optional<CaseResult> q1 = find(Plan.REDIS_HAND_OFF, Plan.QUORUMLOCK);
+        Optional<CaseResult> redisson = find(Plan.REDIS_HAND_OFF, Plan.REDISSON);
+        Optional<CaseResult> springIntegration = find(Plan.REDIS_HAND_OFF, Plan.SPRING_INTEGRATION_REDIS);
+        return new Target(
+                11,
+                "Redis hand-off p50 at most 3 round trips of a PING to the same nodes",
+                List.of(
+                        atMost("quorumlock hand-off p50 / PING p50, 1 node", ratio(p50(q1), p50(ping1)), 3),
+                        atMost(
+                                "quorumlock hand-off p50 / fan-out PING p50, 5 nodes",
+                                ratio(
+                                        p50(find(Plan.REDIS5_HAND_OFF, Plan.QUORUMLOCK)),
+                                        p50(find(Plan.REDIS5_HAND_OFF, Plan.PING))),
+                                3),
+                        reported(
+                                "quorumlock / " + Plan.REDISSON + ", hand-off p50, 1 node",
+                                ratio(p50(q1), p50(redisson)),
+                                Targets::ratioText),
+                        reported(
+                                "quorumlock / " + Plan.SPRING_INTEGRATION_REDIS + ", hand-off p50, 1 node",
+                                ratio(p50(q1), p50(springIntegration)),
+                                Targets::ratioText),
+                        reported(
+                                Plan.REDISSON + " hand-off p50 / PING p50, 1 node",
+                                ratio(p50(redisson), p50(ping1)),
+                                Targets::ratioText)));
+    }
+
+    /**
+     * Target 12, reported: the hand-off among many threads of one process queued on one resource,
+     * over the single waiter's of the same run (the product's expectation: within 2x).
+     */
+    private Target queues() {
+        return new Target(
+                12,
+                "Threads of one process queued on one resource, hand-off (reported, no bound)",
+                List.of(
+                        queue("ZooKeeperLock", Plan.ZK_QUEUE, Plan.ZK_HAND_OFF),
+                        queue("EtcdLock", Plan.ETCD_QUEUE, Plan.ETCD_HAND_OFF)));
+    }
+
+    private Check queue(String lock, String queueCase, String handOffCase) {
+        Optional<CaseResult> queue = find(queueCase, Plan.QUORUMLOCK);
+        String threads = queue.map(r -> Report.count(r.threads()) + " threads").orElse("queued threads");
+        return reported(
+                lock + ", " + threads + " / 1 waiter, hand-off p50 (expected <= 2)",
+                ratio(p50(queue), p50(find(handOffCase, Plan.QUORUMLOCK))),
+                Targets::ratioText);
     }
 
     private static Optional<Double> p50(Optional<CaseResult> result) {

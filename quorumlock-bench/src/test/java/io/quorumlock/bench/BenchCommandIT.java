@@ -23,7 +23,8 @@ import picocli.CommandLine;
  * and on a PostgreSQL of its own (skipped where PostgreSQL cannot run) a few cycles and hand-offs
  * of the three database locks, and on a ZooKeeper ensemble and an etcd cluster of its own (etcd
  * skipped where it cannot run) a few cycles and one hand-off of ZooKeeperLock and Curator's
- * mutex, EtcdLock and jetcd's lock; it prints the table and the targets, and writes a well-formed
+ * mutex, EtcdLock and jetcd's lock, and a queue of a few threads of one process on each (the Redis
+ * hand-off is left out: {@link RedisLocksIT}); it prints the table and the targets, and writes a well-formed
  * results file and chart. It measures nothing worth quoting. (Jackson comes with Redisson, the
  * benchmark-only dependency.)
  */
@@ -51,8 +52,11 @@ class BenchCommandIT {
                 .contains(Plan.DB_CYCLE, Plan.DB_HAND_OFF, Plan.SHEDLOCK, Plan.SPRING_INTEGRATION)
                 .contains(
                         Plan.ZK_CYCLE, Plan.ZK_HAND_OFF, Plan.CURATOR, Plan.ETCD_CYCLE, Plan.ETCD_HAND_OFF, Plan.JETCD)
+                .contains(Plan.ZK_QUEUE, Plan.ETCD_QUEUE)
                 .contains("9. ZooKeeper and etcd hand-off at most 1.2x their own clients'")
-                .contains("10. ZooKeeperLock and EtcdLock cycles at least 0.9x their own clients'");
+                .contains("10. ZooKeeperLock and EtcdLock cycles at least 0.9x their own clients'")
+                .contains("11. Redis hand-off p50 at most 3 round trips of a PING to the same nodes")
+                .contains("12. Threads of one process queued on one resource");
 
         JsonNode root =
                 new ObjectMapper().readTree(dir.resolve(BenchCommand.JSON_FILE).toFile());
@@ -80,11 +84,15 @@ class BenchCommandIT {
         for (String caseId : List.of(Plan.ZK_CYCLE, Plan.ZK_HAND_OFF)) {
             assertThat(names).contains(caseId + "/" + Plan.QUORUMLOCK, caseId + "/" + Plan.CURATOR);
         }
+        assertThat(names).contains(Plan.ZK_QUEUE + "/" + Plan.QUORUMLOCK);
         for (String caseId : List.of(Plan.ETCD_CYCLE, Plan.ETCD_HAND_OFF)) {
             etcd.add(caseId + "/" + Plan.QUORUMLOCK);
             etcd.add(caseId + "/" + Plan.JETCD);
         }
+        etcd.add(Plan.ETCD_QUEUE + "/" + Plan.QUORUMLOCK);
         assertThat(names).containsAll(etcd);
+        // the Redis hand-off is RedisLocksIT's, apart, to keep this run short
+        assertThat(names).noneMatch(name -> name.startsWith("redis-"));
         boolean postgres = PostgresServer.available();
         for (JsonNode c : cases) {
             String name = c.path("case").asText() + "/" + c.path("library").asText();
@@ -92,6 +100,19 @@ class BenchCommandIT {
                 assertThat(c.path("skipped").asText())
                         .as("why %s was skipped", name)
                         .isNotEmpty();
+                continue;
+            }
+            if (Plan.queue(c.path("case").asText())) {
+                // every thread queued, then granted in turn
+                assertThat(c.path("threads").asInt()).isEqualTo(Plan.smoke().queuedThreads());
+                assertThat(c.path("hand_offs").asInt()).isEqualTo(Plan.smoke().queuedThreads());
+                assertThat(c.path("p50_us").asDouble()).as("queue p50 of %s", c).isPositive();
+                assertThat(c.path("hand_off_max_us").asDouble())
+                        .isGreaterThanOrEqualTo(c.path("p99_us").asDouble());
+                assertThat(c.path("total_ms").asDouble())
+                        .as("total of %s", c)
+                        .isGreaterThanOrEqualTo(c.path("p50_us").asDouble() / 1000);
+                assertThat(c.path("overlaps").asInt()).as("overlaps in %s", c).isZero();
                 continue;
             }
             if (Plan.handOff(c.path("case").asText())) {
@@ -131,7 +152,7 @@ class BenchCommandIT {
             }
         }
         JsonNode targets = root.path("targets");
-        assertThat(targets.size()).isEqualTo(10);
+        assertThat(targets.size()).isEqualTo(12);
         assertThat(targets.get(8).path("title").asText()).startsWith("ZooKeeper and etcd hand-off");
         assertThat(targets.get(9).path("title").asText()).startsWith("ZooKeeperLock and EtcdLock cycles");
         for (JsonNode target : List.of(targets.get(8), targets.get(9))) {
@@ -146,6 +167,17 @@ class BenchCommandIT {
                         .as("etcd check of %s", target)
                         .isTrue();
             }
+        }
+        assertThat(targets.get(10).path("verdict").asText()).isEqualTo("NOT MEASURED");
+        JsonNode queues = targets.get(11);
+        assertThat(queues.path("verdict").asText()).isEqualTo("REPORTED");
+        assertThat(queues.path("checks").get(0).path("value").isNumber())
+                .as("ZooKeeper check of %s", queues)
+                .isTrue();
+        if (EtcdCluster.available()) {
+            assertThat(queues.path("checks").get(1).path("value").isNumber())
+                    .as("etcd check of %s", queues)
+                    .isTrue();
         }
         for (JsonNode target : targets) {
             assertThat(target.has("verdict")).isTrue();

@@ -122,7 +122,10 @@ class TargetsTest {
     @Test
     void theSevenTargetsAreNumberedAsTheIssueListsThemAndTheDatabaseFiguresAndConsensusTargetsFollow() {
         assertThat(Targets.evaluate(results, null).stream().map(Targets.Target::number))
-                .containsExactly(1, 2, 3, 4, 5, 6, 7, 8, 9, 10);
+                .containsExactly(1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12);
+        assertThat(target(11).title())
+                .isEqualTo("Redis hand-off p50 at most 3 round trips of a PING to the same nodes");
+        assertThat(target(12).title()).startsWith("Threads of one process queued on one resource");
         assertThat(target(7).title()).startsWith("Resources");
         assertThat(target(8).title()).startsWith("Database lock");
         assertThat(target(9).title()).isEqualTo("ZooKeeper and etcd hand-off at most 1.2x their own clients'");
@@ -206,6 +209,53 @@ class TargetsTest {
         assertThat(target(8).verdict()).isEqualTo(Targets.Verdict.REPORTED);
         assertThat(target(8).met()).isTrue();
         assertThat(target(1).met()).isFalse();
+    }
+
+    @Test
+    void redisHandOffsNeedAMedianAtMostThreePingRoundTripsToTheSameNodes() {
+        handOff(Plan.REDIS_HAND_OFF, Plan.PING, 100, 300);
+        handOff(Plan.REDIS_HAND_OFF, Plan.QUORUMLOCK, 300, 900);
+        handOff(Plan.REDIS_HAND_OFF, Plan.REDISSON, 600, 2_000);
+        handOff(Plan.REDIS_HAND_OFF, Plan.SPRING_INTEGRATION_REDIS, 60_000, 100_000);
+        handOff(Plan.REDIS5_HAND_OFF, Plan.PING, 200, 500);
+        handOff(Plan.REDIS5_HAND_OFF, Plan.QUORUMLOCK, 500, 1_000);
+        assertThat(check(11, "PING p50, 1 node").value()).isCloseTo(3, within());
+        assertThat(check(11, "fan-out PING p50, 5 nodes").value()).isCloseTo(2.5, within());
+        assertThat(check(11, "quorumlock / " + Plan.REDISSON).value()).isCloseTo(0.5, within());
+        assertThat(check(11, "quorumlock / " + Plan.SPRING_INTEGRATION_REDIS).value())
+                .isCloseTo(0.005, within());
+        assertThat(check(11, "quorumlock / " + Plan.REDISSON).verdict()).isEqualTo(Targets.Verdict.REPORTED);
+        assertThat(target(11).verdict()).isEqualTo(Targets.Verdict.PASS);
+
+        results.clear();
+        handOff(Plan.REDIS_HAND_OFF, Plan.PING, 100, 300);
+        handOff(Plan.REDIS_HAND_OFF, Plan.QUORUMLOCK, 40_000, 190_000);
+        handOff(Plan.REDIS5_HAND_OFF, Plan.PING, 200, 500);
+        handOff(Plan.REDIS5_HAND_OFF, Plan.QUORUMLOCK, 500, 1_000);
+        assertThat(check(11, "PING p50, 1 node").verdict()).isEqualTo(Targets.Verdict.FAIL);
+        assertThat(check(11, "fan-out PING p50, 5 nodes").verdict()).isEqualTo(Targets.Verdict.PASS);
+        assertThat(check(11, "quorumlock / " + Plan.REDISSON).verdict()).isEqualTo(Targets.Verdict.NOT_MEASURED);
+        assertThat(target(11).verdict()).isEqualTo(Targets.Verdict.FAIL);
+        assertThat(target(11).met()).isFalse();
+
+        results.clear();
+        handOff(Plan.REDIS_HAND_OFF, Plan.QUORUMLOCK, 300, 900);
+        results.add(CaseResult.failed(Plan.REDIS_HAND_OFF, Plan.PING, 1, 1, "connection refused"));
+        assertThat(check(11, "PING p50, 1 node").verdict()).isEqualTo(Targets.Verdict.NOT_MEASURED);
+        assertThat(target(11).verdict()).isEqualTo(Targets.Verdict.NOT_MEASURED);
+    }
+
+    @Test
+    void queuedThreadsAreReportedOverTheSingleWaitersHandOffOfTheSameBackendWithTheirCount() {
+        handOff(Plan.ZK_HAND_OFF, Plan.QUORUMLOCK, 6_000, 9_000);
+        handOff(Plan.ETCD_HAND_OFF, Plan.QUORUMLOCK, 10_000, 20_000);
+        results.add(new CaseResult(
+                Plan.ZK_QUEUE, Plan.QUORUMLOCK, 3, 1_000, null, 9_000.0, 30_000.0, null, Map.of(), null, null));
+        assertThat(check(12, "ZooKeeperLock, 1,000 threads / 1 waiter").value()).isCloseTo(1.5, within());
+        assertThat(check(12, "ZooKeeperLock").verdict()).isEqualTo(Targets.Verdict.REPORTED);
+        assertThat(check(12, "EtcdLock, queued threads / 1 waiter").verdict()).isEqualTo(Targets.Verdict.NOT_MEASURED);
+        assertThat(target(12).verdict()).isEqualTo(Targets.Verdict.REPORTED);
+        assertThat(target(12).met()).isTrue();
     }
 
     private static org.assertj.core.data.Offset<Double> within() {
