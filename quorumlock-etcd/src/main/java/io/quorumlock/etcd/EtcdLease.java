@@ -4,6 +4,7 @@ import io.etcd.jetcd.ByteSequence;
 import io.etcd.jetcd.common.exception.ErrorCode;
 import io.etcd.jetcd.common.exception.EtcdException;
 import io.etcd.jetcd.lease.LeaseKeepAliveResponse;
+import io.etcd.jetcd.lease.LeaseRevokeResponse;
 import io.quorumlock.FencedLease;
 import io.quorumlock.IllegalSettingException;
 import io.quorumlock.LeaseLostException;
@@ -26,8 +27,7 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Time: the lease is known to live at least until its end on the lock's monotonic
  * clock. Every renewal is counted from when its request was sent, which is no later than when etcd
- * applied it: the grant, the time-to-live check, each keep-alive request and {@link #extend} give
- * a lower bound (send time + TTL), however late their answer comes. Every bound also leaves an
+ * applied it: the grant, each keep-alive request and {@link #extend} give a lower bound (send time + TTL), however late their answer comes. Every bound also leaves an
  * allowance for the rate difference between etcd's clock and ours (1% of the TTL + 2 ms, as
  * Redlock does).
  */
@@ -177,7 +177,8 @@ final class EtcdLease implements FencedLease {
 
     /**
      * Releases the lock: stops the keep-alive, deletes the lock key (the next waiter gets the lock
-     * at once) and revokes the etcd lease, each request bounded by the lock's request timeout. If a
+     * at once) and revokes the etcd lease, both requests sent at once, each bounded by the lock's
+     * request timeout. If a
      * request fails, the lease runs out by itself within its TTL, since nobody keeps it alive any
      * more. Idempotent.
      */
@@ -212,10 +213,13 @@ final class EtcdLease implements FencedLease {
             return;
         }
         try {
+            // Sent at once: either deletes the key, and with it lets the next waiter in.
+            Supplier<CompletableFuture<LeaseRevokeResponse>> revoke =
+                    sentNow(() -> lock.client().getLeaseClient().revoke(leaseId));
             if (lockKey != null) {
                 finish(() -> lock.client().getLockClient().unlock(lockKey), "delete the lock key", deadline);
             }
-            finish(() -> lock.client().getLeaseClient().revoke(leaseId), "revoke the lease", deadline);
+            finish(revoke, "revoke the lease", deadline);
         } finally {
             cleanedUp();
         }
@@ -268,16 +272,17 @@ final class EtcdLease implements FencedLease {
     }
 
     /**
-     * Hands the lease out after the checks: the lock key, the token, and the time to live etcd
-     * reported for a request sent at {@code checkSent}. False if the lease was lost meanwhile.
+     * Hands the lease out at {@code now} with its lock key and token, valid until the end the
+     * grant and the renewals answered since give. False if the lease was lost, or that end passed
+     * (etcd may have expired the lease, with its key).
      */
-    synchronized boolean hold(ByteSequence lockKey, long fencingToken, long checkSent, long checked, long ttlLeft) {
+    synchronized boolean hold(ByteSequence lockKey, long fencingToken, long now) {
         if (core.state() != LeaseCore.State.PENDING) {
             return false;
         }
         key = lockKey;
         token = fencingToken;
-        return core.hold(checkSent + TimeUnit.SECONDS.toNanos(ttlLeft) - driftNanos, checked);
+        return core.hold(core.endNanos(), now);
     }
 
     /**
@@ -586,6 +591,19 @@ final class EtcdLease implements FencedLease {
             doubt.cancel(false);
             doubt = null;
         }
+    }
+
+    /** Sends {@code request} now; the supplier gives that request first, and sends it again after. */
+    private static <T> Supplier<CompletableFuture<T>> sentNow(Supplier<CompletableFuture<T>> request) {
+        CompletableFuture<T> sent = request.get();
+        boolean[] given = new boolean[1];
+        return () -> {
+            if (given[0]) {
+                return request.get();
+            }
+            given[0] = true;
+            return sent;
+        };
     }
 
     /**

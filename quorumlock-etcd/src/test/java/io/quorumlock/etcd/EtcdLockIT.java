@@ -339,6 +339,36 @@ class EtcdLockIT {
         }
     }
 
+    /**
+     * etcd's lock service answers a waiter once the keys ahead are gone, even when the waiter's
+     * lease was revoked meanwhile (its key with it). The waiter's TTL is long, so its keep-alive
+     * does not notice the revoke before the grant: the read of the key after the grant must.
+     */
+    @Test
+    void aWaiterWhoseLeaseIsRevokedJustBeforeItsGrantIsNotHandedThatLease() throws Exception {
+        FencedLease holder = a.acquire("ledger-revoked", TTL, WAIT);
+        ExecutorService waiter = Executors.newSingleThreadExecutor();
+        try {
+            Future<FencedLease> waiting =
+                    waiter.submit(() -> b.acquire("ledger-revoked", Duration.ofSeconds(60), WAIT));
+            TestTime.await(
+                    Duration.ofSeconds(5), () -> lockKeys("ledger-revoked").size() == 2, "the waiter's key");
+            long revoked = lockKeys("ledger-revoked").get(1).getLease();
+            admin.getLeaseClient().revoke(revoked).get(5, TimeUnit.SECONDS);
+            holder.release();
+            try (FencedLease next = waiting.get(TestTime.scaled(WAIT).toMillis(), TimeUnit.MILLISECONDS)) {
+                assertThat(((EtcdLease) next).leaseId()).isNotEqualTo(revoked);
+                assertThat(lockKeys("ledger-revoked")).singleElement().satisfies(kv -> {
+                    assertThat(kv.getLease()).isEqualTo(((EtcdLease) next).leaseId());
+                    assertThat(kv.getCreateRevision()).isEqualTo(next.fencingToken());
+                });
+                assertThat(next.fencingToken()).isGreaterThan(holder.fencingToken());
+            }
+        } finally {
+            waiter.shutdownNow();
+        }
+    }
+
     @Test
     void closingALockReleasesItsLeases() {
         EtcdLock lock = EtcdLock.builder().endpoints(etcd.endpoints()).build();
