@@ -4,11 +4,11 @@ import io.etcd.jetcd.ByteSequence;
 import io.etcd.jetcd.common.exception.ErrorCode;
 import io.etcd.jetcd.common.exception.EtcdException;
 import io.etcd.jetcd.lease.LeaseKeepAliveResponse;
-import io.etcd.jetcd.lease.LeaseRevokeResponse;
 import io.quorumlock.FencedLease;
 import io.quorumlock.IllegalSettingException;
 import io.quorumlock.LeaseLostException;
 import io.quorumlock.spi.LeaseCore;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.Locale;
 import java.util.concurrent.CompletableFuture;
@@ -176,8 +176,8 @@ final class EtcdLease implements FencedLease {
     }
 
     /**
-     * Releases the lock: stops the keep-alive, deletes the lock key (the next waiter gets the lock
-     * at once) and revokes the etcd lease, both requests sent at once, each bounded by the lock's
+     * Releases the lock: stops the keep-alive and revokes the etcd lease, which deletes the lock key
+     * tied to it (the next waiter gets the lock at once), in one request bounded by the lock's
      * request timeout. If a
      * request fails, the lease runs out by itself within its TTL, since nobody keeps it alive any
      * more. Idempotent.
@@ -213,17 +213,18 @@ final class EtcdLease implements FencedLease {
             return;
         }
         try {
-            // Sent at once: either deletes the key, and with it lets the next waiter in.
-            Supplier<CompletableFuture<LeaseRevokeResponse>> revoke =
-                    sentNow(() -> lock.client().getLeaseClient().revoke(leaseId));
-            if (lockKey != null) {
-                finish(() -> lock.client().getLockClient().unlock(lockKey), "delete the lock key", deadline);
-            }
-            finish(revoke, "revoke the lease", deadline);
+            // The revoke deletes the lock key with the lease (the key was checked to be tied to
+            // it), and so lets the next waiter in.
+            finish(() -> lock.client().getLeaseClient().revoke(leaseId), "revoke the lease", deadline);
         } finally {
             cleanedUp();
         }
-        log.debug("released '{}' (token {}, lease {})", resource, token, Long.toHexString(leaseId));
+        log.debug(
+                "released '{}' (token {}, key {}, lease {})",
+                resource,
+                token,
+                lockKey == null ? null : lockKey.toString(StandardCharsets.UTF_8),
+                Long.toHexString(leaseId));
         core.released(before);
     }
 
@@ -591,19 +592,6 @@ final class EtcdLease implements FencedLease {
             doubt.cancel(false);
             doubt = null;
         }
-    }
-
-    /** Sends {@code request} now; the supplier gives that request first, and sends it again after. */
-    private static <T> Supplier<CompletableFuture<T>> sentNow(Supplier<CompletableFuture<T>> request) {
-        CompletableFuture<T> sent = request.get();
-        boolean[] given = new boolean[1];
-        return () -> {
-            if (given[0]) {
-                return request.get();
-            }
-            given[0] = true;
-            return sent;
-        };
     }
 
     /**

@@ -466,7 +466,7 @@ public final class EtcdLock implements DistributedLock<FencedLease> {
         }
 
         /**
-         * How long one request to etcd (grant, joining the queue, read-back, unlock, revoke) may take
+         * How long one request to etcd (grant, joining the queue, read-back, revoke) may take
          * before it counts as failed. The default is 5 s, to cover the client's first connection
          * (about 1 s).
          */
