@@ -8,6 +8,7 @@ import io.quorumlock.FencedLease;
 import io.quorumlock.IllegalSettingException;
 import io.quorumlock.LeaseLostException;
 import io.quorumlock.spi.LeaseCore;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.Locale;
 import java.util.concurrent.CompletableFuture;
@@ -26,8 +27,7 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Time: the lease is known to live at least until its end on the lock's monotonic
  * clock. Every renewal is counted from when its request was sent, which is no later than when etcd
- * applied it: the grant, the time-to-live check, each keep-alive request and {@link #extend} give
- * a lower bound (send time + TTL), however late their answer comes. Every bound also leaves an
+ * applied it: the grant, each keep-alive request and {@link #extend} give a lower bound (send time + TTL), however late their answer comes. Every bound also leaves an
  * allowance for the rate difference between etcd's clock and ours (1% of the TTL + 2 ms, as
  * Redlock does).
  */
@@ -176,8 +176,9 @@ final class EtcdLease implements FencedLease {
     }
 
     /**
-     * Releases the lock: stops the keep-alive, deletes the lock key (the next waiter gets the lock
-     * at once) and revokes the etcd lease, each request bounded by the lock's request timeout. If a
+     * Releases the lock: stops the keep-alive and revokes the etcd lease, which deletes the lock key
+     * tied to it (the next waiter gets the lock at once), in one request bounded by the lock's
+     * request timeout. If a
      * request fails, the lease runs out by itself within its TTL, since nobody keeps it alive any
      * more. Idempotent.
      */
@@ -212,14 +213,18 @@ final class EtcdLease implements FencedLease {
             return;
         }
         try {
-            if (lockKey != null) {
-                finish(() -> lock.client().getLockClient().unlock(lockKey), "delete the lock key", deadline);
-            }
+            // The revoke deletes the lock key with the lease (the key was checked to be tied to
+            // it), and so lets the next waiter in.
             finish(() -> lock.client().getLeaseClient().revoke(leaseId), "revoke the lease", deadline);
         } finally {
             cleanedUp();
         }
-        log.debug("released '{}' (token {}, lease {})", resource, token, Long.toHexString(leaseId));
+        log.debug(
+                "released '{}' (token {}, key {}, lease {})",
+                resource,
+                token,
+                lockKey == null ? null : lockKey.toString(StandardCharsets.UTF_8),
+                Long.toHexString(leaseId));
         core.released(before);
     }
 
@@ -268,16 +273,17 @@ final class EtcdLease implements FencedLease {
     }
 
     /**
-     * Hands the lease out after the checks: the lock key, the token, and the time to live etcd
-     * reported for a request sent at {@code checkSent}. False if the lease was lost meanwhile.
+     * Hands the lease out at {@code now} with its lock key and token, valid until the end the
+     * grant and the renewals answered since give. False if the lease was lost, or that end passed
+     * (etcd may have expired the lease, with its key).
      */
-    synchronized boolean hold(ByteSequence lockKey, long fencingToken, long checkSent, long checked, long ttlLeft) {
+    synchronized boolean hold(ByteSequence lockKey, long fencingToken, long now) {
         if (core.state() != LeaseCore.State.PENDING) {
             return false;
         }
         key = lockKey;
         token = fencingToken;
-        return core.hold(checkSent + TimeUnit.SECONDS.toNanos(ttlLeft) - driftNanos, checked);
+        return core.hold(core.endNanos(), now);
     }
 
     /**

@@ -46,13 +46,17 @@ import org.slf4j.LoggerFactory;
  * A fenced lock on etcd v3: a correctness lock whose leases carry a fencing token.
  *
  * <p>An acquisition grants an etcd lease with the TTL (in whole seconds, rounded up), keeps it
- * alive from then on, and takes etcd's own lock (the {@code Lock} service, which queues the
- * waiters in the order they came) under the key {@code keyPrefix + resource}. The {@linkplain
- * FencedLease#fencingToken() fencing token} is the create revision of the holder's lock key: etcd
- * orders all writes in one sequence, so every later holder's key was created later and carries a
- * larger token, across clients, member failures and leader changes. Before the lease is handed
- * out, its lock key is read back and the lease's time to live is asked (etcd has been known to
- * return a lock whose lease had already expired).
+ * alive from then on, and takes etcd's own lock (queued in the order the waiters came, as etcd's
+ * {@code Lock} service and its other clients queue them) under the name {@code keyPrefix +
+ * resource}: one transaction puts the lock key under the lease and reads the first key of the
+ * queue, so a free lock costs no further request; a held one is waited for in etcd's {@code Lock}
+ * service. The {@linkplain FencedLease#fencingToken() fencing token} is the create revision of the
+ * holder's lock key: etcd orders all writes in one sequence, so every later holder's key was
+ * created later and carries a larger token, across clients, member failures and leader changes.
+ * A lock granted after a wait is handed out only once its key is read back, still under the lease
+ * (etcd's lock service answers a waiter whose lease expired or was revoked meanwhile); a lease
+ * etcd no longer knows cannot put the key at all. The lease's validity counts from the send of
+ * the grant, and from each renewal's send after that.
  *
  * <p>The lease is renewed by one keep-alive request every third of its TTL, each counted from
  * when it was sent (no later than when etcd applied it), so that a lease never believes it has
@@ -462,7 +466,7 @@ public final class EtcdLock implements DistributedLock<FencedLease> {
         }
 
         /**
-         * How long one request to etcd (grant, read-back, time to live, unlock, revoke) may take
+         * How long one request to etcd (grant, joining the queue, read-back, revoke) may take
          * before it counts as failed. The default is 5 s, to cover the client's first connection
          * (about 1 s).
          */

@@ -4,11 +4,14 @@ import io.etcd.jetcd.ByteSequence;
 import io.etcd.jetcd.Client;
 import io.etcd.jetcd.KeyValue;
 import io.etcd.jetcd.kv.GetResponse;
+import io.etcd.jetcd.kv.TxnResponse;
 import io.etcd.jetcd.lease.LeaseGrantResponse;
-import io.etcd.jetcd.lease.LeaseTimeToLiveResponse;
 import io.etcd.jetcd.lock.LockResponse;
+import io.etcd.jetcd.op.Cmp;
+import io.etcd.jetcd.op.CmpTarget;
+import io.etcd.jetcd.op.Op;
 import io.etcd.jetcd.options.GetOption;
-import io.etcd.jetcd.options.LeaseOption;
+import io.etcd.jetcd.options.PutOption;
 import io.quorumlock.FencedLease;
 import io.quorumlock.LeaseLostException;
 import io.quorumlock.QuorumlockException;
@@ -27,9 +30,12 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * One attempt to take a resource's lock: grant an etcd lease and keep it alive, wait in etcd's
- * lock queue, then check that the lock key exists under that lease and that the lease is alive.
- * Every request is bounded by the attempt's end, whatever etcd does. Any failure revokes the
+ * One attempt to take a resource's lock: grant an etcd lease and keep it alive, then join etcd's
+ * lock queue with one transaction, as etcd's own lock does it (the key {@code name/<lease in hex>}
+ * put under the lease unless it exists, and the first key of the queue read in the same
+ * revision). A free lock is then held, with the key's create revision and lease seen in that
+ * transaction; a held one is waited for in etcd's lock service, and its grant is checked with a
+ * read of the key. Every request is bounded by the attempt's end, whatever etcd does. Any failure revokes the
  * lease, which also deletes a lock key that may have been created for it: at once if etcd answers
  * before the end, else in the background, until etcd answers or the lease, no longer kept alive,
  * has run out by itself.
@@ -63,6 +69,7 @@ final class LockAttempts {
      */
     Attempt<FencedLease> attempt(String resource, long ttlSeconds, long lockWaitNanos, long waitEnd, long end) {
         lock.requireOpen();
+        // The lease's validity counts from before this request: etcd cannot have granted it earlier.
         long grantSent = lock.ticker().nanos();
         LeaseGrantResponse grant;
         try {
@@ -85,10 +92,7 @@ final class LockAttempts {
         boolean handedOut = false;
         try {
             lease.startKeepAlive();
-            long now = lock.ticker().nanos();
-            long lockWait = Math.min(lockWaitNanos, waitEnd - now);
-            lockWait = Math.max(lockWait, Math.min(leastLockWaitNanos, end - now));
-            Attempt<FencedLease> attempt = lockAndCheck(lease, lock.lockName(resource), Math.max(0, lockWait), end);
+            Attempt<FencedLease> attempt = lockAndCheck(lease, lock.lockName(resource), lockWaitNanos, waitEnd, end);
             handedOut = attempt.lease().isPresent();
             if (!handedOut) {
                 lock.requireOpen(); // the lock was closed during the attempt: no retry
@@ -101,14 +105,82 @@ final class LockAttempts {
         }
     }
 
-    private Attempt<FencedLease> lockAndCheck(EtcdLease lease, ByteSequence name, long lockWaitNanos, long end) {
+    /** The lock key of {@code lease} under lock {@code name}, as etcd's lock names it. */
+    static ByteSequence lockKey(ByteSequence name, long leaseId) {
+        return ByteSequence.from(
+                name.toString(StandardCharsets.UTF_8) + "/" + Long.toHexString(leaseId), StandardCharsets.UTF_8);
+    }
+
+    private static ByteSequence queuePrefix(ByteSequence name) {
+        return ByteSequence.from(name.toString(StandardCharsets.UTF_8) + "/", StandardCharsets.UTF_8);
+    }
+
+    /** The first key of a lock's queue, by create revision. */
+    private static GetOption firstInQueue(boolean keysOnly) {
+        return GetOption.builder()
+                .isPrefix(true)
+                .withSortField(GetOption.SortTarget.CREATE)
+                .withSortOrder(GetOption.SortOrder.ASCEND)
+                .withLimit(1)
+                .withKeysOnly(keysOnly)
+                .build();
+    }
+
+    private Attempt<FencedLease> lockAndCheck(
+            EtcdLease lease, ByteSequence name, long lockWaitNanos, long waitEnd, long end) {
         String resource = lease.resource();
+        ByteSequence key = lockKey(name, lease.leaseId());
+        // Joins the queue as etcd's lock does, in one transaction: the put fails if etcd no longer
+        // knows the lease (it expired or was revoked since the grant), and the key read back in
+        // the same revision tells its create revision (the token) and its lease.
+        TxnResponse joined;
+        try {
+            joined = calls.call(
+                    () -> lock.cancelledOnClose(client.getKVClient()
+                            .txn()
+                            .If(new Cmp(key, Cmp.Op.EQUAL, CmpTarget.createRevision(0)))
+                            .Then(
+                                    Op.put(
+                                            key,
+                                            ByteSequence.EMPTY,
+                                            PutOption.builder()
+                                                    .withLeaseId(lease.leaseId())
+                                                    .build()),
+                                    Op.get(queuePrefix(name), firstInQueue(false)))
+                            .Else(Op.get(key, GetOption.DEFAULT), Op.get(queuePrefix(name), firstInQueue(false)))
+                            .commit()),
+                    "join the lock's queue",
+                    end);
+        } catch (EtcdCalls.RequestFailed e) {
+            return Attempt.refused(e.outcome, true);
+        }
+        long createRevision;
+        List<GetResponse> reads = joined.getGetResponses();
+        String keyText = key.toString(StandardCharsets.UTF_8);
+        if (joined.isSucceeded()) {
+            createRevision = joined.getHeader().getRevision();
+        } else {
+            // The key was there already (a request sent again after its first was applied).
+            KeyValue kv = reads.get(0).getKvs().get(0);
+            if (kv.getLease() != lease.leaseId()) {
+                return notOurs(keyText, kv, lease);
+            }
+            createRevision = kv.getCreateRevision();
+        }
+        List<KeyValue> first = reads.get(reads.size() - 1).getKvs();
+        if (!first.isEmpty() && first.get(0).getCreateRevision() == createRevision) {
+            return hold(lease, key, createRevision);
+        }
+
+        long now = lock.ticker().nanos();
+        long lockWait = Math.min(lockWaitNanos, waitEnd - now);
+        lockWait = Math.max(0, Math.max(lockWait, Math.min(leastLockWaitNanos, end - now)));
         CompletableFuture<LockResponse> lockCall =
                 lock.cancelledOnClose(client.getLockClient().lock(name, lease.leaseId()));
         LockResponse locked;
         try {
             // Stop waiting at once if the lease is lost meanwhile: the lock would come with a dead lease.
-            CompletableFuture.anyOf(lockCall, lease.lost()).get(lockWaitNanos, TimeUnit.NANOSECONDS);
+            CompletableFuture.anyOf(lockCall, lease.lost()).get(lockWait, TimeUnit.NANOSECONDS);
             if (!lockCall.isDone()) {
                 lockCall.cancel(false);
                 LeaseLostException loss = lease.lost().join();
@@ -117,7 +189,7 @@ final class LockAttempts {
             locked = lockCall.join();
         } catch (TimeoutException e) {
             lockCall.cancel(false);
-            return holder(name, lease, lockWaitNanos, end);
+            return holder(name, lease, lockWait, end);
         } catch (ExecutionException | CompletionException | CancellationException e) {
             return Attempt.refused(calls.failure(e, "lock"), true);
         } catch (InterruptedException e) {
@@ -125,60 +197,73 @@ final class LockAttempts {
             Thread.currentThread().interrupt();
             throw new QuorumlockException("interrupted while acquiring '" + resource + "'", e);
         }
-
-        return check(lease, locked.getKey(), end);
+        return checkGrant(lease, key, createRevision, locked.getHeader().getRevision(), end);
     }
 
     /**
-     * Reads back the lock key etcd gave {@code lease} and asks for the lease's time to live, by
-     * {@code end}: the lease is handed out only if the key is still tied to it and it is alive.
+     * Checks a grant that came after a wait, by {@code end}: etcd's lock service answers once the
+     * keys ahead are gone, even when the lease expired or was revoked meanwhile (which deleted our
+     * key too), so the key is read back and must still be the one the queue was joined with. The
+     * read is served by the member that answers (no quorum round), and counts only if that member
+     * has applied the grant's revision {@code grantedAt}: the key then existed when the lock was
+     * granted. A member behind it is passed over for a linearizable read.
      */
-    private Attempt<FencedLease> check(EtcdLease lease, ByteSequence key, long end) {
-        String resource = lease.resource();
+    private Attempt<FencedLease> checkGrant(
+            EtcdLease lease, ByteSequence key, long createRevision, long grantedAt, long end) {
         GetResponse got;
-        LeaseTimeToLiveResponse alive;
-        long checkSent;
         try {
-            got = calls.call(() -> lock.cancelledOnClose(client.getKVClient().get(key)), "read the lock key back", end);
-            checkSent = lock.ticker().nanos();
-            alive = calls.call(
-                    () -> lock.cancelledOnClose(
-                            client.getLeaseClient().timeToLive(lease.leaseId(), LeaseOption.DEFAULT)),
-                    "ask the lease's time to live",
+            got = calls.call(
+                    () -> lock.cancelledOnClose(client.getKVClient()
+                            .get(key, GetOption.builder().withSerializable(true).build())),
+                    "read the lock key back",
                     end);
+            if (got.getHeader().getRevision() < grantedAt) {
+                got = calls.call(
+                        () -> lock.cancelledOnClose(client.getKVClient().get(key)), "read the lock key back", end);
+            }
         } catch (EtcdCalls.RequestFailed e) {
             return Attempt.refused(e.outcome, true);
         }
-        long checked = lock.ticker().nanos();
         String keyText = key.toString(StandardCharsets.UTF_8);
         if (got.getKvs().isEmpty()) {
             return refused(
                     ServerAnswer.Kind.ERROR,
                     "etcd granted the lock, but its key " + keyText
-                            + " was gone when read back (the lease expired while waiting)");
+                            + " was gone when read back (the lease expired or was revoked while waiting)");
         }
         KeyValue kv = got.getKvs().get(0);
         if (kv.getLease() != lease.leaseId()) {
+            return notOurs(keyText, kv, lease);
+        }
+        if (kv.getCreateRevision() != createRevision) {
             return refused(
                     ServerAnswer.Kind.ERROR,
-                    "etcd granted the lock, but its key " + keyText + " is tied to lease "
-                            + Long.toHexString(kv.getLease()) + ", not ours (" + Long.toHexString(lease.leaseId())
-                            + ")");
+                    "etcd granted the lock, but its key " + keyText + " was made again while waiting (create"
+                            + " revision " + kv.getCreateRevision() + ", not " + createRevision + ")");
         }
-        if (alive.getTTL() <= 0) {
-            return refused(
-                    ServerAnswer.Kind.ERROR,
-                    "etcd granted the lock, but lease " + Long.toHexString(lease.leaseId())
-                            + " had expired (time to live " + alive.getTTL() + ")");
-        }
-        if (!lease.hold(key, kv.getCreateRevision(), checkSent, checked, alive.getTTL())) {
+        return hold(lease, key, createRevision);
+    }
+
+    private Attempt<FencedLease> notOurs(String keyText, KeyValue kv, EtcdLease lease) {
+        return refused(
+                ServerAnswer.Kind.ERROR,
+                "the lock key " + keyText + " is tied to lease " + Long.toHexString(kv.getLease()) + ", not ours ("
+                        + Long.toHexString(lease.leaseId()) + ")");
+    }
+
+    /**
+     * Hands the lease out with its key and token: valid as long as the grant and the renewals
+     * answered since say (each counted from its send), unless it was lost meanwhile.
+     */
+    private Attempt<FencedLease> hold(EtcdLease lease, ByteSequence key, long createRevision) {
+        if (!lease.hold(key, createRevision, lock.ticker().nanos())) {
             return refused(ServerAnswer.Kind.ERROR, "lost the lease before it was handed out: " + lease.lossMessage());
         }
         log.debug(
                 "acquired '{}' with token {} (key {}, lease {}, TTL {} s)",
-                resource,
-                kv.getCreateRevision(),
-                keyText,
+                lease.resource(),
+                createRevision,
+                key.toString(StandardCharsets.UTF_8),
                 Long.toHexString(lease.leaseId()),
                 lease.ttlSeconds());
         return Attempt.granted(lease);
@@ -196,14 +281,8 @@ final class LockAttempts {
      */
     private Attempt<FencedLease> holder(ByteSequence name, EtcdLease own, long waitedNanos, long end) {
         String waited = "waited " + TimeUnit.NANOSECONDS.toMillis(waitedNanos) + " ms for the holder";
-        ByteSequence prefix = ByteSequence.from(name.toString(StandardCharsets.UTF_8) + "/", StandardCharsets.UTF_8);
-        GetOption first = GetOption.builder()
-                .isPrefix(true)
-                .withSortField(GetOption.SortTarget.CREATE)
-                .withSortOrder(GetOption.SortOrder.ASCEND)
-                .withLimit(1)
-                .withKeysOnly(true)
-                .build();
+        ByteSequence prefix = queuePrefix(name);
+        GetOption first = firstInQueue(true);
         try {
             List<KeyValue> kvs = calls.call(
                             () -> lock.cancelledOnClose(client.getKVClient().get(prefix, first)),
@@ -217,8 +296,9 @@ final class LockAttempts {
             KeyValue kv = kvs.get(0);
             if (kv.getLease() == own.leaseId()) {
                 // Ours is the first key: etcd has granted the lock, its answer is on its way (a
-                // slow link, or a client whose first requests are slow). A grant that arrived counts.
-                return check(own, kv.getKey(), end);
+                // slow link, or a client whose first requests are slow). A grant this linearizable
+                // read shows counts.
+                return hold(own, kv.getKey(), kv.getCreateRevision());
             }
             String facts = "key " + Holders.shown(kv.getKey().toString(StandardCharsets.UTF_8)) + ", token "
                     + kv.getCreateRevision();

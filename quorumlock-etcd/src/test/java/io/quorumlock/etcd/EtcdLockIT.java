@@ -15,6 +15,10 @@ import io.quorumlock.ServerAnswer;
 import io.quorumlock.testkit.EtcdCluster;
 import io.quorumlock.testkit.EtcdClusterExtension;
 import io.quorumlock.testkit.TestTime;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -339,6 +343,39 @@ class EtcdLockIT {
         }
     }
 
+    /**
+     * etcd's lock service answers a waiter once the keys ahead are gone, even when the waiter's
+     * lease was revoked meanwhile (its key with it). The waiter's TTL is long, so its keep-alive
+     * does not notice the revoke before the grant: the read of the key after the grant must.
+     */
+    @Test
+    void aWaiterWhoseLeaseIsRevokedJustBeforeItsGrantIsNotHandedThatLease() throws Exception {
+        FencedLease holder = a.acquire("ledger-revoked", TTL, WAIT);
+        ExecutorService waiter = Executors.newSingleThreadExecutor();
+        try {
+            long watchers = watchers();
+            Future<FencedLease> waiting =
+                    waiter.submit(() -> b.acquire("ledger-revoked", Duration.ofSeconds(60), WAIT));
+            TestTime.await(
+                    Duration.ofSeconds(5), () -> lockKeys("ledger-revoked").size() == 2, "the waiter's key");
+            // etcd's lock service watches the key ahead once it waits: the revoke comes after that.
+            TestTime.await(Duration.ofSeconds(5), () -> watchers() > watchers, "the waiter queued in etcd's lock");
+            long revoked = lockKeys("ledger-revoked").get(1).getLease();
+            admin.getLeaseClient().revoke(revoked).get(5, TimeUnit.SECONDS);
+            holder.release();
+            try (FencedLease next = waiting.get(TestTime.scaled(WAIT).toMillis(), TimeUnit.MILLISECONDS)) {
+                assertThat(((EtcdLease) next).leaseId()).isNotEqualTo(revoked);
+                assertThat(lockKeys("ledger-revoked")).singleElement().satisfies(kv -> {
+                    assertThat(kv.getLease()).isEqualTo(((EtcdLease) next).leaseId());
+                    assertThat(kv.getCreateRevision()).isEqualTo(next.fencingToken());
+                });
+                assertThat(next.fencingToken()).isGreaterThan(holder.fencingToken());
+            }
+        } finally {
+            waiter.shutdownNow();
+        }
+    }
+
     @Test
     void closingALockReleasesItsLeases() {
         EtcdLock lock = EtcdLock.builder().endpoints(etcd.endpoints()).build();
@@ -479,6 +516,25 @@ class EtcdLockIT {
             throw e;
         }
         return "done";
+    }
+
+    /** The watchers etcd has open, from its metrics: etcd's lock service opens one per waiter. */
+    static long watchers() {
+        try {
+            HttpResponse<String> metrics = HttpClient.newHttpClient()
+                    .send(
+                            HttpRequest.newBuilder(URI.create(etcd.endpoints().get(0) + "/metrics"))
+                                    .build(),
+                            HttpResponse.BodyHandlers.ofString());
+            return metrics.body()
+                    .lines()
+                    .filter(line -> line.startsWith("etcd_debugging_mvcc_watcher_total "))
+                    .mapToLong(line -> (long) Double.parseDouble(line.substring(line.indexOf(' ') + 1)))
+                    .findFirst()
+                    .orElseThrow();
+        } catch (Exception e) {
+            throw new IllegalStateException("could not read etcd's metrics", e);
+        }
     }
 
     static List<KeyValue> lockKeys(String resource) {

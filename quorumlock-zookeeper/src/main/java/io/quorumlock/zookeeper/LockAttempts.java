@@ -90,7 +90,8 @@ final class LockAttempts {
                         "no connection to the ensemble"
                                 + (wait ? " within the wait" : " within the connection timeout"));
             }
-            ours = create(dir, end);
+            Created created = create(dir, end);
+            ours = created.path();
             String name = ZKPaths.getNodeFromPath(ours);
             while (true) {
                 lock.checkOpen();
@@ -109,8 +110,16 @@ final class LockAttempts {
                     }
                 }
                 long changes = connection.changes();
+                // The watch on the queue reports the deletion of our node, should this listing make it a lease.
+                ZooKeeperLease.NodeWatch watch = new ZooKeeperLease.NodeWatch();
+                long listed = lock.ticker().nanos(); // a lease's end counts from the send of this listing
                 List<String> queue = answer(
-                                send(cb -> client.getChildren().inBackground(cb).forPath(dir)), end, "list the queue")
+                                send(cb -> client.getChildren()
+                                        .usingWatcher(watch)
+                                        .inBackground(cb)
+                                        .forPath(dir)),
+                                end,
+                                "list the queue")
                         .getChildren();
                 LockQueue.Place place = LockQueue.place(queue, name);
                 if (!place.present()) {
@@ -121,7 +130,7 @@ final class LockAttempts {
                             "the lock node " + ours + " vanished while waiting: the session ended");
                 }
                 if (place.first()) {
-                    Grant grant = grant(resource, ours, changes, end);
+                    Grant grant = grant(resource, created, watch, listed, changes, end);
                     if (grant.lease() != null) {
                         granted = true;
                         return Attempt.granted(grant.lease());
@@ -188,7 +197,7 @@ final class LockAttempts {
      * create given up at {@code end}, or by an interrupt, deletes its node if it is answered after
      * all.
      */
-    private String create(String dir, long end) throws Exception {
+    private Created create(String dir, long end) throws Exception {
         for (int tries = 1; ; tries++) {
             CompletableFuture<CuratorEvent> created = send(cb -> client.create()
                     .creatingParentContainersIfNeeded()
@@ -197,7 +206,17 @@ final class LockAttempts {
                     .inBackground(cb)
                     .forPath(ZKPaths.makePath(dir, LockQueue.NODE_PREFIX), holder));
             try {
-                return answer(created, end, "create the lock node").getName();
+                CuratorEvent event = answer(created, end, "create the lock node");
+                Stat stat = event.getStat();
+                if (stat == null || stat.getCzxid() == 0) {
+                    // Curator found the node after a lost connection: its answer carries no Stat.
+                    stat = answer(
+                                    send(cb -> client.getData().inBackground(cb).forPath(event.getName())),
+                                    end,
+                                    "read the lock node")
+                            .getStat();
+                }
+                return new Created(event.getName(), stat.getCzxid(), stat.getEphemeralOwner());
             } catch (NoAnswer | InterruptedException e) {
                 created.thenAccept(late -> {
                     if (late.getResultCode() == KeeperException.Code.OK.intValue()) {
@@ -215,37 +234,36 @@ final class LockAttempts {
         }
     }
 
+    /**
+     * This contender's node as the create answered it: its path, its czxid (the fencing token)
+     * and the session that created it, from the create's own Stat.
+     */
+    private record Created(String path, long czxid, long owner) {}
+
     /** A first place turned into a lease; or why not (refusal); or neither: unsettled, look again. */
     private record Grant(ZooKeeperLease lease, String refusal) {}
 
     /**
-     * Turns a first place in the queue into a lease: reads the node's czxid (the token) and owner,
-     * and sets the watch that reports its deletion. The lease follows the connection before it is
-     * returned; if any connection event came since {@code changesBefore} (read before the queue
-     * was), the grant is not settled: the caller looks again, so that no lease is handed out
-     * suspended or with an event missed.
+     * Turns a first place in the queue into a lease, without another request: the token and the
+     * owning session come from the create's Stat, and the listing that found the node first (sent
+     * at {@code listed}, on the session, with {@code watch} on the queue) shows it is still there
+     * and starts the lease's end. The lease follows the connection before it is returned; if any
+     * connection event came since {@code changesBefore} (read before the listing was sent), the
+     * grant is not settled: the caller looks again, so that no lease is handed out suspended or
+     * with an event missed.
      */
-    private Grant grant(String resource, String node, long changesBefore, long end) throws Exception {
-        ZooKeeperLease.NodeWatch watch = new ZooKeeperLease.NodeWatch();
-        long sent = lock.ticker().nanos(); // the lease's end counts from the send of this read
-        Stat stat = answer(
-                        send(cb -> client.getData()
-                                .usingWatcher(watch)
-                                .inBackground(cb)
-                                .forPath(node)),
-                        end,
-                        "read the lock node")
-                .getStat();
+    private Grant grant(
+            String resource, Created node, ZooKeeperLease.NodeWatch watch, long listed, long changesBefore, long end) {
         long session = lock.currentSessionId();
-        if (stat.getEphemeralOwner() != session) {
+        if (node.owner() != session) {
             // Curator gave up on a session that the ensemble has not expired yet; that node goes soon.
             return new Grant(
                     null,
-                    "the lock node " + node + " belongs to session " + ZooKeeperLease.hex(stat.getEphemeralOwner())
+                    "the lock node " + node.path() + " belongs to session " + ZooKeeperLease.hex(node.owner())
                             + ", an earlier one of this client");
         }
         ZooKeeperLease lease = new ZooKeeperLease(
-                lock, resource, node, stat.getCzxid(), session, lock.negotiatedSessionTimeout(), sent, watch);
+                lock, resource, node.path(), node.czxid(), session, lock.negotiatedSessionTimeout(), listed, watch);
         connection.follow(lease);
         try {
             lock.checkOpen();
@@ -262,14 +280,14 @@ final class LockAttempts {
         }
         if (!lease.isValid()) {
             if (lease.state() == LeaseCore.State.LOST) {
-                return new Grant(null, "the lock node " + node + " was deleted right after the grant");
+                return new Grant(null, "the lock node " + node.path() + " was deleted right after the grant");
             }
-            // The read was answered too late to leave the lease any time: look again.
+            // The listing was answered too late to leave the lease any time: look again.
             lease.discard();
             return new Grant(null, null);
         }
         lease.startHeartbeats();
-        log.debug("acquired '{}': token {}, node {}", resource, ZooKeeperLease.hex(stat.getCzxid()), node);
+        log.debug("acquired '{}': token {}, node {}", resource, ZooKeeperLease.hex(node.czxid()), node.path());
         return new Grant(lease, null);
     }
 

@@ -26,7 +26,7 @@ import org.slf4j.LoggerFactory;
  * RELEASED are final, and only the first of them happens: a released lease never reports a loss.
  *
  * <p>The lease's end counts from what the ensemble has answered: the send time of the latest
- * request on this session that it answered (the read of the lock node at the grant, the re-check
+ * request on this session that it answered (the listing of the queue at the grant, the re-check
  * after a reconnection, and the lease's own {@code exists} on its node every third of the session
  * timeout while valid), plus the session timeout, less the drift allowance. The ensemble heard
  * from the session no earlier than that send, so it cannot expire the session before the end.
@@ -370,38 +370,70 @@ final class ZooKeeperLease implements FencedLease {
     }
 
     /**
-     * The watch on the lease's own lock node: its deletion while the session lives (by hand, or by
-     * an administrator) loses the lease. The watch is set before the lease exists, so a deletion
-     * seen before {@link #attach} is kept and reported on attaching.
+     * Checks that the lock node is still there after a change in the queue, with an {@code exists}
+     * that also watches the node itself from then on: a deletion loses the lease.
+     */
+    private void checkNode() {
+        if (!core.state().held()) {
+            return;
+        }
+        try {
+            lock.client()
+                    .checkExists()
+                    .usingWatcher(watch)
+                    .inBackground((client, event) -> {
+                        if (KeeperException.Code.get(event.getResultCode()) == KeeperException.Code.NONODE) {
+                            lose("the lock node was deleted while the session was alive", null);
+                        }
+                    })
+                    .forPath(node);
+        } catch (Exception e) {
+            log.debug("could not check the lock node of '{}' now: {}", core.resource(), e.toString());
+        }
+    }
+
+    /**
+     * The watch that reports the deletion of the lease's own lock node while the session lives (by
+     * hand, or by an administrator), which loses the lease. It is first set on the queue by the
+     * listing that made the lease, so it costs no request of its own: a change in the queue has
+     * the lease check its node with an {@code exists} that watches the node itself. The watch is
+     * set before the lease exists, so a change seen before {@link #attach} is kept and checked on
+     * attaching.
      */
     static final class NodeWatch implements Watcher {
         private ZooKeeperLease lease;
-        private boolean deleted;
+        private boolean changed;
 
         void attach(ZooKeeperLease lease) {
             boolean early;
             synchronized (this) {
                 this.lease = Objects.requireNonNull(lease);
-                early = deleted;
+                early = changed;
             }
             if (early) {
-                lease.lose("the lock node was deleted", null);
+                lease.checkNode();
             }
         }
 
         @Override
         public void process(WatchedEvent event) {
-            if (event.getType() != Event.EventType.NodeDeleted) {
+            Event.EventType type = event.getType();
+            if (type != Event.EventType.NodeDeleted && type != Event.EventType.NodeChildrenChanged) {
                 // Connection events reach every watch; the lock's connection listener handles them.
                 return;
             }
             ZooKeeperLease target;
             synchronized (this) {
-                deleted = true;
+                changed = true;
                 target = lease;
             }
-            if (target != null) {
+            if (target == null) {
+                return;
+            }
+            if (type == Event.EventType.NodeDeleted) {
                 target.lose("the lock node was deleted while the session was alive", null);
+            } else {
+                target.checkNode();
             }
         }
     }

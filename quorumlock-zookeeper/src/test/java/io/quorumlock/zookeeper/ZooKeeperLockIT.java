@@ -372,6 +372,26 @@ class ZooKeeperLockIT {
         assertThat(held.isValid()).isFalse();
     }
 
+    /**
+     * The holder's watch is first set on the queue: another contender coming and going fires it,
+     * and the holder then watches its own node, so its deletion is still reported by the watch,
+     * not only by the next heartbeat ("was gone").
+     */
+    @Test
+    void deletingTheLockNodeAfterAnotherContenderCameLosesTheLease() throws Exception {
+        ZooKeeperLock a = newLock();
+        ZooKeeperLock b = newLock();
+        FencedLease held = a.acquire("deleted-later", TTL, WAIT);
+        assertThat(b.tryAcquire("deleted-later", TTL)).isEmpty();
+        awaitContenders(a, "deleted-later", 1);
+        a.client().delete().forPath(((ZooKeeperLease) held).node());
+        assertThat(held.lost()
+                        .get(TestTime.scaled(Duration.ofSeconds(5)).toMillis(), TimeUnit.MILLISECONDS)
+                        .getMessage())
+                .contains("was deleted");
+        assertThat(held.isValid()).isFalse();
+    }
+
     @Test
     void closingTheLockLosesItsLeasesAndFreesTheLock() throws Exception {
         ZooKeeperLock a = newLock();
