@@ -63,6 +63,19 @@ final class QuorumMath {
     }
 
     /**
+     * How long a waiter woken by a release waits before its attempt, so that the waiters of the
+     * {@code listeners} clients the release woke try about in the order they came: one attempt's
+     * time (0.1 to 2 ms) for each of the others less the releases this one already waited
+     * through ({@code wakes}). The releaser is counted among the listeners when it still listens,
+     * and yields: so the oldest of n - 1 waiters, which waited through n - 2 releases, tries at
+     * once, and a lone waiter always does.
+     */
+    static long turnDelayNanos(int listeners, int wakes, long attemptNanos) {
+        long step = Math.min(2_000_000, Math.max(100_000, attemptNanos));
+        return step * Math.max(0, listeners - 2 - wakes);
+    }
+
+    /**
      * How long a client that released a resource to waiters of other clients leaves it to them
      * before trying to take it again: four times its release round, and at least 5 ms, the time a
      * woken waiter on a busy machine needs to hear the release and ask the nodes. It costs nothing

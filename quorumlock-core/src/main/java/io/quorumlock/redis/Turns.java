@@ -53,6 +53,8 @@ final class Turns implements AcquireLoop.Pause, AutoCloseable {
     private long attemptStart;
 
     private long attemptNanos;
+    /** How many wake-ups this waiter had: how many releases it waited through. */
+    private int wakes;
 
     Turns(Rounds rounds, String resource, RetryPolicy retry, long recheckNanos, long listenNanos) {
         this.rounds = rounds;
@@ -135,11 +137,15 @@ final class Turns implements AcquireLoop.Pause, AutoCloseable {
             if (waiters.releasesHeard(resource) != heardBefore) {
                 return next(); // released after the attempt started, before this thread was woken
             }
-            return pause(
-                    heardOn > 0
-                            ? Math.min(recheckNanos, rounds.quorumFreeInNanos(resource))
-                            : retry.delayAfter(failedAttempts).toNanos(),
-                    nanosLeft);
+            long pause;
+            if (heardOn == 0) {
+                pause = retry.delayAfter(failedAttempts).toNanos();
+            } else if (wakes > 0) {
+                pause = recheckNanos; // the lock changes hands: another release is coming
+            } else {
+                pause = Math.min(recheckNanos, rounds.quorumFreeInNanos(resource));
+            }
+            return pause(pause, nanosLeft);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new QuorumlockException("interrupted while waiting to acquire '" + resource + "'", e);
@@ -148,11 +154,28 @@ final class Turns implements AcquireLoop.Pause, AutoCloseable {
 
     /** Sleeps {@code nanos} or until woken; if that does not fit in {@code nanosLeft}, only a wake-up is worth a retry. */
     private boolean pause(long nanos, long nanosLeft) throws InterruptedException {
+        long end = rounds.nowNanos() + nanosLeft;
         if (nanos >= nanosLeft) {
-            return waiter.await(nanosLeft) && next();
+            return waiter.await(nanosLeft) && inTurn(end) && next();
         }
-        waiter.await(nanos);
+        if (waiter.await(nanos)) {
+            inTurn(end);
+        }
         return next();
+    }
+
+    /**
+     * After a wake-up: when the release woke waiters of other clients too, lets those that have
+     * waited through more releases try first, one attempt's time apart, so that the clients are
+     * served about in the order they came and do not all split the vote at once.
+     */
+    private boolean inTurn(long endNanos) throws InterruptedException {
+        long delay = QuorumMath.turnDelayNanos(rounds.wakeups.competitors(resource), wakes++, attemptNanos);
+        long left = endNanos - rounds.nowNanos();
+        if (delay > 0 && left > 0) {
+            TimeUnit.NANOSECONDS.sleep(Math.min(delay, left));
+        }
+        return true;
     }
 
     /** Before the next attempt: what was heard so far. */

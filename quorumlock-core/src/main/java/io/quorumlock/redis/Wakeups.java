@@ -18,6 +18,13 @@ final class Wakeups {
 
     private final Transport transport;
     private final Waiters waiters;
+    /**
+     * How many clients listened to each resource's last release heard: the waiters it woke, one per
+     * client. Kept while the resource is listened to.
+     */
+    private final java.util.concurrent.ConcurrentHashMap<String, Integer> competitors =
+            new java.util.concurrent.ConcurrentHashMap<>();
+
     /** Made at the first wait; empty if the transport cannot subscribe. Guarded by this object. */
     private Optional<Subscriptions> subscriptions;
 
@@ -33,8 +40,32 @@ final class Wakeups {
         return listening.isPresent();
     }
 
+    /**
+     * How many clients, this one included, the last release of {@code resource} heard here woke:
+     * 1 if none was heard.
+     */
+    int competitors(String resource) {
+        return competitors.getOrDefault(resource, 1);
+    }
+
+    /** The listeners a release message names ("digest count"); 1 if it names none. */
+    static int listeners(String payload) {
+        int space = payload.indexOf(' ');
+        if (space < 0 || payload.length() - space > 8) {
+            return 1;
+        }
+        try {
+            return Math.max(1, Integer.parseInt(payload, space + 1, payload.length(), 10));
+        } catch (NumberFormatException e) {
+            return 1; // a message not of this library's release script
+        }
+    }
+
     /** Ends one {@link #listen}. */
     void stopListening(String resource) {
+        if (waiters.waiting(resource) == 0) {
+            competitors.remove(resource);
+        }
         subscriptions().ifPresent(s -> s.unsubscribe(Scripts.RELEASED + resource));
     }
 
@@ -56,9 +87,13 @@ final class Wakeups {
 
     private synchronized Optional<Subscriptions> subscriptions() {
         if (subscriptions == null) {
-            subscriptions = transport.subscriptions(channel -> {
+            subscriptions = transport.subscriptions((channel, payload) -> {
                 if (channel.startsWith(Scripts.RELEASED)) {
-                    waiters.wake(channel.substring(Scripts.RELEASED.length()));
+                    String resource = channel.substring(Scripts.RELEASED.length());
+                    if (waiters.waiting(resource) > 0) {
+                        competitors.put(resource, listeners(payload));
+                    }
+                    waiters.wake(resource);
                 }
             });
         }

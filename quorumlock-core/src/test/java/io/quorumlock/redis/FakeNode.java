@@ -72,7 +72,15 @@ final class FakeNode {
     }
 
     /** Answers a request as Redis would: a RESP value, or a failure for a down or frozen node. */
-    synchronized Reply handle(Command request) {
+    Reply handle(Command request) {
+        return handle(request, () -> {});
+    }
+
+    /**
+     * As {@link #handle(Command)}; {@code answering} runs once the node is not frozen, before its
+     * latency passes on the fake clock: from then on the node counts as answering, not silent.
+     */
+    synchronized Reply handle(Command request, Runnable answering) {
         calls.incrementAndGet();
         Verb verb = verb(request);
         handled.add(verb);
@@ -87,6 +95,7 @@ final class FakeNode {
             Thread.currentThread().interrupt();
             return new Reply.Failure(Reply.Kind.BROKEN, "interrupted");
         }
+        answering.run();
         if (ticker instanceof FakeTicker fake) {
             fake.advance(latencyNanos);
         } else if (latencyNanos > 0) {

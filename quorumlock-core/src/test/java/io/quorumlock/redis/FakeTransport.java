@@ -22,6 +22,14 @@ final class FakeTransport implements Transport, Transport.Lane {
     private final List<FakeNode> nodes;
     private final List<String> names;
     private final ExecutorService[] workers;
+    /**
+     * Per node, guarded by {@link #replies}: whether it is answering a request now (its latency
+     * passing on a fake clock, which jumps at once: the caller waiting on the fake clock must not
+     * read that jump as the node's silence, as a scheduler's delay of the answering thread under
+     * load would make it).
+     */
+    private final boolean[] answering;
+
     /** Per node: when each request still owed was sent, and when the node last answered. */
     private final ConcurrentLinkedQueue<Long>[] owed;
 
@@ -41,6 +49,7 @@ final class FakeTransport implements Transport, Transport.Lane {
         ConcurrentLinkedQueue<Long>[] queues = new ConcurrentLinkedQueue[nodes.size()];
         this.owed = queues;
         this.lastReply = new long[nodes.size()];
+        this.answering = new boolean[nodes.size()];
         for (int i = 0; i < workers.length; i++) {
             workers[i] = Executors.newSingleThreadExecutor();
             owed[i] = new ConcurrentLinkedQueue<>();
@@ -90,6 +99,9 @@ final class FakeTransport implements Transport, Transport.Lane {
             public long silentSince() {
                 Long oldest = owed[node].peek();
                 synchronized (replies) {
+                    if (answering[node]) {
+                        return ticker.nanos(); // its latency is passing on the fake clock: not silent
+                    }
                     return oldest == null ? Long.MAX_VALUE : Math.max(oldest, lastReply[node]);
                 }
             }
@@ -99,8 +111,13 @@ final class FakeTransport implements Transport, Transport.Lane {
                 Link link = this;
                 owed[node].add(ticker.nanos());
                 workers[node].execute(() -> {
-                    Reply reply = nodes.get(node).handle(command);
+                    Reply reply = nodes.get(node).handle(command, () -> {
+                        synchronized (replies) {
+                            answering[node] = true;
+                        }
+                    });
                     synchronized (replies) {
+                        answering[node] = false;
                         owed[node].poll();
                         lastReply[node] = ticker.nanos();
                     }

@@ -45,6 +45,35 @@ class QuorumMathTest {
     }
 
     @Test
+    void wokenWaitersOfOtherClientsTryInTheOrderTheyCameOneAttemptApart() {
+        // 8 clients listen, the releaser among them: the oldest of the 7 waiters (6 releases
+        // waited through) tries at once, the newest 6 attempts later
+        assertThat(QuorumMath.turnDelayNanos(8, 6, MS)).isZero();
+        assertThat(QuorumMath.turnDelayNanos(8, 0, MS)).isEqualTo(6 * MS);
+        assertThat(QuorumMath.turnDelayNanos(8, 3, 300_000)).isEqualTo(3 * 300_000);
+        // a lone waiter, or one woken by a release nobody else heard, never waits
+        assertThat(QuorumMath.turnDelayNanos(1, 0, MS)).isZero();
+        assertThat(QuorumMath.turnDelayNanos(2, 0, MS)).isZero();
+        // an attempt's time counts between 0.1 and 2 ms
+        assertThat(QuorumMath.turnDelayNanos(3, 0, 10)).isEqualTo(100_000);
+        assertThat(QuorumMath.turnDelayNanos(3, 0, 50 * MS)).isEqualTo(2 * MS);
+    }
+
+    @Test
+    void aReleaseMessageNamesHowManyClientsListened() {
+        assertThat(Wakeups.listeners("3f786850e387550fdab836ed7e6dc881de23001b 7"))
+                .isEqualTo(7);
+        assertThat(Wakeups.listeners("3f786850e387550fdab836ed7e6dc881de23001b 0"))
+                .isEqualTo(1);
+        // a message of something else on the channel: no count, or garbage, or a huge number
+        assertThat(Wakeups.listeners("3f786850e387550fdab836ed7e6dc881de23001b"))
+                .isEqualTo(1);
+        assertThat(Wakeups.listeners("x abc")).isEqualTo(1);
+        assertThat(Wakeups.listeners("x 123456789012")).isEqualTo(1);
+        assertThat(Wakeups.listeners("")).isEqualTo(1);
+    }
+
+    @Test
     void aReleaseToWaitersElsewhereLeavesThemAtLeast5Ms() {
         assertThat(QuorumMath.yieldNanos(100_000)).isEqualTo(5 * MS);
         assertThat(QuorumMath.yieldNanos(3 * MS)).isEqualTo(12 * MS);

@@ -40,10 +40,10 @@ public final class Subscriptions implements AutoCloseable {
     /** How long after a refused SUBSCRIBE it is sent again: a configuration rarely changes sooner. */
     static final long REFUSED_RETRY_NANOS = TimeUnit.MINUTES.toNanos(1);
 
-    /** Receives each message once, on the subscriptions' thread: it must not block. */
+    /** Receives each message once (by its payload), on the subscriptions' thread: it must not block. */
     @FunctionalInterface
     public interface Listener {
-        void message(String channel);
+        void message(String channel, String payload);
     }
 
     /** Where a channel stands on one node. */
@@ -325,7 +325,7 @@ public final class Subscriptions implements AutoCloseable {
             return; // nobody listens, or another node's copy of a message handed on
         }
         state.lastPayload = payload;
-        listener.message(channel);
+        listener.message(channel, payload);
     }
 
     /** The connection to {@code node} is gone, and its subscriptions with it: subscribe again, at once. */
