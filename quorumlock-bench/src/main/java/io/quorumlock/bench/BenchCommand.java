@@ -317,7 +317,11 @@ public final class BenchCommand implements Callable<Integer> {
         List<String> uris = servers.uris();
         CaseResult result = Contention.run(
                 library,
-                i -> library.equals(Plan.QUORUMLOCK) ? Contention.quorumlock(uris) : Contention.sequential(uris),
+                i -> switch (library) {
+                    case Plan.QUORUMLOCK -> Contention.quorumlock(uris);
+                    case Plan.QUORUMLOCK_WAITING -> Contention.waiting(uris);
+                    default -> Contention.sequential(uris);
+                },
                 NODES,
                 CONTENDERS,
                 plan.contentionWarmup(),

@@ -75,14 +75,26 @@ final class Contention {
 
     /** A quorumlock client: {@code acquire(resource, ttl, 0)} is one attempt whose failure carries the votes. */
     static Client quorumlock(List<String> uris) {
-        Redlock redlock = Clients.quorumlockBuilder(uris).retry(BACKOFF).build();
+        return quorumlock(Clients.quorumlockBuilder(uris).retry(BACKOFF).build(), Duration.ZERO);
+    }
+
+    /**
+     * A quorumlock client that waits as the library does: {@code acquire(resource, ttl, maxWait)}
+     * with the library's defaults, woken by releases, its backoff after split votes its own. Every
+     * attempt wins, so failed attempts are not seen; the waits are.
+     */
+    static Client waiting(List<String> uris) {
+        return quorumlock(Clients.quorumlockBuilder(uris).build(), WAIT);
+    }
+
+    private static Client quorumlock(Redlock redlock, Duration maxWait) {
         return new Client() {
             private Lease lease;
 
             @Override
             public Attempt attempt() {
                 try {
-                    lease = redlock.acquire(RESOURCE, Trial.TTL, Duration.ZERO);
+                    lease = redlock.acquire(RESOURCE, Trial.TTL, maxWait);
                     return Attempt.WON;
                 } catch (LockUnavailableException e) {
                     long held = e.lastAttempt().stream()
@@ -104,6 +116,9 @@ final class Contention {
             }
         };
     }
+
+    /** How long a waiting client waits at most: far more than 8 clients' turns take. */
+    static final Duration WAIT = Duration.ofSeconds(10);
 
     /** The article's sequential Redlock; it does not say why an attempt failed, so no split votes. */
     static Client sequential(List<String> uris) {
@@ -221,6 +236,15 @@ final class Contention {
                     "split_vote_rate",
                     failed == 0 ? 0.0 : JmhCases.round((double) shared.splitVotes.get() / failed, 4));
         }
+        long[] waits = shared.waits.stream().mapToLong(Long::longValue).sorted().toArray();
+        if (waits.length > 0) {
+            // A hand-off: the mean time between two wins; a waiter's wait in hand-offs says how many turns it let pass.
+            double handOffNanos = seconds * 1e9 / Math.max(1, wins);
+            long p99 = waits[(int) Math.min(waits.length - 1, Math.ceil(waits.length * 0.99) - 1)];
+            extra.put("wait_p50_us", waits[waits.length / 2] / 1000);
+            extra.put("wait_p99_us", p99 / 1000);
+            extra.put("wait_p99_hand_offs", JmhCases.round(p99 / handOffNanos, 1));
+        }
         extra.put("seconds", JmhCases.round(seconds, 2));
         return new CaseResult(
                 Plan.CONTENTION, library, nodes, clients, wins / seconds, null, null, null, extra, null, null);
@@ -231,6 +255,7 @@ final class Contention {
             while (!shared.stop) {
                 int failures = 0;
                 Attempt attempt;
+                long asked = System.nanoTime();
                 while ((attempt = client.attempt()) != Attempt.WON) {
                     failures++;
                     if (shared.measuring) {
@@ -255,6 +280,7 @@ final class Contention {
                 client.release();
                 if (shared.measuring) {
                     shared.wins[index].incrementAndGet();
+                    shared.waits.add(System.nanoTime() - asked);
                 }
             }
         } catch (RuntimeException e) {
@@ -282,6 +308,10 @@ final class Contention {
         final AtomicLong failedAttempts = new AtomicLong();
         final AtomicLong splitVotes = new AtomicLong();
         final AtomicLong overlaps = new AtomicLong();
+        /** From a client's first attempt to its win, for each win counted. */
+        final java.util.concurrent.ConcurrentLinkedQueue<Long> waits =
+                new java.util.concurrent.ConcurrentLinkedQueue<>();
+
         final AtomicInteger inCriticalSection = new AtomicInteger();
         final java.util.concurrent.atomic.AtomicReference<String> error =
                 new java.util.concurrent.atomic.AtomicReference<>();

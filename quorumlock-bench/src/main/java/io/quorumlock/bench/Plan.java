@@ -82,6 +82,9 @@ record Plan(
     static final String QUORUMLOCK = "quorumlock";
     static final String REDISSON = "redisson";
     static final String SEQUENTIAL = "sequential-redlock";
+    /** quorumlock in the contention case with its own waiting acquire, woken by releases, instead of one attempt. */
+    static final String QUORUMLOCK_WAITING = "quorumlock-waiting";
+
     static final String REDLOCK = "redisson-redlock";
     /** ShedLock's {@code JdbcTemplateLockProvider}, for the database cases (quorumlock's is {@code JdbcLock}). */
     static final String SHEDLOCK = "shedlock-jdbc-template";
@@ -194,7 +197,7 @@ record Plan(
                 Duration.ofSeconds(10),
                 5_000,
                 allCases(),
-                List.of(QUORUMLOCK, SEQUENTIAL),
+                List.of(QUORUMLOCK, QUORUMLOCK_WAITING, SEQUENTIAL),
                 Duration.ofSeconds(10),
                 100,
                 100,
@@ -215,7 +218,7 @@ record Plan(
                 Duration.ofSeconds(4),
                 2_000,
                 allCases(),
-                List.of(QUORUMLOCK, SEQUENTIAL),
+                List.of(QUORUMLOCK, QUORUMLOCK_WAITING, SEQUENTIAL),
                 Duration.ofSeconds(2),
                 16,
                 16,
@@ -239,7 +242,7 @@ record Plan(
                 List.of(
                         new JmhCase(SINGLE, RAW, 1, false, RawJedisBenchmark.class, false, null),
                         new JmhCase(SINGLE, QUORUMLOCK, 1, false, QuorumlockBenchmark.class, false, null)),
-                List.of(QUORUMLOCK),
+                List.of(QUORUMLOCK, QUORUMLOCK_WAITING),
                 Duration.ofMillis(300),
                 3,
                 1,

@@ -256,7 +256,33 @@ final class Targets {
                                 0.9))));
         targets.add(redisHandOff());
         targets.add(queues());
+        targets.add(waitingContention(q5));
         return targets;
+    }
+
+    /**
+     * Target 13: 8 clients that wait with the library's own acquire, woken by releases: fair, no
+     * waiter passed over long, and a contended win costing little more than a free cycle.
+     */
+    private Target waitingContention(Optional<CaseResult> q5) {
+        Optional<CaseResult> waiting = find(Plan.CONTENTION, Plan.QUORUMLOCK_WAITING);
+        return new Target(
+                13,
+                "Contention, waiting clients: 8 clients, one resource, 5 nodes, acquire woken by releases",
+                List.of(
+                        atLeast(
+                                Plan.QUORUMLOCK_WAITING + " fairness, min/max wins per client",
+                                number(waiting, "fairness"),
+                                0.9),
+                        atMost(
+                                Plan.QUORUMLOCK_WAITING + " wait p99, in hand-offs",
+                                number(waiting, "wait_p99_hand_offs"),
+                                8),
+                        atLeast(
+                                Plan.QUORUMLOCK_WAITING + " wins/s / quorumlock uncontended 5-node cycles/s",
+                                ratio(ops(waiting), ops(q5)),
+                                0.6),
+                        equalTo(Plan.QUORUMLOCK_WAITING + " overlaps", number(waiting, "overlaps"), 0)));
     }
 
     /** Target 11: the Redis hand-off in round trips of a PING to the same nodes, measured in the same run. */

@@ -12,8 +12,10 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.TimeUnit;
 import javax.xml.parsers.DocumentBuilderFactory;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 import picocli.CommandLine;
 
@@ -28,6 +30,9 @@ import picocli.CommandLine;
  * results file and chart. It measures nothing worth quoting. (Jackson comes with Redisson, the
  * benchmark-only dependency.)
  */
+// It starts 5 Redis nodes, PostgreSQL, a ZooKeeper ensemble and an etcd cluster one after the
+// other: about 40 s on an idle machine, more beside other work.
+@Timeout(value = 120, unit = TimeUnit.SECONDS, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
 class BenchCommandIT {
 
     private static final List<String> CASE_FIELDS =
@@ -72,7 +77,12 @@ class BenchCommandIT {
             assertThat(c.has("error")).as("a case failed: %s", c).isFalse();
             names.add(c.path("case").asText() + "/" + c.path("library").asText());
         }
-        assertThat(names).contains("single-node/raw-jedis", "single-node/quorumlock", "contention/quorumlock");
+        assertThat(names)
+                .contains(
+                        "single-node/raw-jedis",
+                        "single-node/quorumlock",
+                        "contention/quorumlock",
+                        "contention/quorumlock-waiting");
         List<String> database = new ArrayList<>();
         for (String caseId : List.of(Plan.DB_CYCLE, Plan.DB_HAND_OFF)) {
             for (String library : List.of(Plan.QUORUMLOCK, Plan.SHEDLOCK, Plan.SPRING_INTEGRATION)) {
@@ -93,6 +103,16 @@ class BenchCommandIT {
         assertThat(names).containsAll(etcd);
         // the Redis hand-off is RedisLocksIT's, apart, to keep this run short
         assertThat(names).noneMatch(name -> name.startsWith("redis-"));
+        for (JsonNode c : cases) {
+            if (c.path("library").asText().equals(Plan.QUORUMLOCK_WAITING)) {
+                // 8 clients that wait, woken by releases: wins, each with its wait, and no overlap
+                assertThat(c.path("wins").asLong()).as("wins in %s", c).isPositive();
+                assertThat(c.path("wait_p99_us").asLong())
+                        .isGreaterThanOrEqualTo(c.path("wait_p50_us").asLong());
+                assertThat(c.path("wait_p99_hand_offs").asDouble()).isPositive();
+                assertThat(c.path("overlaps").asInt()).isZero();
+            }
+        }
         boolean postgres = PostgresServer.available();
         for (JsonNode c : cases) {
             String name = c.path("case").asText() + "/" + c.path("library").asText();
@@ -152,7 +172,7 @@ class BenchCommandIT {
             }
         }
         JsonNode targets = root.path("targets");
-        assertThat(targets.size()).isEqualTo(12);
+        assertThat(targets.size()).isEqualTo(13);
         assertThat(targets.get(8).path("title").asText()).startsWith("ZooKeeper and etcd hand-off");
         assertThat(targets.get(9).path("title").asText()).startsWith("ZooKeeperLock and EtcdLock cycles");
         for (JsonNode target : List.of(targets.get(8), targets.get(9))) {

@@ -122,7 +122,7 @@ class TargetsTest {
     @Test
     void theSevenTargetsAreNumberedAsTheIssueListsThemAndTheDatabaseFiguresAndConsensusTargetsFollow() {
         assertThat(Targets.evaluate(results, null).stream().map(Targets.Target::number))
-                .containsExactly(1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12);
+                .containsExactly(1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13);
         assertThat(target(11).title())
                 .isEqualTo("Redis hand-off p50 at most 3 round trips of a PING to the same nodes");
         assertThat(target(12).title()).startsWith("Threads of one process queued on one resource");
@@ -260,6 +260,37 @@ class TargetsTest {
 
     private static org.assertj.core.data.Offset<Double> within() {
         return org.assertj.core.data.Offset.offset(0.01);
+    }
+
+    @Test
+    void waitingClientsMustBeServedFairlyInFewTurnsAtMostOfTheirWinsCostingLittle() {
+        add(Plan.FIVE, Plan.QUORUMLOCK, 2_000, null);
+        results.add(waiting(1_300, 0.95, 6.0));
+        assertThat(target(13).verdict()).isEqualTo(Targets.Verdict.PASS);
+        assertThat(check(13, "wins/s / quorumlock uncontended").value()).isCloseTo(0.65, within());
+
+        results.clear();
+        add(Plan.FIVE, Plan.QUORUMLOCK, 2_000, null);
+        results.add(waiting(1_000, 0.85, 9.0));
+        assertThat(target(13).verdict()).isEqualTo(Targets.Verdict.FAIL);
+        assertThat(check(13, "fairness").verdict()).isEqualTo(Targets.Verdict.FAIL);
+        assertThat(check(13, "wait p99, in hand-offs").verdict()).isEqualTo(Targets.Verdict.FAIL);
+        assertThat(check(13, "wins/s / quorumlock uncontended").verdict()).isEqualTo(Targets.Verdict.FAIL);
+    }
+
+    private static CaseResult waiting(double winsPerSecond, double fairness, double p99HandOffs) {
+        return new CaseResult(
+                Plan.CONTENTION,
+                Plan.QUORUMLOCK_WAITING,
+                5,
+                8,
+                winsPerSecond,
+                null,
+                null,
+                null,
+                Map.of("fairness", fairness, "wait_p99_hand_offs", p99HandOffs, "overlaps", 0L),
+                null,
+                null);
     }
 
     private void add(String caseId, String library, double opsPerSecond, Double p50) {
