@@ -310,6 +310,9 @@ public final class RunCommand implements Callable<Integer> {
                     : CompletableFuture.completedFuture(null);
             NodeProblems problems = lockOptions.nodeProblems(backend);
             Lease lease;
+            if (!wait.isZero()) {
+                warmUp();
+            }
             try {
                 lease = lock.acquire(resource, ttl, wait);
             } catch (LockUnavailableException e) {
@@ -580,6 +583,28 @@ public final class RunCommand implements Callable<Integer> {
                 started.forward(pending);
             }
         }
+    }
+
+    /**
+     * While the lock may be busy, prepares in the background what starting the command needs the
+     * first time (the JDK's process classes, the environment, the time format), so that a waiter
+     * starts its command soon after the lock is handed to it.
+     */
+    private void warmUp() {
+        Thread warm = new Thread(
+                () -> {
+                    try {
+                        new ProcessBuilder(command).environment();
+                        Class.forName("java.lang.ProcessImpl", true, null);
+                        Class.forName("java.lang.ProcessHandleImpl", true, null);
+                        Instant.now().truncatedTo(ChronoUnit.MILLIS).toString();
+                    } catch (ClassNotFoundException | RuntimeException e) {
+                        // nothing to prepare: the start does it
+                    }
+                },
+                "quorumlock-run-warm-up");
+        warm.setDaemon(true);
+        warm.start();
     }
 
     /** What the command's environment gets, and loses (null values). */
