@@ -14,10 +14,11 @@ import java.util.concurrent.TimeUnit;
  * <ul>
  *   <li>after a refusal by a holder of a quorum, sleeps until a release wakes it: one by a thread
  *       of this lock, or one by another client, heard on the nodes ({@link Wakeups}); or until the
- *       holder's keys run out on a quorum of nodes by their TTLs; or the recheck interval at most,
- *       in case a release went unheard. An attempt made before the release channel was heard on
- *       any node is repeated as soon as it is, and one made before a release that was heard
- *       before this thread joined the line is repeated at once;
+ *       holder's keys run out on a quorum of nodes by their TTLs (read before the first sleep
+ *       only: once a release woke it, the lock changes hands and another release is coming); or
+ *       the recheck interval at most, in case a release went unheard. An attempt made before the
+ *       release channel was heard on any node is repeated as soon as it is, and one made before a
+ *       release that was heard before this thread joined the line is repeated at once;
  *   <li>after a refusal in which some node said yes and the others were held, reads the keys: if
  *       no owner holds a quorum (clients that split the vote), sleeps a random part of a few
  *       attempts' time, more after each split in a row, so that one of the clients wins (the
