@@ -25,9 +25,10 @@ import java.util.function.Supplier;
  * waiting acquire with a generous maximum wait ({@link #MAX_WAIT}); the holder releases at a random
  * moment {@link #HOLD_MIN} to {@link #HOLD_MIN} + {@link #HOLD_SPREAD} after the waiter's call, so
  * that the release falls anywhere in the waiter's polling; the time from the holder's release call
- * to the waiter's grant is one sample. The waiter then releases, and the next hand-off starts. One
- * hand-off is run first and not counted (connections, JIT). A grant before the release call is an
- * overlap, counted apart (must be 0).
+ * to the waiter's grant is one sample. The waiter then releases, and the next hand-off starts.
+ * Hand-offs released 1 to 2 ms after the waiter's call are run first, for up to {@link #WARM_UP},
+ * and not counted (connections, the JIT). A grant before the release call is an overlap, counted
+ * apart (must be 0).
  */
 final class HandOff {
 
@@ -39,6 +40,12 @@ final class HandOff {
 
     /** The spread of the release moment past {@link #HOLD_MIN}, uniform. */
     static final Duration HOLD_SPREAD = Duration.ofMillis(400);
+
+    /** The longest warm-up of a library before its counted hand-offs. */
+    static final Duration WARM_UP = Duration.ofSeconds(1);
+
+    private static final long WARM_UP_PER_HAND_OFF_NANOS = TimeUnit.MILLISECONDS.toNanos(60);
+    private static final long WARM_UP_HOLD_NANOS = TimeUnit.MILLISECONDS.toNanos(1);
 
     private static final String RESOURCE = "bench:hand-off";
     private static final long JOIN_MARGIN_MILLIS = 5_000;
@@ -278,7 +285,7 @@ final class HandOff {
         }
 
         String status() {
-            return done < 0 ? "warm-up hand-off" : "hand-off " + (done + 1) + " of " + handOffs;
+            return done < 0 ? "warm-up hand-offs" : "hand-off " + (done + 1) + " of " + handOffs;
         }
 
         void fail(String why) {
@@ -287,23 +294,34 @@ final class HandOff {
             }
         }
 
-        /** The next hand-off; a failure ends the series with the error. */
+        /**
+         * The next hand-off; a failure ends the series with the error. The first step warms the
+         * library up instead: hand-offs released 1 to 2 ms after the waiter's call, not counted,
+         * for up to {@link #WARM_UP} (60 ms per counted hand-off, so a short run stays short), so
+         * that the counted ones run compiled code rather than the JVM's interpreter.
+         */
         void step() throws InterruptedException {
             long[] one;
             try {
-                one = once(holder, waiter);
+                if (done < 0) {
+                    long end = System.nanoTime() + Math.min(WARM_UP.toNanos(), handOffs * WARM_UP_PER_HAND_OFF_NANOS);
+                    do {
+                        once(holder, waiter, WARM_UP_HOLD_NANOS, WARM_UP_HOLD_NANOS);
+                    } while (System.nanoTime() - end < 0);
+                    done = 0;
+                    return;
+                }
+                one = once(holder, waiter, HOLD_MIN.toNanos(), HOLD_SPREAD.toNanos());
             } catch (RuntimeException e) {
                 error = e.toString();
                 return;
             }
-            if (done >= 0) {
-                long afterRelease = one[1] - one[0];
-                if (afterRelease < 0) {
-                    overlaps++;
-                }
-                samples[done] = Math.max(0, afterRelease);
-                releases[done] = one[2] - one[0];
+            long afterRelease = one[1] - one[0];
+            if (afterRelease < 0) {
+                overlaps++;
             }
+            samples[done] = Math.max(0, afterRelease);
+            releases[done] = one[2] - one[0];
             done++;
         }
 
@@ -359,7 +377,8 @@ final class HandOff {
      *
      * @return the release call's start, the waiter's grant and the release call's return, by {@link System#nanoTime()}
      */
-    private static long[] once(Client holder, Client waiter) throws InterruptedException {
+    private static long[] once(Client holder, Client waiter, long holdMinNanos, long holdSpreadNanos)
+            throws InterruptedException {
         if (!holder.tryLock(RESOURCE)) {
             throw new IllegalStateException("the holder could not take the free lock '" + RESOURCE + "'");
         }
@@ -391,8 +410,7 @@ final class HandOff {
         long released;
         try {
             calling.await();
-            long at =
-                    called[0] + HOLD_MIN.toNanos() + ThreadLocalRandom.current().nextLong(HOLD_SPREAD.toNanos() + 1);
+            long at = called[0] + holdMinNanos + ThreadLocalRandom.current().nextLong(holdSpreadNanos + 1);
             for (long left = at - System.nanoTime(); left > 0; left = at - System.nanoTime()) {
                 LockSupport.parkNanos(left);
             }
