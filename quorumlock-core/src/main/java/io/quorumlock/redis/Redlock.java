@@ -190,7 +190,9 @@ public final class Redlock implements DistributedLock<Lease> {
         checkResource(resource);
         checkTtl(ttl);
         Settings.maxWait(maxWait);
-        try (Turns turns = new Turns(rounds, resource, retry, recheckNanos, connectTimeoutNanos)) {
+        // A first subscription may take a while on a busy machine: waited for up to a second.
+        try (Turns turns =
+                new Turns(rounds, resource, retry, recheckNanos, Math.max(connectTimeoutNanos, 1_000_000_000L))) {
             turns.yieldTo(rounds.yieldNanos(resource), maxWait);
             Lease lease = AcquireLoop.acquire(resource, maxWait, turns, ticker, events, (number, remainingNanos) -> {
                 Attempt attempt = attempt(resource, ttl);

@@ -210,7 +210,8 @@ public final class NioTransport implements Transport {
     public java.util.Optional<Subscriptions> subscriptions(Subscriptions.Listener listener) {
         Subscriptions made = new Subscriptions(
                 nodes.stream().map(NodeAddress::toString).toList(),
-                Math.max(timeoutNanos, connectTimeoutNanos),
+                // as long as a lane waits before it drops a connection: a busy machine answers late
+                Math.max(20 * Math.max(timeoutNanos, connectTimeoutNanos), 1_000_000_000L),
                 ticker,
                 (node, selector, push) -> link(node, selector, List.of(), push),
                 listener);

@@ -40,7 +40,11 @@ public final class Subscriptions implements AutoCloseable {
     /** How long after a refused SUBSCRIBE it is sent again: a configuration rarely changes sooner. */
     static final long REFUSED_RETRY_NANOS = TimeUnit.MINUTES.toNanos(1);
 
-    /** Receives each message once (by its payload), on the subscriptions' thread: it must not block. */
+    /**
+     * Receives each message once (by its payload), on the subscriptions' thread: it must not block.
+     * An empty payload says the channel was subscribed again after a dropped connection: a message
+     * may have gone unheard meanwhile.
+     */
     @FunctionalInterface
     public interface Listener {
         void message(String channel, String payload);
@@ -63,9 +67,12 @@ public final class Subscriptions implements AutoCloseable {
         final State[] states;
         /** The payload of the last message handed on: the other nodes' copies of it are dropped. */
         String lastPayload;
+        /** The nodes whose connection dropped the channel after it was subscribed there. */
+        final boolean[] lost;
 
         Channel(int nodes) {
             states = new State[nodes];
+            lost = new boolean[nodes];
             java.util.Arrays.fill(states, State.WANTED);
         }
 
@@ -110,7 +117,8 @@ public final class Subscriptions implements AutoCloseable {
 
     /**
      * @param names the nodes, for messages
-     * @param timeoutNanos how long a node may owe the answer to a SUBSCRIBE: the connect timeout
+     * @param timeoutNanos how long a node may owe the answer to a SUBSCRIBE before its connection is
+     *     dropped and opened again
      */
     Subscriptions(List<String> names, long timeoutNanos, Ticker ticker, Links connections, Listener listener) {
         this.names = names;
@@ -295,6 +303,11 @@ public final class Subscriptions implements AutoCloseable {
         if (reply instanceof Reply.Array) {
             if (state != null) {
                 state.states[node] = State.CONFIRMED;
+                if (state.lost[node]) {
+                    // A release while the channel was lost went unheard: the waiters try once more.
+                    state.lost[node] = false;
+                    listener.message(channel, "");
+                }
             }
         } else {
             if (state != null) {
@@ -331,6 +344,7 @@ public final class Subscriptions implements AutoCloseable {
     /** The connection to {@code node} is gone, and its subscriptions with it: subscribe again, at once. */
     private synchronized void dropped(int node, String why) {
         for (Channel state : channels.values()) {
+            state.lost[node] |= state.states[node] == State.CONFIRMED;
             if (state.states[node] != State.FAILED) {
                 state.states[node] = State.WANTED;
             }
