@@ -206,7 +206,8 @@ final class Rounds {
             released = release(round, lease.resource(), lease.token(), lease.grants(), listeners);
         }
         waiters.wake(lease.resource()); // the next in line in this process tries at once
-        if (listeners.get() > (wakeups.heardOn(lease.resource()) > 0 ? 1 : 0)) {
+        long heard = listeners.get(); // 0 on the usual release, with nobody waiting anywhere
+        if (heard > 0 && heard > (wakeups.heardOn(lease.resource()) > 0 ? 1 : 0)) {
             yields.set(
                     stripe(lease.resource()),
                     new Yield(lease.resource(), ticker.nanos() + QuorumMath.yieldNanos(ticker.nanos() - start)));

@@ -22,10 +22,11 @@ final class Scripts {
      * As {@link #DELETE_IF_EQUALS}, for the release of a lease: once the key is deleted, tells the
      * waiters on the resource's {@link #RELEASED} channel. The message is a digest of the token, so
      * that a waiter counts one release once however many nodes tell it, and the number of clients
-     * that listen, so that each knows how many it competes with. Returns 1 plus that number (0 if
-     * the key was not ours). Publishing goes by {@code pcall}: a user without the right to publish
-     * (Redis 7 ACL users have no channels by default) still releases, and its waiters try again at
-     * the end of the TTL or of their recheck.
+     * that listen, so that each knows how many it competes with; where nobody listens, which is the
+     * usual release, no message is made. Returns 1 plus that number (0 if the key was not ours).
+     * Publishing goes by {@code pcall}: a user without the right to publish (Redis 7 ACL users have
+     * no channels by default) still releases, and its waiters try again at the end of the TTL or of
+     * their recheck.
      */
     static final Script RELEASE = new Script(
             "the release script",
@@ -33,12 +34,15 @@ final class Scripts {
                     + "  redis.call('del', KEYS[1])\n"
                     + "  local channel = '" + RELEASED + "' .. KEYS[1]\n"
                     + "  local listening = redis.pcall('pubsub', 'numsub', channel)\n"
-                    + "  local count = type(listening) == 'table' and tonumber(listening[2]) or 0\n"
-                    + "  local heard = redis.pcall('publish', channel, redis.sha1hex(ARGV[1]) .. ' ' .. count)\n"
-                    + "  if type(heard) == 'number' then\n"
-                    + "    return 1 + heard\n"
+                    + "  if type(listening) ~= 'table' then\n" // NUMSUB refused: tell whoever may listen
+                    + "    redis.pcall('publish', channel, redis.sha1hex(ARGV[1]) .. ' 0')\n"
+                    + "    return 1\n"
                     + "  end\n"
-                    + "  return 1\n"
+                    + "  local count = tonumber(listening[2]) or 0\n"
+                    + "  if count > 0 then\n" // nobody listens, most of the time: no digest, no message
+                    + "    redis.pcall('publish', channel, redis.sha1hex(ARGV[1]) .. ' ' .. count)\n"
+                    + "  end\n"
+                    + "  return 1 + count\n"
                     + "else\n"
                     + "  return 0\n"
                     + "end");
