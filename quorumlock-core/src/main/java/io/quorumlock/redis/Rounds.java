@@ -81,7 +81,7 @@ final class Rounds {
         this.restartGuard = restartGuard;
         this.events = events;
         this.misconfigurations = new Misconfigurations(names.size());
-        this.wakeups = new Wakeups(transport, waiters);
+        this.wakeups = new Wakeups(transport, waiters, names.size());
     }
 
     /**

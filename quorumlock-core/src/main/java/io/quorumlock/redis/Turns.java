@@ -17,7 +17,7 @@ import java.util.concurrent.TimeUnit;
  *       holder's keys run out on a quorum of nodes by their TTLs (read before the first sleep
  *       only: once a release woke it, the lock changes hands and another release is coming); or
  *       the recheck interval at most, in case a release went unheard. An attempt made before the
- *       release channel was heard on any node is repeated as soon as it is, and one made before a
+ *       release channel was heard on enough nodes is repeated as soon as it is, and one made before a
  *       release that was heard before this thread joined the line is repeated at once;
  *   <li>after a refusal in which some node said yes and the others were held, reads the keys: if
  *       no owner holds a quorum (clients that split the vote), sleeps a random part of a few
@@ -44,7 +44,7 @@ final class Turns implements AcquireLoop.Pause, AutoCloseable {
     private boolean listening;
     /** The releases heard before the last attempt: a different count now means one came since. */
     private long heardBefore;
-    /** Whether the release channel was heard on some node before the last attempt. */
+    /** Whether every release was heard (enough nodes listened to) before the last attempt. */
     private boolean channelBefore;
     /** What the last attempt met. */
     private Refusal refusal = Refusal.OTHER;
@@ -65,7 +65,7 @@ final class Turns implements AcquireLoop.Pause, AutoCloseable {
         this.recheckNanos = recheckNanos;
         this.listenNanos = listenNanos;
         this.heardBefore = waiters.releasesHeard(resource);
-        this.channelBefore = rounds.wakeups.heardOn(resource) > 0; // still subscribed from an earlier wait
+        this.channelBefore = rounds.wakeups.heard(resource); // still subscribed from an earlier wait
         this.attemptStart = rounds.nowNanos();
     }
 
@@ -126,15 +126,13 @@ final class Turns implements AcquireLoop.Pause, AutoCloseable {
             if (refusal == Refusal.OTHER) {
                 return pause(retry.delayAfter(failedAttempts).toNanos(), nanosLeft);
             }
-            int heardOn = listening ? rounds.wakeups.heardOn(resource) : 0;
-            if (listening && !channelBefore) {
-                // A release between the attempt and the subscription went unheard: try again once
-                // the channel is heard on some node.
-                heardOn = rounds.wakeups.awaitHeard(resource, Math.min(nanosLeft, listenNanos));
-                if (heardOn > 0) {
-                    return next();
-                }
+            if (listening && !channelBefore && rounds.wakeups.awaitHeard(resource, Math.min(nanosLeft, listenNanos))) {
+                // A release between the attempt and the subscription went unheard: try again now
+                // that every release is heard, and take the wake-up the subscription gave.
+                waiter.await(0);
+                return next();
             }
+            int heardOn = listening ? rounds.wakeups.heardOn(resource) : 0;
             if (waiters.releasesHeard(resource) != heardBefore) {
                 return next(); // released after the attempt started, before this thread was woken
             }
@@ -168,10 +166,12 @@ final class Turns implements AcquireLoop.Pause, AutoCloseable {
     /**
      * After a wake-up: when the release woke waiters of other clients too, lets those that have
      * waited through more releases try first, one attempt's time apart, so that the clients are
-     * served about in the order they came and do not all split the vote at once.
+     * served about in the order they came and do not all split the vote at once. A wake-up while
+     * not every release was heard may be the subscription's own, and is not counted as a release.
      */
     private boolean inTurn(long endNanos) throws InterruptedException {
-        long delay = QuorumMath.turnDelayNanos(rounds.wakeups.competitors(resource), wakes++, attemptNanos);
+        long delay = QuorumMath.turnDelayNanos(rounds.wakeups.competitors(resource), wakes, attemptNanos);
+        wakes += channelBefore ? 1 : 0;
         long left = endNanos - rounds.nowNanos();
         if (delay > 0 && left > 0) {
             TimeUnit.NANOSECONDS.sleep(Math.min(delay, left));
@@ -183,7 +183,7 @@ final class Turns implements AcquireLoop.Pause, AutoCloseable {
     private boolean next() {
         attemptStart = rounds.nowNanos();
         heardBefore = waiters.releasesHeard(resource);
-        channelBefore = listening && rounds.wakeups.heardOn(resource) > 0;
+        channelBefore = listening && rounds.wakeups.heard(resource);
         return true;
     }
 

@@ -11,13 +11,20 @@ import java.util.Optional;
  * channel on every node, on connections of its own ({@link Subscriptions}), opened at the first
  * wait and closed a few seconds after the last. A message wakes the first waiter of the resource
  * in this process, as a release in this process does ({@link Waiters#wake}). A channel stays
- * subscribed a few seconds after the last wait, so a client that waits for a resource again and
+ * subscribed a few seconds after the last wait, so a client that waits for one resource again and
  * again subscribes once.
+ *
+ * <p>A release publishes on the nodes that held the key, a quorum of them at least: the channel is
+ * heard once it is subscribed on enough nodes to share one with every quorum ({@link #heard}). When
+ * it comes to be (the first subscription, or a connection dropped and opened again), the first
+ * waiter is woken, since a release may have gone unheard.
  */
 final class Wakeups {
 
     private final Transport transport;
     private final Waiters waiters;
+    /** On how many nodes a channel must be subscribed to share one with every quorum. */
+    private final int enough;
     /**
      * How many clients listened to each resource's last release heard: the waiters it woke, one per
      * client. Kept while the resource is listened to.
@@ -28,9 +35,10 @@ final class Wakeups {
     /** Made at the first wait; empty if the transport cannot subscribe. Guarded by this object. */
     private Optional<Subscriptions> subscriptions;
 
-    Wakeups(Transport transport, Waiters waiters) {
+    Wakeups(Transport transport, Waiters waiters, int nodes) {
         this.transport = transport;
         this.waiters = waiters;
+        this.enough = nodes - QuorumMath.quorum(nodes) + 1;
     }
 
     /** Listens to {@code resource}'s releases, counted; false if this lock cannot listen at all. */
@@ -69,31 +77,47 @@ final class Wakeups {
         subscriptions().ifPresent(s -> s.unsubscribe(Scripts.RELEASED + resource));
     }
 
-    /** On how many nodes the releases of {@code resource} are heard now. */
+    /** On how many nodes the releases of {@code resource} are listened to now. */
     int heardOn(String resource) {
         return subscriptions()
                 .map(s -> s.confirmed(Scripts.RELEASED + resource))
                 .orElse(0);
     }
 
+    /** Whether every release of {@code resource} is heard now: listened to on enough nodes. */
+    boolean heard(String resource) {
+        return heardOn(resource) >= enough;
+    }
+
     /**
-     * Waits up to {@code nanos} until the releases of {@code resource} are heard on some node, or
-     * every node has refused or failed to: on how many nodes they are heard then.
+     * Waits up to {@code nanos} until every release of {@code resource} is heard, or every node has
+     * answered the subscription: whether every release is heard then.
      */
-    int awaitHeard(String resource, long nanos) throws InterruptedException {
+    boolean awaitHeard(String resource, long nanos) throws InterruptedException {
         Optional<Subscriptions> listening = subscriptions();
-        return listening.isPresent() ? listening.get().awaitConfirmed(Scripts.RELEASED + resource, nanos) : 0;
+        return listening.isPresent()
+                && listening.get().awaitConfirmed(Scripts.RELEASED + resource, enough, nanos) >= enough;
     }
 
     private synchronized Optional<Subscriptions> subscriptions() {
         if (subscriptions == null) {
-            subscriptions = transport.subscriptions((channel, payload) -> {
-                if (channel.startsWith(Scripts.RELEASED)) {
-                    String resource = channel.substring(Scripts.RELEASED.length());
-                    if (waiters.waiting(resource) > 0) {
-                        competitors.put(resource, listeners(payload));
+            subscriptions = transport.subscriptions(new Subscriptions.Listener() {
+                @Override
+                public void message(String channel, String payload) {
+                    if (channel.startsWith(Scripts.RELEASED)) {
+                        String resource = channel.substring(Scripts.RELEASED.length());
+                        if (waiters.waiting(resource) > 0) {
+                            competitors.put(resource, listeners(payload));
+                        }
+                        waiters.wake(resource);
                     }
-                    waiters.wake(resource);
+                }
+
+                @Override
+                public void subscribed(String channel, int nodes) {
+                    if (nodes == enough && channel.startsWith(Scripts.RELEASED)) {
+                        waiters.wake(channel.substring(Scripts.RELEASED.length()));
+                    }
                 }
             });
         }

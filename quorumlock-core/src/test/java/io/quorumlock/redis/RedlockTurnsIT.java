@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.quorumlock.Lease;
 import io.quorumlock.LockUnavailableException;
 import io.quorumlock.RetryPolicy;
+import io.quorumlock.testkit.FaultProxy;
 import io.quorumlock.testkit.RedisServer;
 import io.quorumlock.testkit.RedisServersExtension;
 import io.quorumlock.testkit.TestTime;
@@ -33,7 +34,8 @@ import redis.clients.jedis.Jedis;
  * the next at once. A release by another client wakes the waiter through the release channel each
  * node publishes on; the waiter tries again when the holder's keys run out without a release;
  * where the nodes refuse the channel, the release still works and the waiter falls back to its
- * backoff, with one warning per node; the subscription connections close once nobody waits. The
+ * backoff, with one warning per node; a release that no node could tell the waiter about, because
+ * its channel was not subscribed yet, is made up for once it is; the subscription connections close once nobody waits. The
  * waiters here retry only every 30 s and recheck every 60 s, so a grant within the test's bound
  * was a hand-off.
  */
@@ -199,6 +201,29 @@ class RedlockTurnsIT {
                     .allSatisfy(line -> assertThat(line).contains("NOPERM").contains("quorumlock:released:*"));
         } finally {
             forEachNode(node -> node.aclDelUser("nochannels"));
+        }
+    }
+
+    @Test
+    void aReleaseMadeBeforeTheChannelIsHeardAnywhereWakesTheWaiterOnceItIs() throws Exception {
+        List<FaultProxy> proxies =
+                redis.servers().servers().stream().map(FaultProxy::inFrontOf).toList();
+        try {
+            Redlock waiter = client(proxies.stream().map(FaultProxy::uri).toList(), SLOW_POLL, SLOW_RECHECK);
+            waiter.acquire("warm", TTL, Duration.ZERO).release(); // its lanes are open
+            proxies.forEach(FaultProxy::refuseConnections); // its subscription connections are not
+            Lease held = client(SLOW_POLL).acquire("r", TTL, Duration.ZERO);
+            Future<Lease> waiting = threads.submit(() -> waiter.acquire("r", TTL, LONG_WAIT));
+            TestTime.await(
+                    Duration.ofSeconds(10),
+                    () -> proxies.stream().allMatch(proxy -> proxy.acceptedConnections() == 2),
+                    "the waiter's subscription connections to be refused");
+            held.release(); // heard by nobody
+
+            proxies.forEach(FaultProxy::acceptConnections);
+            waiting.get(WAIT.toMillis(), TimeUnit.MILLISECONDS).release();
+        } finally {
+            proxies.forEach(FaultProxy::close);
         }
     }
 

@@ -40,14 +40,17 @@ public final class Subscriptions implements AutoCloseable {
     /** How long after a refused SUBSCRIBE it is sent again: a configuration rarely changes sooner. */
     static final long REFUSED_RETRY_NANOS = TimeUnit.MINUTES.toNanos(1);
 
-    /**
-     * Receives each message once (by its payload), on the subscriptions' thread: it must not block.
-     * An empty payload says the channel was subscribed again after a dropped connection: a message
-     * may have gone unheard meanwhile.
-     */
-    @FunctionalInterface
+    /** Told of messages and of subscriptions, on the subscriptions' thread: it must not block. */
     public interface Listener {
+        /** A message, handed on once (by its payload) whichever nodes repeat it. */
         void message(String channel, String payload);
+
+        /**
+         * {@code channel} is subscribed on one more node, {@code nodes} now: a message published
+         * before on the nodes that did not have it (the first subscription, a connection dropped
+         * and opened again) went unheard.
+         */
+        void subscribed(String channel, int nodes);
     }
 
     /** Where a channel stands on one node. */
@@ -67,12 +70,9 @@ public final class Subscriptions implements AutoCloseable {
         final State[] states;
         /** The payload of the last message handed on: the other nodes' copies of it are dropped. */
         String lastPayload;
-        /** The nodes whose connection dropped the channel after it was subscribed there. */
-        final boolean[] lost;
 
         Channel(int nodes) {
             states = new State[nodes];
-            lost = new boolean[nodes];
             java.util.Arrays.fill(states, State.WANTED);
         }
 
@@ -179,16 +179,16 @@ public final class Subscriptions implements AutoCloseable {
     }
 
     /**
-     * Waits until {@code channel} is subscribed on some node, or every node has answered without
-     * it, or {@code nanos} have passed: on how many nodes it is subscribed then.
+     * Waits until {@code channel} is subscribed on {@code nodes} nodes, or every node has answered,
+     * or {@code nanos} have passed: on how many nodes it is subscribed then.
      *
      * @throws InterruptedException if the thread is interrupted while waiting
      */
-    public synchronized int awaitConfirmed(String channel, long nanos) throws InterruptedException {
+    public synchronized int awaitConfirmed(String channel, int nodes, long nanos) throws InterruptedException {
         long end = ticker.nanos() + nanos;
         while (true) {
             Channel state = channels.get(channel);
-            if (state == null || state.confirmed() > 0 || !state.unsettled()) {
+            if (state == null || state.confirmed() >= nodes || !state.unsettled()) {
                 return state == null ? 0 : state.confirmed();
             }
             long left = end - ticker.nanos();
@@ -301,13 +301,9 @@ public final class Subscriptions implements AutoCloseable {
     private synchronized void answered(int node, String channel, Reply reply) {
         Channel state = channels.get(channel);
         if (reply instanceof Reply.Array) {
-            if (state != null) {
+            if (state != null && state.states[node] != State.CONFIRMED) {
                 state.states[node] = State.CONFIRMED;
-                if (state.lost[node]) {
-                    // A release while the channel was lost went unheard: the waiters try once more.
-                    state.lost[node] = false;
-                    listener.message(channel, "");
-                }
+                listener.subscribed(channel, state.confirmed());
             }
         } else {
             if (state != null) {
@@ -344,7 +340,6 @@ public final class Subscriptions implements AutoCloseable {
     /** The connection to {@code node} is gone, and its subscriptions with it: subscribe again, at once. */
     private synchronized void dropped(int node, String why) {
         for (Channel state : channels.values()) {
-            state.lost[node] |= state.states[node] == State.CONFIRMED;
             if (state.states[node] != State.FAILED) {
                 state.states[node] = State.WANTED;
             }
