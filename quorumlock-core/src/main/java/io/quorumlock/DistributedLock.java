@@ -2,6 +2,7 @@ package io.quorumlock;
 
 import java.time.Duration;
 import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
 
 /**
  * A lock service: one per set of servers, shared by the threads of a process and closed on
@@ -89,6 +90,34 @@ public interface DistributedLock<L extends Lease> extends AutoCloseable {
             work.run(lease);
             return null;
         });
+    }
+
+    /**
+     * Keeps {@code lease} alive until it is released, for work that is not one Java call (a role
+     * held, a child process, a {@code java.util.concurrent.locks.Lock} held between calls), and
+     * tells when it must stop: the future completes, with the evidence, at the lease's notice of
+     * loss ({@link #lossNotice}), before another client can be granted the lock; it never
+     * completes if the lease is released first. The fenced leases keep themselves alive and give
+     * {@link FencedLease#inDoubt()}; {@code Redlock} starts its watchdog, which extends the lease
+     * to {@code ttl} as its validity runs low.
+     *
+     * @param lease a lease granted by this lock, not yet released
+     * @param ttl the TTL of each extension, usually the TTL of the grant
+     * @throws IllegalArgumentException if the lease was not granted by a lock of this kind, or the
+     *     TTL is unusable with this lock
+     * @throws IllegalStateException if the lease was released or is already kept alive
+     */
+    default CompletableFuture<LeaseLostException> keepAlive(L lease, Duration ttl) {
+        java.util.Objects.requireNonNull(lease, "lease");
+        if (lease instanceof FencedLease fenced) {
+            lossNotice(ttl); // checks the TTL
+            if (!fenced.isValid() && !fenced.inDoubt().isDone()) {
+                throw new IllegalStateException("the lease on '" + lease.resource() + "' was released");
+            }
+            return fenced.inDoubt().copy();
+        }
+        throw new IllegalSettingException(
+                "lease", "a lease without a fencing token must be kept alive by the lock that granted it: " + lease);
     }
 
     /**

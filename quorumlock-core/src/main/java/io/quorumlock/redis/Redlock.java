@@ -259,6 +259,7 @@ public final class Redlock implements DistributedLock<Lease> {
      * @throws IllegalArgumentException if the lease was not granted by this lock or the TTL is unusable
      * @throws IllegalStateException if the lease was released or is already kept alive
      */
+    @Override
     public CompletableFuture<LeaseLostException> keepAlive(Lease lease, Duration ttl) {
         ensureOpen();
         if (!(lease instanceof RedlockLease own) || !own.grantedBy(rounds)) {
