@@ -63,7 +63,10 @@ public final class CriticalSections {
         return result;
     }
 
-    /** Stops interrupting, releases, and returns the loss if there was one (clearing its interrupt). */
+    /**
+     * Stops interrupting, releases, and returns the loss if there was one. An interrupt that {@code
+     * lost} caused is cleared first, so that the release's round runs whole.
+     */
     private static LeaseLostException finish(
             Lease lease, CompletableFuture<LeaseLostException> lost, Object guard, boolean[] running) {
         synchronized (guard) {
@@ -73,8 +76,9 @@ public final class CriticalSections {
         if (loss == null && !lease.isValid()) {
             loss = new LeaseLostException(lease.resource(), "its validity ran out before the work ended", null);
         }
-        if (loss != null) {
-            Thread.interrupted();
+        if (loss != null || lost.isDone()) {
+            Thread.interrupted(); // the interrupt was the end's (a loss, or an end without one): the release is not
+            // cut short
         }
         lease.release();
         return loss;

@@ -1,0 +1,447 @@
+package io.quorumlock;
+
+import io.quorumlock.spi.CriticalSections;
+import io.quorumlock.spi.Settings;
+import java.time.Duration;
+import java.util.Optional;
+import java.util.OptionalLong;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * A role that one candidate of many holds at a time: the instance that runs the scheduler, drains
+ * the queue or owns the partition. Each candidate joins the election named {@code name} with a lock
+ * of any backend; the leader is the holder of that lock's lease on {@code name}, and a {@link Term}
+ * lasts as long as the lease.
+ *
+ * <pre>{@code
+ * try (LeaderElection<FencedLease> election = LeaderElection.builder(lock, "billing-scheduler")
+ *         .listener(new LeaderElection.Listener<>() { ... })
+ *         .start()) {
+ *     ...
+ * }
+ * }</pre>
+ *
+ * <p>The leadership is kept alive by the lock's own machinery ({@link DistributedLock#keepAlive})
+ * and ends at the lease's notice of loss: the term is revoked and the leader's {@link Work} is
+ * interrupted with {@link DistributedLock#lossNotice} left, before another candidate can be
+ * elected, as {@code withLock} does. A candidate campaigns again after a loss, after its work
+ * returned and after {@link #stepDown} (after the retry's first delay, so that a waiting candidate
+ * takes the role), until the election is closed.
+ *
+ * <p>On a fenced backend (ZooKeeper, etcd, a database) each term carries the lease's fencing
+ * token, strictly larger than every earlier term's of this election: hand it to the storage with
+ * every write the leader makes, and a paused leader that wakes after its term ended is refused.
+ * On Redis a term has no token: two leaders at once are unlikely but not excluded (a pause longer
+ * than the notice of loss, a clock jump), so use it where a second leader for a moment costs only
+ * work done twice.
+ *
+ * @param <L> the kind of lease the lock grants
+ */
+public final class LeaderElection<L extends Lease> implements AutoCloseable {
+
+    private static final Logger log = LoggerFactory.getLogger(LeaderElection.class);
+
+    /** How long one campaign waits for the lock before it asks again (each wait is woken by releases). */
+    private static final Duration CAMPAIGN_WAIT = Duration.ofMinutes(1);
+
+    /** Numbers the candidates' threads. */
+    private static final java.util.concurrent.atomic.AtomicInteger CANDIDATES =
+            new java.util.concurrent.atomic.AtomicInteger();
+
+    private final DistributedLock<L> lock;
+    private final String name;
+    private final Duration ttl;
+    private final Listener<? super L> listener;
+    private final Work<L> work;
+    private final RetryPolicy retry;
+    private final Thread campaign;
+    private final AtomicBoolean closed = new AtomicBoolean();
+
+    /** The term this candidate leads now; null if it does not. Guarded by this object. */
+    private Term<L> current;
+
+    private LeaderElection(Builder<L> builder) {
+        this.lock = builder.lock;
+        this.name = builder.name;
+        this.ttl = builder.ttl;
+        this.listener = builder.listener;
+        this.work = builder.work;
+        this.retry = builder.retry;
+        this.campaign = new Thread(this::campaign, "quorumlock-election-" + name + "-" + CANDIDATES.incrementAndGet());
+        this.campaign.setDaemon(true);
+    }
+
+    /**
+     * A candidate for the election {@code name} (the resource locked with {@code lock}).
+     *
+     * @throws IllegalSettingException if the lock is null or the name empty
+     */
+    public static <L extends Lease> Builder<L> builder(DistributedLock<L> lock, String name) {
+        return new Builder<>(
+                Settings.notNull("lock", lock, "pass the lock the candidates share, such as a Redlock or a JdbcLock"),
+                Settings.resource(name, "billing-scheduler"));
+    }
+
+    /** The election's name: the resource its leaders lock. */
+    public String name() {
+        return name;
+    }
+
+    /** Whether this candidate leads now: a term whose lease has not reached its notice of loss. */
+    public boolean isLeader() {
+        return term().isPresent();
+    }
+
+    /** The term this candidate leads now, if it leads. */
+    public synchronized Optional<Term<L>> term() {
+        return current != null && current.isCurrent() ? Optional.of(current) : Optional.empty();
+    }
+
+    /**
+     * Waits up to {@code maxWait} until this candidate leads.
+     *
+     * @return the term, or empty if {@code maxWait} passed first
+     * @throws IllegalStateException if the election is closed
+     * @throws QuorumlockException if the thread is interrupted while waiting (the flag stays set)
+     */
+    public synchronized Optional<Term<L>> awaitLeadership(Duration maxWait) {
+        long end = System.nanoTime() + Settings.maxWait(maxWait).toNanos();
+        while (true) {
+            ensureOpen();
+            Optional<Term<L>> term = term();
+            long left = end - System.nanoTime();
+            if (term.isPresent() || left <= 0) {
+                return term;
+            }
+            try {
+                TimeUnit.NANOSECONDS.timedWait(this, left);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new QuorumlockException("interrupted while waiting to lead '" + name + "'", e);
+            }
+        }
+    }
+
+    /**
+     * Ends this candidate's term, if it leads: its work is interrupted, the lease released, the term
+     * revoked; then it campaigns again, behind the candidates already waiting where the backend
+     * keeps them in order (ZooKeeper, etcd, the database's waiters).
+     */
+    public void stepDown() {
+        Term<L> term;
+        synchronized (this) {
+            term = current;
+        }
+        if (term != null) {
+            term.end();
+        }
+    }
+
+    /**
+     * Steps down if this candidate leads and stops campaigning, waiting up to the TTL for the term to
+     * end. Idempotent.
+     */
+    @Override
+    public void close() {
+        if (!closed.compareAndSet(false, true)) {
+            return;
+        }
+        stepDown();
+        campaign.interrupt();
+        if (Thread.currentThread() != campaign) { // closed by the work or the listener: it ends on return
+            try {
+                campaign.join(ttl.toMillis());
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }
+        synchronized (this) {
+            notifyAll();
+        }
+    }
+
+    @Override
+    public String toString() {
+        return "LeaderElection[" + name + (isLeader() ? ", leading" : "") + (closed.get() ? ", closed" : "") + "]";
+    }
+
+    private void ensureOpen() {
+        if (closed.get()) {
+            throw new IllegalStateException("the election '" + name + "' is closed");
+        }
+    }
+
+    private LeaderElection<L> begin() {
+        campaign.start();
+        return this;
+    }
+
+    /** The candidate's thread: campaigns, leads, and campaigns again, until closed. */
+    private void campaign() {
+        int failures = 0;
+        while (!closed.get()) {
+            L lease;
+            try {
+                lease = lock.acquire(name, ttl, CAMPAIGN_WAIT);
+                failures = 0;
+            } catch (LockUnavailableException e) {
+                if (!e.busy()) {
+                    log.warn("election '{}': cannot campaign now, trying again: {}", name, e.getMessage());
+                    failures = pause(++failures);
+                }
+                continue;
+            } catch (RuntimeException e) {
+                if (closed.get()) {
+                    break;
+                }
+                log.warn("election '{}': the campaign failed, trying again: {}", name, e.toString());
+                failures = pause(++failures);
+                continue;
+            }
+            lead(lease);
+        }
+        Thread.interrupted();
+    }
+
+    /** One term: from the grant to the loss, the work's return, a step-down or the close. */
+    private void lead(L lease) {
+        CompletableFuture<LeaseLostException> lost;
+        try {
+            lost = lock.keepAlive(lease, ttl);
+        } catch (RuntimeException e) {
+            lease.release();
+            if (closed.get()) {
+                return;
+            }
+            log.warn("election '{}': the lease could not be kept alive, campaigning again: {}", name, e.toString());
+            return;
+        }
+        Term<L> term = new Term<>(this, lease);
+        lost.thenAccept(term::lose);
+        log.info("elected leader of '{}'{}", name, tokenText(term));
+        try {
+            listener.elected(term); // before anyone can see this candidate lead
+            synchronized (this) {
+                current = term;
+                notifyAll();
+            }
+            if (closed.get()) {
+                term.end(); // closed during the grant: the term is over before it began
+            }
+            CriticalSections.run(lease, term.ending, () -> {
+                work.lead(term);
+                return null;
+            });
+        } catch (LeaseLostException e) {
+            log.debug("election '{}': the term ended with the lease: {}", name, e.getMessage());
+        } catch (InterruptedException e) {
+            log.debug("election '{}': the leader's work was interrupted", name);
+        } catch (Exception e) {
+            log.warn("election '{}': the leader's work failed; stepping down and campaigning again", name, e);
+        } finally {
+            term.end();
+            lease.release();
+            Thread.interrupted(); // an interrupt meant for the work
+        }
+        if (!lost.isDone() && !closed.get()) {
+            // Ended by choice: a moment for a waiting candidate to take the role, which a lock
+            // without a queue (Redis) would otherwise give straight back to this one.
+            sleep(retry.minDelay());
+        }
+    }
+
+    /** Ends a term once: no longer current, the listener told. */
+    private void ended(Term<L> term, Optional<LeaseLostException> cause) {
+        synchronized (this) {
+            if (current == term) {
+                current = null;
+            }
+        }
+        if (cause.isPresent()) {
+            log.warn("leadership of '{}' revoked: {}", name, cause.get().getMessage());
+        } else {
+            log.info("stepped down as leader of '{}'", name);
+        }
+        try {
+            listener.revoked(term, cause);
+        } catch (RuntimeException e) {
+            log.warn("election '{}': the listener failed on revoked", name, e);
+        }
+    }
+
+    private int pause(int failures) {
+        sleep(retry.delayAfter(failures));
+        return failures;
+    }
+
+    private static void sleep(Duration pause) {
+        try {
+            Thread.sleep(pause.toMillis());
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt(); // the close: the campaign ends
+        }
+    }
+
+    private static String tokenText(Term<?> term) {
+        OptionalLong token = term.fencingToken();
+        return token.isPresent() ? " (fencing token " + token.getAsLong() + ")" : "";
+    }
+
+    /**
+     * One candidate's time as leader: from its grant to its lease's notice of loss, its step-down or
+     * the close.
+     *
+     * @param <L> the kind of lease the lock grants
+     */
+    public static final class Term<L extends Lease> {
+        private final LeaderElection<L> election;
+        private final L lease;
+        /** Completes when the term ends, for whatever reason: what interrupts the work. */
+        private final CompletableFuture<LeaseLostException> ending = new CompletableFuture<>();
+
+        private final CountDownLatch over = new CountDownLatch(1);
+        private final AtomicBoolean ended = new AtomicBoolean();
+
+        private Term(LeaderElection<L> election, L lease) {
+            this.election = election;
+            this.lease = lease;
+        }
+
+        /** The election's name. */
+        public String election() {
+            return election.name;
+        }
+
+        /** The lease that holds the role. Released by the election when the term ends. */
+        public L lease() {
+            return lease;
+        }
+
+        /**
+         * The term's fencing token on a fenced backend (strictly larger than every earlier term's of
+         * this election); empty on Redis, whose leases carry none.
+         */
+        public OptionalLong fencingToken() {
+            return lease instanceof FencedLease fenced ? OptionalLong.of(fenced.fencingToken()) : OptionalLong.empty();
+        }
+
+        /** Whether the term still holds: not ended, and its lease valid. */
+        public boolean isCurrent() {
+            return !ended.get() && lease.isValid();
+        }
+
+        /**
+         * Waits until the term ends: the lease's notice of loss, a step-down or the close.
+         *
+         * @throws InterruptedException if the thread is interrupted while waiting
+         */
+        public void awaitEnd() throws InterruptedException {
+            over.await();
+        }
+
+        /** Waits up to {@code maxWait} until the term ends; true if it has. */
+        public boolean awaitEnd(Duration maxWait) throws InterruptedException {
+            return over.await(Settings.maxWait(maxWait).toNanos(), TimeUnit.NANOSECONDS);
+        }
+
+        private void lose(LeaseLostException loss) {
+            finish(Optional.of(loss));
+        }
+
+        private void end() {
+            finish(Optional.empty());
+        }
+
+        private void finish(Optional<LeaseLostException> cause) {
+            if (ended.compareAndSet(false, true)) {
+                election.ended(this, cause);
+                over.countDown();
+                // The work stops now: with the loss as the reason, or with none for a step-down.
+                ending.complete(cause.orElse(null));
+            }
+        }
+
+        @Override
+        public String toString() {
+            return "Term[" + election.name + tokenText(this) + (isCurrent() ? "" : ", ended") + "]";
+        }
+    }
+
+    /** Told when this candidate is elected and when its term ends. Called on the election's threads: return soon. */
+    public interface Listener<L extends Lease> {
+        /** This candidate leads, for {@code term}. */
+        default void elected(Term<? extends L> term) {}
+
+        /**
+         * {@code term} ended: at the lease's notice of loss ({@code cause} present; another candidate
+         * may be elected once the lease has run out), or by a step-down, the work's return or the
+         * close ({@code cause} empty). Called before another candidate can be elected.
+         */
+        default void revoked(Term<? extends L> term, Optional<LeaseLostException> cause) {}
+    }
+
+    /**
+     * What the leader does while it leads, on the election's thread; interrupted when the term ends.
+     * Returning (or throwing) ends the term, and the candidate campaigns again. Without one, a leader
+     * leads until its lease's loss, {@link #stepDown} or the close.
+     */
+    @FunctionalInterface
+    public interface Work<L extends Lease> {
+        void lead(Term<L> term) throws Exception;
+    }
+
+    /** Sets a candidate up; {@link #start} joins the election. */
+    public static final class Builder<L extends Lease> {
+        private final DistributedLock<L> lock;
+        private final String name;
+        private Duration ttl = Duration.ofSeconds(30);
+        private Listener<? super L> listener = new Listener<>() {};
+        private Work<L> work = Term::awaitEnd;
+        private RetryPolicy retry = RetryPolicy.jitteredBackoff(Duration.ofMillis(100), Duration.ofSeconds(5));
+
+        private Builder(DistributedLock<L> lock, String name) {
+            this.lock = lock;
+            this.name = name;
+        }
+
+        /**
+         * The TTL of the leader's lease (30 s by default): a leader that dies leaves the role free
+         * within it; the notice of loss is the lock's for this TTL.
+         *
+         * @throws IllegalArgumentException if the lock cannot use this TTL
+         */
+        public Builder<L> ttl(Duration ttl) {
+            lock.lossNotice(Settings.ttl(ttl, " (the default is 30 s)"));
+            this.ttl = ttl;
+            return this;
+        }
+
+        /** Told of each term's start and end. */
+        public Builder<L> listener(Listener<? super L> listener) {
+            this.listener = Settings.notNull("listener", listener, "pass a listener, or leave the default");
+            return this;
+        }
+
+        /** What the leader does while it leads (by default: nothing, until the term ends). */
+        public Builder<L> work(Work<L> work) {
+            this.work = Settings.notNull("work", work, "pass the leader's work, or leave the default");
+            return this;
+        }
+
+        /** The pause after a campaign that failed for an outage (100 ms to 5 s, jittered, by default). */
+        public Builder<L> retry(RetryPolicy retry) {
+            this.retry = Settings.retry(retry);
+            return this;
+        }
+
+        /** Joins the election: a thread of its own campaigns until {@link LeaderElection#close}. */
+        public LeaderElection<L> start() {
+            return new LeaderElection<>(this).begin();
+        }
+    }
+}

@@ -1,0 +1,222 @@
+package io.quorumlock.redis;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.quorumlock.IllegalSettingException;
+import io.quorumlock.LeaderElection;
+import io.quorumlock.Lease;
+import io.quorumlock.LeaseLostException;
+import io.quorumlock.testkit.FaultProxies;
+import io.quorumlock.testkit.FaultProxy;
+import io.quorumlock.testkit.RedisServersExtension;
+import io.quorumlock.testkit.TestTime;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+/**
+ * Leader election over Redlock on three real nodes, and over one node: one candidate leads at a
+ * time; closing, stepping down or returning from the work hands the role on; a leader cut off from
+ * its nodes is revoked, and its work interrupted, before another candidate is elected.
+ */
+@Timeout(value = 120, unit = TimeUnit.SECONDS, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
+class LeaderElectionIT {
+
+    @RegisterExtension
+    static final RedisServersExtension redis = RedisServersExtension.nodes(3);
+
+    private static final Duration TTL = Duration.ofSeconds(5);
+    private static final Duration WAIT = TestTime.scaled(Duration.ofSeconds(15));
+
+    private final List<AutoCloseable> closing = new ArrayList<>();
+
+    @AfterEach
+    void close() throws Exception {
+        for (int i = closing.size() - 1; i >= 0; i--) {
+            closing.get(i).close();
+        }
+    }
+
+    /** What one candidate was told, in order, with the time on the monotonic clock. */
+    private static final class Events implements LeaderElection.Listener<Lease> {
+        final List<String> told = new CopyOnWriteArrayList<>();
+        final AtomicLong electedAt = new AtomicLong();
+        final AtomicLong revokedAt = new AtomicLong();
+        final AtomicInteger terms = new AtomicInteger();
+
+        @Override
+        public void elected(LeaderElection.Term<? extends Lease> term) {
+            electedAt.set(System.nanoTime());
+            terms.incrementAndGet();
+            told.add("elected");
+        }
+
+        @Override
+        public void revoked(LeaderElection.Term<? extends Lease> term, Optional<LeaseLostException> cause) {
+            revokedAt.set(System.nanoTime());
+            told.add(cause.isPresent() ? "lost" : "revoked");
+        }
+    }
+
+    private Redlock lock(List<String> nodes, String holder) {
+        Redlock lock = Redlock.builder()
+                .nodes(nodes)
+                .holder(holder)
+                .restartGuard(false)
+                .build();
+        closing.add(lock);
+        return lock;
+    }
+
+    private LeaderElection<Lease> candidate(Redlock lock, Events events) {
+        LeaderElection<Lease> election = LeaderElection.builder(lock, "scheduler")
+                .ttl(TTL)
+                .listener(events)
+                .start();
+        closing.add(election);
+        return election;
+    }
+
+    @Test
+    void oneOfTwoCandidatesLeadsAndTheOtherTakesOverWhenItCloses() {
+        Events eventsA = new Events();
+        Events eventsB = new Events();
+        LeaderElection<Lease> a = candidate(lock(redis.uris(), "a"), eventsA);
+        assertThat(a.awaitLeadership(WAIT)).as("a leads alone").isPresent();
+        LeaderElection<Lease> b = candidate(lock(redis.uris(), "b"), eventsB);
+        assertThat(b.awaitLeadership(Duration.ofMillis(300)))
+                .as("b while a leads")
+                .isEmpty();
+        assertThat(a.isLeader()).isTrue();
+
+        a.close();
+        assertThat(b.awaitLeadership(WAIT)).as("b after a closed").isPresent();
+        assertThat(a.isLeader()).isFalse();
+        assertThat(eventsA.told).containsExactly("elected", "revoked");
+        assertThat(eventsB.told).containsExactly("elected");
+        assertThat(eventsA.revokedAt.get()).isLessThan(eventsB.electedAt.get());
+        assertThat(b.term().orElseThrow().fencingToken())
+                .as("a Redis term's token")
+                .isEmpty();
+    }
+
+    @Test
+    void aLeaderThatStepsDownHandsOverAndCampaignsAgain() {
+        LeaderElection<Lease> a = candidate(lock(redis.uris(), "a"), new Events());
+        a.awaitLeadership(WAIT).orElseThrow();
+        Redlock lockB = lock(redis.uris(), "b");
+        LeaderElection<Lease> b = candidate(lockB, new Events());
+        TestTime.await(Duration.ofSeconds(10), () -> lockB.waiting("scheduler") == 1, "b to wait");
+
+        a.stepDown();
+        assertThat(b.awaitLeadership(WAIT)).as("b after a stepped down").isPresent();
+        b.stepDown();
+        assertThat(a.awaitLeadership(WAIT)).as("a again, after b stepped down").isPresent();
+    }
+
+    @Test
+    void workThatReturnsEndsTheTermAndTheCandidateCampaignsAgain() {
+        Events events = new Events();
+        AtomicInteger worked = new AtomicInteger();
+        LeaderElection<Lease> election = LeaderElection.builder(lock(redis.uris(), "a"), "scheduler")
+                .ttl(TTL)
+                .listener(events)
+                .work(term -> worked.incrementAndGet())
+                .start();
+        closing.add(election);
+
+        TestTime.await(Duration.ofSeconds(20), () -> worked.get() >= 3, "three terms");
+        assertThat(List.copyOf(events.told).subList(0, 4)).containsExactly("elected", "revoked", "elected", "revoked");
+    }
+
+    @Test
+    void aLeaderCutOffFromItsNodesIsRevokedAndStoppedBeforeAnotherIsElected() throws Exception {
+        Duration ttl = TestTime.scaled(Duration.ofSeconds(2));
+        FaultProxies proxies = FaultProxies.inFrontOf(redis.servers());
+        closing.add(proxies);
+        Redlock cutOff = Redlock.builder()
+                .nodes(proxies.uris())
+                .holder("a")
+                .restartGuard(false)
+                .nodeTimeout(TestTime.scaled(Duration.ofMillis(100)))
+                .build();
+        closing.add(cutOff);
+        Events eventsA = new Events();
+        AtomicLong interruptedAt = new AtomicLong();
+        LeaderElection<Lease> a = LeaderElection.builder(cutOff, "scheduler")
+                .ttl(ttl)
+                .listener(eventsA)
+                .work(term -> {
+                    try {
+                        term.awaitEnd();
+                        Thread.sleep(Long.MAX_VALUE); // a work that stops only when interrupted
+                    } catch (InterruptedException e) {
+                        interruptedAt.set(System.nanoTime());
+                    }
+                })
+                .start();
+        closing.add(a);
+        a.awaitLeadership(WAIT).orElseThrow();
+        Events eventsB = new Events();
+        LeaderElection<Lease> b = LeaderElection.builder(lock(redis.uris(), "b"), "scheduler")
+                .ttl(ttl)
+                .listener(eventsB)
+                .start();
+        closing.add(b);
+
+        for (FaultProxy proxy : proxies) {
+            proxy.partition();
+        }
+        assertThat(b.awaitLeadership(WAIT)).as("b once a's keys ran out").isPresent();
+        TestTime.await(Duration.ofSeconds(5), () -> interruptedAt.get() != 0, "a's work to be interrupted");
+        assertThat(eventsA.told).startsWith("elected", "lost");
+        assertThat(eventsA.revokedAt.get()).as("a revoked before b elected").isLessThan(eventsB.electedAt.get());
+        assertThat(interruptedAt.get())
+                .as("a's work interrupted before b elected")
+                .isLessThan(eventsB.electedAt.get());
+        assertThat(a.isLeader()).isFalse();
+    }
+
+    @Test
+    void oneRedisNodeElectsToo() {
+        List<String> one = List.of(redis.uris().get(0));
+        LeaderElection<Lease> a = candidate(lock(one, "a"), new Events());
+        a.awaitLeadership(WAIT).orElseThrow();
+        LeaderElection<Lease> b = candidate(lock(one, "b"), new Events());
+        assertThat(b.isLeader()).isFalse();
+        a.close();
+        assertThat(b.awaitLeadership(WAIT)).isPresent();
+    }
+
+    @Test
+    void badSettingsAndAClosedElectionAreRefusedAsTheLocksRefuseThem() {
+        Redlock lock = lock(redis.uris(), "a");
+        assertThatThrownBy(() -> LeaderElection.builder(lock, ""))
+                .isInstanceOf(IllegalSettingException.class)
+                .hasMessageContaining("resource must not be empty");
+        assertThatThrownBy(() -> LeaderElection.builder(null, "scheduler"))
+                .isInstanceOf(IllegalSettingException.class)
+                .hasMessageContaining("lock");
+        assertThatThrownBy(() -> LeaderElection.builder(lock, "scheduler").ttl(Duration.ofMillis(1)))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("ttl");
+
+        LeaderElection<Lease> election = candidate(lock, new Events());
+        election.close();
+        election.close(); // idempotent
+        assertThatThrownBy(() -> election.awaitLeadership(WAIT))
+                .isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("'scheduler' is closed");
+        assertThat(election.isLeader()).isFalse();
+    }
+}
