@@ -12,6 +12,7 @@ import io.quorumlock.FencedLease;
 import io.quorumlock.LeaseLostException;
 import io.quorumlock.LockUnavailableException;
 import io.quorumlock.ServerAnswer;
+import io.quorumlock.spi.Holders;
 import io.quorumlock.testkit.EtcdCluster;
 import io.quorumlock.testkit.EtcdClusterExtension;
 import io.quorumlock.testkit.TestTime;
@@ -112,11 +113,12 @@ class EtcdLockIT {
                     .contains("key /quorumlock/locks/stock:sku-42/", "token " + first.fencingToken())
                     .containsPattern("waited \\d+ ms for the holder");
         });
-        // One authority, no votes: the message names the holder as etcd knows it, the lease of its key.
+        // One authority, no votes: the message names the holder as its key's value does, and the lease of its key.
         KeyValue held = lockKeys("stock:sku-42").get(0);
         assertThat(refused.getMessage())
-                .matches("could not acquire 'stock:sku-42' within \\d+ ms \\(1 attempt\\): held by lease "
-                        + Long.toHexString(held.getLease()) + " \\(key "
+                .matches("could not acquire 'stock:sku-42' within \\d+ ms \\(1 attempt\\): held by "
+                        + Pattern.quote(Holders.defaultName()) + " \\(lease "
+                        + Long.toHexString(held.getLease()) + ", key "
                         + Pattern.quote(held.getKey().toString(StandardCharsets.UTF_8)) + ", token "
                         + first.fencingToken() + "; waited \\d+ ms for the holder\\) on "
                         + Pattern.quote("etcd " + etcd.endpoints().get(0)))
