@@ -40,13 +40,14 @@ class RedlockHolderIT {
     /** A key's value as a lock of holder {@code name} writes it: 32 hex digits, a space, the name. */
     private static final String TOKEN = "0123456789abcdef0123456789abcdef ";
 
-    private final List<Redlock> clients = new ArrayList<>();
-    private final ExecutorService threads = Executors.newCachedThreadPool();
+    /** The clients and threads of a test, closed after it. */
+    private final List<AutoCloseable> open = new ArrayList<>();
 
     @AfterEach
-    void close() {
-        threads.shutdownNow();
-        clients.forEach(Redlock::close);
+    void closeAll() throws Exception {
+        for (AutoCloseable each : open) {
+            each.close();
+        }
     }
 
     private Redlock client(String holder, List<String> nodes, RetryPolicy retry) {
@@ -58,7 +59,7 @@ class RedlockHolderIT {
                 .retry(retry)
                 .recheck(Duration.ofSeconds(60))
                 .build();
-        clients.add(redlock);
+        open.add(redlock);
         return redlock;
     }
 
@@ -166,7 +167,9 @@ class RedlockHolderIT {
                 RetryPolicy.jitteredBackoff(Duration.ofSeconds(30), Duration.ofSeconds(30)));
         Redlock observer = client("observer");
         Lease lease = billing.acquire("r", TTL, WAIT);
-        Future<Lease> waiter = threads.submit(() -> waiting.acquire("r", TTL, Duration.ofSeconds(60)));
+        ExecutorService thread = Executors.newSingleThreadExecutor();
+        open.add(thread::shutdownNow);
+        Future<Lease> waiter = thread.submit(() -> waiting.acquire("r", TTL, Duration.ofSeconds(60)));
         TestTime.await(WAIT, () -> waiting.waiting("r") == 1, "the waiter to wait");
         for (int i = 0; i < 20; i++) {
             assertThat(observer.holder("r").orElseThrow().name()).isEqualTo("billing-worker-1");
