@@ -130,6 +130,32 @@ public interface DistributedLock<L extends Lease> extends AutoCloseable {
      */
     Duration lossNotice(Duration ttl);
 
+    /**
+     * Who holds {@code resource} now, as the lock's servers tell it: for an observer (a dashboard,
+     * a health check, a tool such as {@code quorumlock check}) that never takes the lock. It is
+     * read-only: it never takes, extends or releases the lock, and a thread waiting for it is not
+     * disturbed. The answer can be out of date as soon as it is returned: never use it to decide
+     * that a write is safe (hold a lease, and fence the write). It returns within the lock's usual
+     * timeouts, whatever the servers do.
+     *
+     * <p>What it reads on each backend: {@code Redlock}, the resource's key on every node at once,
+     * and the owner whose key is on a quorum of them (a single node is a quorum of one), without
+     * a fencing token; ZooKeeper, the first lock node of the resource's queue; etcd, the lock key
+     * with the lowest create revision under the resource's lock name, as etcd's lock service
+     * orders them; JDBC, the resource's row if its lease has not ended by the database's clock.
+     * On the fenced backends the token is the current grant's, as {@link
+     * FencedLease#fencingToken()} gives it to the holder.
+     *
+     * @return the holder, or empty if the resource is free (on Redis: no owner holds its key on a
+     *     quorum of nodes)
+     * @throws QuorumlockException if the servers could not tell, naming the resource and what each
+     *     server answered (on Redis, too few nodes answered to rule out a holder; ZooKeeper, etcd
+     *     or the database not reached or not answering in time), or the thread was interrupted
+     * @throws IllegalArgumentException if the resource is not a valid resource name for this lock
+     * @throws IllegalStateException if this lock is closed
+     */
+    Optional<LockHolder> holder(String resource);
+
     @Override
     void close();
 }

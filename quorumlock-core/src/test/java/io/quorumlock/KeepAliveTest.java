@@ -161,6 +161,11 @@ class KeepAliveTest {
         }
 
         @Override
+        public Optional<LockHolder> holder(String resource) {
+            return Optional.empty();
+        }
+
+        @Override
         public void close() {}
 
         DistributedLock<Lease> asPlain() {
@@ -185,6 +190,11 @@ class KeepAliveTest {
                 @Override
                 public Duration lossNotice(Duration ttl) {
                     return lock.lossNotice(ttl);
+                }
+
+                @Override
+                public Optional<LockHolder> holder(String resource) {
+                    return lock.holder(resource);
                 }
 
                 @Override

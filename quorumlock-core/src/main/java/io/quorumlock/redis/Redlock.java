@@ -6,6 +6,7 @@ import io.quorumlock.Lease;
 import io.quorumlock.LeaseLostException;
 import io.quorumlock.LeasedSection;
 import io.quorumlock.LockConfigurationException;
+import io.quorumlock.LockHolder;
 import io.quorumlock.LockListener;
 import io.quorumlock.LockUnavailableException;
 import io.quorumlock.QuorumlockException;
@@ -278,6 +279,26 @@ public final class Redlock implements DistributedLock<Lease> {
     @Override
     public Duration lossNotice(Duration ttl) {
         return Duration.ofNanos(QuorumMath.lossNoticeNanos(checkTtl(ttl).toNanos()));
+    }
+
+    /**
+     * Who holds {@code resource} now: reads its key on every node in one round (one {@code GET}
+     * each, waiting for a node as a grant does, up to the node timeout of silence) and returns the
+     * owner whose key is on a quorum of nodes, named as its lock's {@link Builder#holder(String)}
+     * set it, without a fencing token (a Redis lease has none). Empty if no owner holds a quorum:
+     * the resource is free, or its keys are left on fewer nodes (a split vote, keys running out by
+     * their TTLs), where no owner holds the lock. A node down or silent is no obstacle as long as
+     * the others settle the answer.
+     *
+     * @throws QuorumlockException if too few nodes answered to tell (those that did not could make
+     *     or break a quorum for an owner), with each node's answer
+     * @throws IllegalArgumentException if the resource is empty
+     * @throws IllegalStateException if this lock is closed
+     */
+    @Override
+    public Optional<LockHolder> holder(String resource) {
+        ensureOpen();
+        return rounds.holder(checkResource(resource));
     }
 
     /**

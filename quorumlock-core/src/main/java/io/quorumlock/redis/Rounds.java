@@ -1,6 +1,8 @@
 package io.quorumlock.redis;
 
 import io.quorumlock.IllegalSettingException;
+import io.quorumlock.LockHolder;
+import io.quorumlock.QuorumlockException;
 import io.quorumlock.ServerAnswer;
 import io.quorumlock.redis.client.Command;
 import io.quorumlock.redis.client.Reply;
@@ -11,6 +13,8 @@ import io.quorumlock.spi.Ticker;
 import io.quorumlock.spi.Waiters;
 import java.time.Duration;
 import java.util.List;
+import java.util.Optional;
+import java.util.OptionalLong;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReferenceArray;
@@ -308,6 +312,76 @@ final class Rounds {
             }
         }
         return false;
+    }
+
+    /**
+     * Who holds {@code resource} now ({@code GET} on every node in one round): the owner whose key
+     * (token and holder name) is on a quorum of nodes, or empty if no owner has one and the nodes
+     * that did not answer could not give one a quorum. An entry that is {@linkplain
+     * Transport#sameServer the same server} as another counts once.
+     *
+     * @throws QuorumlockException if the nodes that did not answer could make or break a quorum
+     */
+    Optional<LockHolder> holder(String resource) {
+        Command get = Command.get(resource);
+        Reply[] replies =
+                query(java.util.stream.IntStream.range(0, names.size()).toArray(), get);
+        java.util.Map<String, Integer> keys = new java.util.HashMap<>();
+        int unknown = 0;
+        String best = null;
+        int bestCount = 0;
+        for (int i = 0; i < replies.length; i++) {
+            if (replies[i] instanceof Reply.Bulk key) {
+                if (!sameServerBefore(replies, i)) {
+                    int count = keys.merge(key.text(), 1, Integer::sum);
+                    if (count > bestCount) {
+                        best = key.text();
+                        bestCount = count;
+                    }
+                }
+            } else if (replies[i] != Reply.Nil.NIL) {
+                unknown++;
+            }
+        }
+        int quorum = QuorumMath.quorum(names.size());
+        if (bestCount >= quorum) {
+            String name = Holder.of(new Reply.Bulk(best));
+            return Optional.of(new LockHolder(name == null ? "" : name, OptionalLong.empty()));
+        }
+        if (bestCount + unknown < quorum) {
+            return Optional.empty();
+        }
+        List<String> answers = new java.util.ArrayList<>(replies.length);
+        for (int i = 0; i < replies.length; i++) {
+            answers.add(answer(get, i, replies[i]));
+        }
+        throw new QuorumlockException(String.format(
+                "could not tell who holds '%s': %d of %d nodes did not answer, enough to make or break a quorum of"
+                        + " %d for an owner; %s. Bring the nodes back or try again",
+                resource, unknown, names.size(), quorum, String.join("; ", answers)));
+    }
+
+    /** Whether an entry before {@code node} is the same server and gave the same key. */
+    private boolean sameServerBefore(Reply[] replies, int node) {
+        for (int other = 0; other < node; other++) {
+            if (replies[other].equals(replies[node]) && transport.sameServer(other, node)) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /** What a node's reply to a read of the key says, for messages: never the token. */
+    private String answer(Command get, int node, Reply reply) {
+        if (reply == Reply.Nil.NIL) {
+            return names.get(node) + ": free";
+        }
+        if (reply instanceof Reply.Bulk) {
+            String name = Holder.of(reply);
+            return names.get(node) + ": "
+                    + (name == null ? "held by a key not written by quorumlock" : "holder " + name);
+        }
+        return Ballot.vote(get, names.get(node), reply).toString();
     }
 
     /**

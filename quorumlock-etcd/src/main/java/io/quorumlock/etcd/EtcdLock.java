@@ -10,12 +10,14 @@ import io.quorumlock.FencedLease;
 import io.quorumlock.IllegalSettingException;
 import io.quorumlock.LeaseLostException;
 import io.quorumlock.LeasedSection;
+import io.quorumlock.LockHolder;
 import io.quorumlock.LockListener;
 import io.quorumlock.LockUnavailableException;
 import io.quorumlock.QuorumlockException;
 import io.quorumlock.RetryPolicy;
 import io.quorumlock.spi.AcquireLoop;
 import io.quorumlock.spi.CriticalSections;
+import io.quorumlock.spi.Holders;
 import io.quorumlock.spi.LockEvents;
 import io.quorumlock.spi.Secrets;
 import io.quorumlock.spi.Settings;
@@ -119,7 +121,12 @@ public final class EtcdLock implements DistributedLock<FencedLease> {
         this.retry = builder.retry;
         this.tryAcquireWait = builder.tryAcquireWait;
         this.calls = new EtcdCalls(cluster, builder.requestTimeout, ticker);
-        this.attempts = new LockAttempts(this, client, calls, tryAcquireWait.toNanos());
+        this.attempts = new LockAttempts(
+                this,
+                client,
+                calls,
+                tryAcquireWait.toNanos(),
+                ByteSequence.from(builder.holder, StandardCharsets.UTF_8));
         this.overrunNanos = AcquireLoop.overrun(builder.requestTimeout).toNanos();
         int instance = instances.incrementAndGet();
         ScheduledThreadPoolExecutor executor = new ScheduledThreadPoolExecutor(1, task -> {
@@ -231,6 +238,28 @@ public final class EtcdLock implements DistributedLock<FencedLease> {
     public Duration lossNotice(Duration ttl) {
         long seconds = ttlSeconds(ttl);
         return Duration.ofSeconds(seconds).minusNanos(EtcdLease.doubtAfterNanos(seconds));
+    }
+
+    /**
+     * Who holds {@code resource} now: the lock key with the lowest create revision under the
+     * resource's lock name, the one etcd's lock service grants, read with one linearizable read
+     * (which needs a quorum of members and a leader) within the {@linkplain
+     * Builder#requestTimeout request timeout}. The name is the key's value, as the holder's lock
+     * wrote it ({@link Builder#holder(String)}); the token is the key's create revision, the
+     * fencing token of the holder's lease. Empty if no key is queued: free, released, or the
+     * holder's etcd lease expired. A contender whose key was put a moment ago and is first in line
+     * counts as the holder: the lock is its to take.
+     *
+     * @throws QuorumlockException naming the cluster and what failed, if etcd did not answer in
+     *     time or refused the read
+     * @throws IllegalArgumentException if the resource is empty
+     * @throws IllegalStateException if this lock was closed
+     */
+    @Override
+    public Optional<LockHolder> holder(String resource) {
+        checkResource(resource);
+        requireOpen();
+        return attempts.holder(resource, lockName(resource));
     }
 
     /**
@@ -400,9 +429,21 @@ public final class EtcdLock implements DistributedLock<FencedLease> {
         private Duration requestTimeout = Duration.ofSeconds(5);
         private Duration connectTimeout;
         private Duration tryAcquireWait = Duration.ofMillis(100);
+        private String holder = Holders.defaultName();
         private LockListener listener = LockListener.NONE;
 
         private Builder() {}
+
+        /**
+         * The name stored as the value of each lock key, so that a client refused a busy lock, and
+         * {@link EtcdLock#holder(String)}, learn who holds it ({@code holder billing-worker-1}).
+         * Printable ASCII, at most 64 characters, never a secret: it goes into messages and logs.
+         * The default is the process's {@code pid@host}.
+         */
+        public Builder holder(String name) {
+            this.holder = name;
+            return this;
+        }
 
         /**
          * The listener told of every grant, refusal, explicit extension ({@link FencedLease#extend}),
@@ -522,6 +563,8 @@ public final class EtcdLock implements DistributedLock<FencedLease> {
                     "give the locks a range of keys of their own, such as \"/quorumlock/locks/\" (the default)");
             Settings.retry(retry);
             Settings.listener(listener);
+            String holderProblem = Holders.problem(holder).orElse(null);
+            Settings.requireArgument(holderProblem == null, "holder", "%s", holderProblem);
             Settings.positive("requestTimeout", requestTimeout, " (the default is 5 s)");
             Settings.positive(
                     "tryAcquireWait",

@@ -14,12 +14,15 @@ import io.etcd.jetcd.options.GetOption;
 import io.etcd.jetcd.options.PutOption;
 import io.quorumlock.FencedLease;
 import io.quorumlock.LeaseLostException;
+import io.quorumlock.LockHolder;
 import io.quorumlock.QuorumlockException;
 import io.quorumlock.ServerAnswer;
 import io.quorumlock.spi.AcquireLoop.Attempt;
 import io.quorumlock.spi.Holders;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
+import java.util.Optional;
+import java.util.OptionalLong;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
@@ -49,12 +52,15 @@ final class LockAttempts {
     private final EtcdCalls calls;
     /** The least time a free lock is given to be granted. */
     private final long leastLockWaitNanos;
+    /** The value of this lock's keys: who holds them, as refused contenders are told. */
+    private final ByteSequence holder;
 
-    LockAttempts(EtcdLock lock, Client client, EtcdCalls calls, long leastLockWaitNanos) {
+    LockAttempts(EtcdLock lock, Client client, EtcdCalls calls, long leastLockWaitNanos, ByteSequence holder) {
         this.lock = lock;
         this.client = client;
         this.calls = calls;
         this.leastLockWaitNanos = leastLockWaitNanos;
+        this.holder = holder;
     }
 
     /**
@@ -142,7 +148,7 @@ final class LockAttempts {
                             .Then(
                                     Op.put(
                                             key,
-                                            ByteSequence.EMPTY,
+                                            holder,
                                             PutOption.builder()
                                                     .withLeaseId(lease.leaseId())
                                                     .build()),
@@ -275,6 +281,33 @@ final class LockAttempts {
     }
 
     /**
+     * Who holds lock {@code name} now: the first key of its queue by create revision, with one
+     * linearizable read within the request timeout; its value names the holder, its create
+     * revision is the token.
+     *
+     * @throws QuorumlockException if etcd did not answer in time or refused
+     */
+    Optional<LockHolder> holder(String resource, ByteSequence name) {
+        List<KeyValue> kvs;
+        try {
+            kvs = calls.call(
+                            () -> lock.cancelledOnClose(
+                                    client.getKVClient().get(queuePrefix(name), firstInQueue(false))),
+                            "find the holder")
+                    .getKvs();
+        } catch (EtcdCalls.RequestFailed e) {
+            lock.requireOpen();
+            throw new QuorumlockException("could not tell who holds '" + resource + "': " + e.outcome);
+        }
+        if (kvs.isEmpty()) {
+            return Optional.empty();
+        }
+        KeyValue kv = kvs.get(0);
+        String holderName = Holders.read(kv.getValue().getBytes()).orElse("");
+        return Optional.of(new LockHolder(holderName, OptionalLong.of(kv.getCreateRevision())));
+    }
+
+    /**
      * The refusal of a wait that ran out, final: who holds the lock now, as etcd knows it (the
      * lease its key is tied to), with the key and its create revision, the holder's token. If the
      * first key is ours, the lock was granted and its answer is late: the grant is checked and counts.
@@ -282,7 +315,7 @@ final class LockAttempts {
     private Attempt<FencedLease> holder(ByteSequence name, EtcdLease own, long waitedNanos, long end) {
         String waited = "waited " + TimeUnit.NANOSECONDS.toMillis(waitedNanos) + " ms for the holder";
         ByteSequence prefix = queuePrefix(name);
-        GetOption first = firstInQueue(true);
+        GetOption first = firstInQueue(false);
         try {
             List<KeyValue> kvs = calls.call(
                             () -> lock.cancelledOnClose(client.getKVClient().get(prefix, first)),
@@ -303,9 +336,14 @@ final class LockAttempts {
             String facts = "key " + Holders.shown(kv.getKey().toString(StandardCharsets.UTF_8)) + ", token "
                     + kv.getCreateRevision();
             String lease = Long.toHexString(kv.getLease());
+            Optional<String> named = Holders.read(kv.getValue().getBytes());
+            String who = named.map(n -> n + " (lease " + lease + ", ").orElse("lease " + lease + " (");
             return Attempt.heldBy(
-                    "lease " + lease + " (" + facts + "; " + waited + ")",
-                    calls.outcome(ServerAnswer.Kind.HELD_BY_OTHER, facts + ", lease " + lease + "; " + waited));
+                    who + facts + "; " + waited + ")",
+                    calls.outcome(
+                            ServerAnswer.Kind.HELD_BY_OTHER,
+                            named.map(n -> "holder " + n + ", ").orElse("") + facts + ", lease " + lease + "; "
+                                    + waited));
         } catch (EtcdCalls.RequestFailed e) {
             // etcd did not say who holds the lock now: a silent cluster, not a known holder.
             return Attempt.refused(

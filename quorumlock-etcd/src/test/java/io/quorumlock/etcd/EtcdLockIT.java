@@ -10,11 +10,15 @@ import io.etcd.jetcd.KeyValue;
 import io.etcd.jetcd.options.GetOption;
 import io.quorumlock.FencedLease;
 import io.quorumlock.LeaseLostException;
+import io.quorumlock.LockHolder;
 import io.quorumlock.LockUnavailableException;
+import io.quorumlock.QuorumlockException;
 import io.quorumlock.ServerAnswer;
+import io.quorumlock.spi.Holders;
 import io.quorumlock.testkit.EtcdCluster;
 import io.quorumlock.testkit.EtcdClusterExtension;
 import io.quorumlock.testkit.TestTime;
+import java.net.ServerSocket;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -24,6 +28,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
+import java.util.OptionalLong;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutionException;
@@ -35,6 +40,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.regex.Pattern;
 import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -112,11 +118,12 @@ class EtcdLockIT {
                     .contains("key /quorumlock/locks/stock:sku-42/", "token " + first.fencingToken())
                     .containsPattern("waited \\d+ ms for the holder");
         });
-        // One authority, no votes: the message names the holder as etcd knows it, the lease of its key.
+        // One authority, no votes: the message names the holder as its key's value does, and the lease of its key.
         KeyValue held = lockKeys("stock:sku-42").get(0);
         assertThat(refused.getMessage())
-                .matches("could not acquire 'stock:sku-42' within \\d+ ms \\(1 attempt\\): held by lease "
-                        + Long.toHexString(held.getLease()) + " \\(key "
+                .matches("could not acquire 'stock:sku-42' within \\d+ ms \\(1 attempt\\): held by "
+                        + Pattern.quote(Holders.defaultName()) + " \\(lease "
+                        + Long.toHexString(held.getLease()) + ", key "
                         + Pattern.quote(held.getKey().toString(StandardCharsets.UTF_8)) + ", token "
                         + first.fencingToken() + "; waited \\d+ ms for the holder\\) on "
                         + Pattern.quote("etcd " + etcd.endpoints().get(0)))
@@ -535,6 +542,114 @@ class EtcdLockIT {
         } catch (Exception e) {
             throw new IllegalStateException("could not read etcd's metrics", e);
         }
+    }
+
+    // ---- holder(resource) ------------------------------------------------------------------------
+
+    private static final Duration HOLDER_WAIT = TestTime.scaled(Duration.ofSeconds(10));
+
+    private final List<EtcdLock> holderLocks = new ArrayList<>();
+    private final ExecutorService holderThreads = Executors.newCachedThreadPool();
+
+    @AfterEach
+    void closeHolderLocks() {
+        holderThreads.shutdownNow();
+        holderLocks.forEach(EtcdLock::close);
+    }
+
+    private EtcdLock holderLock(String holder) {
+        return opened(EtcdLock.builder().endpoints(etcd.endpoints()).holder(holder));
+    }
+
+    private EtcdLock opened(EtcdLock.Builder builder) {
+        EtcdLock lock = builder.build();
+        holderLocks.add(lock);
+        return lock;
+    }
+
+    @Test
+    void holderIsTheFirstLockKeyWithItsTokenAndFreeAfterTheRelease() {
+        EtcdLock billing = holderLock("billing-worker-1");
+        EtcdLock observer = holderLock("observer");
+        assertThat(observer.holder("holder-report")).isEmpty();
+
+        FencedLease lease = billing.acquire("holder-report", TTL, HOLDER_WAIT);
+        assertThat(observer.holder("holder-report"))
+                .contains(new LockHolder("billing-worker-1", OptionalLong.of(lease.fencingToken())));
+        assertThat(observer.tryAcquire("holder-report", TTL)).as("still held").isEmpty();
+        lease.release();
+        assertThat(observer.holder("holder-report")).as("released").isEmpty();
+
+        FencedLease next = observer.acquire("holder-report", TTL, Duration.ZERO); // the reads took nothing
+        assertThat(billing.holder("holder-report"))
+                .contains(new LockHolder("observer", OptionalLong.of(next.fencingToken())));
+        next.release();
+    }
+
+    @Test
+    void holderDisturbsNoWaiterAndTheSuccessorOfAHolderWhoseLeaseEndedIsTheHolder() throws Exception {
+        EtcdLock billing = holderLock("billing-worker-1");
+        EtcdLock waiting = holderLock("billing-worker-2");
+        EtcdLock observer = holderLock("observer");
+        FencedLease held = billing.acquire("holder-ledger", TTL, HOLDER_WAIT);
+        Future<FencedLease> waiter =
+                holderThreads.submit(() -> waiting.acquire("holder-ledger", TTL, Duration.ofSeconds(30)));
+        TestTime.await(HOLDER_WAIT, () -> lockKeys("holder-ledger").size() == 2, "the waiter's key");
+        for (int i = 0; i < 10; i++) {
+            assertThat(observer.holder("holder-ledger").orElseThrow().fencingToken())
+                    .hasValue(held.fencingToken());
+        }
+        assertThat(waiter).isNotDone();
+        assertThat(lockKeys("holder-ledger")).as("the reads queued nothing").hasSize(2);
+
+        // The holder's etcd lease ends without a release, as when it expires.
+        long leaseId = lockKeys("holder-ledger").get(0).getLease();
+        admin.getLeaseClient().revoke(leaseId).get(5, TimeUnit.SECONDS);
+
+        FencedLease next = waiter.get(HOLDER_WAIT.toMillis(), TimeUnit.MILLISECONDS);
+        assertThat(observer.holder("holder-ledger"))
+                .contains(new LockHolder("billing-worker-2", OptionalLong.of(next.fencingToken())));
+        next.release();
+        assertThat(observer.holder("holder-ledger")).isEmpty();
+    }
+
+    @Test
+    void holderOfAKeyWithoutAHolderNameIsUnnamed() throws Exception {
+        // As etcd's own lock clients (etcdctl lock) and older quorumlock versions leave them: no value.
+        ByteSequence key = ByteSequence.from("/quorumlock/locks/foreign/694d8b1c", StandardCharsets.UTF_8);
+        long revision = admin.getKVClient()
+                .put(key, ByteSequence.EMPTY)
+                .get(5, TimeUnit.SECONDS)
+                .getHeader()
+                .getRevision();
+        assertThat(holderLock("observer").holder("foreign")).contains(new LockHolder("", OptionalLong.of(revision)));
+        admin.getKVClient().delete(key).get(5, TimeUnit.SECONDS);
+    }
+
+    @Test
+    void holderWithoutAClusterIsAnOutageWithinTheRequestTimeout() throws Exception {
+        int port;
+        try (ServerSocket socket = new ServerSocket(0)) {
+            port = socket.getLocalPort(); // closed again: nothing listens there
+        }
+        EtcdLock nowhere =
+                opened(EtcdLock.builder().endpoints("http://127.0.0.1:" + port).requestTimeout(Duration.ofSeconds(1)));
+        long start = System.nanoTime();
+        assertThatThrownBy(() -> nowhere.holder("r"))
+                .isInstanceOf(QuorumlockException.class)
+                .hasMessageContaining("could not tell who holds 'r'");
+        assertThat(Duration.ofNanos(System.nanoTime() - start))
+                .isLessThan(Duration.ofSeconds(1).plus(TestTime.scaled(Duration.ofSeconds(2))));
+    }
+
+    @Test
+    void theHolderNameIsChecked() {
+        assertThatThrownBy(() -> EtcdLock.builder()
+                        .endpoints(etcd.endpoints())
+                        .holder("x".repeat(65))
+                        .build())
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("holder");
     }
 
     static List<KeyValue> lockKeys(String resource) {

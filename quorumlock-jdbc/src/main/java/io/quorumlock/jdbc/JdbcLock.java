@@ -6,6 +6,7 @@ import io.quorumlock.IllegalSettingException;
 import io.quorumlock.LeaseLostException;
 import io.quorumlock.LeasedSection;
 import io.quorumlock.LockConfigurationException;
+import io.quorumlock.LockHolder;
 import io.quorumlock.LockListener;
 import io.quorumlock.LockUnavailableException;
 import io.quorumlock.QuorumlockException;
@@ -29,6 +30,7 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.OptionalLong;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
@@ -362,6 +364,42 @@ public final class JdbcLock implements DistributedLock<FencedLease> {
             SqlErrors.Failure failure = classify(e, statements);
             throw new QuorumlockException(
                     database + ": " + failure.kind().description() + " (" + failure.detail() + ")", e);
+        }
+    }
+
+    /**
+     * Who holds {@code resource} now: the holder and token columns of its row, if its lease has not
+     * ended by the database's clock (one {@code SELECT}, in auto-commit, bounded by the {@linkplain
+     * Builder#requestTimeout request timeout}). The name is the holder lock's {@link
+     * Builder#holder(String)}; the token is the one its lease carries. Empty if there is no row, its
+     * lease was released, or it ended without a release.
+     *
+     * @throws QuorumlockException naming the database and what failed (not reached, no answer within
+     *     the request timeout, the table missing or not readable, with the remedy)
+     * @throws IllegalArgumentException if the resource is empty or too long
+     * @throws IllegalStateException if this lock was closed
+     */
+    @Override
+    public Optional<LockHolder> holder(String resource) {
+        checkResource(resource);
+        requireOpen();
+        LockTable statements = null;
+        try (LockTable.Session session = open(ticker.nanos() + requestTimeoutNanos, false)) {
+            statements = this.statements;
+            return statements
+                    .read(session, resource)
+                    .filter(LockTable.Row::held)
+                    .map(row -> new LockHolder(
+                            row.holder()
+                                    .filter(name -> Holders.problem(name).isEmpty())
+                                    .orElse(""),
+                            OptionalLong.of(row.token())));
+        } catch (SQLException e) {
+            SqlErrors.Failure failure = classify(e, statements);
+            throw new QuorumlockException(
+                    database + ": could not tell who holds '" + resource + "': "
+                            + failure.kind().description() + " (" + failure.detail() + ")",
+                    e);
         }
     }
 

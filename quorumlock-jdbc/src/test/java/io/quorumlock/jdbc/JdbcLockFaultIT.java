@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.catchThrowableOfType;
 import io.quorumlock.FencedLease;
 import io.quorumlock.LeaseLostException;
 import io.quorumlock.LockUnavailableException;
+import io.quorumlock.QuorumlockException;
 import io.quorumlock.testkit.FaultProxy;
 import io.quorumlock.testkit.PostgresServer;
 import io.quorumlock.testkit.TestTime;
@@ -94,6 +95,23 @@ class JdbcLockFaultIT {
         assertThat(tookMillis)
                 .isGreaterThanOrEqualTo(1500)
                 .isLessThan(1750 + TestTime.scaled(Duration.ofMillis(500)).toMillis());
+    }
+
+    @Test
+    void holderThrowsWithinTheRequestTimeoutWhenTheDatabaseIsSilent() {
+        newTable();
+        FaultProxy proxy = proxy();
+        JdbcLock lock = lock("observer", proxy.port(), Duration.ofSeconds(1));
+        assertThat(lock.holder("r")).isEmpty(); // a warm connection
+        proxy.partition();
+
+        long start = System.nanoTime();
+        QuorumlockException silent = catchThrowableOfType(QuorumlockException.class, () -> lock.holder("r"));
+        long tookMillis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
+
+        assertThat(silent).hasMessageContaining("could not tell who holds 'r'");
+        assertThat(tookMillis)
+                .isLessThan(1000 + TestTime.scaled(Duration.ofMillis(1000)).toMillis());
     }
 
     @Test

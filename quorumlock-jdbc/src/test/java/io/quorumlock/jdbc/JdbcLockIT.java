@@ -8,8 +8,10 @@ import io.quorumlock.FencedLease;
 import io.quorumlock.IllegalSettingException;
 import io.quorumlock.LeaseLostException;
 import io.quorumlock.LockConfigurationException;
+import io.quorumlock.LockHolder;
 import io.quorumlock.LockListener;
 import io.quorumlock.LockUnavailableException;
+import io.quorumlock.QuorumlockException;
 import io.quorumlock.ServerAnswer;
 import io.quorumlock.testkit.MariaDbServerExtension;
 import io.quorumlock.testkit.PostgresServerExtension;
@@ -24,6 +26,7 @@ import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
 import java.util.Optional;
+import java.util.OptionalLong;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -124,13 +127,52 @@ class JdbcLockIT {
         try {
             Future<FencedLease> waiter = pool.submit(() -> b.acquire("r", TTL, WAIT));
             TestTime.await(Duration.ofSeconds(5), () -> connections.get() >= 2, "the waiter to try twice");
+            for (int i = 0; i < 10; i++) { // reading who holds it disturbs neither holder nor waiter
+                assertThat(b.holder("r").orElseThrow().name()).isEqualTo("client-a");
+            }
+            assertThat(waiter).isNotDone();
             held.release();
             FencedLease next = waiter.get(WAIT.toMillis(), TimeUnit.MILLISECONDS);
             assertThat(next.fencingToken()).isGreaterThan(held.fencingToken());
+            assertThat(a.holder("r").orElseThrow().fencingToken()).hasValue(next.fencingToken());
             next.release();
         } finally {
             pool.shutdownNow();
         }
+    }
+
+    @ParameterizedTest
+    @EnumSource(Engine.class)
+    void holderReadsTheRowUntilItsReleaseOrItsEndAndTakesNothing(Engine engine) throws Exception {
+        JdbcLock a = setUp(engine);
+        JdbcLock b = lock("client-b");
+        JdbcLock observer = lock("observer");
+        assertThat(observer.holder("r")).as("no row yet").isEmpty();
+
+        FencedLease held = a.acquire("r", TTL, Duration.ZERO);
+        assertThat(observer.holder("r")).contains(new LockHolder("client-a", OptionalLong.of(held.fencingToken())));
+        assertThat(b.tryAcquire("r", TTL)).as("still held").isEmpty();
+        held.release();
+        assertThat(observer.holder("r")).as("released").isEmpty();
+
+        FencedLease next = b.acquire("r", TTL, Duration.ZERO); // the read took nothing
+        assertThat(observer.holder("r")).contains(new LockHolder("client-b", OptionalLong.of(next.fencingToken())));
+        expireNow("r"); // as if its renewals had stopped a TTL ago
+        assertThat(observer.holder("r")).as("ended by the database's clock").isEmpty();
+        FencedLease third = a.acquire("r", TTL, Duration.ZERO);
+        assertThat(observer.holder("r").orElseThrow().fencingToken()).hasValue(third.fencingToken());
+        third.release();
+    }
+
+    @ParameterizedTest
+    @EnumSource(Engine.class)
+    void holderOnAMissingTableSaysWhatFailed(Engine engine) {
+        setUp(engine);
+        JdbcLock nowhere = lock(JdbcLock.builder().dataSource(database).table("no_such_table"));
+        assertThatThrownBy(() -> nowhere.holder("r"))
+                .isInstanceOf(QuorumlockException.class)
+                .hasMessageContaining("could not tell who holds 'r'")
+                .hasMessageContaining("no_such_table");
     }
 
     /** A holder that stopped renewing (a crash) is replaced once its row expires by the database's clock. */

@@ -1,6 +1,7 @@
 package io.quorumlock.zookeeper;
 
 import io.quorumlock.FencedLease;
+import io.quorumlock.LockHolder;
 import io.quorumlock.QuorumlockException;
 import io.quorumlock.ServerAnswer;
 import io.quorumlock.spi.AcquireLoop.Attempt;
@@ -8,6 +9,7 @@ import io.quorumlock.spi.Holders;
 import io.quorumlock.spi.LeaseCore;
 import java.util.List;
 import java.util.Optional;
+import java.util.OptionalLong;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
@@ -330,6 +332,67 @@ final class LockAttempts {
             return Attempt.heldBy(
                     "lock node " + holderNode + " (" + waiting + ")",
                     answer(ServerAnswer.Kind.HELD_BY_OTHER, "holder: lock node " + holderNode + "; " + waiting));
+        }
+    }
+
+    /**
+     * Who holds the lock on {@code dir} now: the first lock node of its queue, its data as the
+     * holder's name and its czxid as the token; waits for a connection up to {@code deadline} and
+     * for each answer up to {@code end}. A holder that goes between the listing and the read of
+     * its node is looked for again.
+     *
+     * @throws QuorumlockException if the ensemble could not tell in time, or refused
+     */
+    Optional<LockHolder> holder(String resource, String dir, long deadline, long end) {
+        String failed = "could not tell who holds '" + resource + "' on " + lock.ensemble() + ": ";
+        try {
+            if (!connection.awaitConnected(deadline)) {
+                throw new QuorumlockException(failed + "no connection to the ensemble within the connection timeout");
+            }
+            answer(send(cb -> client.sync().inBackground(cb).forPath(dir)), end, "sync");
+            while (true) {
+                List<String> queue;
+                try {
+                    queue = answer(
+                                    send(cb -> client.getChildren()
+                                            .inBackground(cb)
+                                            .forPath(dir)),
+                                    end,
+                                    "list the queue")
+                            .getChildren();
+                } catch (KeeperException.NoNodeException noQueue) {
+                    return Optional.empty(); // nobody ever queued, or the container was removed once empty
+                }
+                List<String> order = LockQueue.order(queue);
+                if (order.isEmpty()) {
+                    return Optional.empty();
+                }
+                String path = ZKPaths.makePath(dir, order.get(0));
+                CuratorEvent read;
+                try {
+                    read = answer(send(cb -> client.getData().inBackground(cb).forPath(path)), end, "read the holder");
+                } catch (KeeperException.NoNodeException gone) {
+                    continue; // released between the two reads: the next in line, if any, holds it
+                }
+                String name = Holders.read(read.getData()).orElse("");
+                return Optional.of(
+                        new LockHolder(name, OptionalLong.of(read.getStat().getCzxid())));
+            }
+        } catch (NoAnswer e) {
+            throw new QuorumlockException(
+                    failed + "no answer to '" + e.getMessage() + "' within the connection timeout");
+        } catch (KeeperException e) {
+            throw new QuorumlockException(failed + e.getMessage(), e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new QuorumlockException("interrupted while reading who holds '" + resource + "'", e);
+        } catch (IllegalStateException e) {
+            lock.checkOpen();
+            throw new QuorumlockException(failed + e.getMessage(), e);
+        } catch (QuorumlockException e) {
+            throw e;
+        } catch (Exception e) {
+            throw new QuorumlockException(failed + e, e);
         }
     }
 

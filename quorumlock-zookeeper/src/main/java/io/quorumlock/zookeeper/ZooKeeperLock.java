@@ -5,6 +5,7 @@ import io.quorumlock.FencedLease;
 import io.quorumlock.IllegalSettingException;
 import io.quorumlock.LeaseLostException;
 import io.quorumlock.LeasedSection;
+import io.quorumlock.LockHolder;
 import io.quorumlock.LockListener;
 import io.quorumlock.LockUnavailableException;
 import io.quorumlock.QuorumlockException;
@@ -111,15 +112,19 @@ public final class ZooKeeperLock implements DistributedLock<FencedLease> {
     private final ScheduledThreadPoolExecutor scheduler;
 
     private ZooKeeperLock(
-            CuratorFramework client, boolean ownsClient, String basePath, RetryPolicy retry, LockListener listener) {
+            CuratorFramework client,
+            boolean ownsClient,
+            String basePath,
+            RetryPolicy retry,
+            String holder,
+            LockListener listener) {
         this.events = LockEvents.of("zookeeper", listener);
         this.client = client;
         this.ownsClient = ownsClient;
         this.basePath = basePath;
         this.retry = retry;
         this.connection = new ConnectionWatch(client, this::ensemble, ticker);
-        this.attempts =
-                new LockAttempts(this, client, connection, Holders.defaultName().getBytes(StandardCharsets.UTF_8));
+        this.attempts = new LockAttempts(this, client, connection, holder.getBytes(StandardCharsets.UTF_8));
         this.scheduler = new ScheduledThreadPoolExecutor(1, task -> {
             Thread thread = new Thread(task, "quorumlock-zookeeper-leases");
             thread.setDaemon(true);
@@ -283,6 +288,34 @@ public final class ZooKeeperLock implements DistributedLock<FencedLease> {
     }
 
     /**
+     * Who holds {@code resource} now: the first lock node of the resource's queue, the one the
+     * lock grants, read after a {@code sync}, so that the server this client is connected to has
+     * caught up with the leader. The name is the data the holder's lock wrote into its node
+     * ({@link Builder#holder(String)}); the token is the node's czxid, the fencing token of the
+     * holder's lease. Empty if no lock node is queued (free, released, or its session expired).
+     * A contender whose node was created a moment ago and is first in line counts as the holder:
+     * the lock is its to take. If the client is not connected, waits for a connection up to the
+     * {@linkplain Builder#connectionTimeout connection timeout}; every request is bounded by it
+     * and the {@linkplain AcquireLoop#overrun overrun}.
+     *
+     * @throws QuorumlockException naming the ensemble and what failed, if no connection or no
+     *     answer came in time, or ZooKeeper refused the reads (such as for missing permissions)
+     * @throws IllegalArgumentException if the resource is not a valid node name
+     * @throws IllegalStateException if this lock was closed
+     */
+    @Override
+    public Optional<LockHolder> holder(String resource) {
+        String dir = lockDir(resource);
+        checkOpen();
+        long deadline = ticker.nanos() + connectionTimeout().toNanos();
+        return attempts.holder(
+                resource,
+                dir,
+                deadline,
+                deadline + AcquireLoop.overrun(connectionTimeout()).toNanos());
+    }
+
+    /**
      * Closes the lock. Leases still held are lost ({@link FencedLease#lost()} completes, so work
      * under {@link #withLock} is interrupted) and their nodes deleted. A client this lock created
      * is closed, which ends its session; a client passed to {@link Builder#client} is left open.
@@ -414,9 +447,21 @@ public final class ZooKeeperLock implements DistributedLock<FencedLease> {
         private Duration connectionTimeout;
         private String basePath = DEFAULT_BASE_PATH;
         private RetryPolicy retry = RetryPolicy.DEFAULT;
+        private String holder = Holders.defaultName();
         private LockListener listener = LockListener.NONE;
 
         private Builder() {}
+
+        /**
+         * The name stored as the data of each lock node, so that a contender refused a busy lock,
+         * and {@link ZooKeeperLock#holder(String)}, learn who holds it ({@code held by
+         * billing-worker-1}). Printable ASCII, at most 64 characters, never a secret: it goes into
+         * messages and logs. The default is the process's {@code pid@host}.
+         */
+        public Builder holder(String name) {
+            this.holder = name;
+            return this;
+        }
 
         /**
          * The listener told of every grant, refusal, loss and release of this lock, as backend
@@ -506,6 +551,8 @@ public final class ZooKeeperLock implements DistributedLock<FencedLease> {
          */
         public ZooKeeperLock build() {
             validateBasePath();
+            String holderProblem = Holders.problem(holder).orElse(null);
+            Settings.requireArgument(holderProblem == null, "holder", "%s", holderProblem);
             Settings.retry(retry);
             Settings.listener(listener);
             if (client != null) {
@@ -540,7 +587,7 @@ public final class ZooKeeperLock implements DistributedLock<FencedLease> {
                     .ensembleTracker(false)
                     .build();
             created.start();
-            return new ZooKeeperLock(created, true, basePath, retry, listener);
+            return new ZooKeeperLock(created, true, basePath, retry, holder, listener);
         }
 
         private ZooKeeperLock withClient() {
@@ -563,7 +610,7 @@ public final class ZooKeeperLock implements DistributedLock<FencedLease> {
                     state == CuratorFrameworkState.LATENT
                             ? "call client.start() before build()"
                             : "it was closed; pass an open client");
-            return new ZooKeeperLock(client, false, basePath, retry, listener);
+            return new ZooKeeperLock(client, false, basePath, retry, holder, listener);
         }
 
         private void validateConnectString() {

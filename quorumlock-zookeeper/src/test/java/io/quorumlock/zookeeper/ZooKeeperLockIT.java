@@ -7,18 +7,22 @@ import static org.assertj.core.api.Assertions.catchThrowableOfType;
 
 import io.quorumlock.FencedLease;
 import io.quorumlock.LeaseLostException;
+import io.quorumlock.LockHolder;
 import io.quorumlock.LockUnavailableException;
+import io.quorumlock.QuorumlockException;
 import io.quorumlock.ServerAnswer;
 import io.quorumlock.spi.LeaseCore;
 import io.quorumlock.testkit.TestTime;
 import io.quorumlock.testkit.ZooKeeperServers;
 import java.lang.management.ManagementFactory;
+import java.net.ServerSocket;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
+import java.util.OptionalLong;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutionException;
@@ -529,5 +533,108 @@ class ZooKeeperLockIT {
                     .isNotNull();
             assertThat(token).isPositive();
         }
+    }
+
+    // ---- holder(resource) ------------------------------------------------------------------------
+
+    private ZooKeeperLock holderLock(String holder) {
+        return holderLock(holder, server.getConnectString());
+    }
+
+    private ZooKeeperLock holderLock(String holder, String connectString) {
+        ZooKeeperLock lock = ZooKeeperLock.builder()
+                .connectString(connectString)
+                .sessionTimeout(SESSION)
+                .connectionTimeout(SESSION.dividedBy(2))
+                .holder(holder)
+                .build();
+        locks.add(lock);
+        return lock;
+    }
+
+    @Test
+    void holderIsTheFirstLockNodeWithItsTokenAndFreeAfterTheRelease() {
+        ZooKeeperLock billing = holderLock("billing-worker-1");
+        ZooKeeperLock observer = holderLock("observer");
+        assertThat(observer.holder("report")).as("never queued").isEmpty();
+
+        FencedLease lease = billing.acquire("report", TTL, WAIT);
+        assertThat(observer.holder("report"))
+                .contains(new LockHolder("billing-worker-1", OptionalLong.of(lease.fencingToken())));
+        assertThat(billing.holder("report"))
+                .contains(new LockHolder("billing-worker-1", OptionalLong.of(lease.fencingToken())));
+        assertThat(observer.tryAcquire("report", TTL)).as("still held").isEmpty();
+        lease.release();
+        assertThat(observer.holder("report")).as("released").isEmpty();
+
+        FencedLease next = observer.acquire("report", TTL, Duration.ZERO); // the reads took nothing
+        assertThat(billing.holder("report").orElseThrow().name()).isEqualTo("observer");
+        next.release();
+    }
+
+    @Test
+    void holderDisturbsNoWaiterAndAnExpiredHoldersSuccessorIsTheHolder() throws Exception {
+        ZooKeeperLock billing = holderLock("billing-worker-1");
+        ZooKeeperLock waiting = holderLock("billing-worker-2");
+        ZooKeeperLock observer = holderLock("observer");
+        FencedLease held = billing.acquire("expiry", TTL, WAIT);
+        CompletableFuture<FencedLease> waiter =
+                CompletableFuture.supplyAsync(() -> waiting.acquire("expiry", TTL, Duration.ofSeconds(30)), executor);
+        awaitContenders(observer, "expiry", 2);
+        for (int i = 0; i < 10; i++) {
+            assertThat(observer.holder("expiry").orElseThrow().fencingToken()).hasValue(held.fencingToken());
+        }
+        assertThat(waiter).isNotDone();
+        assertThat(contenders(observer, "expiry"))
+                .as("the reads queued nothing")
+                .isEqualTo(2);
+
+        ZooKeeperServers.expireSession(billing.client(), server.getConnectString()); // ended without a release
+
+        FencedLease next = waiter.get(WAIT.toMillis(), TimeUnit.MILLISECONDS);
+        assertThat(observer.holder("expiry"))
+                .contains(new LockHolder("billing-worker-2", OptionalLong.of(next.fencingToken())));
+        next.release();
+        assertThat(observer.holder("expiry")).isEmpty();
+    }
+
+    @Test
+    void holderOfALockNodeWhoseDataIsNoHolderNameIsUnnamed() throws Exception {
+        ZooKeeperLock observer = holderLock("observer");
+        String dir = ZooKeeperLock.DEFAULT_BASE_PATH + "/foreign";
+        String node = observer.client()
+                .create()
+                .creatingParentContainersIfNeeded()
+                .withMode(CreateMode.EPHEMERAL_SEQUENTIAL)
+                .forPath(dir + "/lock-", "\u0000 not a name".getBytes(StandardCharsets.UTF_8));
+        long czxid = observer.client().checkExists().forPath(node).getCzxid();
+        assertThat(observer.holder("foreign")).contains(new LockHolder("", OptionalLong.of(czxid)));
+    }
+
+    @Test
+    void holderWithoutAnEnsembleIsAnOutageWithinTheConnectionTimeout() throws Exception {
+        int port;
+        try (ServerSocket socket = new ServerSocket(0)) {
+            port = socket.getLocalPort(); // closed again: nothing listens there
+        }
+        ZooKeeperLock nowhere = holderLock("observer", "127.0.0.1:" + port);
+        long start = System.nanoTime();
+        assertThatThrownBy(() -> nowhere.holder("r"))
+                .isInstanceOf(QuorumlockException.class)
+                .hasMessageContaining("could not tell who holds 'r'")
+                .hasMessageContaining("no connection to the ensemble");
+        // The connection timeout (2 s) and the overrun, with room for a busy machine.
+        assertThat(Duration.ofNanos(System.nanoTime() - start))
+                .isLessThan(SESSION.dividedBy(2).plus(TestTime.scaled(Duration.ofSeconds(2))));
+    }
+
+    @Test
+    void theHolderNameIsChecked() {
+        assertThatThrownBy(() -> ZooKeeperLock.builder()
+                        .connectString(server.getConnectString())
+                        .holder("")
+                        .build())
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("holder");
     }
 }
