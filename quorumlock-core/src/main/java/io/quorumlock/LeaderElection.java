@@ -103,6 +103,18 @@ public final class LeaderElection<L extends Lease> implements AutoCloseable {
     }
 
     /**
+     * Who leads now, as the servers tell: the leader's holder name and, on a fenced backend, its
+     * term's fencing token; empty if nobody leads. Read-only ({@link DistributedLock#holder}): anyone
+     * can observe an election with the lock alone, without being a candidate.
+     *
+     * @throws QuorumlockException if the servers cannot tell (too few answer)
+     */
+    public Optional<LockHolder> leader() {
+        ensureOpen();
+        return lock.holder(name);
+    }
+
+    /**
      * Waits up to {@code maxWait} until this candidate leads.
      *
      * @return the term, or empty if {@code maxWait} passed first

@@ -7,6 +7,7 @@ import io.quorumlock.IllegalSettingException;
 import io.quorumlock.LeaderElection;
 import io.quorumlock.Lease;
 import io.quorumlock.LeaseLostException;
+import io.quorumlock.LockHolder;
 import io.quorumlock.testkit.FaultProxies;
 import io.quorumlock.testkit.FaultProxy;
 import io.quorumlock.testkit.RedisServersExtension;
@@ -98,9 +99,14 @@ class LeaderElectionIT {
                 .as("b while a leads")
                 .isEmpty();
         assertThat(a.isLeader()).isTrue();
+        assertThat(b.leader())
+                .as("the leader, as b observes it")
+                .map(LockHolder::name)
+                .hasValue("a");
 
         a.close();
         assertThat(b.awaitLeadership(WAIT)).as("b after a closed").isPresent();
+        assertThat(b.leader()).map(LockHolder::name).hasValue("b");
         assertThat(a.isLeader()).isFalse();
         assertThat(eventsA.told).containsExactly("elected", "revoked");
         assertThat(eventsB.told).containsExactly("elected");
