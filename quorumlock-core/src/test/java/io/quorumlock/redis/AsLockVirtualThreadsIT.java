@@ -7,14 +7,9 @@ import io.quorumlock.testkit.TestTime;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
-import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -46,30 +41,12 @@ class AsLockVirtualThreadsIT {
 
     @Test
     void twoThousandVirtualThreadsOfTwoClientsTakeTurnsReentrantly() throws Exception {
-        Path jdk = VirtualThreadsIT.java21().orElseGet(() -> {
-            Assumptions.abort("no Java 21+ JDK found in $" + VirtualThreadsIT.JDK_VARIABLE
-                    + " nor under /usr/lib/jvm: install one (such as Temurin 25) or set "
-                    + VirtualThreadsIT.JDK_VARIABLE + " to its home");
-            return null;
-        });
-        List<String> command = new ArrayList<>(List.of(
-                jdk.resolve("bin/java").toString(),
-                "-Xmx512m",
-                "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn",
-                "-cp",
-                System.getProperty("java.class.path"),
-                AsLockVirtualThreadsMain.class.getName(),
-                String.valueOf(THREADS),
-                String.valueOf(RESOURCES),
-                String.valueOf(SECTIONS_PER_THREAD),
-                String.valueOf(CHILD_TIMEOUT.toSeconds())));
-        command.addAll(redis.uris());
+        Path jdk = VirtualThreadsIT.jdkOrAbort();
+        List<String> args =
+                VirtualThreadsIT.childArgs(THREADS, RESOURCES, SECTIONS_PER_THREAD, CHILD_TIMEOUT, redis.uris());
         Path out = dir.resolve("child.out");
         Path err = dir.resolve("child.err");
-        Process child = new ProcessBuilder(command)
-                .redirectOutput(out.toFile())
-                .redirectError(err.toFile())
-                .start();
+        Process child = VirtualThreadsIT.startChild(jdk, List.of(), AsLockVirtualThreadsMain.class, args, out, err);
         try {
             assertThat(child.waitFor(CHILD_TIMEOUT.plusSeconds(15).toSeconds(), TimeUnit.SECONDS))
                     .as("the child JVM finished (else a deadlock?); stderr:\n%s", Files.readString(err))
@@ -83,13 +60,7 @@ class AsLockVirtualThreadsIT {
         assertThat(child.exitValue())
                 .as("exit code of the child JVM; stdout:\n%s\nstderr:\n%s", stdout, stderr)
                 .isZero();
-        Map<String, String> result = new HashMap<>();
-        stdout.lines().filter(l -> l.startsWith("RESULT ")).findFirst().ifPresent(line -> {
-            Matcher m = Pattern.compile("(\\w+)=(\\S+)").matcher(line);
-            while (m.find()) {
-                result.put(m.group(1), m.group(2));
-            }
-        });
+        Map<String, String> result = VirtualThreadsIT.result(stdout);
         log.info(
                 "{} virtual threads of 2 clients over {} resources on {}: {} sections in {} ms",
                 THREADS,

@@ -94,17 +94,13 @@ public final class AsLockVirtualThreadsMain {
             boolean done = executor.awaitTermination(timeoutNanos, TimeUnit.NANOSECONDS);
             long millis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
             int lost = run.get() - Arrays.stream(counted).sum();
-            System.out.println("RESULT threads=" + threads + " resources=" + resources + " sections=" + run.get()
-                    + " finished=" + finished.get() + " failures=" + failures.get() + " maxInside="
-                    + maxInside.get() + " lost=" + lost + " millis=" + millis + " done=" + done);
-            if (firstFailure.get() != null) {
-                System.err.println("first failure: " + firstFailure.get());
-            }
-            System.out.flush();
-            if (!done) {
-                System.err.println("threads still running after " + millis + " ms");
-                System.exit(2);
-            }
+            VirtualThreadsMain.report(
+                    "threads=" + threads + " resources=" + resources + " sections=" + run.get() + " finished="
+                            + finished.get() + " failures=" + failures.get() + " maxInside=" + maxInside.get()
+                            + " lost=" + lost + " millis=" + millis + " done=" + done,
+                    firstFailure.get(),
+                    done,
+                    millis);
         }
         System.exit(0);
     }
