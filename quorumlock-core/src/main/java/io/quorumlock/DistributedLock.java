@@ -121,6 +121,21 @@ public interface DistributedLock<L extends Lease> extends AutoCloseable {
     }
 
     /**
+     * {@code resource} as a {@link java.util.concurrent.locks.Lock}, reentrant per thread as {@link
+     * java.util.concurrent.locks.ReentrantLock} is, for code written against {@code
+     * java.util.concurrent} or a framework that takes a {@code Lock}: {@code Lock lock =
+     * locks.asLock("invoices", Duration.ofSeconds(30))}. Each first hold takes a lease of {@code
+     * ttl} and keeps it alive ({@link #keepAlive}) until the last unlock; see {@link
+     * DistributedReentrantLock} for what happens when a lease is lost. Threads of this process that
+     * share the returned object queue locally first; make one per resource and share it.
+     *
+     * @throws IllegalArgumentException if the resource or the TTL is unusable with this lock
+     */
+    default DistributedReentrantLock<L> asLock(String resource, Duration ttl) {
+        return new DistributedReentrantLock<>(this, resource, ttl);
+    }
+
+    /**
      * The notice of loss for leases of {@code ttl}: how long before another client can be granted
      * the lock a lease kept alive by this lock is given up ({@link FencedLease#inDoubt()}, or the
      * watchdog's loss for a TTL lease), so that {@code withLock} can interrupt the work and a

@@ -1,5 +1,6 @@
 package io.quorumlock;
 
+import io.quorumlock.spi.Holders;
 import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
@@ -16,6 +17,10 @@ public class LockUnavailableException extends QuorumlockException {
     private static final String RESTART_GUARD_REMEDY = ". Nodes excluded by the restart guard vote once they"
             + " have been up for the longest TTL asked for: wait, or where every node fsyncs every write (appendfsync"
             + " always), or in a test on nodes just started, build the lock with restartGuard(false)";
+
+    private static final String REENTRANT_REMEDY = ". Leases are not reentrant: a second acquire of a resource"
+            + " this holder holds waits for its own lease; for a lock that a thread may take again while it holds it,"
+            + " use asLock(resource, ttl), a reentrant java.util.concurrent.locks.Lock";
 
     private final String resource;
     private final int attempts;
@@ -44,7 +49,8 @@ public class LockUnavailableException extends QuorumlockException {
                         .orElseGet(() -> answer.detail().isEmpty()
                                 ? answer.kind().description()
                                 : answer.kind().description() + " (" + answer.detail() + ")")
-                + " on " + answer.server());
+                + " on " + answer.server()
+                + ownLease(List.of(answer)));
         this.resource = resource;
         this.attempts = attempts;
         this.votes = 0;
@@ -67,7 +73,8 @@ public class LockUnavailableException extends QuorumlockException {
                 .collect(Collectors.joining("; "));
         if (outcomes.size() == 1 && quorum == 1) { // a single node: no other vote to count
             return tried(resource, waited, attempts)
-                    + (others.isEmpty() ? "granted too late: no validity left" : others);
+                    + (others.isEmpty() ? "granted too late: no validity left" : others)
+                    + ownLease(outcomes);
         }
         boolean excluded = outcomes.stream().anyMatch(o -> o.kind() == ServerAnswer.Kind.EXCLUDED);
         return tried(resource, waited, attempts)
@@ -77,7 +84,13 @@ public class LockUnavailableException extends QuorumlockException {
                         outcomes.size(),
                         quorum,
                         others.isEmpty() ? " (the votes came too late: no validity left)" : "; " + others,
-                        excluded ? RESTART_GUARD_REMEDY : "");
+                        excluded ? RESTART_GUARD_REMEDY : "")
+                + ownLease(outcomes);
+    }
+
+    /** The remedy for a lock refused because its own holder holds it, if a server said so. */
+    private static String ownLease(List<ServerAnswer> outcomes) {
+        return outcomes.stream().anyMatch(o -> o.detail().contains(Holders.OWN_LEASE)) ? REENTRANT_REMEDY : "";
     }
 
     /** The resource that could not be locked. */

@@ -115,4 +115,36 @@ class LockUnavailableExceptionTest {
         assertThat(answer(ServerAnswer.Kind.TIMED_OUT).busy()).isFalse();
         assertThat(answer(ServerAnswer.Kind.ERROR).busy()).isFalse();
     }
+
+    @Test
+    void aRefusalByTheLocksOwnHolderSaysLeasesAreNotReentrantAndNamesAsLock() {
+        ServerAnswer own = new ServerAnswer(
+                "redis://10.0.0.1:6379",
+                ServerAnswer.Kind.HELD_BY_OTHER,
+                io.quorumlock.spi.Holders.named("6409@vm", "6409@vm"));
+        ServerAnswer other = new ServerAnswer(
+                "redis://10.0.0.2:6379",
+                ServerAnswer.Kind.HELD_BY_OTHER,
+                io.quorumlock.spi.Holders.named("7000@vm", "6409@vm"));
+        String votes =
+                new LockUnavailableException("job", Duration.ZERO, 1, 0, 2, List.of(own, own, other)).getMessage();
+        assertThat(votes)
+                .contains("(holder 6409@vm, this lock's own holder name: held by this process under another lease)")
+                .contains("(holder 7000@vm)")
+                .endsWith("use asLock(resource, ttl), a reentrant java.util.concurrent.locks.Lock");
+        assertThat(votes.indexOf("not reentrant")).isEqualTo(votes.lastIndexOf("not reentrant"));
+
+        String single = new LockUnavailableException("job", Duration.ZERO, 1, 0, 1, List.of(own)).getMessage();
+        assertThat(single).contains("this process under another lease").contains("asLock(resource, ttl)");
+        String authority =
+                new LockUnavailableException("job", Duration.ZERO, 1, own, Optional.of("6409@vm")).getMessage();
+        assertThat(authority)
+                .contains("held by 6409@vm on redis://10.0.0.1:6379")
+                .contains("not reentrant");
+
+        assertThat(new LockUnavailableException("job", Duration.ZERO, 1, 0, 1, List.of(other)).getMessage())
+                .doesNotContain("reentrant");
+        assertThat(new LockUnavailableException("job", Duration.ZERO, 1, other, Optional.of("7000@vm")).getMessage())
+                .isEqualTo("could not acquire 'job' within 0 ms (1 attempt): held by 7000@vm on redis://10.0.0.2:6379");
+    }
 }

@@ -401,7 +401,7 @@ public final class Redlock implements DistributedLock<Lease> {
             String who = Holder.of(values[i]);
             if (who != null) {
                 ServerAnswer o = outcomes.get(held[i]);
-                named.set(held[i], new ServerAnswer(o.server(), o.kind(), "holder " + who));
+                named.set(held[i], new ServerAnswer(o.server(), o.kind(), Holders.named(who, holder)));
             }
         }
         return named;

@@ -56,6 +56,21 @@ public final class Holders {
         }
     }
 
+    /**
+     * What a refusal's evidence says of the holder {@code who} that a server named: {@code holder
+     * who}, and where it is {@code own}, the refused lock's own holder name, that this process (or
+     * another named the same) holds the lock under another lease, with {@link #OWN_LEASE}.
+     */
+    public static String named(String who, String own) {
+        return who.equals(own) ? "holder " + who + ", " + OWN_LEASE : "holder " + who;
+    }
+
+    /**
+     * How {@link #named} marks the lock's own holder; a {@code LockUnavailableException} whose
+     * evidence has it says that leases are not reentrant, and what is.
+     */
+    public static final String OWN_LEASE = "this lock's own holder name: held by this process under another lease";
+
     /** Why {@code name} cannot be a holder's name, if it cannot. */
     public static Optional<String> problem(String name) {
         if (name == null || name.isEmpty() || name.length() > MAX_LENGTH) {

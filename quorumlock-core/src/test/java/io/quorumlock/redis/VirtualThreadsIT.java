@@ -66,13 +66,7 @@ class VirtualThreadsIT {
 
     @Test
     void tenThousandVirtualThreadsContendingInFoursPinNoCarrierAndKeepEverySectionExclusive() throws Exception {
-        Path jdk = java21().orElseGet(() -> {
-            String missing = "no Java 21+ JDK found in $" + JDK_VARIABLE + " nor under /usr/lib/jvm: install one"
-                    + " (such as Temurin 25) or set "
-                    + JDK_VARIABLE + " to its home";
-            Assumptions.abort(missing); // .ci/run names the JDK where the machine has one
-            return null;
-        });
+        Path jdk = jdkOrAbort();
         Path recording = dir.resolve("pinned.jfr");
         Path settings = dir.resolve("pinned.jfc");
         Files.writeString(
@@ -87,25 +81,16 @@ class VirtualThreadsIT {
                         "    <setting name=\"threshold\">0 ms</setting>",
                         "  </event>",
                         "</configuration>"));
-        List<String> command = new ArrayList<>(List.of(
-                jdk.resolve("bin/java").toString(),
-                "-Xmx512m",
-                "-XX:StartFlightRecording=filename=" + recording + ",settings=" + settings,
-                "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn",
-                "-cp",
-                System.getProperty("java.class.path"),
-                VirtualThreadsMain.class.getName(),
-                String.valueOf(THREADS),
-                String.valueOf(RESOURCES),
-                String.valueOf(SECTIONS_PER_THREAD),
-                String.valueOf(CHILD_TIMEOUT.toSeconds())));
-        command.addAll(redis.uris());
+        List<String> args = childArgs(THREADS, RESOURCES, SECTIONS_PER_THREAD, CHILD_TIMEOUT, redis.uris());
         Path out = dir.resolve("child.out");
         Path err = dir.resolve("child.err");
-        Process child = new ProcessBuilder(command)
-                .redirectOutput(out.toFile())
-                .redirectError(err.toFile())
-                .start();
+        Process child = startChild(
+                jdk,
+                List.of("-XX:StartFlightRecording=filename=" + recording + ",settings=" + settings),
+                VirtualThreadsMain.class,
+                args,
+                out,
+                err);
         try {
             if (!child.waitFor(CHILD_TIMEOUT.plusSeconds(15).toSeconds(), TimeUnit.SECONDS)) {
                 String dump = threadDump(jdk, child.pid());
@@ -190,8 +175,53 @@ class VirtualThreadsIT {
                 .containsEntry("lost", "0");
     }
 
+    /** The Java 21+ JDK to run a child JVM on; the test is skipped, saying what to install, if there is none. */
+    static Path jdkOrAbort() throws IOException {
+        return java21().orElseGet(() -> {
+            String missing = "no Java 21+ JDK found in $" + JDK_VARIABLE + " nor under /usr/lib/jvm: install one"
+                    + " (such as Temurin 25) or set "
+                    + JDK_VARIABLE + " to its home";
+            Assumptions.abort(missing); // .ci/run names the JDK where the machine has one
+            return null;
+        });
+    }
+
+    /** A child's arguments: {@code threads resources sections timeoutSeconds nodeUri...}. */
+    static List<String> childArgs(int threads, int resources, int sections, Duration timeout, List<String> nodes) {
+        List<String> args = new ArrayList<>(List.of(
+                String.valueOf(threads),
+                String.valueOf(resources),
+                String.valueOf(sections),
+                String.valueOf(timeout.toSeconds())));
+        args.addAll(nodes);
+        return args;
+    }
+
+    /**
+     * Starts {@code main} with {@code args} in a child JVM of {@code jdk} on this test's class
+     * path, with 512 MB of heap, the {@code options} and SLF4J at WARN, its output in {@code out}
+     * and {@code err}.
+     */
+    static Process startChild(Path jdk, List<String> options, Class<?> main, List<String> args, Path out, Path err)
+            throws IOException {
+        List<String> command = new ArrayList<>();
+        command.add(jdk.resolve("bin/java").toString());
+        command.add("-Xmx512m");
+        command.addAll(options);
+        command.addAll(List.of(
+                "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn",
+                "-cp",
+                System.getProperty("java.class.path"),
+                main.getName()));
+        command.addAll(args);
+        return new ProcessBuilder(command)
+                .redirectOutput(out.toFile())
+                .redirectError(err.toFile())
+                .start();
+    }
+
     /** The child's {@code RESULT key=value ...} line. */
-    private static Map<String, String> result(String stdout) {
+    static Map<String, String> result(String stdout) {
         Map<String, String> result = new HashMap<>();
         stdout.lines().filter(l -> l.startsWith("RESULT ")).findFirst().ifPresent(line -> {
             Matcher m = Pattern.compile("(\\w+)=(\\S+)").matcher(line);

@@ -172,19 +172,31 @@ public final class VirtualThreadsMain {
                         .invoke(null, (Runnable) PinsItsCarrier::touch);
                 pin.join(TimeUnit.SECONDS.toMillis(5));
             }
-            System.out.println("RESULT threads=" + threads + " resources=" + resources + " sections=" + sectionsRun
-                    + " finished=" + finished.get() + " failures=" + failures.get() + " maxInside="
-                    + maxInside.get() + " lost=" + lost + " carriers=" + carriers.size() + " millis=" + millis
-                    + " done=" + done + " warmUpThread=" + warmUpId);
-            if (firstFailure.get() != null) {
-                System.err.println("first failure: " + firstFailure.get());
-            }
-            System.out.flush();
-            if (!done) {
-                System.err.println("threads still running after " + millis + " ms");
-                System.exit(2);
-            }
+            report(
+                    "threads=" + threads + " resources=" + resources + " sections=" + sectionsRun + " finished="
+                            + finished.get() + " failures=" + failures.get() + " maxInside=" + maxInside.get()
+                            + " lost=" + lost + " carriers=" + carriers.size() + " millis=" + millis + " done="
+                            + done + " warmUpThread=" + warmUpId,
+                    firstFailure.get(),
+                    done,
+                    millis);
         }
         System.exit(0);
+    }
+
+    /**
+     * Prints the {@code RESULT} line and the first failure, if any; exits with 2 if the threads
+     * were not {@code done} after {@code millis}.
+     */
+    static void report(String result, String firstFailure, boolean done, long millis) {
+        System.out.println("RESULT " + result);
+        if (firstFailure != null) {
+            System.err.println("first failure: " + firstFailure);
+        }
+        System.out.flush();
+        if (!done) {
+            System.err.println("threads still running after " + millis + " ms");
+            System.exit(2);
+        }
     }
 }

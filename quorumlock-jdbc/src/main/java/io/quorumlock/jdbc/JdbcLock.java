@@ -537,7 +537,7 @@ public final class JdbcLock implements DistributedLock<FencedLease> {
                 new ServerAnswer(
                         database,
                         ServerAnswer.Kind.HELD_BY_OTHER,
-                        "holder " + who + ", fencing token " + row.token() + ", " + row.millisLeft()
+                        Holders.named(who, holder) + ", fencing token " + row.token() + ", " + row.millisLeft()
                                 + " ms left by the database's clock"));
     }
 

@@ -7,6 +7,7 @@ import io.quorumlock.ServerAnswer;
 import io.quorumlock.spi.AcquireLoop.Attempt;
 import io.quorumlock.spi.Holders;
 import io.quorumlock.spi.LeaseCore;
+import java.nio.charset.StandardCharsets;
 import java.util.List;
 import java.util.Optional;
 import java.util.OptionalLong;
@@ -324,7 +325,8 @@ final class LockAttempts {
                     who + " (lock node " + holderNode + ", " + facts + ")",
                     answer(
                             ServerAnswer.Kind.HELD_BY_OTHER,
-                            "holder " + who + ", lock node " + holderNode + ", " + facts));
+                            Holders.named(who, new String(holder, StandardCharsets.UTF_8)) + ", lock node " + holderNode
+                                    + ", " + facts));
         } catch (Exception e) {
             if (e instanceof InterruptedException) {
                 Thread.currentThread().interrupt();
