@@ -342,8 +342,8 @@ final class LockAttempts {
                     who + facts + "; " + waited + ")",
                     calls.outcome(
                             ServerAnswer.Kind.HELD_BY_OTHER,
-                            named.map(n -> "holder " + n + ", ").orElse("") + facts + ", lease " + lease + "; "
-                                    + waited));
+                            named.map(n -> Holders.named(n, holder.toString(StandardCharsets.UTF_8)) + ", ")
+                                            .orElse("") + facts + ", lease " + lease + "; " + waited));
         } catch (EtcdCalls.RequestFailed e) {
             // etcd did not say who holds the lock now: a silent cluster, not a known holder.
             return Attempt.refused(

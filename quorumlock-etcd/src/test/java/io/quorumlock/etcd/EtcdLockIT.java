@@ -557,6 +557,18 @@ class EtcdLockIT {
         holderLocks.forEach(EtcdLock::close);
     }
 
+    @Test
+    void aSecondAcquireByTheSameHolderSaysLeasesAreNotReentrant() {
+        EtcdLock lock = holderLock("billing-1");
+        try (FencedLease held = lock.acquire("reentry", TTL, WAIT)) {
+            assertThatThrownBy(() -> lock.acquire("reentry", TTL, Duration.ZERO))
+                    .isInstanceOf(LockUnavailableException.class)
+                    .hasMessageContaining("held by billing-1")
+                    .hasMessageContaining("not reentrant")
+                    .hasMessageContaining("asLock(resource, ttl)");
+        }
+    }
+
     private EtcdLock holderLock(String holder) {
         return opened(EtcdLock.builder().endpoints(etcd.endpoints()).holder(holder));
     }
