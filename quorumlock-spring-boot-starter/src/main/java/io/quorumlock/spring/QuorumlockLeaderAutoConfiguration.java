@@ -5,11 +5,16 @@ import io.quorumlock.spi.Holders;
 import java.util.Map;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
+import org.springframework.boot.autoconfigure.condition.ConditionOutcome;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
-import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
+import org.springframework.boot.autoconfigure.condition.SpringBootCondition;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
+import org.springframework.boot.context.properties.bind.Binder;
 import org.springframework.context.ApplicationEventPublisher;
 import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.ConditionContext;
+import org.springframework.context.annotation.Conditional;
+import org.springframework.core.type.AnnotatedTypeMetadata;
 
 /**
  * With {@code quorumlock.leader.election} set, a {@link QuorumlockLeadership} bean: this instance
@@ -17,7 +22,7 @@ import org.springframework.context.annotation.Bean;
  * application's own), from the context's start to its stop.
  */
 @AutoConfiguration(after = QuorumlockAutoConfiguration.class)
-@ConditionalOnProperty(prefix = "quorumlock.leader", name = "election")
+@Conditional(QuorumlockLeaderAutoConfiguration.OnElection.class)
 @EnableConfigurationProperties(QuorumlockProperties.class)
 public class QuorumlockLeaderAutoConfiguration {
 
@@ -48,5 +53,20 @@ public class QuorumlockLeaderAutoConfiguration {
                 PROPERTIES,
                 () -> new QuorumlockLeadership(
                         lock, leader.getElection(), leader.getTtl(), Holders.defaultName(), events));
+    }
+
+    /**
+     * Matches when {@code quorumlock.leader.election} is set, empty or not, placeholder or not: the
+     * bean refuses what it cannot use, naming the property, where a condition would fail without it.
+     */
+    static final class OnElection extends SpringBootCondition {
+        @Override
+        public ConditionOutcome getMatchOutcome(ConditionContext context, AnnotatedTypeMetadata metadata) {
+            return Binder.get(context.getEnvironment())
+                            .bind("quorumlock.leader.election", String.class)
+                            .isBound()
+                    ? ConditionOutcome.match("quorumlock.leader.election is set")
+                    : ConditionOutcome.noMatch("quorumlock.leader.election is not set");
+        }
     }
 }
