@@ -17,6 +17,9 @@ import org.springframework.context.SmartLifecycle;
  * {@link LeaderElectedEvent} when this instance comes to lead and a {@link LeaderRevokedEvent} when
  * its term ends, both before another instance can be elected.
  *
+ * <p>A listener of {@link LeaderElectedEvent} that throws ends the term it was told of: this
+ * instance steps down (a {@link LeaderRevokedEvent} follows) and campaigns again.
+ *
  * <p>On a fenced backend each term carries the lease's fencing token ({@link #term()}), larger than
  * every earlier term's: hand it to the storage with the leader's writes. On Redis a term has none.
  */
@@ -39,11 +42,11 @@ public final class QuorumlockLeadership implements SmartLifecycle {
 
     QuorumlockLeadership(
             DistributedLock<?> lock, String election, Duration ttl, String holder, ApplicationEventPublisher events) {
+        this.election = election;
+        this.ttl = ttl;
         this.holder = holder;
         this.events = events;
         this.candidate = candidate(lock, election, ttl, new Listener());
-        this.election = election;
-        this.ttl = ttl;
     }
 
     private static <L extends Lease> LeaderElection.Builder<L> candidate(
