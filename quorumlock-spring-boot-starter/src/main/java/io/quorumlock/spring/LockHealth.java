@@ -1,5 +1,7 @@
 package io.quorumlock.spring;
 
+import io.quorumlock.LeaderElection;
+import io.quorumlock.Lease;
 import io.quorumlock.QuorumlockException;
 import io.quorumlock.etcd.EtcdLock;
 import io.quorumlock.jdbc.JdbcLock;
@@ -11,6 +13,8 @@ import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
+import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.health.contributor.Health;
 import org.springframework.boot.health.contributor.HealthIndicator;
 
@@ -24,6 +28,35 @@ final class LockHealth {
     static final Duration DATABASE_TIMEOUT = Duration.ofSeconds(2);
 
     private LockHealth() {}
+
+    /** {@code lock}'s health, with the detail {@code leader} where the context has a {@link QuorumlockLeadership}. */
+    static HealthIndicator withLeader(HealthIndicator lock, ObjectProvider<QuorumlockLeadership> leadership) {
+        QuorumlockLeadership candidate = leadership.getIfUnique();
+        return candidate == null ? lock : new Leading(lock, candidate);
+    }
+
+    /**
+     * The lock's health and the detail {@code leader}: the election, this instance (its holder name),
+     * whether it leads, and the term's fencing token where it leads on a fenced backend. Whether this
+     * instance leads never changes the status: a follower is as healthy as the leader.
+     */
+    record Leading(HealthIndicator lock, QuorumlockLeadership leadership) implements HealthIndicator {
+
+        @Override
+        public Health health() {
+            Health health = lock.health();
+            Map<String, Object> leader = new LinkedHashMap<>();
+            leader.put("election", leadership.election());
+            leader.put("holder", leadership.holder());
+            Optional<LeaderElection.Term<? extends Lease>> term = leadership.term(); // read once: one answer
+            leader.put("leading", term.isPresent());
+            term.ifPresent(t -> t.fencingToken().ifPresent(token -> leader.put("fencingToken", token)));
+            return Health.status(health.getStatus())
+                    .withDetails(health.getDetails())
+                    .withDetail("leader", leader)
+                    .build();
+        }
+    }
 
     /**
      * {@link Redlock#checkNodes()}: DOWN when fewer than a quorum of nodes answer, or a node that

@@ -4,6 +4,7 @@ import io.quorumlock.etcd.EtcdLock;
 import io.quorumlock.jdbc.JdbcLock;
 import io.quorumlock.redis.Redlock;
 import io.quorumlock.zookeeper.ZooKeeperLock;
+import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
@@ -16,10 +17,12 @@ import org.springframework.context.annotation.Configuration;
 /**
  * The health contributor {@code quorumlock} (bean {@code quorumlockHealthIndicator}) of the lock
  * bean, whether auto-configured or the application's own: the nodes' check for Redis, the
- * connection for ZooKeeper, a linearizable read for etcd, the lock's check for a database. Off with {@code
+ * connection for ZooKeeper, a linearizable read for etcd, the lock's check for a database; with
+ * {@code quorumlock.leader.election} set, the detail {@code leader} as well (the election, whether
+ * this instance leads, the term's fencing token). Off with {@code
  * management.health.quorumlock.enabled=false}.
  */
-@AutoConfiguration(after = QuorumlockAutoConfiguration.class)
+@AutoConfiguration(after = {QuorumlockAutoConfiguration.class, QuorumlockLeaderAutoConfiguration.class})
 @ConditionalOnClass(HealthIndicator.class)
 @ConditionalOnEnabledHealthIndicator("quorumlock")
 public class QuorumlockHealthAutoConfiguration {
@@ -31,8 +34,8 @@ public class QuorumlockHealthAutoConfiguration {
     static class RedisHealthConfiguration {
         @Bean(name = BEAN)
         @ConditionalOnMissingBean(name = BEAN)
-        HealthIndicator quorumlockHealthIndicator(Redlock lock) {
-            return new LockHealth.Redis(lock);
+        HealthIndicator quorumlockHealthIndicator(Redlock lock, ObjectProvider<QuorumlockLeadership> leadership) {
+            return LockHealth.withLeader(new LockHealth.Redis(lock), leadership);
         }
     }
 
@@ -42,8 +45,8 @@ public class QuorumlockHealthAutoConfiguration {
     static class ZooKeeperHealthConfiguration {
         @Bean(name = BEAN)
         @ConditionalOnMissingBean(name = BEAN)
-        HealthIndicator quorumlockHealthIndicator(ZooKeeperLock lock) {
-            return new LockHealth.ZooKeeper(lock);
+        HealthIndicator quorumlockHealthIndicator(ZooKeeperLock lock, ObjectProvider<QuorumlockLeadership> leadership) {
+            return LockHealth.withLeader(new LockHealth.ZooKeeper(lock), leadership);
         }
     }
 
@@ -53,8 +56,8 @@ public class QuorumlockHealthAutoConfiguration {
     static class EtcdHealthConfiguration {
         @Bean(name = BEAN)
         @ConditionalOnMissingBean(name = BEAN)
-        HealthIndicator quorumlockHealthIndicator(EtcdLock lock) {
-            return new LockHealth.Etcd(lock);
+        HealthIndicator quorumlockHealthIndicator(EtcdLock lock, ObjectProvider<QuorumlockLeadership> leadership) {
+            return LockHealth.withLeader(new LockHealth.Etcd(lock), leadership);
         }
     }
 
@@ -64,8 +67,8 @@ public class QuorumlockHealthAutoConfiguration {
     static class JdbcHealthConfiguration {
         @Bean(name = BEAN)
         @ConditionalOnMissingBean(name = BEAN)
-        HealthIndicator quorumlockHealthIndicator(JdbcLock lock) {
-            return new LockHealth.Jdbc(lock);
+        HealthIndicator quorumlockHealthIndicator(JdbcLock lock, ObjectProvider<QuorumlockLeadership> leadership) {
+            return LockHealth.withLeader(new LockHealth.Jdbc(lock), leadership);
         }
     }
 }

@@ -30,6 +30,8 @@ public class QuorumlockProperties {
 
     private final Metrics metrics = new Metrics();
 
+    private final Leader leader = new Leader();
+
     public Backend getPrimary() {
         return primary;
     }
@@ -58,10 +60,14 @@ public class QuorumlockProperties {
         return metrics;
     }
 
+    public Leader getLeader() {
+        return leader;
+    }
+
     @Override
     public String toString() {
         return "QuorumlockProperties[primary " + primary + ", redis " + redis + ", zookeeper " + zookeeper + ", etcd "
-                + etcd + ", jdbc " + jdbc + ", metrics " + metrics + "]";
+                + etcd + ", jdbc " + jdbc + ", metrics " + metrics + ", leader " + leader + "]";
     }
 
     /** The Redis lock: one node, or Redlock over several independent nodes. */
@@ -374,6 +380,43 @@ public class QuorumlockProperties {
         @Override
         public String toString() {
             return "Metrics[tagResources " + tagResources + ", maxTaggedResources " + maxTaggedResources + "]";
+        }
+    }
+
+    /** Leader election over the lock: one instance of the application holds a role at a time. */
+    public static class Leader {
+
+        /**
+         * The election this instance joins when the context starts, such as billing-scheduler: the
+         * resource its leaders lock. Unset, there is no election.
+         */
+        private String election;
+
+        /**
+         * The TTL of the leader's lease: a leader that dies leaves the role free within it. The
+         * lock keeps the lease alive while the instance runs. The default is 30 s.
+         */
+        private Duration ttl = Duration.ofSeconds(30);
+
+        public String getElection() {
+            return election;
+        }
+
+        public void setElection(String election) {
+            this.election = election;
+        }
+
+        public Duration getTtl() {
+            return ttl;
+        }
+
+        public void setTtl(Duration ttl) {
+            this.ttl = ttl;
+        }
+
+        @Override
+        public String toString() {
+            return "Leader[election " + election + ", ttl " + ttl + "]";
         }
     }
 }

@@ -21,6 +21,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.springframework.boot.actuate.endpoint.SanitizableData;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
+import org.springframework.boot.diagnostics.FailureAnalysis;
 import org.springframework.boot.json.JsonParserFactory;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import org.springframework.context.annotation.Bean;
@@ -197,6 +198,68 @@ class QuorumlockConfigurationTest {
                         assertThat(messages(context.getStartupFailure())).contains("quorumlock.redis.node-timeout"));
     }
 
+    /** The runner with the election's auto-configuration; each refusal comes before the election starts. */
+    private ApplicationContextRunner electing(String... properties) {
+        return runner.withConfiguration(AutoConfigurations.of(QuorumlockLeaderAutoConfiguration.class))
+                .withPropertyValues(properties);
+    }
+
+    /** What Boot reports for the failure: the analyzer's description. */
+    private static String reported(Throwable failure) {
+        FailureAnalysis analysis = new QuorumlockFailureAnalyzer().analyze(failure);
+        assertThat(analysis).as("the analysis of " + failure).isNotNull();
+        return analysis.getDescription();
+    }
+
+    @Test
+    void withoutAnElectionThereIsNoLeadership() {
+        electing("quorumlock.redis.nodes=redis://127.0.0.1:1")
+                .run(context -> assertThat(context).doesNotHaveBean(QuorumlockLeadership.class));
+    }
+
+    @Test
+    void anElectionWithoutALockFailsInOneLineNamingTheBackends() {
+        electing("quorumlock.leader.election=billing-scheduler")
+                .run(
+                        context -> assertThat(reported(context.getStartupFailure()))
+                                .isEqualTo(
+                                        "quorumlock.leader.election is set, but the context has no single lock: configure a"
+                                                + " backend (quorumlock.redis.nodes, quorumlock.zookeeper.connect-string,"
+                                                + " quorumlock.etcd.endpoints or quorumlock.jdbc.enabled), or define one DistributedLock bean"));
+    }
+
+    @Test
+    void aLeaderTtlTheLockCannotUseFailsInOneLineNamingTheProperty() {
+        electing(
+                        "quorumlock.redis.nodes=redis://127.0.0.1:1",
+                        "quorumlock.leader.election=billing-scheduler",
+                        "quorumlock.leader.ttl=-1s")
+                .run(context -> assertThat(reported(context.getStartupFailure()))
+                        .isEqualTo("quorumlock.leader.ttl: ttl must be positive, was -1000 ms (the default is 30 s)"));
+        electing(
+                        "quorumlock.redis.nodes=redis://127.0.0.1:1",
+                        "quorumlock.redis.node-timeout=100ms",
+                        "quorumlock.leader.election=billing-scheduler",
+                        "quorumlock.leader.ttl=200ms")
+                .run(context -> assertThat(reported(context.getStartupFailure()))
+                        .isEqualTo("quorumlock.leader.ttl: ttl must be longer than 3 x nodeTimeout (300 ms), was"
+                                + " 200 ms: raise the ttl or lower nodeTimeout"));
+    }
+
+    @Test
+    void anEmptyElectionNameFailsNamingTheProperty() {
+        electing("quorumlock.redis.nodes=redis://127.0.0.1:1", "quorumlock.leader.election=")
+                .run(context -> assertThat(reported(context.getStartupFailure()))
+                        .startsWith("quorumlock.leader.election: resource must not be empty"));
+    }
+
+    @Test
+    void anUnsetPlaceholderInTheElectionNameFailsNamingTheProperty() {
+        electing("quorumlock.redis.nodes=redis://127.0.0.1:1", "quorumlock.leader.election=${QUORUMLOCK_TEST_UNSET}")
+                .run(context -> assertThat(reported(context.getStartupFailure()))
+                        .startsWith("quorumlock.leader.election: the placeholder ${QUORUMLOCK_TEST_UNSET} is not set"));
+    }
+
     @Test
     void anApplicationsOwnLockBacksTheAutoConfigurationOff() {
         runner.withUserConfiguration(OwnLock.class)
@@ -257,7 +320,9 @@ class QuorumlockConfigurationTest {
                 "quorumlock.redis.tls.key",
                 "quorumlock.zookeeper.connect-string",
                 "quorumlock.zookeeper.session-timeout",
-                "quorumlock.etcd.endpoints")) {
+                "quorumlock.etcd.endpoints",
+                "quorumlock.leader.election",
+                "quorumlock.leader.ttl")) {
             boolean documented = properties.stream()
                     .anyMatch(p ->
                             name.equals(p.get("name")) && p.get("description") instanceof String d && d.length() > 20);

@@ -87,6 +87,18 @@ class StartupFailureIT {
     }
 
     @Test
+    void aLeaderTtlTheLockCannotUseStopsTheStartWithOneLineNamingTheProperty(CapturedOutput output) {
+        Throwable failure = start(
+                "quorumlock.redis.nodes=" + redis.uris().get(0),
+                "quorumlock.leader.election=nightly-jobs",
+                "quorumlock.leader.ttl=0s");
+        assertThat(failure).as("the start fails").isNotNull();
+        assertThat(theOneLineNaming("quorumlock.leader.ttl", output))
+                .contains("quorumlock.leader.ttl: ttl must be positive, was 0 ms (the default is 30 s)");
+        assertOneReportWithoutStackTrace(output);
+    }
+
+    @Test
     void twoBackendsStopTheStartWithOneLineAndTheRemedy(CapturedOutput output) {
         Throwable failure = start(
                 "quorumlock.redis.nodes=" + redis.uris().get(0), "quorumlock.zookeeper.connect-string=127.0.0.1:1");
