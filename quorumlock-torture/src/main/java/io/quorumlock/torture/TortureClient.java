@@ -240,9 +240,9 @@ final class TortureClient {
                 .listener(told)
                 .work(term -> {
                     FencedLease fenced = term.lease() instanceof FencedLease f ? f : null;
-                    // Writes until the term ends (its interrupt) or the run does; a write under
-                    // way when the term ends goes on, and the fence judges it.
-                    while (!stopped && !Thread.currentThread().isInterrupted()) {
+                    // Writes until the term ends or the run does; a write under way when the term
+                    // ends goes on (a pause swallows the interrupt), and the fence judges it.
+                    while (!stopped && term.isCurrent() && !Thread.currentThread().isInterrupted()) {
                         write(db, fence, fenced);
                     }
                 })
