@@ -8,12 +8,12 @@ import io.quorumlock.LeaderElection;
 import io.quorumlock.LeaseLostException;
 import io.quorumlock.testkit.EtcdClusterExtension;
 import io.quorumlock.testkit.FaultProxies;
+import io.quorumlock.testkit.LeaderTimeline;
 import io.quorumlock.testkit.TestTime;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
-import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -41,7 +41,7 @@ class EtcdLeaderElectionIT {
     static final EtcdClusterExtension etcd = EtcdClusterExtension.members(1);
 
     private final List<AutoCloseable> closing = new ArrayList<>();
-    private final List<Told> timeline = new CopyOnWriteArrayList<>();
+    private final LeaderTimeline timeline = new LeaderTimeline(TTL, WAIT, MARGIN);
 
     @AfterEach
     void close() throws Exception {
@@ -49,9 +49,6 @@ class EtcdLeaderElectionIT {
             closing.get(i).close();
         }
     }
-
-    /** One listener call, in the order of all candidates' calls. */
-    private record Told(String candidate, boolean elected, long token, long at) {}
 
     private final class Candidate {
         final String name;
@@ -67,13 +64,13 @@ class EtcdLeaderElectionIT {
                     .listener(new LeaderElection.Listener<>() {
                         @Override
                         public void elected(LeaderElection.Term<? extends FencedLease> term) {
-                            timeline.add(new Told(name, true, token(term), System.nanoTime()));
+                            timeline.elected(name, token(term));
                         }
 
                         @Override
                         public void revoked(
                                 LeaderElection.Term<? extends FencedLease> term, Optional<LeaseLostException> cause) {
-                            timeline.add(new Told(name, false, token(term), System.nanoTime()));
+                            timeline.revoked(name, token(term));
                         }
                     })
                     .start();
@@ -96,53 +93,14 @@ class EtcdLeaderElectionIT {
                 .orElseThrow();
     }
 
-    /** The first election after {@code from} in the timeline, of a candidate other than {@code old}. */
-    private Told awaitElected(int from, String old) {
-        TestTime.await(
-                WAIT,
-                () -> timeline.subList(from, timeline.size()).stream()
-                        .anyMatch(t -> t.elected && !t.candidate.equals(old)),
-                "another candidate to be elected after " + old);
-        return timeline.subList(from, timeline.size()).stream()
-                .filter(t -> t.elected && !t.candidate.equals(old))
-                .findFirst()
-                .orElseThrow();
-    }
-
-    private Told handOver(String how, Candidate leader, Fault fault) throws Exception {
-        int mark = timeline.size();
-        long start = System.nanoTime();
-        fault.apply(leader);
-        Told next = awaitElected(mark, leader.name);
-        long tookMillis = TimeUnit.NANOSECONDS.toMillis(next.at - start);
-        log.info("etcd leader hand-over, leader {}: {} ms (TTL {} ms)", how, tookMillis, TTL.toMillis());
-        assertThat(tookMillis)
-                .as("hand-over when " + how)
-                .isLessThanOrEqualTo(TTL.plus(MARGIN).toMillis());
-        return next;
-    }
-
-    /** Asserts the old leader was told its term ended before the next leader was told it leads. */
-    private void assertRevokedBeforeElected(String old, Told next) {
-        int revoked = indexOf(old, false, timeline.size());
-        assertThat(revoked).as(old + " revoked").isNotNegative();
-        assertThat(revoked)
-                .as(old + " revoked before " + next.candidate + " elected")
-                .isLessThan(timeline.indexOf(next));
-    }
-
-    private int indexOf(String candidate, boolean elected, int before) {
-        for (int i = before - 1; i >= 0; i--) {
-            if (timeline.get(i).candidate.equals(candidate) && timeline.get(i).elected == elected) {
-                return i;
-            }
-        }
-        return -1;
-    }
-
-    @FunctionalInterface
-    private interface Fault {
-        void apply(Candidate leader) throws Exception;
+    private LeaderTimeline.Told handOver(String how, LeaderTimeline.Fault fault, Candidate leader) throws Exception {
+        LeaderTimeline.HandOver handOver = timeline.handOver(how, leader.name, fault);
+        log.info(
+                "etcd leader hand-over, leader {}: {} ms (TTL {} ms)",
+                how,
+                handOver.took().toMillis(),
+                TTL.toMillis());
+        return handOver.next();
     }
 
     @Test
@@ -157,13 +115,13 @@ class EtcdLeaderElectionIT {
                 .as("leaders")
                 .hasSize(1);
 
-        Told afterClose = handOver("closed", first, leader -> leader.election.close());
-        assertRevokedBeforeElected(first.name, afterClose);
+        LeaderTimeline.Told afterClose = handOver("closed", () -> first.election.close(), first);
+        timeline.assertRevokedBeforeElected(first.name, afterClose);
         candidates.remove(first);
 
         Candidate second = theLeader(candidates);
-        Told afterStepDown = handOver("stepped down", second, leader -> leader.election.stepDown());
-        assertRevokedBeforeElected(second.name, afterStepDown);
+        LeaderTimeline.Told afterStepDown = handOver("stepped down", () -> second.election.stepDown(), second);
+        timeline.assertRevokedBeforeElected(second.name, afterStepDown);
 
         Candidate third = theLeader(candidates);
         // The lease dropped as if its process died: etcd deletes the key at once, and the old
@@ -173,21 +131,17 @@ class EtcdLeaderElectionIT {
                 .build()) {
             handOver(
                     "killed (lease revoked)",
-                    third,
-                    leader -> admin.getLeaseClient()
+                    () -> admin.getLeaseClient()
                             .revoke(((EtcdLease)
-                                            leader.election.term().orElseThrow().lease())
+                                            third.election.term().orElseThrow().lease())
                                     .leaseId())
-                            .get(5, TimeUnit.SECONDS));
+                            .get(5, TimeUnit.SECONDS),
+                    third);
         }
-        TestTime.await(
-                WAIT,
-                () -> indexOf(third.name, false, timeline.size()) > indexOf(third.name, true, timeline.size()),
-                "the revoked leader to be told");
+        timeline.awaitRevoked(third.name);
         theLeader(candidates);
 
-        List<Long> tokens =
-                timeline.stream().filter(Told::elected).map(Told::token).toList();
+        List<Long> tokens = timeline.electedTokens();
         assertThat(tokens)
                 .as("the terms' tokens")
                 .hasSizeGreaterThanOrEqualTo(4)
@@ -203,10 +157,10 @@ class EtcdLeaderElectionIT {
         cutOff.election.awaitLeadership(WAIT).orElseThrow();
         Candidate direct = new Candidate("direct", etcd.endpoints());
 
-        Told next = handOver("partitioned", cutOff, leader -> proxies.partition(0));
-        assertThat(next.candidate).isEqualTo("direct");
-        assertRevokedBeforeElected(cutOff.name, next);
-        assertThat(next.token).isGreaterThan(timeline.get(0).token);
+        LeaderTimeline.Told next = handOver("partitioned", () -> proxies.partition(0), cutOff);
+        assertThat(next.candidate()).isEqualTo("direct");
+        timeline.assertRevokedBeforeElected(cutOff.name, next);
+        assertThat(next.token()).isGreaterThan(timeline.told().get(0).token());
         assertThat(cutOff.election.isLeader()).isFalse();
         proxies.heal();
         assertThat(direct.election.isLeader()).isTrue();

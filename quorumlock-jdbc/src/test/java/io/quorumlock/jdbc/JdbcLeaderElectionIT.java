@@ -7,6 +7,7 @@ import io.quorumlock.LeaderElection;
 import io.quorumlock.LeaseLostException;
 import io.quorumlock.RetryPolicy;
 import io.quorumlock.testkit.FaultProxy;
+import io.quorumlock.testkit.LeaderTimeline;
 import io.quorumlock.testkit.MariaDbServerExtension;
 import io.quorumlock.testkit.PostgresServerExtension;
 import io.quorumlock.testkit.TestTime;
@@ -16,7 +17,6 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
-import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import javax.sql.DataSource;
@@ -65,7 +65,7 @@ class JdbcLeaderElectionIT {
     private Engine engine;
 
     private final List<AutoCloseable> closing = new ArrayList<>();
-    private final List<Told> timeline = new CopyOnWriteArrayList<>();
+    private final LeaderTimeline timeline = new LeaderTimeline(TTL, WAIT, MARGIN);
 
     @AfterEach
     void close() throws Exception {
@@ -73,9 +73,6 @@ class JdbcLeaderElectionIT {
             closing.get(i).close();
         }
     }
-
-    /** One listener call, in the order of all candidates' calls. */
-    private record Told(String candidate, boolean elected, long token, long at) {}
 
     private final class Candidate {
         final String name;
@@ -98,13 +95,13 @@ class JdbcLeaderElectionIT {
                     .listener(new LeaderElection.Listener<>() {
                         @Override
                         public void elected(LeaderElection.Term<? extends FencedLease> term) {
-                            timeline.add(new Told(name, true, token(term), System.nanoTime()));
+                            timeline.elected(name, token(term));
                         }
 
                         @Override
                         public void revoked(
                                 LeaderElection.Term<? extends FencedLease> term, Optional<LeaseLostException> cause) {
-                            timeline.add(new Told(name, false, token(term), System.nanoTime()));
+                            timeline.revoked(name, token(term));
                         }
                     })
                     .start();
@@ -127,19 +124,6 @@ class JdbcLeaderElectionIT {
                 .orElseThrow();
     }
 
-    /** The first election after {@code from} in the timeline, of a candidate other than {@code old}. */
-    private Told awaitElected(int from, String old) {
-        TestTime.await(
-                WAIT,
-                () -> timeline.subList(from, timeline.size()).stream()
-                        .anyMatch(t -> t.elected && !t.candidate.equals(old)),
-                "another candidate to be elected after " + old);
-        return timeline.subList(from, timeline.size()).stream()
-                .filter(t -> t.elected && !t.candidate.equals(old))
-                .findFirst()
-                .orElseThrow();
-    }
-
     private DataSource setUp(Engine engine) {
         this.engine = engine;
         this.table = "leaders_" + tables.incrementAndGet();
@@ -151,40 +135,15 @@ class JdbcLeaderElectionIT {
         return database;
     }
 
-    private Told handOver(String how, Candidate leader, Fault fault) throws Exception {
-        int mark = timeline.size();
-        long start = System.nanoTime();
-        fault.apply(leader);
-        Told next = awaitElected(mark, leader.name);
-        long tookMillis = TimeUnit.NANOSECONDS.toMillis(next.at - start);
-        log.info("{} leader hand-over, leader {}: {} ms (TTL {} ms)", engine, how, tookMillis, TTL.toMillis());
-        assertThat(tookMillis)
-                .as("hand-over when " + how)
-                .isLessThanOrEqualTo(TTL.plus(MARGIN).toMillis());
-        return next;
-    }
-
-    /** Asserts the old leader was told its term ended before the next leader was told it leads. */
-    private void assertRevokedBeforeElected(String old, Told next) {
-        int revoked = indexOf(old, false, timeline.size());
-        assertThat(revoked).as(old + " revoked").isNotNegative();
-        assertThat(revoked)
-                .as(old + " revoked before " + next.candidate + " elected")
-                .isLessThan(timeline.indexOf(next));
-    }
-
-    private int indexOf(String candidate, boolean elected, int before) {
-        for (int i = before - 1; i >= 0; i--) {
-            if (timeline.get(i).candidate.equals(candidate) && timeline.get(i).elected == elected) {
-                return i;
-            }
-        }
-        return -1;
-    }
-
-    @FunctionalInterface
-    private interface Fault {
-        void apply(Candidate leader) throws Exception;
+    private LeaderTimeline.Told handOver(String how, LeaderTimeline.Fault fault, Candidate leader) throws Exception {
+        LeaderTimeline.HandOver handOver = timeline.handOver(how, leader.name, fault);
+        log.info(
+                "{} leader hand-over, leader {}: {} ms (TTL {} ms)",
+                engine,
+                how,
+                handOver.took().toMillis(),
+                TTL.toMillis());
+        return handOver.next();
     }
 
     @ParameterizedTest
@@ -203,31 +162,30 @@ class JdbcLeaderElectionIT {
                 .as("leaders")
                 .hasSize(1);
 
-        Told afterClose = handOver("closed", first, leader -> leader.election.close());
-        assertRevokedBeforeElected(first.name, afterClose);
+        LeaderTimeline.Told afterClose = handOver("closed", () -> first.election.close(), first);
+        timeline.assertRevokedBeforeElected(first.name, afterClose);
         candidates.remove(first);
 
         Candidate second = theLeader(candidates);
-        Told afterStepDown = handOver("stepped down", second, leader -> leader.election.stepDown());
-        assertRevokedBeforeElected(second.name, afterStepDown);
+        LeaderTimeline.Told afterStepDown = handOver("stepped down", () -> second.election.stepDown(), second);
+        timeline.assertRevokedBeforeElected(second.name, afterStepDown);
 
         Candidate third = theLeader(candidates);
         // The lease dropped as if its process died: the row is gone at once, and the old leader
         // learns it at its next renewal, so no order between the two is asserted.
-        handOver("killed (row deleted)", third, leader -> {
-            try (Connection connection = database.getConnection();
-                    Statement sql = connection.createStatement()) {
-                sql.execute("DELETE FROM " + table);
-            }
-        });
-        TestTime.await(
-                WAIT,
-                () -> indexOf(third.name, false, timeline.size()) > indexOf(third.name, true, timeline.size()),
-                "the revoked leader to be told");
+        handOver(
+                "killed (row deleted)",
+                () -> {
+                    try (Connection connection = database.getConnection();
+                            Statement sql = connection.createStatement()) {
+                        sql.execute("DELETE FROM " + table);
+                    }
+                },
+                third);
+        timeline.awaitRevoked(third.name);
         theLeader(candidates);
 
-        List<Long> tokens =
-                timeline.stream().filter(Told::elected).map(Told::token).toList();
+        List<Long> tokens = timeline.electedTokens();
         assertThat(tokens)
                 .as("the terms' tokens")
                 .hasSizeGreaterThanOrEqualTo(4)
@@ -249,10 +207,10 @@ class JdbcLeaderElectionIT {
         cutOff.election.awaitLeadership(WAIT).orElseThrow();
         Candidate direct = new Candidate("direct", database);
 
-        Told next = handOver("partitioned", cutOff, leader -> proxy.partition());
-        assertThat(next.candidate).isEqualTo("direct");
-        assertRevokedBeforeElected(cutOff.name, next);
-        assertThat(next.token).isGreaterThan(timeline.get(0).token);
+        LeaderTimeline.Told next = handOver("partitioned", () -> proxy.partition(), cutOff);
+        assertThat(next.candidate()).isEqualTo("direct");
+        timeline.assertRevokedBeforeElected(cutOff.name, next);
+        assertThat(next.token()).isGreaterThan(timeline.told().get(0).token());
         assertThat(cutOff.election.isLeader()).isFalse();
         proxy.heal();
         assertThat(direct.election.isLeader()).isTrue();

@@ -242,7 +242,9 @@ final class TortureClient {
                     FencedLease fenced = term.lease() instanceof FencedLease f ? f : null;
                     // Writes until the term ends or the run does; a write under way when the term
                     // ends goes on (a pause swallows the interrupt), and the fence judges it.
-                    while (!stopped && term.isCurrent() && !Thread.currentThread().isInterrupted()) {
+                    while (!stopped
+                            && term.isCurrent()
+                            && !Thread.currentThread().isInterrupted()) {
                         write(db, fence, fenced);
                     }
                 })

@@ -6,6 +6,7 @@ import io.quorumlock.FencedLease;
 import io.quorumlock.LeaderElection;
 import io.quorumlock.LeaseLostException;
 import io.quorumlock.testkit.FaultProxy;
+import io.quorumlock.testkit.LeaderTimeline;
 import io.quorumlock.testkit.TestTime;
 import io.quorumlock.testkit.ZooKeeperServers;
 import java.nio.file.Path;
@@ -13,7 +14,6 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
-import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 import org.apache.curator.test.TestingServer;
 import org.junit.jupiter.api.AfterAll;
@@ -50,7 +50,7 @@ class ZooKeeperLeaderElectionIT {
     private static TestingServer server;
 
     private final List<AutoCloseable> closing = new ArrayList<>();
-    private final List<Told> timeline = new CopyOnWriteArrayList<>();
+    private final LeaderTimeline timeline = new LeaderTimeline(SESSION, WAIT, MARGIN);
 
     @BeforeAll
     static void startServer() throws Exception {
@@ -71,9 +71,6 @@ class ZooKeeperLeaderElectionIT {
         }
     }
 
-    /** One listener call, in the order of all candidates' calls. */
-    private record Told(String candidate, boolean elected, long token, long at) {}
-
     private final class Candidate {
         final String name;
         final ZooKeeperLock lock;
@@ -88,13 +85,13 @@ class ZooKeeperLeaderElectionIT {
                     .listener(new LeaderElection.Listener<>() {
                         @Override
                         public void elected(LeaderElection.Term<? extends FencedLease> term) {
-                            timeline.add(new Told(name, true, token(term), System.nanoTime()));
+                            timeline.elected(name, token(term));
                         }
 
                         @Override
                         public void revoked(
                                 LeaderElection.Term<? extends FencedLease> term, Optional<LeaseLostException> cause) {
-                            timeline.add(new Told(name, false, token(term), System.nanoTime()));
+                            timeline.revoked(name, token(term));
                         }
                     })
                     .start();
@@ -117,57 +114,14 @@ class ZooKeeperLeaderElectionIT {
                 .orElseThrow();
     }
 
-    /** The first election after {@code from} in the timeline, of a candidate other than {@code old}. */
-    private Told awaitElected(int from, String old) {
-        TestTime.await(
-                WAIT,
-                () -> timeline.subList(from, timeline.size()).stream()
-                        .anyMatch(t -> t.elected && !t.candidate.equals(old)),
-                "another candidate to be elected after " + old);
-        return timeline.subList(from, timeline.size()).stream()
-                .filter(t -> t.elected && !t.candidate.equals(old))
-                .findFirst()
-                .orElseThrow();
-    }
-
-    private Told handOver(String how, Candidate leader, Fault fault) throws Exception {
-        int mark = timeline.size();
-        long start = System.nanoTime();
-        fault.apply(leader);
-        Told next = awaitElected(mark, leader.name);
-        long tookMillis = TimeUnit.NANOSECONDS.toMillis(next.at - start);
+    private LeaderTimeline.Told handOver(String how, LeaderTimeline.Fault fault, Candidate leader) throws Exception {
+        LeaderTimeline.HandOver handOver = timeline.handOver(how, leader.name, fault);
         log.info(
                 "ZooKeeper leader hand-over, leader {}: {} ms (session timeout {} ms)",
                 how,
-                tookMillis,
+                handOver.took().toMillis(),
                 SESSION.toMillis());
-        assertThat(tookMillis)
-                .as("hand-over when " + how)
-                .isLessThanOrEqualTo(SESSION.plus(MARGIN).toMillis());
-        return next;
-    }
-
-    /** Asserts the old leader was told its term ended before the next leader was told it leads. */
-    private void assertRevokedBeforeElected(String old, Told next) {
-        int revoked = indexOf(old, false, timeline.size());
-        assertThat(revoked).as(old + " revoked").isNotNegative();
-        assertThat(revoked)
-                .as(old + " revoked before " + next.candidate + " elected")
-                .isLessThan(timeline.indexOf(next));
-    }
-
-    private int indexOf(String candidate, boolean elected, int before) {
-        for (int i = before - 1; i >= 0; i--) {
-            if (timeline.get(i).candidate.equals(candidate) && timeline.get(i).elected == elected) {
-                return i;
-            }
-        }
-        return -1;
-    }
-
-    @FunctionalInterface
-    private interface Fault {
-        void apply(Candidate leader) throws Exception;
+        return handOver.next();
     }
 
     @Test
@@ -182,29 +136,25 @@ class ZooKeeperLeaderElectionIT {
                 .as("leaders")
                 .hasSize(1);
 
-        Told afterClose = handOver("closed", first, leader -> leader.election.close());
-        assertRevokedBeforeElected(first.name, afterClose);
+        LeaderTimeline.Told afterClose = handOver("closed", () -> first.election.close(), first);
+        timeline.assertRevokedBeforeElected(first.name, afterClose);
         candidates.remove(first);
 
         Candidate second = theLeader(candidates);
-        Told afterStepDown = handOver("stepped down", second, leader -> leader.election.stepDown());
-        assertRevokedBeforeElected(second.name, afterStepDown);
+        LeaderTimeline.Told afterStepDown = handOver("stepped down", () -> second.election.stepDown(), second);
+        timeline.assertRevokedBeforeElected(second.name, afterStepDown);
 
         Candidate third = theLeader(candidates);
         // The session dropped as if its process died: the server deletes the node at once, and the
         // old leader learns it when its client reconnects, so no order between the two is asserted.
         handOver(
                 "killed (session expired)",
-                third,
-                leader -> ZooKeeperServers.expireSession(leader.lock.client(), server.getConnectString()));
-        TestTime.await(
-                WAIT,
-                () -> indexOf(third.name, false, timeline.size()) > indexOf(third.name, true, timeline.size()),
-                "the expired leader to be revoked");
+                () -> ZooKeeperServers.expireSession(third.lock.client(), server.getConnectString()),
+                third);
+        timeline.awaitRevoked(third.name);
         theLeader(candidates);
 
-        List<Long> tokens =
-                timeline.stream().filter(Told::elected).map(Told::token).toList();
+        List<Long> tokens = timeline.electedTokens();
         assertThat(tokens)
                 .as("the terms' tokens")
                 .hasSizeGreaterThanOrEqualTo(4)
@@ -220,10 +170,10 @@ class ZooKeeperLeaderElectionIT {
         cutOff.election.awaitLeadership(WAIT).orElseThrow();
         Candidate direct = new Candidate("direct", server.getConnectString());
 
-        Told next = handOver("partitioned", cutOff, leader -> proxy.partition());
-        assertThat(next.candidate).isEqualTo("direct");
-        assertRevokedBeforeElected(cutOff.name, next);
-        assertThat(next.token).isGreaterThan(timeline.get(0).token);
+        LeaderTimeline.Told next = handOver("partitioned", () -> proxy.partition(), cutOff);
+        assertThat(next.candidate()).isEqualTo("direct");
+        timeline.assertRevokedBeforeElected(cutOff.name, next);
+        assertThat(next.token()).isGreaterThan(timeline.told().get(0).token());
         assertThat(cutOff.election.isLeader()).isFalse();
         proxy.heal();
         assertThat(direct.election.isLeader()).isTrue();
