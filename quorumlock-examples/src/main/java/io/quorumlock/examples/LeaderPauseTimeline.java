@@ -5,12 +5,7 @@ import io.quorumlock.FencedLease;
 import io.quorumlock.LeaderElection;
 import io.quorumlock.LeaseLostException;
 import io.quorumlock.jdbc.JdbcFence;
-import io.quorumlock.jdbc.StaleTokenException;
 import java.sql.Connection;
-import java.sql.PreparedStatement;
-import java.sql.ResultSet;
-import java.sql.SQLException;
-import java.sql.Statement;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -54,6 +49,9 @@ public final class LeaderPauseTimeline {
     private final DataSource database;
     private final Duration ttl;
     private final JdbcFence fence = JdbcFence.builder().build();
+    /** Reads and writes the stock, as the pause timeline of two locks does. */
+    private final PauseTimeline inventory;
+
     private final List<String> timeline = new ArrayList<>();
     private long start;
 
@@ -61,6 +59,7 @@ public final class LeaderPauseTimeline {
     public LeaderPauseTimeline(DataSource database, Duration ttl) {
         this.database = database;
         this.ttl = ttl;
+        this.inventory = new PauseTimeline(database, ttl);
     }
 
     /**
@@ -68,7 +67,10 @@ public final class LeaderPauseTimeline {
      * and returns once A's late write was judged.
      */
     public Result play(DistributedLock<FencedLease> a, DistributedLock<FencedLease> b, Pause pause) throws Exception {
-        resetStock(1_000);
+        try (Connection c = database.getConnection()) {
+            fence.createTable(c);
+        }
+        inventory.resetStock(1_000);
         start = System.nanoTime();
         CountDownLatch bWrote = new CountDownLatch(1);
         CountDownLatch aJudged = new CountDownLatch(1);
@@ -86,14 +88,14 @@ public final class LeaderPauseTimeline {
                         return;
                     }
                     tokens[0] = term.fencingToken().orElseThrow();
-                    int seen = stock();
+                    int seen = inventory.stock();
                     note("A reads stock " + seen);
                     note("A pauses (longer than its TTL of " + ttl.toMillis() + " ms)");
                     pausedAt[0] = System.nanoTime();
                     pause.freeze();
                     awaitUninterruptibly(bWrote, bound); // a paused process sees no interrupt
                     note("A wakes, still in its work, and writes stock " + (seen - 1) + " with token " + tokens[0]);
-                    refused[0] = !write(term.lease(), seen - 1);
+                    refused[0] = !inventory.write(term.lease(), seen - 1, fence);
                     note(refused[0] ? "the fence refuses A's write: a newer token was seen" : "A's write went through");
                     aJudged.countDown();
                 })
@@ -107,9 +109,9 @@ public final class LeaderPauseTimeline {
                     .work(term -> {
                         electedB[0] = System.nanoTime();
                         tokens[1] = term.fencingToken().orElseThrow();
-                        int seen = stock();
+                        int seen = inventory.stock();
                         note("B reads stock " + seen);
-                        boolean written = write(term.lease(), seen - 1);
+                        boolean written = inventory.write(term.lease(), seen - 1, fence);
                         note("B writes stock " + (seen - 1) + " with token " + tokens[1]
                                 + (written ? ": accepted" : ": refused"));
                         bWrote.countDown();
@@ -123,7 +125,12 @@ public final class LeaderPauseTimeline {
             }
         }
         return new Result(
-                snapshot(), tokens[0], tokens[1], Duration.ofNanos(electedB[0] - pausedAt[0]), refused[0], stock());
+                snapshot(),
+                tokens[0],
+                tokens[1],
+                Duration.ofNanos(electedB[0] - pausedAt[0]),
+                refused[0],
+                inventory.stock());
     }
 
     private LeaderElection.Listener<FencedLease> told(String instance) {
@@ -162,51 +169,6 @@ public final class LeaderPauseTimeline {
         } finally {
             if (interrupted) {
                 Thread.currentThread().interrupt();
-            }
-        }
-    }
-
-    /** Writes the new stock behind the fence, in one transaction; false if the fence refused it. */
-    private boolean write(FencedLease lease, int newStock) throws SQLException {
-        try (Connection tx = database.getConnection()) {
-            tx.setAutoCommit(false);
-            try {
-                fence.check(tx, lease);
-                try (PreparedStatement update = tx.prepareStatement("UPDATE inventory SET stock = ? WHERE sku = ?")) {
-                    update.setInt(1, newStock);
-                    update.setString(2, SKU);
-                    update.executeUpdate();
-                }
-                tx.commit();
-                return true;
-            } catch (StaleTokenException e) {
-                tx.rollback();
-                return false;
-            }
-        }
-    }
-
-    private int stock() throws SQLException {
-        try (Connection c = database.getConnection();
-                PreparedStatement read = c.prepareStatement("SELECT stock FROM inventory WHERE sku = ?")) {
-            read.setString(1, SKU);
-            try (ResultSet rs = read.executeQuery()) {
-                rs.next();
-                return rs.getInt(1);
-            }
-        }
-    }
-
-    private void resetStock(int units) throws SQLException {
-        try (Connection c = database.getConnection();
-                Statement ddl = c.createStatement()) {
-            fence.createTable(c);
-            ddl.execute("CREATE TABLE IF NOT EXISTS inventory (sku VARCHAR(64) PRIMARY KEY, stock INT NOT NULL)");
-            ddl.execute("DELETE FROM inventory");
-            try (PreparedStatement insert = c.prepareStatement("INSERT INTO inventory (sku, stock) VALUES (?, ?)")) {
-                insert.setString(1, SKU);
-                insert.setInt(2, units);
-                insert.executeUpdate();
             }
         }
     }
