@@ -95,7 +95,7 @@ public final class PauseTimeline {
     }
 
     /** Writes the new stock in one transaction, behind the fence if there is one; false if the fence refused it. */
-    private boolean write(Lease lease, int newStock, JdbcFence fence) {
+    boolean write(Lease lease, int newStock, JdbcFence fence) {
         try (Connection tx = database.getConnection()) {
             tx.setAutoCommit(false);
             try {
@@ -118,7 +118,7 @@ public final class PauseTimeline {
         }
     }
 
-    private int stock() {
+    int stock() {
         try (Connection c = database.getConnection();
                 PreparedStatement read = c.prepareStatement("SELECT stock FROM inventory WHERE sku = ?")) {
             read.setString(1, SKU);
@@ -131,7 +131,7 @@ public final class PauseTimeline {
         }
     }
 
-    private int resetStock(int units) {
+    int resetStock(int units) {
         try (Connection c = database.getConnection();
                 Statement ddl = c.createStatement()) {
             ddl.execute("CREATE TABLE IF NOT EXISTS inventory (sku VARCHAR(64) PRIMARY KEY, stock INT NOT NULL)");

@@ -23,6 +23,15 @@ public enum Strategy {
     /** The database lock on MariaDB, its sequence's value as fencing token, checked by {@code JdbcFence}. */
     MARIADB("mariadb", "MariaDB lock + JdbcFence", Servers.MARIADB, 1, true, true),
     /**
+     * Leader election over the ZooKeeper lock: the leader writes while it leads, with its term's
+     * fencing token, checked by {@code JdbcFence}.
+     */
+    ZOOKEEPER_LEADER("zookeeper-leader", "ZooKeeper leader + JdbcFence", Servers.ZOOKEEPER, 3, true, true),
+    /** Leader election over the etcd lock, the leader's writes fenced by its term's token. */
+    ETCD_LEADER("etcd-leader", "etcd leader + JdbcFence", Servers.ETCD, 3, true, true),
+    /** Leader election over the database lock on PostgreSQL, the leader's writes fenced by its term's token. */
+    POSTGRES_LEADER("postgres-leader", "PostgreSQL leader + JdbcFence", Servers.POSTGRES, 1, true, true),
+    /**
      * The same database lock on PostgreSQL, its record written plainly as the Redis locks write it:
      * its tokens go unchecked, so it promises no more than a TTL lock.
      */
@@ -86,6 +95,14 @@ public enum Strategy {
     /** True if grants carry fencing tokens that the storage checks. */
     public boolean fenced() {
         return fenced;
+    }
+
+    /**
+     * True if the clients run a {@code LeaderElection} over the lock instead of acquiring and
+     * releasing it: a grant is a term, and the leader writes until its term ends.
+     */
+    public boolean leader() {
+        return this == ZOOKEEPER_LEADER || this == ETCD_LEADER || this == POSTGRES_LEADER;
     }
 
     /**

@@ -1,7 +1,10 @@
 package io.quorumlock.torture;
 
+import io.quorumlock.DistributedLock;
 import io.quorumlock.FencedLease;
+import io.quorumlock.LeaderElection;
 import io.quorumlock.Lease;
+import io.quorumlock.LeaseLostException;
 import io.quorumlock.LockUnavailableException;
 import io.quorumlock.jdbc.JdbcFence;
 import io.quorumlock.jdbc.StaleTokenException;
@@ -17,12 +20,14 @@ import java.sql.DriverManager;
 import java.sql.SQLException;
 import java.time.Duration;
 import java.util.List;
+import java.util.Optional;
 import java.util.SplittableRandom;
 import java.util.concurrent.atomic.AtomicReference;
 
 /**
  * One torture client: acquire the lock, read-modify-write the shared record (decrement it by
- * one), release; again until told to stop. Every step goes into the client's history. Commands
+ * one), release; again until told to stop. A leader strategy's client campaigns instead, and
+ * read-modify-writes while it leads. Every step goes into the client's history. Commands
  * from the harness arrive on another thread through {@link #command}: {@code pause MILLIS
  * DEADLINE CLAIM} and {@code expire DEADLINE CLAIM} go to every client of a strategy and strike
  * the first one to reach a write (between its read and its write, the worst moment) before the
@@ -146,6 +151,9 @@ final class TortureClient {
     void run() throws SQLException {
         try (Connection connection = db) {
             JdbcFence fence = JdbcFence.builder().build();
+            if (config.strategy().leader()) {
+                campaign(lock.lock(), connection, fence);
+            }
             while (!stopped) {
                 if (config.strategy() == Strategy.OPTIMISTIC) {
                     write(connection, fence, null);
@@ -195,6 +203,54 @@ final class TortureClient {
                 record(event(Kind.OK, Op.RELEASE));
             } catch (RuntimeException e) {
                 record(event(Kind.INFO, Op.RELEASE).withLabel(firstLine(e)));
+            }
+        }
+    }
+
+    /**
+     * Campaigns until stopped, as one candidate of a {@link LeaderElection}: a term is recorded as a
+     * grant (its token the term's) and its end as a release, or a loss; the leader writes with its
+     * term's token until the term ends.
+     */
+    private <L extends Lease> void campaign(DistributedLock<L> candidate, Connection db, JdbcFence fence) {
+        record(event(Kind.INVOKE, Op.ACQUIRE));
+        LeaderElection.Listener<L> told = new LeaderElection.Listener<>() {
+            @Override
+            public void elected(LeaderElection.Term<? extends L> term) {
+                Event granted = event(Kind.OK, Op.ACQUIRE)
+                        .withValidity(term.lease().validity().toMillis());
+                if (term.lease() instanceof FencedLease fenced) {
+                    held.set(fenced);
+                    granted = granted.withFencingToken(fenced.fencingToken());
+                }
+                record(granted);
+            }
+
+            @Override
+            public void revoked(LeaderElection.Term<? extends L> term, Optional<LeaseLostException> cause) {
+                held.set(null);
+                cause.ifPresent(lost -> record(event(Kind.INFO, Op.LEASE_LOST).withLabel(firstLine(lost))));
+                record(event(Kind.INVOKE, Op.RELEASE));
+                record(event(Kind.OK, Op.RELEASE));
+                record(event(Kind.INVOKE, Op.ACQUIRE)); // campaigning again
+            }
+        };
+        try (LeaderElection<L> election = LeaderElection.builder(candidate, config.resource())
+                .ttl(Duration.ofMillis(config.ttlMillis()))
+                .listener(told)
+                .work(term -> {
+                    FencedLease fenced = term.lease() instanceof FencedLease f ? f : null;
+                    // Writes until the term ends or the run does; a write under way when the term
+                    // ends goes on (a pause swallows the interrupt), and the fence judges it.
+                    while (!stopped
+                            && term.isCurrent()
+                            && !Thread.currentThread().isInterrupted()) {
+                        write(db, fence, fenced);
+                    }
+                })
+                .start()) {
+            while (!stopped) {
+                sleep(50);
             }
         }
     }

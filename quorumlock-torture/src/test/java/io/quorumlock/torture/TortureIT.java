@@ -36,10 +36,16 @@ class TortureIT {
         List<String> progress = new ArrayList<>();
         Torture.Result result = Torture.run(
                 new Torture.Options(
-                        // The database locks have runs of their own below: seven strategies of five client
-                        // processes each were too much for a 2-core machine beside two CPU burners.
-                        EnumSet.complementOf(
-                                EnumSet.of(Strategy.POSTGRES, Strategy.POSTGRES_UNFENCED, Strategy.MARIADB)),
+                        // The database locks and the leader elections have runs of their own below: seven
+                        // strategies of five client processes each were too much for a 2-core machine
+                        // beside two CPU burners.
+                        EnumSet.complementOf(EnumSet.of(
+                                Strategy.POSTGRES,
+                                Strategy.POSTGRES_UNFENCED,
+                                Strategy.MARIADB,
+                                Strategy.ZOOKEEPER_LEADER,
+                                Strategy.ETCD_LEADER,
+                                Strategy.POSTGRES_LEADER)),
                         EnumSet.allOf(FaultKind.class),
                         Duration.ofSeconds(25),
                         5,
@@ -173,6 +179,56 @@ class TortureIT {
         String shown = String.join("\n", ResultTable.lines(result));
         assertThat(result.outcomes()).extracting(Torture.Outcome::strategy).containsExactly(Strategy.MARIADB);
         staysCorrect(result.outcomes().get(0), out, result.schedule(), shown);
+        assertThat(result.exitCode()).as(shown).isZero();
+    }
+
+    /**
+     * Leader election on PostgreSQL, its leader writing with its term's token: the paused leader
+     * and the leader whose row expired hand the role over, and the fence refuses what they write
+     * after their term ended.
+     */
+    @Test
+    @Timeout(value = 2, unit = TimeUnit.MINUTES)
+    void aFencedLeaderHandsOverAndItsStaleWritesAreRefused(@TempDir Path out) throws Exception {
+        assumeTrue(
+                PostgresServer.available(), PostgresServer.unavailableReason().orElse(""));
+        Torture.Result result = Torture.run(
+                new Torture.Options(
+                        EnumSet.of(Strategy.POSTGRES_LEADER),
+                        EnumSet.of(FaultKind.PAUSE, FaultKind.EXPIRE),
+                        Duration.ofSeconds(10),
+                        3,
+                        20261204L,
+                        out,
+                        false,
+                        Duration.ofSeconds(2)),
+                new Torture.Progress(line -> {}, line -> {}));
+        String shown = String.join("\n", ResultTable.lines(result));
+        Torture.Outcome leader = result.outcomes().get(0);
+        assertThat(leader.verdict().writesAcknowledged()).as(shown).isPositive();
+        assertThat(leader.verdict().staleAccepted()).as(shown).isEmpty();
+        assertThat(leader.violated()).as(shown).isFalse();
+
+        List<Event> events;
+        try (var files = Files.list(out.resolve(Strategy.POSTGRES_LEADER.option()))) {
+            events = History.readAll(
+                    files.filter(f -> f.toString().endsWith(".jsonl")).sorted().toList());
+        }
+        List<String> leaders = Checker.inWallOrder(events).stream()
+                .filter(e -> e.op() == Event.Op.ACQUIRE && e.kind() == Event.Kind.OK)
+                .map(Event::client)
+                .toList();
+        long handOvers = java.util.stream.IntStream.range(1, leaders.size())
+                .filter(i -> !leaders.get(i).equals(leaders.get(i - 1)))
+                .count();
+        assertThat(handOvers)
+                .as("hand-overs among the terms " + leaders + "\n" + shown)
+                .isPositive();
+        if (leader.summary().faultsByKind().containsKey("pause")) {
+            // Only the leader writes, so the pause strikes the leader: it wakes after its term
+            // ended and writes what it read before, with its old token.
+            assertThat(leader.verdict().staleRejected()).as(shown).isPositive();
+        }
         assertThat(result.exitCode()).as(shown).isZero();
     }
 

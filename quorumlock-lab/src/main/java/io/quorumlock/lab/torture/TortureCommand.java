@@ -81,7 +81,8 @@ public final class TortureCommand implements Callable<Integer> {
             paramLabel = "NAMES",
             defaultValue = "all",
             description = "Strategies, comma-separated: all, or some of redis, redlock, redlock-guarded, zookeeper,"
-                    + " etcd, postgres, mariadb, postgres-unfenced, optimistic (default: ${DEFAULT-VALUE}).")
+                    + " etcd, postgres, mariadb, zookeeper-leader, etcd-leader, postgres-leader,"
+                    + " postgres-unfenced, optimistic (default: ${DEFAULT-VALUE}).")
     private String strategies;
 
     @Option(
