@@ -141,8 +141,11 @@ public final class LeaderElection<L extends Lease> implements AutoCloseable {
 
     /**
      * Ends this candidate's term, if it leads: its work is interrupted, the lease released, the term
-     * revoked; then it campaigns again, behind the candidates already waiting where the backend
-     * keeps them in order (ZooKeeper, etcd, the database's waiters).
+     * revoked; then, after the retry's first delay, it campaigns again. ZooKeeper and etcd queue it
+     * behind the candidates already waiting; where waiters are woken by the release (Redis with
+     * pub/sub, PostgreSQL), one of them takes the role within that delay; where they poll (MariaDB,
+     * Redis without pub/sub), only one that polls within it does, so make the retry's first delay
+     * longer than their poll.
      */
     public void stepDown() {
         Term<L> term;
