@@ -59,6 +59,7 @@ public final class DemoCommand implements Callable<Integer> {
 
     private DemoResult result;
     private List<io.quorumlock.examples.PauseTimeline.Result> pause;
+    private io.quorumlock.examples.LeaderPauseTimeline.Result leader;
 
     @Option(
             names = "--clients",
@@ -122,8 +123,25 @@ public final class DemoCommand implements Callable<Integer> {
                 fenceHeld
                         ? "A TTL lock cannot stop a paused client's late write; the fencing token and the fence did."
                         : "FAILED: the fence let a stale write through.");
+        out.println();
+        out.println("A leader's pause: A and B elect a leader on ZooKeeper; A, the leader, reads the stock and"
+                + " pauses until its session is gone; B is elected and sells; A wakes and writes.");
         out.flush();
-        return result.passed() && fenceHeld ? 0 : Main.FAILURE;
+        leader = PauseDemo.leader();
+        leader.timeline().forEach(out::println);
+        boolean termFenced = leader.staleWriteRefused() && leader.tokenB() > leader.tokenA();
+        out.println(
+                termFenced
+                        ? "The old leader's term ended with its session; its token is older than the new leader's,"
+                                + " and the fence refused its write."
+                        : "FAILED: the fence let the old leader's write through.");
+        out.flush();
+        return result.passed() && fenceHeld && termFenced ? 0 : Main.FAILURE;
+    }
+
+    /** The leader's pause of the last run; null before the first. */
+    io.quorumlock.examples.LeaderPauseTimeline.Result leader() {
+        return leader;
     }
 
     /** The pause timeline's results of the last run; null before the first. */

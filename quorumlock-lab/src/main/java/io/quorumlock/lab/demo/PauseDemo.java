@@ -2,6 +2,7 @@ package io.quorumlock.lab.demo;
 
 import io.quorumlock.FencedLease;
 import io.quorumlock.Lease;
+import io.quorumlock.examples.LeaderPauseTimeline;
 import io.quorumlock.examples.PauseTimeline;
 import io.quorumlock.jdbc.JdbcFence;
 import io.quorumlock.redis.Redlock;
@@ -66,6 +67,36 @@ final class PauseDemo {
                                     fence,
                                     ROUNDS);
                     return List.of(unfenced, fenced);
+                }
+            }
+        } finally {
+            deleteQuietly(dir);
+        }
+    }
+
+    /**
+     * The third part: two instances elect a leader on ZooKeeper; the leader pauses after its read
+     * until its session is gone (the ensemble ends it, as it ends a silent client's), the other is
+     * elected with a larger token and sells; the old leader wakes and its late write is refused.
+     */
+    static LeaderPauseTimeline.Result leader() throws Exception {
+        Path dir = Files.createTempDirectory("quorumlock-zk-");
+        JdbcDataSource database = new JdbcDataSource();
+        database.setURL("jdbc:h2:mem:leader-demo;DB_CLOSE_DELAY=-1");
+        try (TestingServer zookeeper = ZooKeeperServers.server(dir)) {
+            String ensemble = zookeeper.getConnectString();
+            try (CuratorFramework clientA =
+                            CuratorFrameworkFactory.newClient(ensemble, 5_000, 2_000, new RetryOneTime(100));
+                    ZooKeeperLock b = ZooKeeperLock.builder()
+                            .connectString(ensemble)
+                            .holder("B")
+                            .build()) {
+                clientA.start();
+                try (ZooKeeperLock a =
+                        ZooKeeperLock.builder().client(clientA).holder("A").build()) {
+                    // The term lasts as long as A's session (5 s); the expiry stands for a longer pause.
+                    return new LeaderPauseTimeline(database, Duration.ofSeconds(5))
+                            .play(a, b, () -> ZooKeeperServers.expireSession(clientA, ensemble));
                 }
             }
         } finally {

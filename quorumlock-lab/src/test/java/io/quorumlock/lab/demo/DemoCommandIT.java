@@ -39,6 +39,13 @@ class DemoCommandIT {
         DemoCommand demo =
                 (DemoCommand) run.commandLine().getSubcommands().get("demo").getCommand();
         assertThat(demo.pause()).extracting(r -> r.lostUpdates()).containsExactly(5, 0);
+        assertThat(demo.leader().tokenB()).isGreaterThan(demo.leader().tokenA());
+        assertThat(run.out())
+                .containsSubsequence(
+                        "A elected", "A pauses", "B elected", "B writes stock 999", "the fence refuses A's write")
+                .as("a paused leader learns of its loss only when it wakes, whenever the ensemble ended its session")
+                .contains("A revoked: its lease is lost")
+                .contains("the fence refused its write.");
         DemoResult result = demo.result();
         assertThat(result.counts().reserved()).isPositive();
         assertThat(result.counts().unitsSold()).isEqualTo(300L - result.finalStock());
