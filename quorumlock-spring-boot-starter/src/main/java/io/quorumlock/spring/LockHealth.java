@@ -37,7 +37,8 @@ final class LockHealth {
 
     /**
      * The lock's health and the detail {@code leader}: the election, this instance (its holder name),
-     * whether it leads, and the term's fencing token where it leads on a fenced backend. Whether this
+     * whether it leads, the term's fencing token where it leads on a fenced backend, and the holder
+     * name of whichever instance leads now, as the servers tell ("unknown" if they cannot). Whether this
      * instance leads never changes the status: a follower is as healthy as the leader.
      */
     record Leading(HealthIndicator lock, QuorumlockLeadership leadership) implements HealthIndicator {
@@ -51,6 +52,11 @@ final class LockHealth {
             Optional<LeaderElection.Term<? extends Lease>> term = leadership.term(); // read once: one answer
             leader.put("leading", term.isPresent());
             term.ifPresent(t -> t.fencingToken().ifPresent(token -> leader.put("fencingToken", token)));
+            try {
+                leadership.leader().ifPresent(who -> leader.put("leader", who.name()));
+            } catch (RuntimeException e) { // the servers could not tell: the lock's own health says why
+                leader.put("leader", "unknown");
+            }
             return Health.status(health.getStatus())
                     .withDetails(health.getDetails())
                     .withDetail("leader", leader)

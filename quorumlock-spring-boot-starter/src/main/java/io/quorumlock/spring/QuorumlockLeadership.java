@@ -86,6 +86,17 @@ public final class QuorumlockLeadership implements SmartLifecycle {
     }
 
     /**
+     * Who leads the election now, as the lock's servers tell (any instance, this one or another):
+     * empty if nobody leads, or if the bean is not running.
+     *
+     * @throws io.quorumlock.QuorumlockException if the servers cannot tell
+     */
+    public Optional<io.quorumlock.LockHolder> leader() {
+        LeaderElection<?> election = running;
+        return election == null ? Optional.empty() : election.leader();
+    }
+
+    /**
      * Waits up to {@code maxWait} until this instance leads.
      *
      * @return the term, or empty if {@code maxWait} passed first

@@ -2,6 +2,7 @@ package io.quorumlock.spring;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.quorumlock.LockHolder;
 import io.quorumlock.testkit.PostgresServerExtension;
 import io.quorumlock.testkit.RedisServersExtension;
 import io.quorumlock.testkit.TestTime;
@@ -196,7 +197,13 @@ class LeadershipIT {
                 .containsEntry("election", ELECTION)
                 .containsEntry("leading", true)
                 .doesNotContainKey("fencingToken");
-        assertThat(leaderDetail(b)).containsEntry("leading", false);
+        assertThat(leaderDetail(b))
+                .containsEntry("leading", false)
+                .as("who leads, as the servers tell b (both instances of this JVM share the holder name)")
+                .containsEntry("leader", leadership(a).holder());
+        assertThat(leadership(b).leader())
+                .map(LockHolder::name)
+                .hasValue(leadership(a).holder());
 
         long start = System.nanoTime();
         a.stop(); // SmartLifecycle.stop: a steps down and leaves the election
