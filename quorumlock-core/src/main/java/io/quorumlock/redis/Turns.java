@@ -5,6 +5,8 @@ import io.quorumlock.RetryPolicy;
 import io.quorumlock.spi.AcquireLoop;
 import io.quorumlock.spi.Waiters;
 import java.util.concurrent.TimeUnit;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * The pauses of one {@link Redlock#acquire} between its attempts. The threads of one lock that
@@ -28,6 +30,8 @@ import java.util.concurrent.TimeUnit;
  * </ul>
  */
 final class Turns implements AcquireLoop.Pause, AutoCloseable {
+
+    private static final Logger log = LoggerFactory.getLogger(Turns.class);
 
     /** How often a waiter behind others looks whether its turn has come (in memory only). */
     static final long TURN_CHECK_NANOS = TimeUnit.MILLISECONDS.toNanos(100);
@@ -153,6 +157,15 @@ final class Turns implements AcquireLoop.Pause, AutoCloseable {
 
     /** Sleeps {@code nanos} or until woken; if that does not fit in {@code nanosLeft}, only a wake-up is worth a retry. */
     private boolean pause(long nanos, long nanosLeft) throws InterruptedException {
+        if (log.isDebugEnabled()) {
+            log.debug(
+                    "'{}': refused ({}), pausing up to {} ms; releases heard on {} nodes{}",
+                    resource,
+                    refusal,
+                    TimeUnit.NANOSECONDS.toMillis(Math.min(nanos, nanosLeft)),
+                    listening ? rounds.wakeups.heardOn(resource) : 0,
+                    channelBefore ? "" : " (not all before the attempt)");
+        }
         long end = rounds.nowNanos() + nanosLeft;
         if (nanos >= nanosLeft) {
             return waiter.await(nanosLeft) && inTurn(end) && next();
