@@ -210,6 +210,11 @@ public final class LeaderElection<L extends Lease> implements AutoCloseable {
                     failures = pause(++failures);
                 }
                 continue;
+            } catch (IllegalStateException e) {
+                if (!closed.getAndSet(true)) { // the lock is closed: nothing left to campaign with
+                    log.warn("election '{}': the candidate leaves the election: {}", name, e.getMessage());
+                }
+                break;
             } catch (RuntimeException e) {
                 if (closed.get()) {
                     break;
@@ -395,7 +400,8 @@ public final class LeaderElection<L extends Lease> implements AutoCloseable {
         /**
          * {@code term} ended: at the lease's notice of loss ({@code cause} present; another candidate
          * may be elected once the lease has run out), or by a step-down, the work's return or the
-         * close ({@code cause} empty). Called before another candidate can be elected.
+         * close ({@code cause} empty). Called before another candidate can be elected, while this
+         * process runs: a paused process is told when it wakes, which the fencing token covers.
          */
         default void revoked(Term<? extends L> term, Optional<LeaseLostException> cause) {}
     }

@@ -36,6 +36,8 @@ class LeaderElectionIT {
     @RegisterExtension
     static final RedisServersExtension redis = RedisServersExtension.nodes(3);
 
+    private static final org.slf4j.Logger log = org.slf4j.LoggerFactory.getLogger(LeaderElectionIT.class);
+
     private static final Duration TTL = Duration.ofSeconds(5);
     private static final Duration WAIT = TestTime.scaled(Duration.ofSeconds(15));
 
@@ -104,8 +106,10 @@ class LeaderElectionIT {
                 .map(LockHolder::name)
                 .hasValue("a");
 
+        long closedAt = System.nanoTime();
         a.close();
         assertThat(b.awaitLeadership(WAIT)).as("b after a closed").isPresent();
+        handOver("closed", closedAt, eventsB, TTL);
         assertThat(b.leader()).map(LockHolder::name).hasValue("b");
         assertThat(a.isLeader()).isFalse();
         assertThat(eventsA.told).containsExactly("elected", "revoked");
@@ -180,10 +184,12 @@ class LeaderElectionIT {
                 .start();
         closing.add(b);
 
+        long partitionedAt = System.nanoTime();
         for (FaultProxy proxy : proxies) {
             proxy.partition();
         }
         assertThat(b.awaitLeadership(WAIT)).as("b once a's keys ran out").isPresent();
+        handOver("partitioned", partitionedAt, eventsB, ttl);
         TestTime.await(Duration.ofSeconds(5), () -> interruptedAt.get() != 0, "a's work to be interrupted");
         assertThat(eventsA.told).startsWith("elected", "lost");
         assertThat(eventsA.revokedAt.get()).as("a revoked before b elected").isLessThan(eventsB.electedAt.get());
@@ -191,6 +197,37 @@ class LeaderElectionIT {
                 .as("a's work interrupted before b elected")
                 .isLessThan(eventsB.electedAt.get());
         assertThat(a.isLeader()).isFalse();
+    }
+
+    @Test
+    void aLeaderWhoseProcessDiesLeavesTheRoleWhenItsKeysRunOut() {
+        Duration ttl = TestTime.scaled(Duration.ofSeconds(2));
+        Redlock dying = lock(redis.uris(), "a");
+        LeaderElection<Lease> a =
+                LeaderElection.builder(dying, "scheduler").ttl(ttl).start();
+        closing.add(a);
+        a.awaitLeadership(WAIT).orElseThrow();
+        Events eventsB = new Events();
+        LeaderElection<Lease> b = LeaderElection.builder(lock(redis.uris(), "b"), "scheduler")
+                .ttl(ttl)
+                .listener(eventsB)
+                .start();
+        closing.add(b);
+
+        long diedAt = System.nanoTime();
+        dying.close(); // its watchdog stops and nothing releases the keys, as when the process dies
+        assertThat(b.awaitLeadership(WAIT)).as("b once a's keys ran out").isPresent();
+        long took = handOver("killed", diedAt, eventsB, ttl);
+        assertThat(Duration.ofMillis(took)).as("no earlier than the keys' end").isGreaterThan(ttl.dividedBy(2));
+        TestTime.await(Duration.ofSeconds(5), () -> a.toString().contains("closed"), "a to leave the election");
+    }
+
+    /** Logs and bounds a hand-over from {@code fromNanos} to b's election: the TTL and a margin at most. */
+    private static long handOver(String how, long fromNanos, Events next, Duration ttl) {
+        long took = TimeUnit.NANOSECONDS.toMillis(next.electedAt.get() - fromNanos);
+        log.info("Redlock leader hand-over, leader {}: {} ms (TTL {} ms)", how, took, ttl.toMillis());
+        assertThat(Duration.ofMillis(took)).isLessThan(ttl.plus(TestTime.scaled(Duration.ofSeconds(3))));
+        return took;
     }
 
     @Test
