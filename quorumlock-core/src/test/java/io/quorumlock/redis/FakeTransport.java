@@ -29,6 +29,14 @@ final class FakeTransport implements Transport, Transport.Lane {
      * load would make it).
      */
     private final boolean[] answering;
+    /**
+     * Per node, guarded by {@link #replies}: requests sent whose worker has not begun to handle
+     * them. The node has not seen them yet: a wait that ends meanwhile would read the scheduler's
+     * delay of the worker (a busy machine) as the node's silence.
+     */
+    private final int[] queued;
+    /** How long a wait goes on in real time past its deadline while a node has not seen a request. */
+    private static final long SCHEDULER_GRACE_NANOS = TimeUnit.SECONDS.toNanos(10);
 
     /** Per node: when each request still owed was sent, and when the node last answered. */
     private final ConcurrentLinkedQueue<Long>[] owed;
@@ -50,6 +58,7 @@ final class FakeTransport implements Transport, Transport.Lane {
         this.owed = queues;
         this.lastReply = new long[nodes.size()];
         this.answering = new boolean[nodes.size()];
+        this.queued = new int[nodes.size()];
         for (int i = 0; i < workers.length; i++) {
             workers[i] = Executors.newSingleThreadExecutor();
             owed[i] = new ConcurrentLinkedQueue<>();
@@ -110,7 +119,13 @@ final class FakeTransport implements Transport, Transport.Lane {
             public void send(Command command, ReplyHandler handler) {
                 Link link = this;
                 owed[node].add(ticker.nanos());
+                synchronized (replies) {
+                    queued[node]++;
+                }
                 workers[node].execute(() -> {
+                    synchronized (replies) {
+                        queued[node]--;
+                    }
                     Reply reply = nodes.get(node).handle(command, () -> {
                         synchronized (replies) {
                             answering[node] = true;
@@ -135,9 +150,14 @@ final class FakeTransport implements Transport, Transport.Lane {
         // The fake ticker may stand still: wait in real time, as far from now as the deadline is.
         long deadline = deadlineNanos.getAsLong();
         long realDeadline = System.nanoTime() + (deadline - ticker.nanos());
+        long graceEnd = realDeadline + SCHEDULER_GRACE_NANOS;
         synchronized (replies) {
             while (!done.getAsBoolean()) {
                 long left = realDeadline - System.nanoTime();
+                if (left <= 0 && unseen() && ticker.nanos() - deadline < 0 && graceEnd - System.nanoTime() > 0) {
+                    left = TimeUnit.MILLISECONDS.toNanos(1); // a worker not yet run: no node was silent
+                    realDeadline = System.nanoTime() + left;
+                }
                 if (left <= 0) {
                     long next = deadlineNanos.getAsLong(); // asked again once passed: it may move on
                     if (next <= deadline) {
@@ -151,6 +171,16 @@ final class FakeTransport implements Transport, Transport.Lane {
             }
             return true;
         }
+    }
+
+    /** Under {@link #replies}: whether some node has a request its worker has not begun. */
+    private boolean unseen() {
+        for (int count : queued) {
+            if (count > 0) {
+                return true;
+            }
+        }
+        return false;
     }
 
     @Override
