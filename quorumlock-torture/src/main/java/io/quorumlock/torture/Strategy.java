@@ -31,6 +31,8 @@ public enum Strategy {
     ETCD_LEADER("etcd-leader", "etcd leader + JdbcFence", Servers.ETCD, 3, true, true),
     /** Leader election over the database lock on PostgreSQL, the leader's writes fenced by its term's token. */
     POSTGRES_LEADER("postgres-leader", "PostgreSQL leader + JdbcFence", Servers.POSTGRES, 1, true, true),
+    /** The same on MariaDB, whose waiting candidates poll rather than hear the release. */
+    MARIADB_LEADER("mariadb-leader", "MariaDB leader + JdbcFence", Servers.MARIADB, 1, true, true),
     /**
      * The same database lock on PostgreSQL, its record written plainly as the Redis locks write it:
      * its tokens go unchecked, so it promises no more than a TTL lock.
@@ -102,7 +104,7 @@ public enum Strategy {
      * releasing it: a grant is a term, and the leader writes until its term ends.
      */
     public boolean leader() {
-        return this == ZOOKEEPER_LEADER || this == ETCD_LEADER || this == POSTGRES_LEADER;
+        return this == ZOOKEEPER_LEADER || this == ETCD_LEADER || this == POSTGRES_LEADER || this == MARIADB_LEADER;
     }
 
     /**

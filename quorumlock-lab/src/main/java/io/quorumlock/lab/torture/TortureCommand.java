@@ -81,7 +81,7 @@ public final class TortureCommand implements Callable<Integer> {
             paramLabel = "NAMES",
             defaultValue = "all",
             description = "Strategies, comma-separated: all, or some of redis, redlock, redlock-guarded, zookeeper,"
-                    + " etcd, postgres, mariadb, zookeeper-leader, etcd-leader, postgres-leader,"
+                    + " etcd, postgres, mariadb, zookeeper-leader, etcd-leader, postgres-leader, mariadb-leader,"
                     + " postgres-unfenced, optimistic (default: ${DEFAULT-VALUE}).")
     private String strategies;
 
