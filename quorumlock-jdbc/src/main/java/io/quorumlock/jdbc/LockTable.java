@@ -168,7 +168,8 @@ final class LockTable {
 
     /**
      * One connection used until a deadline: each statement may block only for what is left of it
-     * (the connection's network timeout and the statement's query timeout), and runs in auto-commit.
+     * (the connection's network timeout; where there is none, the statement's query timeout), and
+     * runs in auto-commit.
      */
     static final class Session implements AutoCloseable {
         private final Connection connection;
@@ -201,9 +202,14 @@ final class LockTable {
                 throw new SQLTimeoutException("no time left for the statement within the request timeout");
             }
             int leftMillis = leftMillis();
-            setNetworkTimeout(connection, leftMillis);
+            boolean bounded = setNetworkTimeout(connection, leftMillis);
             PreparedStatement statement = connection.prepareStatement(sql);
-            statement.setQueryTimeout((int) Math.max(1, (leftMillis + 999) / 1000));
+            if (!bounded) {
+                // Only where the network timeout cannot bound it (an embedded database): a query
+                // timeout is a cancel sent on a new connection, which a silent database leaves
+                // hanging (PostgreSQL's driver waits up to 10 s for it), past the deadline.
+                statement.setQueryTimeout((int) Math.max(1, (leftMillis + 999) / 1000));
+            }
             return statement;
         }
 
@@ -232,11 +238,16 @@ final class LockTable {
             }
         }
 
-        private static void setNetworkTimeout(Connection connection, int millis) {
+        /**
+         * Whether the connection took the timeout: an embedded database (H2 in memory) has no
+         * network, and refuses it or keeps none.
+         */
+        private static boolean setNetworkTimeout(Connection connection, int millis) {
             try {
                 connection.setNetworkTimeout(DIRECT, millis);
-            } catch (SQLException e) {
-                // an embedded database (H2 in memory) has no network to time out
+                return connection.getNetworkTimeout() > 0;
+            } catch (SQLException | UnsupportedOperationException e) {
+                return false;
             }
         }
     }
