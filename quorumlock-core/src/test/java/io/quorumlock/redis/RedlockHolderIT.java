@@ -166,7 +166,10 @@ class RedlockHolderIT {
                 redis.uris(),
                 RetryPolicy.jitteredBackoff(Duration.ofSeconds(30), Duration.ofSeconds(30)));
         Redlock observer = client("observer");
-        Lease lease = billing.acquire("r", TTL, WAIT);
+        // A TTL shorter than the wait: should the release miss nodes (a connection judged stale on
+        // a machine stalled for a second), the keys run out and the waiter, which reads their end,
+        // still takes the lock within the wait; the reads below must disturb neither.
+        Lease lease = billing.acquire("r", Duration.ofSeconds(3), WAIT);
         ExecutorService thread = Executors.newSingleThreadExecutor();
         open.add(thread::shutdownNow);
         Future<Lease> waiter = thread.submit(() -> waiting.acquire("r", TTL, Duration.ofSeconds(60)));
