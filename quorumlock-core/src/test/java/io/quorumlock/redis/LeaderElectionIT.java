@@ -82,8 +82,12 @@ class LeaderElectionIT {
     }
 
     private LeaderElection<Lease> candidate(Redlock lock, Events events) {
+        return candidate(lock, events, TTL);
+    }
+
+    private LeaderElection<Lease> candidate(Redlock lock, Events events, Duration ttl) {
         LeaderElection<Lease> election = LeaderElection.builder(lock, "scheduler")
-                .ttl(TTL)
+                .ttl(ttl)
                 .listener(events)
                 .start();
         closing.add(election);
@@ -178,11 +182,7 @@ class LeaderElectionIT {
         closing.add(a);
         a.awaitLeadership(WAIT).orElseThrow();
         Events eventsB = new Events();
-        LeaderElection<Lease> b = LeaderElection.builder(lock(redis.uris(), "b"), "scheduler")
-                .ttl(ttl)
-                .listener(eventsB)
-                .start();
-        closing.add(b);
+        LeaderElection<Lease> b = candidate(lock(redis.uris(), "b"), eventsB, ttl);
 
         long partitionedAt = System.nanoTime();
         for (FaultProxy proxy : proxies) {
@@ -208,11 +208,7 @@ class LeaderElectionIT {
         closing.add(a);
         a.awaitLeadership(WAIT).orElseThrow();
         Events eventsB = new Events();
-        LeaderElection<Lease> b = LeaderElection.builder(lock(redis.uris(), "b"), "scheduler")
-                .ttl(ttl)
-                .listener(eventsB)
-                .start();
-        closing.add(b);
+        LeaderElection<Lease> b = candidate(lock(redis.uris(), "b"), eventsB, ttl);
 
         long diedAt = System.nanoTime();
         dying.close(); // its watchdog stops and nothing releases the keys, as when the process dies
