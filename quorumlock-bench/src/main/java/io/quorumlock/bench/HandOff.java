@@ -339,7 +339,7 @@ final class HandOff {
             extra.put(
                     "hold_ms",
                     HOLD_MIN.toMillis() + "-" + HOLD_MIN.plus(HOLD_SPREAD).toMillis());
-            extra.put("hand_off_max_us", JmhCases.round(sorted[handOffs - 1] / 1e3, 1));
+            extra.put("hand_off_max_us", ManyCallers.percentile(sorted, 1.0));
             extra.put("release_p50_us", ManyCallers.percentile(sortedReleases, 0.50));
             extra.put("overlaps", overlaps);
             return new CaseResult(

@@ -168,7 +168,7 @@ final class QueuedHandOffs {
         extra.put("waiting", waiting);
         extra.put("queued_ms", JmhCases.round(queuedNanos / 1e6, 1));
         extra.put("total_ms", JmhCases.round((end - start) / 1e6, 1));
-        extra.put("hand_off_max_us", JmhCases.round(samples[threads - 1] / 1e3, 1));
+        extra.put("hand_off_max_us", ManyCallers.percentile(samples, 1.0));
         extra.put("overlaps", overlaps.get());
         return new CaseResult(
                 caseId,
