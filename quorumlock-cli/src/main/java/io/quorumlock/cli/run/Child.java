@@ -33,6 +33,11 @@ final class Child {
      * @throws IOException if it cannot be started (not found, not executable)
      */
     static Child start(List<String> command, Map<String, String> environment) throws IOException {
+        return new Child(builder(command, environment).start());
+    }
+
+    /** A start of {@code command} with run's stdin, stdout and stderr, and environment changed as {@link #start} says. */
+    static ProcessBuilder builder(List<String> command, Map<String, String> environment) {
         ProcessBuilder builder = new ProcessBuilder(command).inheritIO();
         Map<String, String> env = builder.environment();
         environment.forEach((name, value) -> {
@@ -42,7 +47,12 @@ final class Child {
                 env.put(name, value);
             }
         });
-        return new Child(builder.start());
+        return builder;
+    }
+
+    /** The command already started as {@code process}. */
+    static Child of(Process process) {
+        return new Child(process);
     }
 
     /** Waits for the command to exit: its exit code, or 128 + N if signal N ended it (as shells report it). */

@@ -201,6 +201,9 @@ public final class RunCommand implements Callable<Integer> {
                     + " on is the command's; write -- before it to be explicit.")
     private List<String> command = new ArrayList<>();
 
+    /** The command's start, parked while run waits; empty until then, or where it cannot be. */
+    private CompletableFuture<Optional<ParkedStart>> parked = CompletableFuture.completedFuture(Optional.empty());
+
     @Option(
             names = "--resource",
             paramLabel = "NAME",
@@ -311,7 +314,7 @@ public final class RunCommand implements Callable<Integer> {
             NodeProblems problems = lockOptions.nodeProblems(backend);
             Lease lease;
             if (!wait.isZero()) {
-                warmUp();
+                park();
             }
             try {
                 lease = lock.acquire(resource, ttl, wait);
@@ -347,6 +350,8 @@ public final class RunCommand implements Callable<Integer> {
                 }
             }
             return runUnder(lock, lease);
+        } finally {
+            unpark();
         }
     }
 
@@ -540,7 +545,10 @@ public final class RunCommand implements Callable<Integer> {
             try (Signals signals = Signals.install(forwarding::signal)) {
                 Child child;
                 try {
-                    child = Child.start(command, environment(lease));
+                    child = startParked(lease).orElse(null);
+                    if (child == null) {
+                        child = Child.start(command, environment(lease));
+                    }
                 } catch (IOException e) {
                     return cannotRun(e);
                 }
@@ -586,41 +594,70 @@ public final class RunCommand implements Callable<Integer> {
     }
 
     /**
-     * While the lock may be busy, prepares in the background what starting the command needs the
-     * first time (the JDK's process classes, the environment, the time format), so that a waiter
-     * starts its command soon after the lock is handed to it.
+     * While the lock may be busy, parks the command's start in the background (see {@link
+     * ParkedStart}), so that a waiter starts its command soon after the lock is handed to it.
      */
-    private void warmUp() {
-        Thread warm = new Thread(
-                () -> {
-                    try {
-                        new ProcessBuilder(command).environment();
-                        Class.forName("java.lang.ProcessImpl", true, null);
-                        Class.forName("java.lang.ProcessHandleImpl", true, null);
-                        Instant.now().truncatedTo(ChronoUnit.MILLIS).toString();
-                    } catch (ClassNotFoundException | RuntimeException e) {
-                        // nothing to prepare: the start does it
-                    }
-                },
-                "quorumlock-run-warm-up");
-        warm.setDaemon(true);
-        warm.start();
+    private void park() {
+        Map<String, String> environment = environment();
+        parked = CompletableFuture.supplyAsync(
+                () -> ParkedStart.park(command, environment, VALID_UNTIL_ENV, FENCING_TOKEN_ENV), task -> {
+                    Thread thread = new Thread(task, "quorumlock-run-park");
+                    thread.setDaemon(true);
+                    thread.start();
+                });
     }
 
-    /** What the command's environment gets, and loses (null values). */
-    private Map<String, String> environment(Lease lease) {
+    /** Starts the parked command under {@code lease}: empty if there is none ready, or it is gone. */
+    private Optional<Child> startParked(Lease lease) {
+        Optional<ParkedStart> ready = parked.getNow(Optional.empty());
+        return ready.isEmpty()
+                ? Optional.empty()
+                : ready.get().start(validUntil(lease), token(lease).orElse(""));
+    }
+
+    /**
+     * Ends the parked start, once it is ready, unless it became the command. Waits for it a little:
+     * a shell started as run exits could wait for run's pipe forever.
+     */
+    private void unpark() {
+        try {
+            parked.get(10, TimeUnit.SECONDS).ifPresent(ParkedStart::close);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            parked.thenAccept(ready -> ready.ifPresent(ParkedStart::close));
+        } catch (ExecutionException | TimeoutException e) {
+            parked.thenAccept(ready -> ready.ifPresent(ParkedStart::close));
+        }
+    }
+
+    /** What the command's environment gets, and loses (null values), whatever the lease. */
+    private Map<String, String> environment() {
         Map<String, String> env = new HashMap<>();
         env.put(LockOptions.PASSWORD_ENV, null); // the lock's secrets, not the command's
         env.put(LockOptions.JDBC_PASSWORD_ENV, null);
         env.put(RESOURCE_ENV, resource);
-        env.put(
-                VALID_UNTIL_ENV,
-                Instant.now()
-                        .plus(lease.remaining())
-                        .truncatedTo(ChronoUnit.MILLIS)
-                        .toString());
-        env.put(FENCING_TOKEN_ENV, lease instanceof FencedLease fenced ? Long.toString(fenced.fencingToken()) : null);
         return env;
+    }
+
+    /** What the command's environment gets, and loses (null values), under {@code lease}. */
+    private Map<String, String> environment(Lease lease) {
+        Map<String, String> env = environment();
+        env.put(VALID_UNTIL_ENV, validUntil(lease));
+        env.put(FENCING_TOKEN_ENV, token(lease).orElse(null));
+        return env;
+    }
+
+    private static String validUntil(Lease lease) {
+        return Instant.now()
+                .plus(lease.remaining())
+                .truncatedTo(ChronoUnit.MILLIS)
+                .toString();
+    }
+
+    private static Optional<String> token(Lease lease) {
+        return lease instanceof FencedLease fenced
+                ? Optional.of(Long.toString(fenced.fencingToken()))
+                : Optional.empty();
     }
 
     /** The command could not be started: one line, and the shell's exit code for it. */

@@ -13,8 +13,11 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.stream.Stream;
 
 /**
  * {@code java -jar target/quorumlock.jar run ARGS} as a user runs it, in a JVM of its own (failsafe
@@ -95,6 +98,64 @@ final class RunProcess implements AutoCloseable {
 
     boolean isAlive() {
         return process.isAlive();
+    }
+
+    /** Sends SIGKILL to run itself, which cannot clean up after it. */
+    void kill() {
+        process.destroyForcibly();
+    }
+
+    /** The processes run started, and theirs. */
+    Stream<ProcessHandle> descendants() {
+        return process.descendants();
+    }
+
+    /** The shell a waiting run parked its command's start in (see ParkedStart), once it is there. */
+    ProcessHandle parkedShell() {
+        AtomicReference<ProcessHandle> found = new AtomicReference<>();
+        try {
+            TestTime.await(
+                    Duration.ofSeconds(20),
+                    () -> {
+                        process.descendants()
+                                .filter(p -> pipe(p).isPresent())
+                                .findFirst()
+                                .ifPresent(found::set);
+                        return found.get() != null || !process.isAlive();
+                    },
+                    "the parked shell");
+        } catch (AssertionError e) {
+            throw new AssertionError(e.getMessage() + "; run's stderr: " + err(), e);
+        }
+        if (found.get() == null) {
+            throw new AssertionError("run exited with " + process.exitValue() + " before it parked: " + err());
+        }
+        return found.get();
+    }
+
+    /** The named pipe a parked shell waits on (read while it runs). */
+    static Path pipeOf(ProcessHandle shell) {
+        return pipe(shell).orElseThrow(() -> new AssertionError(shell.pid() + " is no parked shell"));
+    }
+
+    private static Optional<Path> pipe(ProcessHandle process) {
+        // sh -c SCRIPT PIPE COMMAND...; not the mkfifo that made the pipe
+        return process.info().arguments().stream()
+                .filter(args -> args.length > 2 && args[0].equals("-c"))
+                .map(args -> args[2])
+                .filter(arg -> arg.contains("/quorumlock-run-"))
+                .map(Path::of)
+                .findFirst();
+    }
+
+    /** Not running: exited, or a zombie that its new parent has not reaped yet. */
+    static boolean isGone(long pid) {
+        try {
+            String stat = Files.readString(Path.of("/proc", Long.toString(pid), "stat"));
+            return stat.charAt(stat.lastIndexOf(')') + 2) == 'Z';
+        } catch (IOException e) {
+            return true;
+        }
     }
 
     /** Sends SIGTERM to run itself. */

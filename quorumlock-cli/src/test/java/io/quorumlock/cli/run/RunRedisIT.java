@@ -187,7 +187,7 @@ class RunRedisIT {
                     .contains("timed out", "stopping the command: SIGTERM now, SIGKILL after --grace 100 ms");
             assertThat(run.out()).isEmpty();
             for (long pid : pids) {
-                TestTime.await(Duration.ofSeconds(2), () -> isGone(pid), "process " + pid + " to be gone");
+                TestTime.await(Duration.ofSeconds(2), () -> RunProcess.isGone(pid), "process " + pid + " to be gone");
             }
         }
     }
@@ -282,16 +282,6 @@ class RunRedisIT {
             return Files.size(file);
         } catch (IOException e) {
             return 0;
-        }
-    }
-
-    /** Not running: exited, or a zombie that its new parent has not reaped yet. */
-    private static boolean isGone(long pid) {
-        try {
-            String stat = Files.readString(Path.of("/proc", Long.toString(pid), "stat"));
-            return stat.charAt(stat.lastIndexOf(')') + 2) == 'Z';
-        } catch (IOException e) {
-            return true;
         }
     }
 

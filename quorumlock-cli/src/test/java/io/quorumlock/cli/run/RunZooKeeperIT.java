@@ -83,6 +83,28 @@ class RunZooKeeperIT {
     }
 
     @Test
+    void aWaitingRunsCommandStartedFromItsParkedShellSeesATokenLargerThanTheHolders() throws Exception {
+        Path token = dir.resolve("token");
+        Path go = dir.resolve("go");
+        String holding =
+                "echo $QUORUMLOCK_FENCING_TOKEN > " + token + "; while [ ! -e " + go + " ]; do sleep 0.02; done";
+        try (RunProcess holder = run("--wait", "0s", "--", "sh", "-c", holding)) {
+            TestTime.await(Duration.ofSeconds(20), () -> Files.exists(token), "the holder's command");
+            try (RunProcess waiter = run("--wait", "30s", "--", "sh", "-c", "echo $$ $QUORUMLOCK_FENCING_TOKEN")) {
+                ProcessHandle parked = waiter.parkedShell();
+                Files.writeString(go, "");
+
+                assertThat(waiter.exitCode()).as(waiter.err()).isZero();
+                assertThat(holder.exitCode()).as(holder.err()).isZero();
+                String[] seen = waiter.out().trim().split(" ");
+                assertThat(seen[0]).as("started in the parked shell").isEqualTo(Long.toString(parked.pid()));
+                assertThat(Long.parseLong(seen[1]))
+                        .isGreaterThan(Long.parseLong(Files.readString(token).trim()));
+            }
+        }
+    }
+
+    @Test
     void theSessionTimeoutFollowsTheTtlSoTheLeaseEndsAboutTtlAway() throws Exception {
         Instant before = Instant.now();
         try (RunProcess run = run("--ttl", "7s", "--", "sh", "-c", "echo \"$QUORUMLOCK_VALID_UNTIL\"")) {
