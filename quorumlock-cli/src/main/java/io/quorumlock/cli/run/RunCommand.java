@@ -238,8 +238,9 @@ public final class RunCommand implements Callable<Integer> {
             order = 13,
             converter = DurationConverter.class,
             description = "How long to wait for a busy lock before giving up with exit code 75 (or for a lock"
-                    + " service that cannot be reached, before 69). Default: ${DEFAULT-VALUE}, give up at once, as a"
-                    + " cron job wants.")
+                    + " service that cannot be reached, before 69). While it waits, the command's start is"
+                    + " prepared: a /bin/sh, parked until the lock is granted, then replaced by the command."
+                    + " Default: ${DEFAULT-VALUE}, give up at once, as a cron job wants.")
     void setWait(Duration wait) {
         this.wait = notNegative("--wait", wait, "0s gives up at once");
     }
