@@ -152,7 +152,7 @@ public final class Redlock implements DistributedLock<Lease> {
         // Not through AcquireLoop.once, as the other locks do: its attempt object and supplier
         // cost about 50 bytes per cycle on this, the bench's hot path (1,399 against 1,346 B/op).
         long start = ticker.nanos();
-        Attempt attempt = attempt(checkResource(resource), checkTtl(ttl));
+        Attempt attempt = attempt(checkResource(resource), checkTtl(ttl), 0);
         if (attempt.lease().isEmpty() && attempt.misconfigured()) {
             LockConfigurationException e = new LockConfigurationException(resource, 1, attempt.outcomes());
             if (events.on()) {
@@ -196,7 +196,7 @@ public final class Redlock implements DistributedLock<Lease> {
                 new Turns(rounds, resource, retry, recheckNanos, Math.max(connectTimeoutNanos, 1_000_000_000L))) {
             turns.yieldTo(rounds.yieldNanos(resource), maxWait);
             Lease lease = AcquireLoop.acquire(resource, maxWait, turns, ticker, events, (number, remainingNanos) -> {
-                Attempt attempt = attempt(resource, ttl);
+                Attempt attempt = attempt(resource, ttl, turns.id());
                 if (attempt.lease().isPresent()) {
                     return AcquireLoop.Attempt.granted(attempt.lease().get(), attempt.votes(), names.size());
                 }
@@ -349,7 +349,8 @@ public final class Redlock implements DistributedLock<Lease> {
     /** The result of one attempt: the lease if granted, and the evidence either way. */
     record Attempt(Optional<Lease> lease, int votes, List<ServerAnswer> outcomes, boolean misconfigured) {}
 
-    Attempt attempt(String resource, Duration ttl) {
+    /** One attempt, by a waiter with this id in the resource's line ({@link Scripts#LINE}), or 0. */
+    Attempt attempt(String resource, Duration ttl, long waiter) {
         String token = newToken() + " " + holder; // compared whole: the holder is part of the token
         Grant[] grants = new Grant[names.size()];
         Rounds.Outcome outcome = rounds.grant(resource, token, ttl.toMillis(), grants);
@@ -368,7 +369,7 @@ public final class Redlock implements DistributedLock<Lease> {
                         token.substring(0, 8));
             }
             RedlockLease lease = new RedlockLease(
-                    rounds, resource, token, grants, outcome.validityNanos(), outcome.validUntilNanos());
+                    rounds, resource, token, grants, waiter, outcome.validityNanos(), outcome.validUntilNanos());
             return new Attempt(Optional.of(lease), outcome.votes(), outcome.outcomes(), false);
         }
         if (log.isDebugEnabled()) {

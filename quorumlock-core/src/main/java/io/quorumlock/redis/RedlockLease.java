@@ -23,13 +23,23 @@ final class RedlockLease implements Lease {
     private final LeaseCore core;
     private final String token;
     private final Grant[] grants;
+    /** The id its acquire had in the resource's line of waiters ({@link Scripts#LINE}); 0 if none. */
+    private final long waiter;
     /** The watchdog's watch that keeps this lease alive; null if none. */
     private final AtomicReference<Watchdog.Watch> watch = new AtomicReference<>();
     /** Held for each extension round, so that they run one at a time; see {@link #extendRound}. */
     private final ReentrantLock rounds = new ReentrantLock();
 
-    RedlockLease(Rounds lock, String resource, String token, Grant[] grants, long validityNanos, long validUntilNanos) {
+    RedlockLease(
+            Rounds lock,
+            String resource,
+            String token,
+            Grant[] grants,
+            long waiter,
+            long validityNanos,
+            long validUntilNanos) {
         this.lock = lock;
+        this.waiter = waiter;
         this.core = new LeaseCore(
                 resource, lock.ticker(), lock.events(), LeaseCore.State.VALID, validUntilNanos, validityNanos);
         this.token = token;
@@ -174,6 +184,10 @@ final class RedlockLease implements Lease {
 
     Grant[] grants() {
         return grants;
+    }
+
+    long waiter() {
+        return waiter;
     }
 
     @Override

@@ -6,7 +6,6 @@ import io.quorumlock.QuorumlockException;
 import io.quorumlock.ServerAnswer;
 import io.quorumlock.redis.client.Command;
 import io.quorumlock.redis.client.Reply;
-import io.quorumlock.redis.client.Script;
 import io.quorumlock.redis.client.Transport;
 import io.quorumlock.spi.LockEvents;
 import io.quorumlock.spi.Ticker;
@@ -59,6 +58,8 @@ final class Rounds {
     final Waiters waiters = new Waiters();
     /** Releases by other clients, heard on the nodes while threads wait. */
     final Wakeups wakeups;
+    /** The line of the waiters of every client on the nodes. */
+    final Line line;
 
     /** A resource this lock released while other clients listened, and until when it leaves it to them. */
     private record Yield(String resource, long untilNanos) {}
@@ -86,6 +87,7 @@ final class Rounds {
         this.events = events;
         this.misconfigurations = new Misconfigurations(names.size());
         this.wakeups = new Wakeups(transport, waiters, names.size());
+        this.line = new Line(this, this.names);
     }
 
     /**
@@ -132,7 +134,7 @@ final class Rounds {
             if (outcome.held()) {
                 return outcome;
             }
-            release(round, resource, token, grants, null); // nobody to wake: it was not granted
+            release(round, resource, token, 0, grants, null); // nobody to wake: it was not granted
             return outcome.notHeld(ballot.outcomes(), ballot.misconfigured());
         }
     }
@@ -207,11 +209,17 @@ final class Rounds {
         long start = ticker.nanos();
         try (Round round = new Round(null, lease.grants())) {
             // Tells the waiters of other clients, which listen on the nodes.
-            released = release(round, lease.resource(), lease.token(), lease.grants(), listeners);
+            released = release(round, lease.resource(), lease.token(), lease.waiter(), lease.grants(), listeners);
         }
-        waiters.wake(lease.resource()); // the next in line in this process tries at once
         long heard = listeners.get(); // 0 on the usual release, with nobody waiting anywhere
-        if (heard > 0 && heard > (wakeups.heardOn(lease.resource()) > 0 ? 1 : 0)) {
+        boolean others = heard > 0 && heard > (wakeups.heardOn(lease.resource()) > 0 ? 1 : 0);
+        if (!others || !wakeups.heard(lease.resource())) {
+            // The next in line in this process tries at once. Where other clients wait too, and
+            // this one hears the release's message, the message says whose turn it is instead.
+            wakeups.forgetTurn(lease.resource());
+            waiters.wake(lease.resource());
+        }
+        if (others) {
             yields.set(
                     stripe(lease.resource()),
                     new Yield(lease.resource(), ticker.nanos() + QuorumMath.yieldNanos(ticker.nanos() - start)));
@@ -229,7 +237,7 @@ final class Rounds {
      */
     boolean release(String resource, String token, Grant[] grants) {
         try (Round round = new Round(resource, grants)) {
-            return release(round, resource, token, grants, null);
+            return release(round, resource, token, 0, grants, null);
         }
     }
 
@@ -237,10 +245,15 @@ final class Rounds {
      * A release round: with {@code listeners}, of a lease, by {@link Scripts#RELEASE}, which tells
      * the waiters and counts them; without, by {@link Scripts#DELETE_IF_EQUALS}, telling no one.
      */
-    private boolean release(Round round, String resource, String token, Grant[] grants, LongAccumulator listeners) {
+    private boolean release(
+            Round round, String resource, String token, long waiter, Grant[] grants, LongAccumulator listeners) {
         Ballot ballot = new Ballot(names, SETTLED);
-        Script script = listeners == null ? Scripts.DELETE_IF_EQUALS : Scripts.RELEASE;
-        round.afterGrants(grants, Command.script(script, resource, token), ballot, true, listeners);
+        Command command = listeners == null
+                ? Command.script(Scripts.DELETE_IF_EQUALS, resource, token)
+                : waiter == 0
+                        ? Command.script(Scripts.RELEASE, resource, token)
+                        : Command.script(Scripts.RELEASE, resource, token, waiter);
+        round.afterGrants(grants, command, ballot, true, listeners);
         // A release need not wait for a connection being opened: its delete goes behind the SET.
         return round.await(ballot, ballot::settled, ticker.nanos(), false, Long.MAX_VALUE);
     }

@@ -19,33 +19,86 @@ final class Scripts {
     static final String RELEASED = "quorumlock:released:";
 
     /**
+     * The line of a resource's waiters on a node, in the order they joined it: a sorted set named
+     * {@code quorumlock:line:} and the lock key, of waiter ids (see {@link #JOIN}).
+     */
+    static final String LINE = "quorumlock:line:";
+
+    /**
+     * Whether a waiter in a line still waits: {@code quorumlock:waiting:}, the lock key, {@code :}
+     * and its id, a key set for a while by each {@link #JOIN}. A waiter whose key ran out (its
+     * client died, or gave up without leaving) is dropped from the line by the next release.
+     */
+    static final String WAITING = "quorumlock:waiting:";
+
+    /**
+     * KEYS[1] = lock key, ARGV[1] = a waiter's id, ARGV[2] = how long its place is kept, in ms.
+     * Puts the waiter at the end of the resource's {@link #LINE}, or keeps its place if it is in
+     * it, and keeps it waiting for ARGV[2]. Returns its place, 0 for the first.
+     */
+    static final Script JOIN = new Script(
+            "the line's join script",
+            "local line = '" + LINE + "' .. KEYS[1]\n"
+                    + "if not redis.call('zscore', line, ARGV[1]) then\n"
+                    + "  local last = redis.call('zrange', line, -1, -1, 'withscores')\n"
+                    + "  redis.call('zadd', line, (tonumber(last[2]) or 0) + 1, ARGV[1])\n"
+                    + "end\n"
+                    + "redis.call('pexpire', line, ARGV[2])\n"
+                    + "redis.call('set', '" + WAITING + "' .. KEYS[1] .. ':' .. ARGV[1], '1', 'px', ARGV[2])\n"
+                    + "return redis.call('zrank', line, ARGV[1])");
+
+    /** KEYS[1] = lock key, ARGV[1] = a waiter's id. Takes the waiter out of the line; returns 1 if it was in it. */
+    static final Script LEAVE = new Script(
+            "the line's leave script",
+            "redis.call('del', '" + WAITING + "' .. KEYS[1] .. ':' .. ARGV[1])\n" + "return redis.call('zrem', '" + LINE
+                    + "' .. KEYS[1], ARGV[1])");
+
+    /**
      * As {@link #DELETE_IF_EQUALS}, for the release of a lease: once the key is deleted, tells the
      * waiters on the resource's {@link #RELEASED} channel. The message is a digest of the token, so
-     * that a waiter counts one release once however many nodes tell it, and the number of clients
-     * that listen, so that each knows how many it competes with; where nobody listens, which is the
-     * usual release, no message is made. Returns 1 plus that number (0 if the key was not ours).
-     * Publishing goes by {@code pcall}: a user without the right to publish (Redis 7 ACL users have
-     * no channels by default) still releases, and its waiters try again at the end of the TTL or of
-     * their recheck.
+     * that a waiter counts one release once however many nodes tell it, the number of clients
+     * that listen, so that each knows how many it competes with, and the id of the first waiter
+     * still waiting in the resource's {@link #LINE}, if any, whose turn it is; where nobody listens,
+     * which is the usual release, no message is made. ARGV[2], if given, is the id the lease's
+     * waiter had in the line: it leaves it. Returns 1 plus the number of listeners (0 if the key
+     * was not ours). Publishing and the line go by {@code pcall}: a user without the right to
+     * publish (Redis 7 ACL users have no channels by default), or to the line's keys, still
+     * releases, and its waiters try again at the end of the TTL or of their recheck.
      */
     static final Script RELEASE = new Script(
             "the release script",
-            "if redis.call('get', KEYS[1]) == ARGV[1] then\n"
-                    + "  redis.call('del', KEYS[1])\n"
-                    + "  local channel = '" + RELEASED + "' .. KEYS[1]\n"
-                    + "  local listening = redis.pcall('pubsub', 'numsub', channel)\n"
-                    + "  if type(listening) ~= 'table' then\n" // NUMSUB refused: tell whoever may listen
-                    + "    redis.pcall('publish', channel, redis.sha1hex(ARGV[1]) .. ' 0')\n"
-                    + "    return 1\n"
-                    + "  end\n"
-                    + "  local count = tonumber(listening[2]) or 0\n"
-                    + "  if count > 0 then\n" // nobody listens, most of the time: no digest, no message
-                    + "    redis.pcall('publish', channel, redis.sha1hex(ARGV[1]) .. ' ' .. count)\n"
-                    + "  end\n"
-                    + "  return 1 + count\n"
-                    + "else\n"
+            "if redis.call('get', KEYS[1]) ~= ARGV[1] then\n"
                     + "  return 0\n"
-                    + "end");
+                    + "end\n"
+                    + "redis.call('del', KEYS[1])\n"
+                    + "local line = '" + LINE + "' .. KEYS[1]\n"
+                    + "local waiting = '" + WAITING + "' .. KEYS[1] .. ':'\n"
+                    + "if ARGV[2] then\n"
+                    + "  redis.pcall('zrem', line, ARGV[2])\n"
+                    + "  redis.pcall('del', waiting .. ARGV[2])\n"
+                    + "end\n"
+                    + "local channel = '" + RELEASED + "' .. KEYS[1]\n"
+                    + "local listening = redis.pcall('pubsub', 'numsub', channel)\n"
+                    + "if type(listening) ~= 'table' then\n" // NUMSUB refused: tell whoever may listen
+                    + "  redis.pcall('publish', channel, redis.sha1hex(ARGV[1]) .. ' 0')\n"
+                    + "  return 1\n"
+                    + "end\n"
+                    + "local count = tonumber(listening[2]) or 0\n"
+                    + "if count == 0 then\n" // nobody listens, most of the time: no digest, no message
+                    + "  return 1\n"
+                    + "end\n"
+                    + "local turn = ''\n"
+                    + "for i = 1, 64 do\n" // the first who still waits; those gone leave the line
+                    + "  local first = redis.pcall('zrange', line, 0, 0)\n"
+                    + "  if type(first) ~= 'table' or #first == 0 then break end\n"
+                    + "  if redis.pcall('exists', waiting .. first[1]) == 1 then\n"
+                    + "    turn = ' ' .. first[1]\n"
+                    + "    break\n"
+                    + "  end\n"
+                    + "  redis.pcall('zrem', line, first[1])\n"
+                    + "end\n"
+                    + "redis.pcall('publish', channel, redis.sha1hex(ARGV[1]) .. ' ' .. count .. turn)\n"
+                    + "return 1 + count");
 
     /** KEYS[1] = lock key, ARGV[1] = our token, ARGV[2] = new TTL in ms. Returns 1 if extended. */
     static final Script EXTEND_IF_EQUALS = new Script(
@@ -56,7 +109,10 @@ final class Scripts {
                     + "  return 0\n" // lost it: an extension must not resurrect another owner's key
                     + "end");
 
-    /** Loaded on every new connection, in this order. */
+    /**
+     * Loaded on every new connection, in this order. The line's scripts, sent by waiters only, are
+     * not: a node that lacks one is sent its text.
+     */
     static final List<Script> ALL = List.of(DELETE_IF_EQUALS, RELEASE, EXTEND_IF_EQUALS);
 
     private Scripts() {}

@@ -33,6 +33,9 @@ final class Turns implements AcquireLoop.Pause, AutoCloseable {
 
     private static final Logger log = LoggerFactory.getLogger(Turns.class);
 
+    /** How long a waiter whose turn was named may take before the others try: its place's time. */
+    private static final long PLACE_NANOS = TimeUnit.MILLISECONDS.toNanos(Line.PLACE_MILLIS);
+
     /** How often a waiter behind others looks whether its turn has come (in memory only). */
     static final long TURN_CHECK_NANOS = TimeUnit.MILLISECONDS.toNanos(100);
 
@@ -60,6 +63,13 @@ final class Turns implements AcquireLoop.Pause, AutoCloseable {
     private long attemptNanos;
     /** How many wake-ups this waiter had: how many releases it waited through. */
     private int wakes;
+
+    private boolean granted;
+
+    /** This waiter's id in the resource's line on the nodes ({@link Line}). */
+    private final long id = Line.newId();
+    /** Whether a node took this waiter into the line: it keeps its place while it pauses. */
+    private boolean inLine;
 
     Turns(Rounds rounds, String resource, RetryPolicy retry, long recheckNanos, long listenNanos) {
         this.rounds = rounds;
@@ -137,7 +147,10 @@ final class Turns implements AcquireLoop.Pause, AutoCloseable {
                 return next();
             }
             int heardOn = listening ? rounds.wakeups.heardOn(resource) : 0;
-            if (waiters.releasesHeard(resource) != heardBefore) {
+            if (heardOn > 0) {
+                inLine = rounds.line.join(resource, id) || inLine; // refused by a holder: in line for the next turn
+            }
+            if (waiters.releasesHeard(resource) != heardBefore && !anothersTurn()) {
                 return next(); // released after the attempt started, before this thread was woken
             }
             long pause;
@@ -155,25 +168,50 @@ final class Turns implements AcquireLoop.Pause, AutoCloseable {
         }
     }
 
-    /** Sleeps {@code nanos} or until woken; if that does not fit in {@code nanosLeft}, only a wake-up is worth a retry. */
+    /**
+     * Sleeps {@code nanos} or until woken; if that does not fit in {@code nanosLeft}, only a
+     * wake-up is worth a retry. In the line, it joins again every {@link Line#REJOIN_NANOS} to
+     * keep its place, and a release that names another waiter's turn does not end the sleep: that
+     * waiter tries now, and this one waits for the next release, or as long as that waiter's place
+     * would be kept if it were gone.
+     */
     private boolean pause(long nanos, long nanosLeft) throws InterruptedException {
         if (log.isDebugEnabled()) {
             log.debug(
-                    "'{}': refused ({}), pausing up to {} ms; releases heard on {} nodes{}",
+                    "'{}': refused ({}), pausing up to {} ms; releases heard on {} nodes{}{}",
                     resource,
                     refusal,
                     TimeUnit.NANOSECONDS.toMillis(Math.min(nanos, nanosLeft)),
                     listening ? rounds.wakeups.heardOn(resource) : 0,
-                    channelBefore ? "" : " (not all before the attempt)");
+                    channelBefore ? "" : " (not all before the attempt)",
+                    inLine ? "; in line" : "");
         }
-        long end = rounds.nowNanos() + nanosLeft;
-        if (nanos >= nanosLeft) {
-            return waiter.await(nanosLeft) && inTurn(end) && next();
+        long now = rounds.nowNanos();
+        long end = now + nanosLeft;
+        long until = now + Math.min(nanos, nanosLeft);
+        while (now < until) {
+            if (waiter.await(inLine ? Math.min(until - now, Line.REJOIN_NANOS) : until - now)) {
+                if (anothersTurn()) {
+                    wakes++;
+                    until = Math.min(end, rounds.nowNanos() + Math.min(recheckNanos, PLACE_NANOS));
+                } else {
+                    if (rounds.wakeups.turn(resource) != id) {
+                        inTurn(end);
+                    }
+                    return next();
+                }
+            } else if (inLine && rounds.nowNanos() < until) {
+                rounds.line.join(resource, id);
+            }
+            now = rounds.nowNanos();
         }
-        if (waiter.await(nanos)) {
-            inTurn(end);
-        }
-        return next();
+        return now < end && next();
+    }
+
+    /** Whether the last release heard named another waiter's turn, while this one is in line. */
+    private boolean anothersTurn() {
+        long turn = rounds.wakeups.turn(resource);
+        return inLine && turn != 0 && turn != id;
     }
 
     /**
@@ -216,14 +254,26 @@ final class Turns implements AcquireLoop.Pause, AutoCloseable {
 
     /** The acquire ended with the lock: a wake-up is not passed on. */
     void granted() {
+        granted = true;
         if (waiter != null) {
             waiter.granted();
         }
     }
 
-    /** Leaves the line and stops listening, if the acquire joined it. */
+    /** This waiter's id in the resource's line, which its lease leaves on release. */
+    long id() {
+        return id;
+    }
+
+    /**
+     * Leaves the line and stops listening, if the acquire joined it; the nodes' line too, unless
+     * granted (the lease's release leaves it).
+     */
     @Override
     public void close() {
+        if (inLine && !granted) {
+            rounds.line.leave(resource, id);
+        }
         if (waiter != null) {
             waiter.close();
         }

@@ -14,6 +14,11 @@ import java.util.Optional;
  * subscribed a few seconds after the last wait, so a client that waits for one resource again and
  * again subscribes once.
  *
+ * <p>The message also names whose turn it is: the first waiter still waiting in the resource's
+ * line on the node ({@link Scripts#LINE}), which every waiter that was refused by a holder joins
+ * ({@link Scripts#JOIN}). That waiter tries at once; the others go on waiting, so that the clients
+ * are served in the order they came, one attempt per release.
+ *
  * <p>A release publishes on the nodes that held the key, a quorum of them at least: the channel is
  * heard once it is subscribed on enough nodes to share one with every quorum ({@link #heard}). When
  * it comes to be (the first subscription, or a connection dropped and opened again), the first
@@ -30,6 +35,10 @@ final class Wakeups {
      * client. Kept while the resource is listened to.
      */
     private final java.util.concurrent.ConcurrentHashMap<String, Integer> competitors =
+            new java.util.concurrent.ConcurrentHashMap<>();
+
+    /** Whose turn the last release heard said it was, by resource, where it named one. */
+    private final java.util.concurrent.ConcurrentHashMap<String, Long> turns =
             new java.util.concurrent.ConcurrentHashMap<>();
 
     /** Made at the first wait; empty if the transport cannot subscribe. Guarded by this object. */
@@ -56,23 +65,56 @@ final class Wakeups {
         return competitors.getOrDefault(resource, 1);
     }
 
-    /** The listeners a release message names ("digest count"); 1 if it names none. */
+    /** The listeners a release message names ("digest count [turn]"); 1 if it names none. */
     static int listeners(String payload) {
         int space = payload.indexOf(' ');
-        if (space < 0 || payload.length() - space > 8) {
+        int end = space < 0 ? -1 : payload.indexOf(' ', space + 1);
+        end = end < 0 ? payload.length() : end;
+        if (space < 0 || end - space > 8) {
             return 1;
         }
         try {
-            return Math.max(1, Integer.parseInt(payload, space + 1, payload.length(), 10));
+            return Math.max(1, Integer.parseInt(payload, space + 1, end, 10));
         } catch (NumberFormatException e) {
             return 1; // a message not of this library's release script
         }
+    }
+
+    /**
+     * Whose turn a release message says it is ("digest count turn"): the id of the first waiter
+     * in the resource's line on that node; 0 if it names none.
+     */
+    static long turnOf(String payload) {
+        int space = payload.indexOf(' ');
+        int second = space < 0 ? -1 : payload.indexOf(' ', space + 1);
+        if (second < 0 || payload.length() - second > 20) {
+            return 0;
+        }
+        try {
+            return Math.max(0, Long.parseLong(payload, second + 1, payload.length(), 10));
+        } catch (NumberFormatException e) {
+            return 0;
+        }
+    }
+
+    /**
+     * Whose turn the last release of {@code resource} heard here said it was (a waiter's id in the
+     * resource's line); 0 if it named none, or the last wake-up was no such release.
+     */
+    long turn(String resource) {
+        return turns.getOrDefault(resource, 0L);
+    }
+
+    /** A wake-up that is no release heard on the nodes is coming: it names no turn. */
+    void forgetTurn(String resource) {
+        turns.remove(resource);
     }
 
     /** Ends one {@link #listen}. */
     void stopListening(String resource) {
         if (waiters.waiting(resource) == 0) {
             competitors.remove(resource);
+            turns.remove(resource);
         }
         subscriptions().ifPresent(s -> s.unsubscribe(Scripts.RELEASED + resource));
     }
@@ -108,6 +150,12 @@ final class Wakeups {
                         String resource = channel.substring(Scripts.RELEASED.length());
                         if (waiters.waiting(resource) > 0) {
                             competitors.put(resource, listeners(payload));
+                            long turn = turnOf(payload);
+                            if (turn == 0) {
+                                turns.remove(resource);
+                            } else {
+                                turns.put(resource, turn);
+                            }
                         }
                         waiters.wake(resource);
                     }
@@ -116,7 +164,9 @@ final class Wakeups {
                 @Override
                 public void subscribed(String channel, int nodes) {
                     if (nodes == enough && channel.startsWith(Scripts.RELEASED)) {
-                        waiters.wake(channel.substring(Scripts.RELEASED.length()));
+                        String resource = channel.substring(Scripts.RELEASED.length());
+                        turns.remove(resource);
+                        waiters.wake(resource);
                     }
                 }
             });

@@ -74,6 +74,21 @@ class QuorumMathTest {
     }
 
     @Test
+    void aReleaseMessageMayNameWhoseTurnItIs() {
+        String digest = "3f786850e387550fdab836ed7e6dc881de23001b";
+        assertThat(Wakeups.listeners(digest + " 7 4611686018427387904")).isEqualTo(7);
+        assertThat(Wakeups.turnOf(digest + " 7 4611686018427387904")).isEqualTo(4611686018427387904L);
+        assertThat(Wakeups.turnOf(digest + " 7 " + Long.MAX_VALUE)).isEqualTo(Long.MAX_VALUE);
+        // no turn named (nobody in line, or an older release script), or not a waiter's id
+        assertThat(Wakeups.turnOf(digest + " 7")).isZero();
+        assertThat(Wakeups.turnOf(digest)).isZero();
+        assertThat(Wakeups.turnOf(digest + " 7 x")).isZero();
+        assertThat(Wakeups.turnOf(digest + " 7 -5")).isZero();
+        assertThat(Wakeups.turnOf(digest + " 7 99999999999999999999999")).isZero();
+        assertThat(Wakeups.turnOf("")).isZero();
+    }
+
+    @Test
     void aReleaseToWaitersElsewhereLeavesThemAtLeast5Ms() {
         assertThat(QuorumMath.yieldNanos(100_000)).isEqualTo(5 * MS);
         assertThat(QuorumMath.yieldNanos(3 * MS)).isEqualTo(12 * MS);

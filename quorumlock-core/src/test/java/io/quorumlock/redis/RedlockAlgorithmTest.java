@@ -560,7 +560,7 @@ class RedlockAlgorithmTest {
     void oneExcludedNodeLeavesAQuorumOfTheOthers() throws Exception {
         Redlock redlock = cluster(3);
         nodes.get(2).restart();
-        Redlock.Attempt attempt = redlock.attempt("r", TTL);
+        Redlock.Attempt attempt = redlock.attempt("r", TTL, 0);
         assertThat(attempt.lease()).isPresent();
         assertThat(attempt.votes()).isEqualTo(2);
         attempt.lease().get().release();

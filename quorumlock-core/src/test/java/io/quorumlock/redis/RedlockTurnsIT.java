@@ -1,6 +1,7 @@
 package io.quorumlock.redis;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.quorumlock.Lease;
 import io.quorumlock.LockUnavailableException;
@@ -90,6 +91,85 @@ class RedlockTurnsIT {
         held.release();
 
         waiter.get(WAIT.toMillis(), TimeUnit.MILLISECONDS).release();
+    }
+
+    /** How many waiters are in the line of resource {@code r} on node {@code i}. */
+    private static long inLine(int i) {
+        try (Jedis jedis = redis.get(i).connect(Duration.ofSeconds(2))) {
+            return jedis.zcard(Scripts.LINE + "r");
+        }
+    }
+
+    @Test
+    void waitersOfDifferentClientsAreServedInTheOrderTheyCameOneAttemptPerRelease() throws Exception {
+        Redlock holder = client(SLOW_POLL);
+        Lease held = holder.acquire("r", TTL, Duration.ZERO);
+
+        List<Integer> served = new CopyOnWriteArrayList<>();
+        List<Future<?>> waiters = new ArrayList<>();
+        for (int i = 1; i <= 5; i++) {
+            int number = i;
+            Redlock client = client(SLOW_POLL);
+            waiters.add(threads.submit(() -> {
+                try (Lease lease = client.acquire("r", TTL, LONG_WAIT)) {
+                    served.add(number);
+                    Thread.sleep(50); // so that the next release finds the others waiting, as before
+                }
+                return null;
+            }));
+            TestTime.await(
+                    Duration.ofSeconds(10),
+                    () -> inLine(0) == number && inLine(1) == number && inLine(2) == number,
+                    "waiter " + number + " in line on every node");
+        }
+        held.release();
+
+        for (Future<?> waiter : waiters) {
+            waiter.get(WAIT.toMillis(), TimeUnit.MILLISECONDS);
+        }
+        assertThat(served).containsExactly(1, 2, 3, 4, 5);
+        for (int i = 0; i < redis.size(); i++) {
+            assertThat(inLine(i))
+                    .as("the line on node %d, each winner's release having left it", i)
+                    .isZero();
+        }
+    }
+
+    @Test
+    void aWaiterWhoseTurnCameButIsGoneHoldsTheOthersUpNoLongerThanItsPlaceIsKept() throws Exception {
+        Redlock holder = client(SLOW_POLL);
+        Lease held = holder.acquire("r", TTL, Duration.ZERO);
+        for (int i = 0; i < redis.size(); i++) {
+            try (Jedis jedis = redis.get(i).connect(Duration.ofSeconds(2))) {
+                // a waiter first in line whose client died: its place is kept for 3 s from now
+                jedis.zadd(Scripts.LINE + "r", 0, "42");
+                jedis.psetex(Scripts.WAITING + "r:42", Line.PLACE_MILLIS, "1");
+            }
+        }
+        Redlock client = client(SLOW_POLL);
+        Future<Lease> waiter = threads.submit(() -> client.acquire("r", TTL, LONG_WAIT));
+        TestTime.await(Duration.ofSeconds(10), () -> inLine(0) == 2, "the waiter in line behind the dead one");
+        held.release();
+
+        // its backoff is 30 s and its recheck 60 s: only the place's end lets it try
+        waiter.get(WAIT.toMillis(), TimeUnit.MILLISECONDS).release();
+    }
+
+    @Test
+    void aWaiterThatGivesUpLeavesTheLine() throws Exception {
+        Redlock holder = client(SLOW_POLL);
+        Lease held = holder.acquire("r", TTL, Duration.ZERO);
+        Redlock client = client(SLOW_POLL);
+        Duration patience = TestTime.scaled(Duration.ofSeconds(3));
+        Future<Lease> waiter = threads.submit(() -> client.acquire("r", TTL, patience));
+        TestTime.await(Duration.ofSeconds(10), () -> inLine(0) == 1, "the waiter in line");
+
+        assertThatThrownBy(() -> waiter.get(patience.toMillis() + WAIT.toMillis(), TimeUnit.MILLISECONDS))
+                .hasCauseInstanceOf(LockUnavailableException.class);
+        for (int i = 0; i < redis.size(); i++) {
+            assertThat(inLine(i)).as("the line on node %d", i).isZero();
+        }
+        held.release();
     }
 
     @Test

@@ -310,7 +310,7 @@ class TlsIT {
 
     /** One attempt, waiting for a lane no longer than the TTL. */
     private static Redlock.Attempt attempt(Redlock redlock, String resource) {
-        return redlock.attempt(resource, TTL);
+        return redlock.attempt(resource, TTL, 0);
     }
 
     private static <T> T timed(java.util.function.Supplier<T> call) {

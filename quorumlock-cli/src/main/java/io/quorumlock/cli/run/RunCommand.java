@@ -596,12 +596,17 @@ public final class RunCommand implements Callable<Integer> {
 
     /**
      * While the lock may be busy, parks the command's start in the background (see {@link
-     * ParkedStart}), so that a waiter starts its command soon after the lock is handed to it.
+     * ParkedStart}) and prepares the rest of it (the time format), so that a waiter starts its
+     * command soon after the lock is handed to it.
      */
     private void park() {
         Map<String, String> environment = environment();
         parked = CompletableFuture.supplyAsync(
-                () -> ParkedStart.park(command, environment, VALID_UNTIL_ENV, FENCING_TOKEN_ENV), task -> {
+                () -> {
+                    Instant.now().truncatedTo(ChronoUnit.MILLIS).toString(); // the lease's end, formatted once
+                    return ParkedStart.park(command, environment, VALID_UNTIL_ENV, FENCING_TOKEN_ENV);
+                },
+                task -> {
                     Thread thread = new Thread(task, "quorumlock-run-park");
                     thread.setDaemon(true);
                     thread.start();

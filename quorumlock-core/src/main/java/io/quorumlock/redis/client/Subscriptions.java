@@ -68,7 +68,7 @@ public final class Subscriptions implements AutoCloseable {
         long idleSince;
 
         final State[] states;
-        /** The payload of the last message handed on: the other nodes' copies of it are dropped. */
+        /** The first word of the last message handed on: the other nodes' copies of it are dropped. */
         String lastPayload;
 
         Channel(int nodes) {
@@ -330,10 +330,14 @@ public final class Subscriptions implements AutoCloseable {
 
     private synchronized void heard(String channel, String payload) {
         Channel state = channels.get(channel);
-        if (state == null || payload.equals(state.lastPayload)) {
+        // A message's first word tells it: the other words (who listens, whose turn) may differ
+        // between the nodes' copies.
+        int space = payload.indexOf(' ');
+        String first = space < 0 ? payload : payload.substring(0, space);
+        if (state == null || first.equals(state.lastPayload)) {
             return; // nobody listens, or another node's copy of a message handed on
         }
-        state.lastPayload = payload;
+        state.lastPayload = first;
         listener.message(channel, payload);
     }
 

@@ -1,0 +1,84 @@
+package io.quorumlock.redis;
+
+import io.quorumlock.redis.client.Command;
+import io.quorumlock.redis.client.NodeErrors;
+import io.quorumlock.redis.client.Reply;
+import java.util.List;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicIntegerArray;
+import java.util.stream.IntStream;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The line of a resource's waiters on the nodes ({@link Scripts#LINE}), which serves the clients
+ * that wait for one resource in the order they came. A waiter that a holder refused joins it on
+ * every node ({@link Scripts#JOIN}), and joins again while it waits to keep its place; each
+ * release names the first in line who still waits ({@link Scripts#RELEASE}, {@link
+ * Wakeups#turn}), which tries at once while the others go on waiting. A waiter that gives up
+ * leaves the line; one whose client died loses its place when it has not joined for {@link
+ * #PLACE_MILLIS}.
+ *
+ * <p>The line only orders the attempts: a grant is decided by the votes as always, so a line that
+ * the nodes order differently (waiters that joined within microseconds of each other), a newcomer
+ * that tries before the waiter whose turn it is, or a node that refuses the line's keys make the
+ * order less fair, never two holders.
+ */
+final class Line {
+
+    private static final Logger log = LoggerFactory.getLogger(Line.class);
+
+    /** How long a waiter's place is kept after it joined: a waiter dead this long loses its place. */
+    static final long PLACE_MILLIS = 3_000;
+
+    /** How often a waiter joins again while it waits, to keep its place. */
+    static final long REJOIN_NANOS = TimeUnit.MILLISECONDS.toNanos(PLACE_MILLIS / 3);
+
+    private final Rounds rounds;
+    private final List<String> names;
+    private final int[] all;
+    /** The nodes that refused the line, each told of once. */
+    private final AtomicIntegerArray refused;
+
+    Line(Rounds rounds, List<String> names) {
+        this.rounds = rounds;
+        this.names = names;
+        this.all = IntStream.range(0, names.size()).toArray();
+        this.refused = new AtomicIntegerArray(names.size());
+    }
+
+    /** A new waiter's id: never 0, which names no waiter. */
+    static long newId() {
+        return ThreadLocalRandom.current().nextLong(1, Long.MAX_VALUE);
+    }
+
+    /**
+     * Puts waiter {@code id} at the end of {@code resource}'s line on every node, or keeps its
+     * place where it has one, for {@link #PLACE_MILLIS}. Whether a node took it.
+     */
+    boolean join(String resource, long id) {
+        Reply[] replies = rounds.query(all, Command.script(Scripts.JOIN, resource, Long.toString(id), PLACE_MILLIS));
+        boolean taken = false;
+        for (int i = 0; i < replies.length; i++) {
+            if (replies[i] instanceof Reply.Int) {
+                taken = true;
+            } else if (replies[i] instanceof Reply.Error error && refused.compareAndSet(i, 0, 1)) {
+                log.warn(
+                        "node {} refuses the line of waiters ({}): waiters of different clients take the lock in no"
+                                + " set order through this node. Allow the lock's user the keys {}* and {}* to serve"
+                                + " them in the order they came",
+                        names.get(i),
+                        NodeErrors.shortened(error.message()),
+                        Scripts.LINE,
+                        Scripts.WAITING);
+            }
+        }
+        return taken;
+    }
+
+    /** Takes waiter {@code id} out of {@code resource}'s line on every node: it gave up waiting. */
+    void leave(String resource, long id) {
+        rounds.query(all, Command.script(Scripts.LEAVE, resource, Long.toString(id)));
+    }
+}
