@@ -3,6 +3,7 @@ package io.quorumlock.redis;
 import io.quorumlock.redis.client.Command;
 import io.quorumlock.redis.client.NodeErrors;
 import io.quorumlock.redis.client.Reply;
+import java.time.Instant;
 import java.util.List;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
@@ -16,14 +17,14 @@ import org.slf4j.LoggerFactory;
  * that wait for one resource in the order they came. A waiter that a holder refused joins it on
  * every node ({@link Scripts#JOIN}), and joins again while it waits to keep its place; each
  * release names the first in line who still waits ({@link Scripts#RELEASE}, {@link
- * Wakeups#turn}), which tries at once while the others go on waiting. A waiter that gives up
- * leaves the line; one whose client died loses its place when it has not joined for {@link
- * #PLACE_MILLIS}.
+ * Wakeups#turn}), which tries at once while the others go on waiting. A waiter's id is its place
+ * (when its acquire began), so every node orders the line alike. A winner leaves the line on every
+ * node, also those that did not grant it; a waiter that gives up leaves it; one whose client died
+ * loses its place when it has not joined for {@link #PLACE_MILLIS}.
  *
- * <p>The line only orders the attempts: a grant is decided by the votes as always, so a line that
- * the nodes order differently (waiters that joined within microseconds of each other), a newcomer
- * that tries before the waiter whose turn it is, or a node that refuses the line's keys make the
- * order less fair, never two holders.
+ * <p>The line only orders the attempts: a grant is decided by the votes as always, so a node that
+ * missed a join, a newcomer that tries before the waiter whose turn it is, or a node that refuses
+ * the line's keys make the order less fair, never two holders.
  */
 final class Line {
 
@@ -48,9 +49,16 @@ final class Line {
         this.refused = new AtomicIntegerArray(names.size());
     }
 
-    /** A new waiter's id: never 0, which names no waiter. */
+    /**
+     * A new waiter's id, which orders it in the line: the microseconds since the epoch now, with 10
+     * random bits below them so that waiters that come in the same microsecond differ; never 0,
+     * which names no waiter. The nodes sort the line by it, each the same way, so a release names the
+     * same waiter on every node; clients whose clocks differ are ordered by their clocks.
+     */
     static long newId() {
-        return ThreadLocalRandom.current().nextLong(1, Long.MAX_VALUE);
+        Instant now = Instant.now();
+        long micros = now.getEpochSecond() * 1_000_000 + now.getNano() / 1_000;
+        return (micros << 10) | ThreadLocalRandom.current().nextInt(1, 1024);
     }
 
     /**
@@ -80,5 +88,13 @@ final class Line {
     /** Takes waiter {@code id} out of {@code resource}'s line on every node: it gave up waiting. */
     void leave(String resource, long id) {
         rounds.query(all, Command.script(Scripts.LEAVE, resource, Long.toString(id)));
+    }
+
+    /**
+     * As {@link #leave}, without waiting for the nodes: waiter {@code id} took the lock. Also the
+     * nodes that did not grant it, which its release does not reach, must not name it again.
+     */
+    void leaveSoon(String resource, long id) {
+        rounds.tell(Command.script(Scripts.LEAVE, resource, Long.toString(id)));
     }
 }

@@ -278,6 +278,15 @@ final class Rounds {
 
     // ---- query ---------------------------------------------------------------------------------
 
+    /** One command to every node, not waited for: its replies are read and dropped later. */
+    void tell(Command command) {
+        try (Round round = new Round(null, null)) {
+            for (int i = 0; i < names.size(); i++) {
+                round.lane.link(i).send(command, (sent, reply, link) -> {});
+            }
+        }
+    }
+
     /** One command to each of {@code nodes} at once; each reply, or its failure within the node timeout. */
     Reply[] query(int[] nodes, Command command) {
         try (Round round = new Round(null, null)) {

@@ -33,16 +33,15 @@ final class Scripts {
 
     /**
      * KEYS[1] = lock key, ARGV[1] = a waiter's id, ARGV[2] = how long its place is kept, in ms.
-     * Puts the waiter at the end of the resource's {@link #LINE}, or keeps its place if it is in
-     * it, and keeps it waiting for ARGV[2]. Returns its place, 0 for the first.
+     * Puts the waiter in the resource's {@link #LINE}, or keeps its place if it is in it, and
+     * keeps it waiting for ARGV[2]. The id is also its place: it tells when the waiter came ({@link
+     * Line#newId}), so that every node puts the waiters in one order, whatever order their joins
+     * reach it in. Returns its place, 0 for the first.
      */
     static final Script JOIN = new Script(
             "the line's join script",
             "local line = '" + LINE + "' .. KEYS[1]\n"
-                    + "if not redis.call('zscore', line, ARGV[1]) then\n"
-                    + "  local last = redis.call('zrange', line, -1, -1, 'withscores')\n"
-                    + "  redis.call('zadd', line, (tonumber(last[2]) or 0) + 1, ARGV[1])\n"
-                    + "end\n"
+                    + "redis.call('zadd', line, 'nx', ARGV[1], ARGV[1])\n"
                     + "redis.call('pexpire', line, ARGV[2])\n"
                     + "redis.call('set', '" + WAITING + "' .. KEYS[1] .. ':' .. ARGV[1], '1', 'px', ARGV[2])\n"
                     + "return redis.call('zrank', line, ARGV[1])");

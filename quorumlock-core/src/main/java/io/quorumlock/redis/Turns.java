@@ -33,8 +33,11 @@ final class Turns implements AcquireLoop.Pause, AutoCloseable {
 
     private static final Logger log = LoggerFactory.getLogger(Turns.class);
 
-    /** How long a waiter whose turn was named may take before the others try: its place's time. */
-    private static final long PLACE_NANOS = TimeUnit.MILLISECONDS.toNanos(Line.PLACE_MILLIS);
+    /**
+     * How long the waiter whose turn a release named may take before the others try anyway, in
+     * case it did not hear it: a waiter that took the lock makes their attempt a refusal.
+     */
+    static final long TURN_NANOS = TimeUnit.MILLISECONDS.toNanos(200);
 
     /** How often a waiter behind others looks whether its turn has come (in memory only). */
     static final long TURN_CHECK_NANOS = TimeUnit.MILLISECONDS.toNanos(100);
@@ -172,8 +175,7 @@ final class Turns implements AcquireLoop.Pause, AutoCloseable {
      * Sleeps {@code nanos} or until woken; if that does not fit in {@code nanosLeft}, only a
      * wake-up is worth a retry. In the line, it joins again every {@link Line#REJOIN_NANOS} to
      * keep its place, and a release that names another waiter's turn does not end the sleep: that
-     * waiter tries now, and this one waits for the next release, or as long as that waiter's place
-     * would be kept if it were gone.
+     * waiter tries now, and this one waits for the next release, or {@link #TURN_NANOS}.
      */
     private boolean pause(long nanos, long nanosLeft) throws InterruptedException {
         if (log.isDebugEnabled()) {
@@ -193,7 +195,7 @@ final class Turns implements AcquireLoop.Pause, AutoCloseable {
             if (waiter.await(inLine ? Math.min(until - now, Line.REJOIN_NANOS) : until - now)) {
                 if (anothersTurn()) {
                     wakes++;
-                    until = Math.min(end, rounds.nowNanos() + Math.min(recheckNanos, PLACE_NANOS));
+                    until = Math.min(end, rounds.nowNanos() + Math.min(recheckNanos, TURN_NANOS));
                 } else {
                     if (rounds.wakeups.turn(resource) != id) {
                         inTurn(end);
@@ -255,6 +257,9 @@ final class Turns implements AcquireLoop.Pause, AutoCloseable {
     /** The acquire ended with the lock: a wake-up is not passed on. */
     void granted() {
         granted = true;
+        if (inLine) {
+            rounds.line.leaveSoon(resource, id);
+        }
         if (waiter != null) {
             waiter.granted();
         }

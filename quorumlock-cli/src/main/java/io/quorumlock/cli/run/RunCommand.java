@@ -541,8 +541,6 @@ public final class RunCommand implements Callable<Integer> {
         Thread lastResort = new Thread(() -> stopAndRelease(forwarding.child(), lease), "quorumlock-run-exit");
         Runtime.getRuntime().addShutdownHook(lastResort);
         try {
-            CompletableFuture<LeaseLostException> lost =
-                    lease instanceof FencedLease fenced ? fenced.inDoubt() : ((Redlock) lock).keepAlive(lease, ttl);
             try (Signals signals = Signals.install(forwarding::signal)) {
                 Child child;
                 try {
@@ -554,6 +552,18 @@ public final class RunCommand implements Callable<Integer> {
                     return cannotRun(e);
                 }
                 forwarding.started(child);
+                // Kept alive from the command's start on, which comes first: the first extension is
+                // due a third of the TTL after the grant, and a loss is told however late it is watched.
+                CompletableFuture<LeaseLostException> lost;
+                try {
+                    lost = lease instanceof FencedLease fenced
+                            ? fenced.inDoubt()
+                            : ((Redlock) lock).keepAlive(lease, ttl);
+                } catch (RuntimeException e) {
+                    child.terminate(); // never left running without the lease kept
+                    child.awaitTerminatedOrKill(System.nanoTime() + grace.toNanos());
+                    throw e;
+                }
                 return new Supervision(child, lease, onLost, grace, this::report).awaitExit(lost);
             }
         } finally {
