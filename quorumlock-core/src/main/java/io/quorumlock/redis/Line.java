@@ -85,16 +85,16 @@ final class Line {
         return taken;
     }
 
-    /** Takes waiter {@code id} out of {@code resource}'s line on every node: it gave up waiting. */
-    void leave(String resource, long id) {
-        rounds.query(all, Command.script(Scripts.LEAVE, resource, Long.toString(id)));
-    }
-
     /**
-     * As {@link #leave}, without waiting for the nodes: waiter {@code id} took the lock. Also the
-     * nodes that did not grant it, which its release does not reach, must not name it again.
+     * Takes waiter {@code id} out of {@code resource}'s line on every node, without waiting for
+     * the nodes: it took the lock (also the nodes that did not grant it, which its release does not
+     * reach, must not name it again), or gave up.
      */
-    void leaveSoon(String resource, long id) {
-        rounds.tell(Command.script(Scripts.LEAVE, resource, Long.toString(id)));
+    void leave(String resource, long id) {
+        try {
+            rounds.tell(Command.script(Scripts.LEAVE, resource, Long.toString(id)));
+        } catch (IllegalStateException closed) {
+            // the lock was closed meanwhile: the place runs out by itself
+        }
     }
 }

@@ -67,6 +67,7 @@ final class Turns implements AcquireLoop.Pause, AutoCloseable {
     /** How many wake-ups this waiter had: how many releases it waited through. */
     private int wakes;
 
+    /** Whether the acquire ended with the lock. */
     private boolean granted;
 
     /** This waiter's id in the resource's line on the nodes ({@link Line}). */
@@ -258,7 +259,7 @@ final class Turns implements AcquireLoop.Pause, AutoCloseable {
     void granted() {
         granted = true;
         if (inLine) {
-            rounds.line.leaveSoon(resource, id);
+            rounds.line.leave(resource, id);
         }
         if (waiter != null) {
             waiter.granted();
@@ -270,10 +271,7 @@ final class Turns implements AcquireLoop.Pause, AutoCloseable {
         return id;
     }
 
-    /**
-     * Leaves the line and stops listening, if the acquire joined it; the nodes' line too, unless
-     * granted (the lease's release leaves it).
-     */
+    /** Leaves the line, the process's and the nodes', and stops listening, if the acquire joined them. */
     @Override
     public void close() {
         if (inLine && !granted) {
