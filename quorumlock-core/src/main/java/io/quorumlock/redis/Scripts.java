@@ -34,14 +34,20 @@ final class Scripts {
     /**
      * KEYS[1] = lock key, ARGV[1] = a waiter's id, ARGV[2] = how long its place is kept, in ms.
      * Puts the waiter in the resource's {@link #LINE}, or keeps its place if it is in it, and
-     * keeps it waiting for ARGV[2]. The id is also its place: it tells when the waiter came ({@link
-     * Line#newId}), so that every node puts the waiters in one order, whatever order their joins
-     * reach it in. Returns its place, 0 for the first.
+     * keeps it waiting for ARGV[2]. The id is also its place: it tells when the waiter came by its
+     * host's clock ({@link Line#newId}), so that every node puts the waiters in one order, whatever
+     * order their joins reach it in; but no earlier than a second before now by the node's clock,
+     * so that a host whose clock is behind goes ahead of the waiters of the last second only.
+     * Returns its place, 0 for the first.
      */
     static final Script JOIN = new Script(
             "the line's join script",
             "local line = '" + LINE + "' .. KEYS[1]\n"
-                    + "redis.call('zadd', line, 'nx', ARGV[1], ARGV[1])\n"
+                    + "local now = redis.call('time')\n"
+                    + "local earliest = ((tonumber(now[1]) - 1) * 1000000 + tonumber(now[2])) * 1024\n"
+                    + "local place = ARGV[1]\n"
+                    + "if tonumber(place) < earliest then place = string.format('%.0f', earliest) end\n"
+                    + "redis.call('zadd', line, 'nx', place, ARGV[1])\n"
                     + "redis.call('pexpire', line, ARGV[2])\n"
                     + "redis.call('set', '" + WAITING + "' .. KEYS[1] .. ':' .. ARGV[1], '1', 'px', ARGV[2])\n"
                     + "return redis.call('zrank', line, ARGV[1])");

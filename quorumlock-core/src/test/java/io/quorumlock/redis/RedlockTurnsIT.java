@@ -178,6 +178,27 @@ class RedlockTurnsIT {
     }
 
     @Test
+    void aWaiterWhoseClockIsBehindGoesAheadOfTheLastSecondsWaitersOnly() {
+        try (Jedis jedis = redis.get(0).connect(Duration.ofSeconds(2))) {
+            long now = Line.newId();
+            long anHourAgo = now - (3_600_000_000L << 10);
+            long aSecondAgo = now - (1_000_000L << 10);
+            for (long id : new long[] {now - (2_000_000L << 10), anHourAgo, now}) {
+                jedis.eval(Scripts.JOIN.source(), List.of("skew"), List.of(Long.toString(id), "3000"));
+            }
+            List<String> line = jedis.zrange(Scripts.LINE + "skew", 0, -1);
+            // the id from a clock an hour behind is placed a second before now, by the node's
+            // clock: behind a waiter that came 2 s ago, ahead of one that comes now
+            assertThat(line)
+                    .containsExactly(
+                            Long.toString(now - (2_000_000L << 10)), Long.toString(anHourAgo), Long.toString(now));
+            assertThat(jedis.zscore(Scripts.LINE + "skew", Long.toString(anHourAgo)))
+                    .isGreaterThan((double) aSecondAgo - (100_000L << 10));
+            jedis.del(Scripts.LINE + "skew");
+        }
+    }
+
+    @Test
     void aWaiterThatGivesUpLeavesTheLine() throws Exception {
         Redlock holder = client(SLOW_POLL);
         Lease held = holder.acquire("r", TTL, Duration.ZERO);
