@@ -54,12 +54,20 @@ class RunParkedStartIT {
         try (RunProcess holder = holder(go);
                 RunProcess waiter = run(
                         // values a user's environment may hold: the lease's replace them, the rest stay
-                        Map.of("QUORUMLOCK_FENCING_TOKEN", "999", "QUORUMLOCK_VALID_UNTIL", "never", "token", "mine"),
+                        Map.of(
+                                "QUORUMLOCK_FENCING_TOKEN",
+                                "999",
+                                "QUORUMLOCK_VALID_UNTIL",
+                                "never",
+                                "token",
+                                "mine",
+                                "QUORUMLOCK_REDIS_PASSWORD",
+                                ""),
                         "30s",
                         "sh",
                         "-c",
                         "echo \"$$|$QUORUMLOCK_RESOURCE|$QUORUMLOCK_VALID_UNTIL|${QUORUMLOCK_FENCING_TOKEN-unset}"
-                                + "|$token\"; exit 7")) {
+                                + "|$token|${QUORUMLOCK_REDIS_PASSWORD-unset}\"; exit 7")) {
             ProcessHandle parked = waiter.parkedShell();
             Path pipe = RunProcess.pipeOf(parked);
             assertThat(waiter.out()).as("the command waits for the lock").isEmpty();
@@ -76,6 +84,9 @@ class RunParkedStartIT {
                     .isBefore(Instant.now().plusSeconds(5));
             assertThat(seen[3]).as("a Redis lease has no fencing token").isEqualTo("unset");
             assertThat(seen[4]).isEqualTo("mine");
+            assertThat(seen[5])
+                    .as("the lock's password, kept from the parked shell")
+                    .isEqualTo("unset");
             assertThat(waiter.err()).isEmpty();
             TestTime.await(Duration.ofSeconds(5), () -> !Files.exists(pipe.getParent()), "the pipe removed");
         }
