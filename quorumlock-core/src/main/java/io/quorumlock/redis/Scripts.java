@@ -65,7 +65,8 @@ final class Scripts {
      * that listen, so that each knows how many it competes with, and the id of the first waiter
      * still waiting in the resource's {@link #LINE}, if any, whose turn it is; where nobody listens,
      * which is the usual release, no message is made. ARGV[2], if given, is the id the lease's
-     * waiter had in the line: it leaves it. Returns 1 plus the number of listeners (0 if the key
+     * waiter had in the line: it leaves it before the next is named (its leave at the grant, sent
+     * on another connection, may reach the node after a release that follows the grant at once). Returns 1 plus the number of listeners (0 if the key
      * was not ours). Publishing and the line go by {@code pcall}: a user without the right to
      * publish (Redis 7 ACL users have no channels by default), or to the line's keys, still
      * releases, and its waiters try again at the end of the TTL or of their recheck.

@@ -69,7 +69,7 @@ public final class Subscriptions implements AutoCloseable {
 
         final State[] states;
         /** The first word of the last message handed on: the other nodes' copies of it are dropped. */
-        String lastPayload;
+        String lastDigest;
 
         Channel(int nodes) {
             states = new State[nodes];
@@ -334,10 +334,10 @@ public final class Subscriptions implements AutoCloseable {
         // between the nodes' copies.
         int space = payload.indexOf(' ');
         String first = space < 0 ? payload : payload.substring(0, space);
-        if (state == null || first.equals(state.lastPayload)) {
+        if (state == null || first.equals(state.lastDigest)) {
             return; // nobody listens, or another node's copy of a message handed on
         }
-        state.lastPayload = first;
+        state.lastDigest = first;
         listener.message(channel, payload);
     }
 
