@@ -74,6 +74,11 @@ record Plan(
     static final String RAW = "raw-jedis";
     /** A PING's round trip, for the slow network. */
     static final String PING = "round-trip-ping";
+    /**
+     * A PING's round trip after the thread that sends it was idle as long as a hand-off's holder
+     * holds ({@link HandOff#HOLD_MIN} and {@link HandOff#HOLD_SPREAD}), for the hand-offs.
+     */
+    static final String IDLE_PING = "round-trip-ping-after-idle";
     /** Pipelined SET requests, for the servers' capacity. */
     static final String PIPELINED = "pipelined-set";
     /** The N-node floor: {@link RawFanout}. */

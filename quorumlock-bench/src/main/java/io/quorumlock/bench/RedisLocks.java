@@ -4,10 +4,13 @@ import io.quorumlock.testkit.RedisServers;
 import java.net.URI;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.LockSupport;
 import java.util.function.Consumer;
 import java.util.function.Supplier;
 import org.redisson.api.RedissonClient;
@@ -105,11 +108,17 @@ final class RedisLocks {
                         library.waiting(),
                         handOffs));
             }
-            // each case's rows together, its PING first
             List<CaseResult> measured = HandOff.interleaved(series, progress);
-            for (CaseResult ping : List.of(ping1, ping5)) {
-                results.accept(ping);
-                measured.stream().filter(r -> r.caseId().equals(ping.caseId())).forEach(results);
+            progress.status(Plan.REDIS_HAND_OFF + " / " + Plan.IDLE_PING);
+            CaseResult idle1 = idlePing(Plan.REDIS_HAND_OFF, one, handOffs);
+            progress.status(Plan.REDIS5_HAND_OFF + " / " + Plan.IDLE_PING);
+            CaseResult idle5 = idlePing(Plan.REDIS5_HAND_OFF, all, handOffs);
+            // each case's rows together, its PINGs first
+            for (List<CaseResult> pings : List.of(List.of(ping1, idle1), List.of(ping5, idle5))) {
+                pings.forEach(results);
+                measured.stream()
+                        .filter(r -> r.caseId().equals(pings.get(0).caseId()))
+                        .forEach(results);
             }
         } finally {
             servers.forEach(s -> s.flushAll());
@@ -138,6 +147,57 @@ final class RedisLocks {
         result.extra().put("calls", calls);
         return result;
     }
+
+    /**
+     * {@code samples} PINGs to {@code uris} (to all at once), each sent after the thread slept as
+     * long as a hand-off's holder holds: the round trip a hand-off's messages meet, with the
+     * sender, the servers and the machine idle since the last one (a PING in a loop never is).
+     */
+    private static CaseResult idlePing(String caseId, List<String> uris, int samples) {
+        long[] nanos = new long[samples];
+        try (RawFanout ping = new RawFanout(uris)) {
+            for (int i = 0; i < IDLE_PING_WARM_UP; i++) {
+                ping.pingAll();
+            }
+            for (int i = 0; i < samples; i++) {
+                long at = System.nanoTime()
+                        + HandOff.HOLD_MIN.toNanos()
+                        + ThreadLocalRandom.current().nextLong(HandOff.HOLD_SPREAD.toNanos() + 1);
+                for (long left = at - System.nanoTime(); left > 0; left = at - System.nanoTime()) {
+                    LockSupport.parkNanos(left);
+                }
+                long start = System.nanoTime();
+                ping.pingAll();
+                nanos[i] = System.nanoTime() - start;
+            }
+        } catch (RuntimeException e) {
+            return CaseResult.failed(caseId, Plan.IDLE_PING, uris.size(), 1, e.toString());
+        }
+        Arrays.sort(nanos);
+        Map<String, Object> extra = new LinkedHashMap<>();
+        extra.put("pings", samples);
+        extra.put(
+                "calls",
+                "one PING" + (uris.size() > 1 ? " to each node at once" : "") + " after "
+                        + HandOff.HOLD_MIN.toMillis() + "-"
+                        + HandOff.HOLD_MIN.plus(HandOff.HOLD_SPREAD).toMillis()
+                        + " ms idle, as a hand-off's holder holds");
+        return new CaseResult(
+                caseId,
+                Plan.IDLE_PING,
+                uris.size(),
+                1,
+                null,
+                ManyCallers.percentile(nanos, 0.50),
+                ManyCallers.percentile(nanos, 0.99),
+                null,
+                extra,
+                null,
+                null);
+    }
+
+    /** PINGs in a loop before the idle ones: the connection and the JIT warm. */
+    private static final int IDLE_PING_WARM_UP = 2_000;
 
     /**
      * Redisson's {@code RLock} on a client of its own with Redisson's defaults: {@code

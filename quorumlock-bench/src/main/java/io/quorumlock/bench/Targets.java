@@ -313,6 +313,16 @@ final class Targets {
                         reported(
                                 Plan.REDISSON + " hand-off p50 / PING p50, 1 node",
                                 ratio(p50(redisson), p50(ping1)),
+                                Targets::ratioText),
+                        reported(
+                                "quorumlock hand-off p50 / PING-after-idle p50, 1 node",
+                                ratio(p50(q1), p50(find(Plan.REDIS_HAND_OFF, Plan.IDLE_PING))),
+                                Targets::ratioText),
+                        reported(
+                                "quorumlock hand-off p50 / fan-out PING-after-idle p50, 5 nodes",
+                                ratio(
+                                        p50(find(Plan.REDIS5_HAND_OFF, Plan.QUORUMLOCK)),
+                                        p50(find(Plan.REDIS5_HAND_OFF, Plan.IDLE_PING))),
                                 Targets::ratioText)));
     }
 

@@ -225,6 +225,12 @@ class TargetsTest {
         assertThat(check(11, "quorumlock / " + Plan.SPRING_INTEGRATION_REDIS).value())
                 .isCloseTo(0.005, within());
         assertThat(check(11, "quorumlock / " + Plan.REDISSON).verdict()).isEqualTo(Targets.Verdict.REPORTED);
+        assertThat(check(11, "PING-after-idle p50, 1 node").verdict()).isEqualTo(Targets.Verdict.NOT_MEASURED);
+        handOff(Plan.REDIS_HAND_OFF, Plan.IDLE_PING, 150, 400);
+        handOff(Plan.REDIS5_HAND_OFF, Plan.IDLE_PING, 250, 600);
+        assertThat(check(11, "PING-after-idle p50, 5 nodes").value()).isCloseTo(2, within());
+        assertThat(check(11, "PING-after-idle p50, 1 node").value()).isCloseTo(2, within());
+        assertThat(check(11, "PING-after-idle p50, 1 node").verdict()).isEqualTo(Targets.Verdict.REPORTED);
         assertThat(target(11).verdict()).isEqualTo(Targets.Verdict.PASS);
 
         results.clear();
