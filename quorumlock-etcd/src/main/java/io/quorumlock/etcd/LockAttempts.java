@@ -183,27 +183,37 @@ final class LockAttempts {
         lockWait = Math.max(0, Math.max(lockWait, Math.min(leastLockWaitNanos, end - now)));
         CompletableFuture<LockResponse> lockCall =
                 lock.cancelledOnClose(client.getLockClient().lock(name, lease.leaseId()));
-        LockResponse locked;
+        // The grant's check goes out as soon as etcd answers, from the thread that hears it, rather
+        // than after this thread has been woken.
+        CompletableFuture<GetResponse> readBack = lockCall.thenCompose(granted -> readBack(key));
         try {
-            // Stop waiting at once if the lease is lost meanwhile: the lock would come with a dead lease.
-            CompletableFuture.anyOf(lockCall, lease.lost()).get(lockWait, TimeUnit.NANOSECONDS);
+            // Wakes once the grant's check is answered; stops waiting at once if the lease is lost
+            // meanwhile: the lock would come with a dead lease.
+            CompletableFuture.anyOf(readBack, lease.lost()).get(lockWait, TimeUnit.NANOSECONDS);
+        } catch (TimeoutException e) {
             if (!lockCall.isDone()) {
                 lockCall.cancel(false);
-                LeaseLostException loss = lease.lost().join();
-                return refused(ServerAnswer.Kind.ERROR, "lost the lease while waiting: " + loss.getMessage());
-            }
-            locked = lockCall.join();
-        } catch (TimeoutException e) {
-            lockCall.cancel(false);
-            return holder(name, lease, lockWait, end);
+                return holder(name, lease, lockWait, end);
+            } // granted, its check still under way: checkGrant waits for it until the end
         } catch (ExecutionException | CompletionException | CancellationException e) {
-            return Attempt.refused(calls.failure(e, "lock"), true);
+            // the lock's failure or the check's: told apart below
         } catch (InterruptedException e) {
             lockCall.cancel(false);
             Thread.currentThread().interrupt();
             throw new QuorumlockException("interrupted while acquiring '" + resource + "'", e);
         }
-        return checkGrant(lease, key, createRevision, locked.getHeader().getRevision(), end);
+        if (!lockCall.isDone()) {
+            lockCall.cancel(false);
+            LeaseLostException loss = lease.lost().join();
+            return refused(ServerAnswer.Kind.ERROR, "lost the lease while waiting: " + loss.getMessage());
+        }
+        LockResponse locked;
+        try {
+            locked = lockCall.join();
+        } catch (CompletionException | CancellationException e) {
+            return Attempt.refused(calls.failure(e, "lock"), true);
+        }
+        return checkGrant(lease, key, createRevision, locked.getHeader().getRevision(), readBack, end);
     }
 
     /**
@@ -215,12 +225,21 @@ final class LockAttempts {
      * granted. A member behind it is passed over for a linearizable read.
      */
     private Attempt<FencedLease> checkGrant(
-            EtcdLease lease, ByteSequence key, long createRevision, long grantedAt, long end) {
+            EtcdLease lease,
+            ByteSequence key,
+            long createRevision,
+            long grantedAt,
+            CompletableFuture<GetResponse> sent,
+            long end) {
         GetResponse got;
+        java.util.concurrent.atomic.AtomicReference<CompletableFuture<GetResponse>> first =
+                new java.util.concurrent.atomic.AtomicReference<>(sent);
         try {
             got = calls.call(
-                    () -> lock.cancelledOnClose(client.getKVClient()
-                            .get(key, GetOption.builder().withSerializable(true).build())),
+                    () -> {
+                        CompletableFuture<GetResponse> already = first.getAndSet(null);
+                        return already != null ? already : readBack(key); // sent again: a new read
+                    },
                     "read the lock key back",
                     end);
             if (got.getHeader().getRevision() < grantedAt) {
@@ -248,6 +267,12 @@ final class LockAttempts {
                             + " revision " + kv.getCreateRevision() + ", not " + createRevision + ")");
         }
         return hold(lease, key, createRevision);
+    }
+
+    /** A read of {@code key} served by the member that answers, without a quorum round. */
+    private CompletableFuture<GetResponse> readBack(ByteSequence key) {
+        return lock.cancelledOnClose(client.getKVClient()
+                .get(key, GetOption.builder().withSerializable(true).build()));
     }
 
     private Attempt<FencedLease> notOurs(String keyText, KeyValue kv, EtcdLease lease) {
