@@ -39,6 +39,9 @@ final class Turns implements AcquireLoop.Pause, AutoCloseable {
      */
     static final long TURN_NANOS = TimeUnit.MILLISECONDS.toNanos(200);
 
+    /** The least pause of a waiter refused in its own turn before it tries again. */
+    static final long MIN_RETRY_NANOS = TimeUnit.MICROSECONDS.toNanos(500);
+
     /** How often a waiter behind others looks whether its turn has come (in memory only). */
     static final long TURN_CHECK_NANOS = TimeUnit.MILLISECONDS.toNanos(100);
 
@@ -74,6 +77,8 @@ final class Turns implements AcquireLoop.Pause, AutoCloseable {
     private final long id = Line.newId();
     /** Whether a node took this waiter into the line: it keeps its place while it pauses. */
     private boolean inLine;
+    /** When a release last named this waiter's turn; 0 if none has. */
+    private long namedAt;
 
     Turns(Rounds rounds, String resource, RetryPolicy retry, long recheckNanos, long listenNanos) {
         this.rounds = rounds;
@@ -133,6 +138,14 @@ final class Turns implements AcquireLoop.Pause, AutoCloseable {
             }
             if (!waiter.first()) {
                 return awaitTurn(nanosLeft) && next();
+            }
+            if (namedAt != 0 && refusal != Refusal.OTHER && rounds.nowNanos() - namedAt < TURN_NANOS) {
+                // Refused in its own turn: the release had not reached every node yet, and the vote
+                // was decided by the nodes that still held the key. The others leave the lock to this
+                // waiter for TURN_NANOS: it tries again after one attempt's time.
+                long pause = Math.min(Math.max(attemptNanos, MIN_RETRY_NANOS), nanosLeft);
+                TimeUnit.NANOSECONDS.sleep(pause);
+                return next();
             }
             if (refusal == Refusal.CONTEST && !rounds.heldByOne(resource)) { // a split vote: nobody will release
                 long base = retry.minDelay().toNanos();
@@ -200,6 +213,8 @@ final class Turns implements AcquireLoop.Pause, AutoCloseable {
                 } else {
                     if (rounds.wakeups.turn(resource) != id) {
                         inTurn(end);
+                    } else {
+                        namedAt = rounds.nowNanos();
                     }
                     return next();
                 }
