@@ -39,6 +39,12 @@ final class Turns implements AcquireLoop.Pause, AutoCloseable {
      */
     static final long TURN_NANOS = TimeUnit.MILLISECONDS.toNanos(200);
 
+    /**
+     * How many times a waiter refused in its own turn tries again: the release reaches the last
+     * nodes within an attempt or two; a refusal after that is a holder's, and the waiter waits.
+     */
+    static final int TURN_RETRIES = 3;
+
     /** The least pause of a waiter refused in its own turn before it tries again. */
     static final long MIN_RETRY_NANOS = TimeUnit.MICROSECONDS.toNanos(500);
 
@@ -79,6 +85,8 @@ final class Turns implements AcquireLoop.Pause, AutoCloseable {
     private boolean inLine;
     /** When a release last named this waiter's turn; 0 if none has. */
     private long namedAt;
+    /** How many times this waiter tried again in its last turn. */
+    private int turnRetries;
 
     Turns(Rounds rounds, String resource, RetryPolicy retry, long recheckNanos, long listenNanos) {
         this.rounds = rounds;
@@ -139,7 +147,10 @@ final class Turns implements AcquireLoop.Pause, AutoCloseable {
             if (!waiter.first()) {
                 return awaitTurn(nanosLeft) && next();
             }
-            if (namedAt != 0 && refusal != Refusal.OTHER && rounds.nowNanos() - namedAt < TURN_NANOS) {
+            if (namedAt != 0
+                    && refusal != Refusal.OTHER
+                    && rounds.nowNanos() - namedAt < TURN_NANOS
+                    && turnRetries++ < TURN_RETRIES) {
                 // Refused in its own turn: the release had not reached every node yet, and the vote
                 // was decided by the nodes that still held the key. The others leave the lock to this
                 // waiter for TURN_NANOS: it tries again after one attempt's time.
@@ -215,6 +226,7 @@ final class Turns implements AcquireLoop.Pause, AutoCloseable {
                         inTurn(end);
                     } else {
                         namedAt = rounds.nowNanos();
+                        turnRetries = 0;
                     }
                     return next();
                 }
