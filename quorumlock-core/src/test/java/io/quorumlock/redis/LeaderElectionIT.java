@@ -94,6 +94,21 @@ class LeaderElectionIT {
         return election;
     }
 
+    /**
+     * A candidate that campaigns again after a step-down only once the waiter woken by its release
+     * has had time to take the role, however busy the machine: the retry's first delay is what it
+     * leaves the waiter (stepDown's javadoc), 10 ms by default.
+     */
+    private LeaderElection<Lease> steppingDown(Redlock lock) {
+        LeaderElection<Lease> election = LeaderElection.builder(lock, "scheduler")
+                .ttl(TTL)
+                .retry(io.quorumlock.RetryPolicy.jitteredBackoff(
+                        TestTime.scaled(Duration.ofMillis(500)), TestTime.scaled(Duration.ofSeconds(1))))
+                .start();
+        closing.add(election);
+        return election;
+    }
+
     @Test
     void oneOfTwoCandidatesLeadsAndTheOtherTakesOverWhenItCloses() {
         Events eventsA = new Events();
@@ -126,14 +141,16 @@ class LeaderElectionIT {
 
     @Test
     void aLeaderThatStepsDownHandsOverAndCampaignsAgain() {
-        LeaderElection<Lease> a = candidate(lock(redis.uris(), "a"), new Events());
+        Redlock lockA = lock(redis.uris(), "a");
+        LeaderElection<Lease> a = steppingDown(lockA);
         a.awaitLeadership(WAIT).orElseThrow();
         Redlock lockB = lock(redis.uris(), "b");
-        LeaderElection<Lease> b = candidate(lockB, new Events());
+        LeaderElection<Lease> b = steppingDown(lockB);
         TestTime.await(Duration.ofSeconds(10), () -> lockB.waiting("scheduler") == 1, "b to wait");
 
         a.stepDown();
         assertThat(b.awaitLeadership(WAIT)).as("b after a stepped down").isPresent();
+        TestTime.await(Duration.ofSeconds(10), () -> lockA.waiting("scheduler") == 1, "a to campaign again");
         b.stepDown();
         assertThat(a.awaitLeadership(WAIT)).as("a again, after b stepped down").isPresent();
     }
