@@ -373,6 +373,17 @@ final class HandOff {
     }
 
     /**
+     * Sleeps until a random moment {@code minNanos} to {@code minNanos + spreadNanos} after {@code
+     * fromNanos} (by {@link System#nanoTime()}): a holder's hold.
+     */
+    static void holdUntil(long fromNanos, long minNanos, long spreadNanos) {
+        long at = fromNanos + minNanos + ThreadLocalRandom.current().nextLong(spreadNanos + 1);
+        for (long left = at - System.nanoTime(); left > 0; left = at - System.nanoTime()) {
+            LockSupport.parkNanos(left);
+        }
+    }
+
+    /**
      * One hand-off; the holder takes and releases on this thread, the waiter on a thread of its own.
      *
      * @return the release call's start, the waiter's grant and the release call's return, by {@link System#nanoTime()}
@@ -410,10 +421,7 @@ final class HandOff {
         long released;
         try {
             calling.await();
-            long at = called[0] + holdMinNanos + ThreadLocalRandom.current().nextLong(holdSpreadNanos + 1);
-            for (long left = at - System.nanoTime(); left > 0; left = at - System.nanoTime()) {
-                LockSupport.parkNanos(left);
-            }
+            holdUntil(called[0], holdMinNanos, holdSpreadNanos);
         } finally {
             release = System.nanoTime();
             holder.unlock();

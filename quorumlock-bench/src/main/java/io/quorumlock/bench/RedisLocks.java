@@ -8,9 +8,7 @@ import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.locks.LockSupport;
 import java.util.function.Consumer;
 import java.util.function.Supplier;
 import org.redisson.api.RedissonClient;
@@ -160,12 +158,7 @@ final class RedisLocks {
                 ping.pingAll();
             }
             for (int i = 0; i < samples; i++) {
-                long at = System.nanoTime()
-                        + HandOff.HOLD_MIN.toNanos()
-                        + ThreadLocalRandom.current().nextLong(HandOff.HOLD_SPREAD.toNanos() + 1);
-                for (long left = at - System.nanoTime(); left > 0; left = at - System.nanoTime()) {
-                    LockSupport.parkNanos(left);
-                }
+                HandOff.holdUntil(System.nanoTime(), HandOff.HOLD_MIN.toNanos(), HandOff.HOLD_SPREAD.toNanos());
                 long start = System.nanoTime();
                 ping.pingAll();
                 nanos[i] = System.nanoTime() - start;
