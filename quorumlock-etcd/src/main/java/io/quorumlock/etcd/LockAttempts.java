@@ -29,6 +29,7 @@ import java.util.concurrent.CompletionException;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicReference;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -232,8 +233,7 @@ final class LockAttempts {
             CompletableFuture<GetResponse> sent,
             long end) {
         GetResponse got;
-        java.util.concurrent.atomic.AtomicReference<CompletableFuture<GetResponse>> first =
-                new java.util.concurrent.atomic.AtomicReference<>(sent);
+        AtomicReference<CompletableFuture<GetResponse>> first = new AtomicReference<>(sent);
         try {
             got = calls.call(
                     () -> {
