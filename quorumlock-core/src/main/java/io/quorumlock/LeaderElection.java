@@ -30,8 +30,8 @@ import org.slf4j.LoggerFactory;
  * and ends at the lease's notice of loss: the term is revoked and the leader's {@link Work} is
  * interrupted with {@link DistributedLock#lossNotice} left, before another candidate can be
  * elected, as {@code withLock} does. A candidate campaigns again after a loss, after its work
- * returned and after {@link #stepDown} (after the retry's first delay, so that a waiting candidate
- * takes the role), until the election is closed.
+ * returned and after {@link #stepDown} (once another candidate took the role, or a second passed
+ * with none taking it), until the election is closed.
  *
  * <p>On a fenced backend (ZooKeeper, etcd, a database) each term carries the lease's fencing
  * token, strictly larger than every earlier term's of this election: hand it to the storage with
@@ -48,6 +48,15 @@ public final class LeaderElection<L extends Lease> implements AutoCloseable {
 
     /** How long one campaign waits for the lock before it asks again (each wait is woken by releases). */
     private static final Duration CAMPAIGN_WAIT = Duration.ofMinutes(1);
+
+    /**
+     * How long a candidate that ended its term by choice leaves the role to the others at most,
+     * when none takes it: then it campaigns again.
+     */
+    private static final Duration HAND_OVER_WAIT = Duration.ofSeconds(1);
+
+    /** How often it looks meanwhile whether another candidate leads. */
+    private static final Duration HAND_OVER_LOOK = Duration.ofMillis(5);
 
     /** Numbers the candidates' threads. */
     private static final java.util.concurrent.atomic.AtomicInteger CANDIDATES =
@@ -141,11 +150,9 @@ public final class LeaderElection<L extends Lease> implements AutoCloseable {
 
     /**
      * Ends this candidate's term, if it leads: its work is interrupted, the lease released, the term
-     * revoked; then, after the retry's first delay, it campaigns again. ZooKeeper and etcd queue it
-     * behind the candidates already waiting; where waiters are woken by the release (Redis with
-     * pub/sub, PostgreSQL), one of them takes the role within that delay; where they poll (MariaDB,
-     * Redis without pub/sub), only one that polls within it does, so make the retry's first delay
-     * longer than their poll.
+     * revoked. It campaigns again once another candidate leads (it looks every few milliseconds),
+     * or after a second if none takes the role: a waiting candidate gets the role also when it hears
+     * the release late, or polls (MariaDB, Redis without pub/sub) up to a second apart.
      */
     public void stepDown() {
         Term<L> term;
@@ -269,9 +276,32 @@ public final class LeaderElection<L extends Lease> implements AutoCloseable {
             Thread.interrupted(); // an interrupt meant for the work
         }
         if (!lost.isDone() && !closed.get()) {
-            // Ended by choice: a moment for a waiting candidate to take the role, which a lock
-            // without a queue (Redis) would otherwise give straight back to this one.
-            sleep(retry.minDelay());
+            leaveTheRole();
+        }
+    }
+
+    /**
+     * After a term ended by choice: waits until another candidate leads, {@link #HAND_OVER_WAIT} at
+     * most (the retry's first delay, if longer), so that a waiting candidate takes the role even when
+     * it hears the release late (a busy machine, a slow link). A lock without a queue (Redis, a
+     * database) would otherwise give it straight back to this one. Where the role is taken at once
+     * (ZooKeeper and etcd queue their waiters), this candidate campaigns again at once, behind the
+     * new leader.
+     */
+    private void leaveTheRole() {
+        long start = System.nanoTime();
+        long most = Math.max(retry.minDelay().toNanos(), HAND_OVER_WAIT.toNanos());
+        while (!closed.get() && System.nanoTime() - start < most) {
+            try {
+                if (lock.holder(name).isPresent()) {
+                    return;
+                }
+            } catch (IllegalStateException e) {
+                return; // the lock is closed: the campaign ends at its next call
+            } catch (QuorumlockException e) {
+                log.debug("election '{}': cannot tell who leads after stepping down: {}", name, e.getMessage());
+            }
+            sleep(HAND_OVER_LOOK);
         }
     }
 

@@ -23,7 +23,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Leader election over the etcd lock on a real member: one candidate of three leads, each hand-over
+ * Leader election over the etcd lock on a real member: one candidate of four leads, each hand-over
  * (the leader closed, stepping down, its lease revoked, cut off by a partition) raises the term's
  * fencing token, and takes no longer than the TTL and a margin. A paused leader is not shown here:
  * the module's tests run every client in the test's JVM (the torture runs pause child processes).
@@ -104,9 +104,9 @@ class EtcdLeaderElectionIT {
     }
 
     @Test
-    void oneOfThreeLeadsAndEveryHandOverRaisesTheToken() throws Exception {
+    void oneOfFourLeadsAndEveryHandOverRaisesTheToken() throws Exception {
         List<Candidate> candidates = new ArrayList<>();
-        for (String name : List.of("a", "b", "c")) {
+        for (String name : List.of("a", "b", "c", "d")) {
             candidates.add(new Candidate(name, etcd.endpoints()));
         }
         Candidate first = theLeader(candidates);

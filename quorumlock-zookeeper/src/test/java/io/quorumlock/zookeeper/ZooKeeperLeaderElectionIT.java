@@ -26,7 +26,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Leader election over the ZooKeeper lock on a real server: one candidate of three leads, each
+ * Leader election over the ZooKeeper lock on a real server: one candidate of four leads, each
  * hand-over (the leader closed, stepping down, its session expired, cut off by a partition) raises
  * the term's fencing token, and takes no longer than the session timeout and a margin. A paused
  * leader is not shown here: the module's tests run every client in the test's JVM (the torture
@@ -125,9 +125,9 @@ class ZooKeeperLeaderElectionIT {
     }
 
     @Test
-    void oneOfThreeLeadsAndEveryHandOverRaisesTheToken() throws Exception {
+    void oneOfFourLeadsAndEveryHandOverRaisesTheToken() throws Exception {
         List<Candidate> candidates = new ArrayList<>();
-        for (String name : List.of("a", "b", "c")) {
+        for (String name : List.of("a", "b", "c", "d")) {
             candidates.add(new Candidate(name, server.getConnectString()));
         }
         Candidate first = theLeader(candidates);
