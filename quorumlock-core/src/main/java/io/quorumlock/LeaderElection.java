@@ -296,10 +296,10 @@ public final class LeaderElection<L extends Lease> implements AutoCloseable {
                 if (lock.holder(name).isPresent()) {
                     return;
                 }
-            } catch (IllegalStateException e) {
-                return; // the lock is closed: the campaign ends at its next call
             } catch (QuorumlockException e) {
                 log.debug("election '{}': cannot tell who leads after stepping down: {}", name, e.getMessage());
+            } catch (RuntimeException e) {
+                return; // the lock is closed, or cannot tell: the campaign goes on, and meets it
             }
             sleep(HAND_OVER_LOOK);
         }
