@@ -151,8 +151,9 @@ public final class LeaderElection<L extends Lease> implements AutoCloseable {
     /**
      * Ends this candidate's term, if it leads: its work is interrupted, the lease released, the term
      * revoked. It campaigns again once another candidate leads (it looks every few milliseconds),
-     * or after a second if none takes the role: a waiting candidate gets the role also when it hears
-     * the release late, or polls (MariaDB, Redis without pub/sub) up to a second apart.
+     * or after a second (the retry's first delay, if longer) if none takes the role: a waiting
+     * candidate gets the role also when it hears the release late, or polls (MariaDB, Redis without
+     * pub/sub) up to a second apart.
      */
     public void stepDown() {
         Term<L> term;
