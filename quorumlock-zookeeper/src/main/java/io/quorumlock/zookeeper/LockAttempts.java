@@ -96,6 +96,7 @@ final class LockAttempts {
             Created created = create(dir, end);
             ours = created.path();
             String name = ZKPaths.getNodeFromPath(ours);
+            Listing early = created.listing();
             while (true) {
                 lock.checkOpen();
                 if (!connection.reportedConnected()) {
@@ -112,19 +113,21 @@ final class LockAttempts {
                         continue;
                     }
                 }
-                long changes = connection.changes();
-                // The watch on the queue reports the deletion of our node, should this listing make it a lease.
-                ZooKeeperLease.NodeWatch watch = new ZooKeeperLease.NodeWatch();
-                long listed = lock.ticker().nanos(); // a lease's end counts from the send of this listing
-                List<String> queue = answer(
-                                send(cb -> client.getChildren()
-                                        .usingWatcher(watch)
-                                        .inBackground(cb)
-                                        .forPath(dir)),
-                                end,
-                                "list the queue")
-                        .getChildren();
+                Listing listing = early != null ? early : list(dir);
+                early = null;
+                List<String> queue;
+                try {
+                    queue = answer(listing.answered(), end, "list the queue").getChildren();
+                } catch (KeeperException e) {
+                    if (listing == created.listing()) {
+                        continue; // sent before the create had its parent, or before a reconnect: list again
+                    }
+                    throw e;
+                }
                 LockQueue.Place place = LockQueue.place(queue, name);
+                if (!place.present() && listing == created.listing()) {
+                    continue; // the create was retried after a lost connection, behind this listing
+                }
                 if (!place.present()) {
                     return refused(
                             resource,
@@ -133,7 +136,7 @@ final class LockAttempts {
                             "the lock node " + ours + " vanished while waiting: the session ended");
                 }
                 if (place.first()) {
-                    Grant grant = grant(resource, created, watch, listed, changes, end);
+                    Grant grant = grant(resource, created, listing, end);
                     if (grant.lease() != null) {
                         granted = true;
                         return Attempt.granted(grant.lease());
@@ -208,6 +211,9 @@ final class LockAttempts {
                     .withMode(CreateMode.EPHEMERAL_SEQUENTIAL)
                     .inBackground(cb)
                     .forPath(ZKPaths.makePath(dir, LockQueue.NODE_PREFIX), holder));
+            // The session's requests are answered in the order sent: a listing sent right behind the
+            // create shows its node, and both take one round trip.
+            Listing listing = list(dir);
             try {
                 CuratorEvent event = answer(created, end, "create the lock node");
                 Stat stat = event.getStat();
@@ -219,7 +225,7 @@ final class LockAttempts {
                                     "read the lock node")
                             .getStat();
                 }
-                return new Created(event.getName(), stat.getCzxid(), stat.getEphemeralOwner());
+                return new Created(event.getName(), stat.getCzxid(), stat.getEphemeralOwner(), listing);
             } catch (NoAnswer | InterruptedException e) {
                 created.thenAccept(late -> {
                     if (late.getResultCode() == KeeperException.Code.OK.intValue()) {
@@ -239,24 +245,46 @@ final class LockAttempts {
 
     /**
      * This contender's node as the create answered it: its path, its czxid (the fencing token)
-     * and the session that created it, from the create's own Stat.
+     * and the session that created it, from the create's own Stat; and the listing of the queue
+     * sent right behind the create.
      */
-    private record Created(String path, long czxid, long owner) {}
+    private record Created(String path, long czxid, long owner, Listing listing) {}
+
+    /**
+     * A listing of the queue, sent at {@code sent} (a lease's end counts from it) with {@code
+     * watch} on the queue, which reports the deletion of our node should the listing make it a
+     * lease; {@code changes} is the connection's event count read before it was sent.
+     */
+    private record Listing(
+            CompletableFuture<CuratorEvent> answered, ZooKeeperLease.NodeWatch watch, long sent, long changes) {}
+
+    /** Sends a listing of the queue {@code dir}, with a watch on it. */
+    private Listing list(String dir) throws Exception {
+        long changes = connection.changes();
+        ZooKeeperLease.NodeWatch watch = new ZooKeeperLease.NodeWatch();
+        long sent = lock.ticker().nanos();
+        return new Listing(
+                send(cb -> client.getChildren()
+                        .usingWatcher(watch)
+                        .inBackground(cb)
+                        .forPath(dir)),
+                watch,
+                sent,
+                changes);
+    }
 
     /** A first place turned into a lease; or why not (refusal); or neither: unsettled, look again. */
     private record Grant(ZooKeeperLease lease, String refusal) {}
 
     /**
      * Turns a first place in the queue into a lease, without another request: the token and the
-     * owning session come from the create's Stat, and the listing that found the node first (sent
-     * at {@code listed}, on the session, with {@code watch} on the queue) shows it is still there
-     * and starts the lease's end. The lease follows the connection before it is returned; if any
-     * connection event came since {@code changesBefore} (read before the listing was sent), the
-     * grant is not settled: the caller looks again, so that no lease is handed out suspended or
-     * with an event missed.
+     * owning session come from the create's Stat, and the listing that found the node first (on
+     * the session, with its watch on the queue) shows it is still there and starts the lease's
+     * end. The lease follows the connection before it is returned; if any connection event came
+     * since the listing was sent, the grant is not settled: the caller looks again, so that no
+     * lease is handed out suspended or with an event missed.
      */
-    private Grant grant(
-            String resource, Created node, ZooKeeperLease.NodeWatch watch, long listed, long changesBefore, long end) {
+    private Grant grant(String resource, Created node, Listing listing, long end) {
         long session = lock.currentSessionId();
         if (node.owner() != session) {
             // Curator gave up on a session that the ensemble has not expired yet; that node goes soon.
@@ -266,7 +294,14 @@ final class LockAttempts {
                             + ", an earlier one of this client");
         }
         ZooKeeperLease lease = new ZooKeeperLease(
-                lock, resource, node.path(), node.czxid(), session, lock.negotiatedSessionTimeout(), listed, watch);
+                lock,
+                resource,
+                node.path(),
+                node.czxid(),
+                session,
+                lock.negotiatedSessionTimeout(),
+                listing.sent(),
+                listing.watch());
         connection.follow(lease);
         try {
             lock.checkOpen();
@@ -276,8 +311,8 @@ final class LockAttempts {
             lease.discard();
             throw closed;
         }
-        watch.attach(lease);
-        if (connection.changes() != changesBefore || !connection.reportedConnected()) {
+        listing.watch().attach(lease);
+        if (connection.changes() != listing.changes() || !connection.reportedConnected()) {
             lease.discard();
             return new Grant(null, null);
         }
