@@ -58,6 +58,10 @@ final class ConsensusLocks {
 
     /** The servers of the ensemble and of the etcd cluster. */
     static final int SERVERS = 3;
+    /** Turns of warm-up per library, each the plan's warm-up time, taken in turns with the other library. */
+    private static final int WARMUP_TURNS = 3;
+    /** Counted turns per library, in alternating order, sharing the plan's cycle time. */
+    private static final int COUNTED_TURNS = 4;
 
     /** How long a single request of the other clients may take before the row fails: never, on a healthy cluster. */
     private static final Duration REQUEST_TIMEOUT = Duration.ofSeconds(10);
@@ -251,22 +255,25 @@ final class ConsensusLocks {
                 cycles.add(new Cycles(backend, library, version));
             }
             // The servers, and the client code the libraries share (ZooKeeperLock is built on Curator,
-            // EtcdLock on jetcd), warm up with every library before any cycle counts.
-            for (Cycles c : cycles) {
-                progress.status(backend.cycleCase() + " / " + c.library.name() + ": warm-up");
-                c.run(plan.contentionWarmup(), false);
+            // EtcdLock on jetcd), warm up with every library, in turns, before any cycle counts: the
+            // JIT compiles a library's own code over its first few thousand cycles.
+            for (int turn = 0; turn < WARMUP_TURNS; turn++) {
+                for (Cycles c : cycles) {
+                    progress.status(backend.cycleCase() + " / " + c.library.name() + ": warm-up");
+                    c.run(plan.contentionWarmup(), false);
+                }
             }
-            // Counted in turns, A B then B A, each half the time: what the machine does meanwhile (a
-            // shared machine, servers settling) falls on both alike.
-            Duration half = plan.databaseTime().dividedBy(2);
-            for (int turn = 0; turn < 2; turn++) {
+            // Counted in turns, A B, B A, A B, B A, each a quarter of the time: what the machine does
+            // meanwhile (a shared machine, its disk's fsyncs, servers settling) falls on both alike.
+            Duration quarter = plan.databaseTime().dividedBy(COUNTED_TURNS);
+            for (int turn = 0; turn < COUNTED_TURNS; turn++) {
                 List<Cycles> order = new ArrayList<>(cycles);
-                if (turn == 1) {
+                if (turn % 2 == 1) {
                     Collections.reverse(order);
                 }
                 for (Cycles c : order) {
                     progress.status(backend.cycleCase() + " / " + c.library.name());
-                    c.run(half, true);
+                    c.run(quarter, true);
                 }
             }
         } finally {
