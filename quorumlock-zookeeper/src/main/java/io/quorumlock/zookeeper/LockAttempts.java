@@ -96,7 +96,7 @@ final class LockAttempts {
             Created created = create(dir, end);
             ours = created.path();
             String name = ZKPaths.getNodeFromPath(ours);
-            Listing early = created.listing();
+            Listing early = created.listing(); // sent right behind the create: used once, if it shows our node
             while (true) {
                 lock.checkOpen();
                 if (!connection.reportedConnected()) {
@@ -113,22 +113,23 @@ final class LockAttempts {
                         continue;
                     }
                 }
-                Listing listing = early != null ? early : list(dir);
+                boolean sentEarly = early != null;
+                Listing listing = sentEarly ? early : list(dir);
                 early = null;
                 List<String> queue;
                 try {
                     queue = answer(listing.answered(), end, "list the queue").getChildren();
                 } catch (KeeperException e) {
-                    if (listing == created.listing()) {
-                        continue; // sent before the create had its parent, or before a reconnect: list again
+                    if (sentEarly) {
+                        continue; // sent before the create made the parent, or before a reconnect: list again
                     }
                     throw e;
                 }
                 LockQueue.Place place = LockQueue.place(queue, name);
-                if (!place.present() && listing == created.listing()) {
-                    continue; // the create was retried after a lost connection, behind this listing
-                }
                 if (!place.present()) {
+                    if (sentEarly) {
+                        continue; // the create was sent again after a lost connection, behind this listing
+                    }
                     return refused(
                             resource,
                             mode,
@@ -136,7 +137,7 @@ final class LockAttempts {
                             "the lock node " + ours + " vanished while waiting: the session ended");
                 }
                 if (place.first()) {
-                    Grant grant = grant(resource, created, listing, end);
+                    Grant grant = grant(resource, created, listing);
                     if (grant.lease() != null) {
                         granted = true;
                         return Attempt.granted(grant.lease());
@@ -284,7 +285,7 @@ final class LockAttempts {
      * since the listing was sent, the grant is not settled: the caller looks again, so that no
      * lease is handed out suspended or with an event missed.
      */
-    private Grant grant(String resource, Created node, Listing listing, long end) {
+    private Grant grant(String resource, Created node, Listing listing) {
         long session = lock.currentSessionId();
         if (node.owner() != session) {
             // Curator gave up on a session that the ensemble has not expired yet; that node goes soon.
