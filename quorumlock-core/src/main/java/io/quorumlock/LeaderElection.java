@@ -1,7 +1,7 @@
 package io.quorumlock;
 
-import io.quorumlock.spi.CriticalSections;
-import io.quorumlock.spi.Settings;
+import io.quorumlock.internal.CriticalSections;
+import io.quorumlock.internal.Settings;
 import java.time.Duration;
 import java.util.Optional;
 import java.util.OptionalLong;

@@ -1,6 +1,6 @@
 package io.quorumlock;
 
-import io.quorumlock.spi.Holders;
+import io.quorumlock.internal.Holders;
 import java.time.Duration;
 import java.util.List;
 import java.util.Optional;

@@ -121,11 +121,11 @@ class LockUnavailableExceptionTest {
         ServerAnswer own = new ServerAnswer(
                 "redis://10.0.0.1:6379",
                 ServerAnswer.Kind.HELD_BY_OTHER,
-                io.quorumlock.spi.Holders.named("6409@vm", "6409@vm"));
+                io.quorumlock.internal.Holders.named("6409@vm", "6409@vm"));
         ServerAnswer other = new ServerAnswer(
                 "redis://10.0.0.2:6379",
                 ServerAnswer.Kind.HELD_BY_OTHER,
-                io.quorumlock.spi.Holders.named("7000@vm", "6409@vm"));
+                io.quorumlock.internal.Holders.named("7000@vm", "6409@vm"));
         String votes =
                 new LockUnavailableException("job", Duration.ZERO, 1, 0, 2, List.of(own, own, other)).getMessage();
         assertThat(votes)

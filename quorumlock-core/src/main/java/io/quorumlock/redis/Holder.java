@@ -1,7 +1,7 @@
 package io.quorumlock.redis;
 
+import io.quorumlock.internal.Holders;
 import io.quorumlock.redis.client.Reply;
-import io.quorumlock.spi.Holders;
 
 /**
  * Who holds a lease: a short name stored with the key beside the random token ({@code <32 hex

@@ -2,9 +2,9 @@ package io.quorumlock.redis;
 
 import io.quorumlock.Lease;
 import io.quorumlock.LeaseLostException;
+import io.quorumlock.internal.LeaseCore;
+import io.quorumlock.internal.LockEvents;
 import io.quorumlock.redis.Rounds.Grant;
-import io.quorumlock.spi.LeaseCore;
-import io.quorumlock.spi.LockEvents;
 import java.time.Duration;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;

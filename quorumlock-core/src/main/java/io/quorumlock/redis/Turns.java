@@ -2,8 +2,8 @@ package io.quorumlock.redis;
 
 import io.quorumlock.QuorumlockException;
 import io.quorumlock.RetryPolicy;
-import io.quorumlock.spi.AcquireLoop;
-import io.quorumlock.spi.Waiters;
+import io.quorumlock.internal.AcquireLoop;
+import io.quorumlock.internal.Waiters;
 import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;

@@ -1,8 +1,8 @@
 package io.quorumlock.redis;
 
+import io.quorumlock.internal.Waiters;
 import io.quorumlock.redis.client.Subscriptions;
 import io.quorumlock.redis.client.Transport;
-import io.quorumlock.spi.Waiters;
 import java.util.Optional;
 
 /**

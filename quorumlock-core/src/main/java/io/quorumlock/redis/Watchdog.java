@@ -18,7 +18,7 @@ import org.slf4j.LoggerFactory;
  * left, and retries a failed extension after a short backoff as long as a retry can end with the
  * {@linkplain QuorumMath#lossNoticeNanos loss notice} of validity still left. When none can, when
  * an extension throws anything at all, or when the watchdog is closed, it marks the lease lost
- * (which interrupts the work, see {@link io.quorumlock.spi.CriticalSections}). One daemon thread per
+ * (which interrupts the work, see {@link io.quorumlock.internal.CriticalSections}). One daemon thread per
  * client, started on first use.
  */
 final class Watchdog implements AutoCloseable {

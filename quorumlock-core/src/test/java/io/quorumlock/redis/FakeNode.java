@@ -1,9 +1,9 @@
 package io.quorumlock.redis;
 
+import io.quorumlock.internal.FakeTicker;
+import io.quorumlock.internal.Ticker;
 import io.quorumlock.redis.client.Command;
 import io.quorumlock.redis.client.Reply;
-import io.quorumlock.spi.FakeTicker;
-import io.quorumlock.spi.Ticker;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;

@@ -1,10 +1,10 @@
 package io.quorumlock.redis;
 
+import io.quorumlock.internal.Ticker;
 import io.quorumlock.redis.client.Command;
 import io.quorumlock.redis.client.NodeStart;
 import io.quorumlock.redis.client.Reply;
 import io.quorumlock.redis.client.Transport;
-import io.quorumlock.spi.Ticker;
 import java.util.List;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.ExecutorService;

@@ -2,11 +2,11 @@ package io.quorumlock.redis;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.quorumlock.internal.Ticker;
 import io.quorumlock.redis.Rounds.Grant;
 import io.quorumlock.redis.client.NioTransport;
 import io.quorumlock.redis.client.NodeAddress;
 import io.quorumlock.redis.client.Transport;
-import io.quorumlock.spi.Ticker;
 import io.quorumlock.testkit.FaultProxies;
 import io.quorumlock.testkit.FaultProxy.Direction;
 import io.quorumlock.testkit.RedisServersExtension;
@@ -85,7 +85,7 @@ class LaneGrowthIT {
                     0.01,
                     Ticker.SYSTEM,
                     false,
-                    io.quorumlock.spi.LockEvents.of("redis", io.quorumlock.LockListener.NONE));
+                    io.quorumlock.internal.LockEvents.of("redis", io.quorumlock.LockListener.NONE));
             Grant[] warm = new Grant[3];
             assertThat(rounds.grant("warm-up", "w", TTL_MILLIS, warm).held()).isTrue();
             assertThat(rounds.release("warm-up", "w", warm)).isTrue();

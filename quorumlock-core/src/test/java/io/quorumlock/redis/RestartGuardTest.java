@@ -2,12 +2,12 @@ package io.quorumlock.redis;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.quorumlock.internal.FakeTicker;
 import io.quorumlock.redis.client.Command;
 import io.quorumlock.redis.client.NodeStart;
 import io.quorumlock.redis.client.NodeStarts;
 import io.quorumlock.redis.client.Reply;
 import io.quorumlock.redis.client.Transport;
-import io.quorumlock.spi.FakeTicker;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 

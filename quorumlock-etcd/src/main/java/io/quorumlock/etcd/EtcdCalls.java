@@ -5,7 +5,7 @@ import io.etcd.jetcd.common.exception.EtcdException;
 import io.grpc.Status;
 import io.quorumlock.QuorumlockException;
 import io.quorumlock.ServerAnswer;
-import io.quorumlock.spi.Ticker;
+import io.quorumlock.internal.Ticker;
 import java.time.Duration;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;

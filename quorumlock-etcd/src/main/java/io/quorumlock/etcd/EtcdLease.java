@@ -7,7 +7,7 @@ import io.etcd.jetcd.lease.LeaseKeepAliveResponse;
 import io.quorumlock.FencedLease;
 import io.quorumlock.IllegalSettingException;
 import io.quorumlock.LeaseLostException;
-import io.quorumlock.spi.LeaseCore;
+import io.quorumlock.internal.LeaseCore;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.Locale;

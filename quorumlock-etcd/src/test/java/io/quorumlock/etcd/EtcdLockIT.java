@@ -14,7 +14,7 @@ import io.quorumlock.LockHolder;
 import io.quorumlock.LockUnavailableException;
 import io.quorumlock.QuorumlockException;
 import io.quorumlock.ServerAnswer;
-import io.quorumlock.spi.Holders;
+import io.quorumlock.internal.Holders;
 import io.quorumlock.testkit.EtcdCluster;
 import io.quorumlock.testkit.EtcdClusterExtension;
 import io.quorumlock.testkit.TestTime;

@@ -8,7 +8,7 @@ import io.etcd.jetcd.options.GetOption;
 import io.quorumlock.FencedLease;
 import io.quorumlock.LockUnavailableException;
 import io.quorumlock.QuorumlockException;
-import io.quorumlock.spi.AcquireLoop;
+import io.quorumlock.internal.AcquireLoop;
 import io.quorumlock.testkit.EtcdClusterExtension;
 import io.quorumlock.testkit.FaultProxies;
 import io.quorumlock.testkit.TestTime;

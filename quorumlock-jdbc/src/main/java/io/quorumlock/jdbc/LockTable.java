@@ -1,6 +1,6 @@
 package io.quorumlock.jdbc;
 
-import io.quorumlock.spi.Ticker;
+import io.quorumlock.internal.Ticker;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;

@@ -1,7 +1,7 @@
 package io.quorumlock.jdbc;
 
-import io.quorumlock.spi.Ticker;
-import io.quorumlock.spi.Waiters;
+import io.quorumlock.internal.Ticker;
+import io.quorumlock.internal.Waiters;
 import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
 import java.sql.SQLException;

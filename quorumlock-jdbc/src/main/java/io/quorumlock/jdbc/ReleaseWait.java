@@ -2,9 +2,9 @@ package io.quorumlock.jdbc;
 
 import io.quorumlock.QuorumlockException;
 import io.quorumlock.RetryPolicy;
-import io.quorumlock.spi.AcquireLoop;
-import io.quorumlock.spi.Ticker;
-import io.quorumlock.spi.Waiters;
+import io.quorumlock.internal.AcquireLoop;
+import io.quorumlock.internal.Ticker;
+import io.quorumlock.internal.Waiters;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
 

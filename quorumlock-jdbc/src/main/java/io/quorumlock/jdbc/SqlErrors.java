@@ -1,7 +1,7 @@
 package io.quorumlock.jdbc;
 
 import io.quorumlock.ServerAnswer;
-import io.quorumlock.spi.Holders;
+import io.quorumlock.internal.Holders;
 import java.net.SocketTimeoutException;
 import java.sql.SQLException;
 import java.sql.SQLTimeoutException;

@@ -1,6 +1,6 @@
 package io.quorumlock.jdbc;
 
-import io.quorumlock.spi.Secrets;
+import io.quorumlock.internal.Secrets;
 import java.io.PrintWriter;
 import java.lang.reflect.InvocationTargetException;
 import java.lang.reflect.Proxy;

@@ -1,6 +1,6 @@
 package io.quorumlock.spring;
 
-import io.quorumlock.spi.Secrets;
+import io.quorumlock.internal.Secrets;
 import java.util.List;
 import java.util.Locale;
 import java.util.regex.Matcher;

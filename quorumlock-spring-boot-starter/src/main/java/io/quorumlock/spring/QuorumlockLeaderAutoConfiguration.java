@@ -1,7 +1,7 @@
 package io.quorumlock.spring;
 
 import io.quorumlock.DistributedLock;
-import io.quorumlock.spi.Holders;
+import io.quorumlock.internal.Holders;
 import java.util.Map;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.AutoConfiguration;

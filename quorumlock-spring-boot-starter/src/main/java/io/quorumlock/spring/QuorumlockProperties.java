@@ -169,8 +169,10 @@ public class QuorumlockProperties {
         @Override
         public String toString() {
             return "Redis[nodes "
-                    + nodes.stream().map(io.quorumlock.spi.Secrets::redactUri).toList() + ", password "
-                    + (password == null || password.isEmpty() ? "none" : io.quorumlock.spi.Secrets.MASK)
+                    + nodes.stream()
+                            .map(io.quorumlock.internal.Secrets::redactUri)
+                            .toList() + ", password "
+                    + (password == null || password.isEmpty() ? "none" : io.quorumlock.internal.Secrets.MASK)
                     + ", nodeTimeout "
                     + nodeTimeout + ", connectTimeout " + connectTimeout + ", maxConnectionsPerNode "
                     + maxConnectionsPerNode
@@ -284,7 +286,7 @@ public class QuorumlockProperties {
         public String toString() {
             return "Etcd[endpoints "
                     + endpoints.stream()
-                            .map(io.quorumlock.spi.Secrets::redactUri)
+                            .map(io.quorumlock.internal.Secrets::redactUri)
                             .toList() + "]";
         }
     }

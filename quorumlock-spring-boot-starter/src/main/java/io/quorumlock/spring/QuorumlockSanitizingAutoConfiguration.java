@@ -1,6 +1,6 @@
 package io.quorumlock.spring;
 
-import io.quorumlock.spi.Secrets;
+import io.quorumlock.internal.Secrets;
 import java.util.List;
 import org.springframework.boot.actuate.endpoint.SanitizableData;
 import org.springframework.boot.actuate.endpoint.SanitizingFunction;

@@ -1,6 +1,6 @@
 package io.quorumlock.zookeeper;
 
-import io.quorumlock.spi.Ticker;
+import io.quorumlock.internal.Ticker;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;

@@ -2,7 +2,7 @@ package io.quorumlock.zookeeper;
 
 import io.quorumlock.FencedLease;
 import io.quorumlock.LeaseLostException;
-import io.quorumlock.spi.LeaseCore;
+import io.quorumlock.internal.LeaseCore;
 import java.time.Duration;
 import java.util.Objects;
 import java.util.concurrent.CompletableFuture;

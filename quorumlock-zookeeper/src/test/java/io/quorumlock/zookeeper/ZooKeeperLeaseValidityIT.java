@@ -3,7 +3,7 @@ package io.quorumlock.zookeeper;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.quorumlock.FencedLease;
-import io.quorumlock.spi.LeaseCore;
+import io.quorumlock.internal.LeaseCore;
 import io.quorumlock.testkit.FaultProxies;
 import io.quorumlock.testkit.TestTime;
 import io.quorumlock.testkit.ZooKeeperServers;

@@ -11,7 +11,7 @@ import io.quorumlock.LockHolder;
 import io.quorumlock.LockUnavailableException;
 import io.quorumlock.QuorumlockException;
 import io.quorumlock.ServerAnswer;
-import io.quorumlock.spi.LeaseCore;
+import io.quorumlock.internal.LeaseCore;
 import io.quorumlock.testkit.TestTime;
 import io.quorumlock.testkit.ZooKeeperServers;
 import java.lang.management.ManagementFactory;

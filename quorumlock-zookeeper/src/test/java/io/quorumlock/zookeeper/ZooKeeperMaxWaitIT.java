@@ -6,7 +6,7 @@ import static org.assertj.core.api.Assertions.catchThrowableOfType;
 import io.quorumlock.FencedLease;
 import io.quorumlock.LockUnavailableException;
 import io.quorumlock.QuorumlockException;
-import io.quorumlock.spi.AcquireLoop;
+import io.quorumlock.internal.AcquireLoop;
 import io.quorumlock.testkit.FaultProxy;
 import io.quorumlock.testkit.TestTime;
 import io.quorumlock.testkit.ZooKeeperServers;

@@ -1,7 +1,7 @@
 package io.quorumlock.redis.client;
 
 import io.quorumlock.IllegalSettingException;
-import io.quorumlock.spi.Ticker;
+import io.quorumlock.internal.Ticker;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.InetSocketAddress;

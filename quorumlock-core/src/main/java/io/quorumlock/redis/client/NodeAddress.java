@@ -1,6 +1,6 @@
 package io.quorumlock.redis.client;
 
-import io.quorumlock.spi.Secrets;
+import io.quorumlock.internal.Secrets;
 import java.io.ByteArrayOutputStream;
 import java.net.URI;
 import java.net.URISyntaxException;

@@ -1,6 +1,6 @@
 package io.quorumlock.redis.client;
 
-import io.quorumlock.spi.Ticker;
+import io.quorumlock.internal.Ticker;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;

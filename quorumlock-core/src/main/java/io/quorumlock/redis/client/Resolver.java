@@ -1,6 +1,6 @@
 package io.quorumlock.redis.client;
 
-import io.quorumlock.spi.Ticker;
+import io.quorumlock.internal.Ticker;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.UnknownHostException;

@@ -1,6 +1,6 @@
 package io.quorumlock.redis.client;
 
-import io.quorumlock.spi.Ticker;
+import io.quorumlock.internal.Ticker;
 import java.io.IOException;
 import java.net.ConnectException;
 import java.nio.ByteBuffer;

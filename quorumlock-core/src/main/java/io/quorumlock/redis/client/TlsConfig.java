@@ -1,7 +1,7 @@
 package io.quorumlock.redis.client;
 
 import io.quorumlock.IllegalSettingException;
-import io.quorumlock.spi.Settings;
+import io.quorumlock.internal.Settings;
 import java.net.Socket;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;

@@ -2,7 +2,7 @@ package io.quorumlock.redis.client;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.quorumlock.spi.FakeTicker;
+import io.quorumlock.internal.FakeTicker;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;

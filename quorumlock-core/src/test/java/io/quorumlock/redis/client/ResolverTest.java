@@ -2,8 +2,8 @@ package io.quorumlock.redis.client;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.quorumlock.spi.FakeTicker;
-import io.quorumlock.spi.Ticker;
+import io.quorumlock.internal.FakeTicker;
+import io.quorumlock.internal.Ticker;
 import java.net.InetAddress;
 import java.net.UnknownHostException;
 import java.util.concurrent.CountDownLatch;

@@ -2,7 +2,7 @@ package io.quorumlock.redis.client;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.quorumlock.spi.Ticker;
+import io.quorumlock.internal.Ticker;
 import io.quorumlock.testkit.RedisServer;
 import io.quorumlock.testkit.TestTime;
 import io.quorumlock.testkit.TlsMaterial;

@@ -1,10 +1,10 @@
-package io.quorumlock.spi;
+package io.quorumlock.internal;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.quorumlock.LeaseLostException;
 import io.quorumlock.RecordingListener;
-import io.quorumlock.spi.LeaseCore.State;
+import io.quorumlock.internal.LeaseCore.State;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;

@@ -4,4 +4,4 @@
  * applications: its types are public because the backends live in other modules, and they may
  * change in any release.
  */
-package io.quorumlock.spi;
+package io.quorumlock.internal;

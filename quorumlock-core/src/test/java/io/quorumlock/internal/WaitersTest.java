@@ -1,4 +1,4 @@
-package io.quorumlock.spi;
+package io.quorumlock.internal;
 
 import static org.assertj.core.api.Assertions.assertThat;
 

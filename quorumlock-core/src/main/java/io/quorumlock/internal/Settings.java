@@ -1,4 +1,4 @@
-package io.quorumlock.spi;
+package io.quorumlock.internal;
 
 import io.quorumlock.IllegalSettingException;
 import io.quorumlock.LockListener;

@@ -1,4 +1,4 @@
-package io.quorumlock.spi;
+package io.quorumlock.internal;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -8,7 +8,7 @@ import io.quorumlock.LockUnavailableException;
 import io.quorumlock.QuorumlockException;
 import io.quorumlock.RetryPolicy;
 import io.quorumlock.ServerAnswer;
-import io.quorumlock.spi.AcquireLoop.Attempt;
+import io.quorumlock.internal.AcquireLoop.Attempt;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;

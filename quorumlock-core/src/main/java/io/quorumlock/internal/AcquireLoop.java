@@ -1,4 +1,4 @@
-package io.quorumlock.spi;
+package io.quorumlock.internal;
 
 import io.quorumlock.DistributedLock;
 import io.quorumlock.LockListener;

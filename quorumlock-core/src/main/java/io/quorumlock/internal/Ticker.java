@@ -1,4 +1,4 @@
-package io.quorumlock.spi;
+package io.quorumlock.internal;
 
 /** A monotonic clock in nanoseconds; injected so that time arithmetic can be tested with a fake. */
 @FunctionalInterface

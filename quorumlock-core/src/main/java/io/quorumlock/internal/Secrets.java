@@ -1,4 +1,4 @@
-package io.quorumlock.spi;
+package io.quorumlock.internal;
 
 /**
  * Hides what may be a secret in an address a user gave, so that the address can go into messages
