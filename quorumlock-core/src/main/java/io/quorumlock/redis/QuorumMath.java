@@ -110,38 +110,6 @@ final class QuorumMath {
         return yes + open < quorum ? Tally.NO_QUORUM : Tally.OPEN;
     }
 
-    /**
-     * How long a watchdog waits to extend a lease that has {@code remainingNanos} of validity left:
-     * until about a third of the TTL is left, or not at all if less is.
-     */
-    static long extendAfterNanos(long remainingNanos, long ttlNanos) {
-        return Math.max(0, remainingNanos - ttlNanos / 3);
-    }
-
-    /**
-     * How much validity the watchdog leaves the work when it gives a lease up as lost: a tenth of
-     * the TTL, for the interrupted work to stop in before another holder can be granted the lock.
-     */
-    static long lossNoticeNanos(long ttlNanos) {
-        return ttlNanos / 10;
-    }
-
-    /**
-     * After {@code failures} extension rounds in a row failed, with {@code remainingNanos} of
-     * validity left: how long to wait before the next round, or -1 if no round, which may take
-     * {@code roundNanos}, could end with the {@linkplain #lossNoticeNanos loss notice} still left,
-     * so that the lease is to be given up now. The wait is half a round, doubling with each
-     * failure up to two rounds, and never later than the last round that can end in time.
-     */
-    static long retryExtensionAfterNanos(long remainingNanos, long ttlNanos, long roundNanos, int failures) {
-        long latestStart = remainingNanos - roundNanos - lossNoticeNanos(ttlNanos);
-        if (latestStart < 0) {
-            return -1;
-        }
-        long backoff = Math.max(roundNanos / 2, 1_000_000L) << Math.min(Math.max(failures - 1, 0), 2);
-        return Math.min(backoff, latestStart);
-    }
-
     /** What every TTL must be longer than with this node timeout. */
     static Duration ttlFloor(Duration nodeTimeout) {
         return nodeTimeout.multipliedBy(MIN_TTL_IN_NODE_TIMEOUTS);

@@ -15,9 +15,11 @@ import io.quorumlock.ServerAnswer;
 import io.quorumlock.internal.AcquireLoop;
 import io.quorumlock.internal.CriticalSections;
 import io.quorumlock.internal.Holders;
+import io.quorumlock.internal.LeaseTimes;
 import io.quorumlock.internal.LockEvents;
 import io.quorumlock.internal.Settings;
 import io.quorumlock.internal.Ticker;
+import io.quorumlock.internal.Timers;
 import io.quorumlock.redis.Rounds.Grant;
 import io.quorumlock.redis.client.Command;
 import io.quorumlock.redis.client.NioTransport;
@@ -70,6 +72,9 @@ public final class Redlock implements DistributedLock<Lease> {
 
     private static final Logger log = LoggerFactory.getLogger(Redlock.class);
 
+    /** At most this many extension rounds of kept-alive leases wait on the nodes at once. */
+    private static final int KEEP_ALIVE_WORKERS = 4;
+
     private final Transport transport;
     /** The algorithm, and the context of the leases. */
     private final Rounds rounds;
@@ -87,7 +92,8 @@ public final class Redlock implements DistributedLock<Lease> {
 
     private final LockEvents events;
     private final SecureRandom random = new SecureRandom();
-    private final Watchdog watchdog;
+    /** The threads that keep leases alive. */
+    private final Timers timers;
 
     Redlock(
             Transport transport,
@@ -110,10 +116,9 @@ public final class Redlock implements DistributedLock<Lease> {
         this.retry = retry;
         this.ticker = ticker;
         this.holder = holder;
-        // A round waits for a node at most the connect timeout, which is at least the node timeout.
-        this.watchdog = new Watchdog(connectTimeout);
+        this.timers = Timers.threads("redlock", KEEP_ALIVE_WORKERS);
         this.rounds = new Rounds(
-                transport, this.names, nodeTimeout, connectTimeout, driftFactor, ticker, restartGuard, events);
+                transport, this.names, nodeTimeout, connectTimeout, driftFactor, ticker, restartGuard, events, timers);
     }
 
     /** Starts the configuration of a lock. */
@@ -218,7 +223,7 @@ public final class Redlock implements DistributedLock<Lease> {
 
     /**
      * Runs {@code work} while holding the lock, and releases it afterwards. A watchdog extends the
-     * lease whenever about a third of the TTL is left, so the work may take longer than the TTL;
+     * lease whenever two thirds of the TTL are left, so the work may take longer than the TTL;
      * a failed extension is retried after a short backoff as long as a retry can end with a tenth
      * of the TTL still left. When none can, when an extension throws, or when this lock is
      * closed, the lease is lost: the thread running the work is interrupted (with about a tenth
@@ -244,7 +249,7 @@ public final class Redlock implements DistributedLock<Lease> {
     /**
      * Keeps a lease of this lock alive outside {@link #withLock}, for work that is not a Java call
      * (a child process, a job driven by callbacks): the watchdog extends the lease to {@code ttl}
-     * whenever about a third of the TTL is left of its remaining validity (at once if less is left
+     * whenever two thirds of the TTL are left of its remaining validity (at once if less are left
      * when this is called), until the lease is released, and retries a failed extension as {@link
      * #withLock} does. A lease whose validity already ran out is lost at once. Its rounds and the
      * lease's own {@link Lease#extend} calls take turns, one at a time. When no retry can end with
@@ -267,7 +272,7 @@ public final class Redlock implements DistributedLock<Lease> {
             throw new IllegalSettingException("lease", "the lease was not granted by this Redlock: " + lease);
         }
         checkTtl(ttl);
-        own.keptAliveBy(watchdog, ttl);
+        own.keepAlive(ttl);
         return own.lost().copy();
     }
 
@@ -278,7 +283,7 @@ public final class Redlock implements DistributedLock<Lease> {
      */
     @Override
     public Duration lossNotice(Duration ttl) {
-        return Duration.ofNanos(QuorumMath.lossNoticeNanos(checkTtl(ttl).toNanos()));
+        return Duration.ofNanos(LeaseTimes.lossNoticeNanos(checkTtl(ttl).toNanos()));
     }
 
     /**
@@ -340,7 +345,10 @@ public final class Redlock implements DistributedLock<Lease> {
     @Override
     public void close() {
         rounds.close();
-        watchdog.close();
+        for (RedlockLease lease : rounds.keptAlive) {
+            lease.loseOnClose();
+        }
+        timers.close();
         transport.close();
     }
 
@@ -369,7 +377,14 @@ public final class Redlock implements DistributedLock<Lease> {
                         token.substring(0, 8));
             }
             RedlockLease lease = new RedlockLease(
-                    rounds, resource, token, grants, waiter, outcome.validityNanos(), outcome.validUntilNanos());
+                    rounds,
+                    resource,
+                    token,
+                    grants,
+                    waiter,
+                    ttl.toMillis() * 1_000_000,
+                    outcome.validityNanos(),
+                    outcome.validUntilNanos());
             return new Attempt(Optional.of(lease), outcome.votes(), outcome.outcomes(), false);
         }
         if (log.isDebugEnabled()) {

@@ -2,20 +2,17 @@ package io.quorumlock.redis;
 
 import io.quorumlock.Lease;
 import io.quorumlock.LeaseLostException;
+import io.quorumlock.internal.KeepAlive;
 import io.quorumlock.internal.LeaseCore;
-import io.quorumlock.internal.LockEvents;
 import io.quorumlock.redis.Rounds.Grant;
 import java.time.Duration;
-import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.atomic.AtomicReference;
-import java.util.concurrent.locks.ReentrantLock;
 
 /**
  * A lease granted by {@link Redlock}: its token, and each node's answer to the grant. Its rounds and
  * its clock are those of the lock's {@link Rounds}.
  */
-final class RedlockLease implements Lease {
+final class RedlockLease implements Lease, KeepAlive.Driver {
 
     /** The rounds of the lock that granted it: its extensions, its release and its events. */
     private final Rounds lock;
@@ -25,10 +22,8 @@ final class RedlockLease implements Lease {
     private final Grant[] grants;
     /** The id its acquire had in the resource's line of waiters ({@link Scripts#LINE}); 0 if none. */
     private final long waiter;
-    /** The watchdog's watch that keeps this lease alive; null if none. */
-    private final AtomicReference<Watchdog.Watch> watch = new AtomicReference<>();
-    /** Held for each extension round, so that they run one at a time; see {@link #extendRound}. */
-    private final ReentrantLock rounds = new ReentrantLock();
+    /** Its rounds one at a time, and its renewals once kept alive. */
+    private final KeepAlive keepAlive;
 
     RedlockLease(
             Rounds lock,
@@ -36,6 +31,7 @@ final class RedlockLease implements Lease {
             String token,
             Grant[] grants,
             long waiter,
+            long ttlNanos,
             long validityNanos,
             long validUntilNanos) {
         this.lock = lock;
@@ -44,6 +40,7 @@ final class RedlockLease implements Lease {
                 resource, lock.ticker(), lock.events(), LeaseCore.State.VALID, validUntilNanos, validityNanos);
         this.token = token;
         this.grants = grants;
+        this.keepAlive = new KeepAlive(core, this, lock.timers(), ttlNanos, lock.roundNanos());
     }
 
     @Override
@@ -68,47 +65,18 @@ final class RedlockLease implements Lease {
 
     /**
      * False, with nothing sent, once the lease is lost or its validity ran out: it stays over. Waits
-     * for an extension round of this lease under way (the watchdog's, another thread's) to end.
+     * for an extension round of this lease under way (its keep-alive's, another thread's) to end.
+     * Its PEXPIRE may run on any node, answered in time or not, so the lease ends no later than the
+     * round's start plus its TTL less the drift; a round that held sets exactly that end, and the
+     * keep-alive, if any, renews to {@code ttl} from then on.
      */
     @Override
     public boolean extend(Duration ttl) {
-        return extendRound(ttl).map(Rounds.Outcome::held).orElse(false);
-    }
-
-    /**
-     * One extension round, after any other round of this lease has ended; empty, with nothing sent,
-     * if the lease is lost or its validity ran out. Its PEXPIRE may run on any node, answered in
-     * time or not, so the lease ends no later than the round's start plus its TTL less the drift;
-     * a round that held sets exactly that end. A round that held after the lease was lost or ran
-     * out counts as not held: a lease that is over stays over.
-     */
-    Optional<Rounds.Outcome> extendRound(Duration ttl) {
         lock.checkTtl(ttl);
-        rounds.lock();
-        try {
-            if (isReleased()) {
-                throw released();
-            }
-            if (!isValid()) {
-                return Optional.empty();
-            }
-            LockEvents events = core.events();
-            long start = core.nowNanos();
-            core.endNoLaterThan(lock.extensionEndNanos(start, ttl)); // the round may set that from now on
-            Rounds.Outcome outcome = lock.extend(this, ttl);
-            boolean held = outcome.held() && isValid();
-            if (held) {
-                core.setEnd(outcome.validUntilNanos(), outcome.validityNanos());
-            } else {
-                core.endNoLaterThan(outcome.validUntilNanos());
-            }
-            if (events.on()) {
-                events.extended(core.resource(), core.nowNanos() - start, held);
-            }
-            return Optional.of(held ? outcome : outcome.notHeld(outcome.outcomes(), outcome.misconfigured()));
-        } finally {
-            rounds.unlock();
+        if (isReleased()) {
+            throw released();
         }
+        return keepAlive.extend(ttl.toNanos());
     }
 
     private IllegalStateException released() {
@@ -121,12 +89,8 @@ final class RedlockLease implements Lease {
         if (before == LeaseCore.State.RELEASED) {
             return;
         }
-        Watchdog.Watch keeper = watch.get();
-        if (keeper != null) {
-            keeper.stop();
-        }
-        rounds.lock(); // an extension round under way ends before the deletes go out
-        rounds.unlock();
+        keepAlive.stop(); // an extension round under way ends before the deletes go out
+        lock.keptAlive.remove(this);
         lock.release(this);
         core.released(before);
     }
@@ -135,41 +99,68 @@ final class RedlockLease implements Lease {
         return lock == other;
     }
 
-    /** Has {@code watchdog} extend this lease to {@code ttl} until it is released. */
-    void keptAliveBy(Watchdog watchdog, Duration ttl) {
+    /** Keeps this lease alive, renewing to {@code ttl}, until it is released or lost. */
+    void keepAlive(Duration ttl) {
         if (isReleased()) {
             throw released();
         }
-        Watchdog.Watch started = watchdog.watch(this, ttl);
-        if (!watch.compareAndSet(null, started)) {
-            started.stop();
-            throw new IllegalStateException("the lease on '" + core.resource() + "' is already kept alive");
-        }
+        lock.keptAlive.add(this);
+        keepAlive.start(ttl.toNanos());
         if (isReleased()) {
-            started.stop(); // released while the watch started: release() may not have seen it
+            keepAlive.stop(); // released while it started: release() may not have seen it
         }
     }
 
-    /** Held by each extension round of this lease: they run one at a time, and a release waits for one under way. */
-    ReentrantLock rounds() {
-        return rounds;
+    /** Whether {@link #keepAlive} was called. */
+    boolean keptAlive() {
+        return keepAlive.started();
+    }
+
+    /** Ends the lease as lost because its lock is closing, telling it on this thread. */
+    void loseOnClose() {
+        keepAlive.loseOnClose();
+    }
+
+    /** One extension round, as the keep-alive runs it. */
+    @Override
+    public KeepAlive.Result renew(long ttlNanos) {
+        Rounds.Outcome outcome = lock.extend(this, Duration.ofNanos(ttlNanos));
+        if (outcome.held()) {
+            return KeepAlive.Result.RENEWED;
+        }
+        int nodes = outcome.outcomes().size();
+        return KeepAlive.Result.unknown(
+                outcome.votes() >= QuorumMath.quorum(nodes)
+                        ? "the extension ended after its validity had run out: " + outcome.outcomes()
+                        : "extension got " + outcome.votes() + " of " + nodes + " votes in time: "
+                                + outcome.outcomes());
+    }
+
+    @Override
+    public long endAfter(long sentNanos, long ttlNanos) {
+        return lock.extensionEndNanos(sentNanos, Duration.ofNanos(ttlNanos));
+    }
+
+    @Override
+    public LeaseLostException evidence(String why) {
+        return new LeaseLostException(core.resource(), why, null);
+    }
+
+    @Override
+    public void onLost() {
+        lock.keptAlive.remove(this);
+    }
+
+    /** The end once an extension round under way has ended. */
+    long endAfterRounds() {
+        return keepAlive.endAfterRounds();
     }
 
     long validUntilNanos() {
         return core.endNanos();
     }
 
-    /** Marks the lease lost: it is no longer valid, and {@link #lost()} completes. */
-    void markLost(String reason) {
-        core.lose(new LeaseLostException(core.resource(), reason, null), Runnable::run);
-    }
-
-    /** Tells the listener that an extension threw {@code error}. */
-    void extensionFailed(Throwable error) {
-        core.events().extensionFailed(core.resource(), error);
-    }
-
-    /** Completes when the watchdog could not extend the lease, or its Redlock was closed. */
+    /** Completes when the keep-alive could not extend the lease, or its Redlock was closed. */
     CompletableFuture<LeaseLostException> lost() {
         return core.lost();
     }

@@ -4,8 +4,10 @@ import io.quorumlock.IllegalSettingException;
 import io.quorumlock.LockHolder;
 import io.quorumlock.QuorumlockException;
 import io.quorumlock.ServerAnswer;
+import io.quorumlock.internal.LeaseTimes;
 import io.quorumlock.internal.LockEvents;
 import io.quorumlock.internal.Ticker;
+import io.quorumlock.internal.Timers;
 import io.quorumlock.internal.Waiters;
 import io.quorumlock.redis.client.Command;
 import io.quorumlock.redis.client.Reply;
@@ -14,6 +16,8 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
 import java.util.OptionalLong;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReferenceArray;
@@ -47,6 +51,10 @@ final class Rounds {
     private final boolean restartGuard;
 
     private final LockEvents events;
+    /** The threads of the leases' keep-alives. */
+    private final Timers timers;
+    /** The leases kept alive and not yet released nor lost, which {@link Redlock#close()} loses. */
+    final Set<RedlockLease> keptAlive = ConcurrentHashMap.newKeySet();
     /** The longest TTL asked for so far, for the restart guard. */
     private final AtomicLong longestTtlNanos = new AtomicLong();
     /** Each node's configuration error, logged once rather than on every retry. */
@@ -75,8 +83,10 @@ final class Rounds {
             double driftFactor,
             Ticker ticker,
             boolean restartGuard,
-            LockEvents events) {
+            LockEvents events,
+            Timers timers) {
         this.transport = transport;
+        this.timers = timers;
         this.names = List.copyOf(names);
         this.nodeTimeout = nodeTimeout;
         this.nodeTimeoutNanos = nodeTimeout.toNanos();
@@ -146,7 +156,7 @@ final class Rounds {
         ensureOpen();
         // Slow nodes are waited for only while the lease keeps its loss notice, so that the work
         // can still be stopped in time if the round fails.
-        long waitUntil = lease.validUntilNanos() - QuorumMath.lossNoticeNanos(ttl.toNanos());
+        long waitUntil = lease.validUntilNanos() - LeaseTimes.lossNoticeNanos(ttl.toNanos());
         Outcome outcome = extend(lease.resource(), lease.token(), ttl.toMillis(), lease.grants(), waitUntil);
         if (outcome.interrupted()) {
             Thread.currentThread().interrupt();
@@ -448,6 +458,15 @@ final class Rounds {
     }
 
     // ---- what the lock and its leases share ----------------------------------------------------
+
+    Timers timers() {
+        return timers;
+    }
+
+    /** The longest an extension round waits for a node: the connect timeout, at least the node timeout. */
+    long roundNanos() {
+        return connectTimeoutNanos;
+    }
 
     Ticker ticker() {
         return ticker;

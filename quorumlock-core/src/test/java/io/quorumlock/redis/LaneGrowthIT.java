@@ -85,7 +85,8 @@ class LaneGrowthIT {
                     0.01,
                     Ticker.SYSTEM,
                     false,
-                    io.quorumlock.internal.LockEvents.of("redis", io.quorumlock.LockListener.NONE));
+                    io.quorumlock.internal.LockEvents.of("redis", io.quorumlock.LockListener.NONE),
+                    io.quorumlock.internal.Timers.threads("test", 1));
             Grant[] warm = new Grant[3];
             assertThat(rounds.grant("warm-up", "w", TTL_MILLIS, warm).held()).isTrue();
             assertThat(rounds.release("warm-up", "w", warm)).isTrue();

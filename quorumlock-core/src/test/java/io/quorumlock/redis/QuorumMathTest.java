@@ -155,37 +155,6 @@ class QuorumMathTest {
     }
 
     @Test
-    void watchdogExtendsWhenAThirdOfTheTtlIsLeft() {
-        assertThat(QuorumMath.extendAfterNanos(2_900 * MS, 3_000 * MS)).isEqualTo(1_900 * MS);
-        // Counted from what is left, not from the validity of the grant: kept alive half-way.
-        assertThat(QuorumMath.extendAfterNanos(1_450 * MS, 3_000 * MS)).isEqualTo(450 * MS);
-        assertThat(QuorumMath.extendAfterNanos(500 * MS, 3_000 * MS)).isZero();
-        assertThat(QuorumMath.extendAfterNanos(0, 3_000 * MS)).isZero();
-    }
-
-    @Test
-    void watchdogRetriesAFailedExtensionWhileARoundCanEndWithATenthOfTheTtlLeft() {
-        long ttl = 3_000 * MS;
-        long round = 50 * MS;
-        assertThat(QuorumMath.lossNoticeNanos(ttl)).isEqualTo(300 * MS);
-        // Half a round, doubling up to two rounds.
-        assertThat(QuorumMath.retryExtensionAfterNanos(1_000 * MS, ttl, round, 1))
-                .isEqualTo(25 * MS);
-        assertThat(QuorumMath.retryExtensionAfterNanos(1_000 * MS, ttl, round, 2))
-                .isEqualTo(50 * MS);
-        assertThat(QuorumMath.retryExtensionAfterNanos(1_000 * MS, ttl, round, 3))
-                .isEqualTo(100 * MS);
-        assertThat(QuorumMath.retryExtensionAfterNanos(1_000 * MS, ttl, round, 30))
-                .isEqualTo(100 * MS);
-        // Never later than the last round that ends with the notice left: 400 - 50 - 300 ms.
-        assertThat(QuorumMath.retryExtensionAfterNanos(400 * MS, ttl, round, 3)).isEqualTo(50 * MS);
-        assertThat(QuorumMath.retryExtensionAfterNanos(350 * MS, ttl, round, 3)).isZero();
-        assertThat(QuorumMath.retryExtensionAfterNanos(349 * MS, ttl, round, 1))
-                .as("no round can end in time: lost now")
-                .isEqualTo(-1);
-    }
-
-    @Test
     void ttlMustBePositiveAndLongerThanThreeNodeTimeouts() {
         Duration timeout = Duration.ofMillis(50);
         assertThat(QuorumMath.ttlProblem(Duration.ofMillis(151), timeout)).isNull();

@@ -358,9 +358,9 @@ class RedlockAlgorithmTest {
         FakeTransport transport = transports.get(0);
         CountDownLatch underWay = new CountDownLatch(1);
         CountDownLatch go = new CountDownLatch(1);
-        // The watchdog's first round stops as it takes its lane: past every check of the lease.
+        // The keep-alive's first round stops as it takes its lane: past every check of the lease.
         transport.beforeBorrow = () -> {
-            if (Thread.currentThread().getName().equals("quorumlock-watchdog") && underWay.getCount() > 0) {
+            if (Thread.currentThread().getName().startsWith("quorumlock-redlock-worker") && underWay.getCount() > 0) {
                 underWay.countDown();
                 try {
                     go.await(10, TimeUnit.SECONDS);
@@ -437,12 +437,12 @@ class RedlockAlgorithmTest {
 
     @Test
     void anErrorInAnExtensionEndsTheLeaseAsLostAndInterruptsTheWork() {
-        // A TTL long enough that the failed extension (at a third of it) and the end of the
+        // A TTL long enough that the failed extension (when two thirds of it are left) and the end of the
         // validity stay apart on a loaded machine.
         Duration ttl = REAL_TTL.multipliedBy(5);
         Redlock redlock = realTimeCluster(3);
         transports.get(0).beforeBorrow = () -> {
-            if (Thread.currentThread().getName().equals("quorumlock-watchdog")) {
+            if (Thread.currentThread().getName().startsWith("quorumlock-redlock-worker")) {
                 throw new StackOverflowError("thrown by the test in an extension");
             }
         };
@@ -502,7 +502,7 @@ class RedlockAlgorithmTest {
     @Test
     void extendOnALostLeaseReturnsFalseAndChangesNothing() throws Exception {
         RedlockLease lease = grantedByAll();
-        lease.markLost("the watchdog could not extend it");
+        lease.loseOnClose();
         assertExtendReturnsFalseAndChangesNothing(lease);
     }
 
@@ -596,12 +596,12 @@ class RedlockAlgorithmTest {
         Redlock redlock = cluster(3);
         RedlockLease lease = (RedlockLease) redlock.tryAcquire("r", TTL).orElseThrow();
         nodes.get(2).startedNanos = ticker.nanos(); // restarted, and kept its keys (appendfsync always)
-        Rounds.Outcome round = lease.extendRound(TTL).orElseThrow();
+        Rounds.Outcome round = redlock.rounds().extend(lease, TTL);
         assertThat(round.held()).isTrue();
         assertThat(round.votes()).isEqualTo(2);
         assertThat(round.outcomes().get(2).kind()).isIn(ServerAnswer.Kind.EXCLUDED, ServerAnswer.Kind.PENDING);
         nodes.get(1).startedNanos = ticker.nanos();
-        Rounds.Outcome second = lease.extendRound(TTL).orElseThrow();
+        Rounds.Outcome second = redlock.rounds().extend(lease, TTL);
         assertThat(second.held()).isFalse();
         assertThat(second.outcomes())
                 .extracting(ServerAnswer::kind)

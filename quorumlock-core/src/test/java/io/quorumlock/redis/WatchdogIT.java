@@ -27,7 +27,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * The watchdog of {@code withLock} on five real redis-server nodes, a majority of them frozen
- * (SIGSTOP) while the work runs, across the moment the watchdog extends: a third of the TTL left.
+ * (SIGSTOP) while the work runs, across the moment the keep-alive extends: two thirds of the TTL left.
  */
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
 class WatchdogIT {
@@ -71,9 +71,9 @@ class WatchdogIT {
         }
     }
 
-    /** Returns, inside the work, shortly before the watchdog extends (a third of the TTL left). */
+    /** Returns, inside the work, shortly before the keep-alive extends (two thirds of the TTL left). */
     private static void untilTheExtensionIsNear(RedlockLease lease) throws InterruptedException {
-        Duration early = TTL.dividedBy(3).plus(TestTime.scaled(Duration.ofMillis(100)));
+        Duration early = TTL.dividedBy(3).multipliedBy(2).plus(TestTime.scaled(Duration.ofMillis(100)));
         while (lease.remaining().compareTo(early) > 0) {
             Thread.sleep(2);
         }
@@ -117,9 +117,7 @@ class WatchdogIT {
                     // Freezing three processes on a loaded machine can outlast the 100 ms before
                     // the extension: one that held meanwhile (a round under way ends first) counts,
                     // and the next one is the frozen one.
-                    own.rounds().lock();
-                    endWhenFrozen[0] = own.validUntilNanos();
-                    own.rounds().unlock();
+                    endWhenFrozen[0] = own.endAfterRounds();
                     Thread.sleep(10 * TTL.toMillis()); // work that would outlive its lease
                     return "finished";
                 }));
@@ -142,8 +140,8 @@ class WatchdogIT {
      */
     @Test
     void anExtensionIsNotStarvedByTheCallersSharingItsConnections() throws Exception {
-        // An extension is due with a third of the TTL left and given up with a tenth left: a window
-        // of 0.47 s, room for a loaded machine; an extension queued behind 48 callers' rounds of
+        // An extension is due with two thirds of the TTL left and given up with a tenth left: a
+        // window of more than 1 s, room for a loaded machine; an extension queued behind 48 callers' rounds of
         // 30 ms each (the old transport, which failed here) would still miss it.
         Duration ttl = TestTime.scaled(Duration.ofSeconds(2));
         try (FaultProxies proxies = FaultProxies.inFrontOf(redis.servers());

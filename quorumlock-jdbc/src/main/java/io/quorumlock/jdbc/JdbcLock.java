@@ -15,10 +15,12 @@ import io.quorumlock.ServerAnswer;
 import io.quorumlock.internal.AcquireLoop;
 import io.quorumlock.internal.CriticalSections;
 import io.quorumlock.internal.Holders;
-import io.quorumlock.internal.LeaseCore;
+import io.quorumlock.internal.KeepAlive;
+import io.quorumlock.internal.LeaseTimes;
 import io.quorumlock.internal.LockEvents;
 import io.quorumlock.internal.Settings;
 import io.quorumlock.internal.Ticker;
+import io.quorumlock.internal.Timers;
 import io.quorumlock.internal.Waiters;
 import java.sql.Connection;
 import java.sql.DatabaseMetaData;
@@ -36,10 +38,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
-import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.RejectedExecutionException;
-import java.util.concurrent.ScheduledExecutorService;
-import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.SynchronousQueue;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
@@ -104,15 +103,6 @@ public final class JdbcLock implements DistributedLock<FencedLease> {
 
     private static final AtomicInteger instances = new AtomicInteger();
 
-    /** What a renewal came to. */
-    enum Renewal {
-        RENEWED,
-        /** The row no longer holds the lease's token. */
-        GONE,
-        /** No answer, or a failure: the statement may or may not have run. */
-        UNKNOWN
-    }
-
     private final DataSource dataSource;
     private final String table;
     private final int maxResourceLength;
@@ -124,10 +114,10 @@ public final class JdbcLock implements DistributedLock<FencedLease> {
     private final long recheckNanos;
     private final LockEvents events;
     private final Ticker ticker = Ticker.SYSTEM;
-    /** The lock's timers: they never block. */
-    private final ScheduledThreadPoolExecutor timers;
-    /** Renewals and clean-ups, which block on the database. */
-    private final ThreadPoolExecutor workers;
+    /** The lock's timer, and its workers for renewals and clean-ups, which block on the database. */
+    private final Timers timers;
+    /** The rows as the leases use them. */
+    private final Rows rows = new Rows();
     /** Asks the data source for connections, so that no caller waits past its deadline. */
     private final ThreadPoolExecutor connector;
 
@@ -160,16 +150,7 @@ public final class JdbcLock implements DistributedLock<FencedLease> {
         this.recheckNanos = builder.recheck.toNanos();
         this.events = LockEvents.of("jdbc", builder.listener);
         this.instance = instances.incrementAndGet();
-        this.timers = new ScheduledThreadPoolExecutor(1, daemon("quorumlock-jdbc-" + instance + "-timer"));
-        this.timers.setRemoveOnCancelPolicy(true);
-        this.workers = new ThreadPoolExecutor(
-                builder.renewalThreads,
-                builder.renewalThreads,
-                30,
-                TimeUnit.SECONDS,
-                new LinkedBlockingQueue<>(),
-                daemon("quorumlock-jdbc-" + instance + "-renewal"));
-        this.workers.allowCoreThreadTimeOut(true);
+        this.timers = Timers.threads("jdbc-" + instance, builder.renewalThreads);
         this.connector = new ThreadPoolExecutor(
                 0,
                 MAX_CONNECTING,
@@ -424,8 +405,7 @@ public final class JdbcLock implements DistributedLock<FencedLease> {
         if (listening != null) {
             listening.close();
         }
-        timers.shutdownNow();
-        workers.shutdown(); // the releases of grants whose answer was lost still run
+        timers.close(); // the releases of grants whose answer was lost still run
         // the connector's threads end by themselves when idle: those releases need it
         if (dataSource instanceof UrlDataSource own) {
             own.close(); // the connection it kept; those releases open their own
@@ -510,7 +490,7 @@ public final class JdbcLock implements DistributedLock<FencedLease> {
     private AcquireLoop.Attempt<FencedLease> granted(String resource, long token, long ttlMillis, long sent) {
         long ttlNanos = TimeUnit.MILLISECONDS.toNanos(ttlMillis);
         long now = ticker.nanos();
-        if (sent + ttlNanos - LeaseCore.driftNanos(ttlNanos) - now <= 0) {
+        if (LeaseTimes.endAfter(sent, ttlNanos) - now <= 0) {
             undo(resource, token, now);
             return AcquireLoop.Attempt.refused(
                     new ServerAnswer(
@@ -520,13 +500,14 @@ public final class JdbcLock implements DistributedLock<FencedLease> {
                                     + " ms TTL"),
                     true);
         }
-        JdbcLease lease = new JdbcLease(this, resource, token, ttlNanos, sent, now);
+        JdbcLease lease =
+                new JdbcLease(rows, ticker, events, timers, resource, token, ttlNanos, sent, requestTimeoutNanos);
         leases.add(lease);
         if (closed.get()) {
             lease.release();
             throw new IllegalStateException("this JdbcLock was closed during the attempt");
         }
-        lease.start();
+        lease.start(ttlNanos);
         return AcquireLoop.Attempt.granted(lease);
     }
 
@@ -550,14 +531,15 @@ public final class JdbcLock implements DistributedLock<FencedLease> {
         Runnable release = () -> {
             if (!releaseRow(resource, token) && ticker.nanos() - untilNanos < 0) {
                 try {
-                    timers.schedule(() -> undo(resource, token, untilNanos), UNDO_RETRY_MILLIS, TimeUnit.MILLISECONDS);
+                    timers.schedule(
+                            () -> undo(resource, token, untilNanos), TimeUnit.MILLISECONDS.toNanos(UNDO_RETRY_MILLIS));
                 } catch (RejectedExecutionException closing) {
                     releaseRow(resource, token);
                 }
             }
         };
         try {
-            workers.execute(release);
+            timers.execute(release);
         } catch (RejectedExecutionException closing) {
             release.run();
         }
@@ -565,20 +547,48 @@ public final class JdbcLock implements DistributedLock<FencedLease> {
 
     // ---- for JdbcLease ---------------------------------------------------------------------------
 
-    /**
-     * Sets the expiry of the row held with {@code token} to {@code ttlNanos} from the database's
-     * now, within the request timeout and before {@code endNanos} (the lease's end, past which the
-     * answer no longer matters).
-     */
-    Renewal renewRow(String resource, long token, long ttlNanos, long endNanos) {
-        long deadline = ticker.nanos() + requestTimeoutNanos;
-        try (LockTable.Session session = open(deadline - endNanos < 0 ? deadline : endNanos, true)) {
-            return statements.renew(session, resource, token, TimeUnit.NANOSECONDS.toMillis(ttlNanos))
-                    ? Renewal.RENEWED
-                    : Renewal.GONE;
-        } catch (SQLException e) {
-            log.debug("could not renew '{}' on {}: {}", resource, database, SqlErrors.shortMessage(e));
-            return Renewal.UNKNOWN;
+    /** The rows as a lease uses them: its renewals, its release, its end. */
+    private final class Rows implements JdbcLease.Rows {
+        /**
+         * Sets the expiry of the row held with {@code token} to {@code ttlNanos} from the database's
+         * now, within the request timeout and before {@code endNanos} (the lease's end, past which
+         * the answer no longer matters). Nothing is sent if no connection comes in that time.
+         */
+        @Override
+        public KeepAlive.Result renew(String resource, long token, long ttlNanos, long endNanos) {
+            long deadline = ticker.nanos() + requestTimeoutNanos;
+            LockTable.Session session;
+            try {
+                session = open(deadline - endNanos < 0 ? deadline : endNanos, true);
+            } catch (SQLException e) {
+                return KeepAlive.Result.notSent("no connection to " + database + ": " + SqlErrors.shortMessage(e));
+            }
+            try (session) {
+                return statements.renew(session, resource, token, TimeUnit.NANOSECONDS.toMillis(ttlNanos))
+                        ? KeepAlive.Result.RENEWED
+                        : KeepAlive.Result.gone("the lock's row no longer holds this lease's token: it expired and was"
+                                + " taken by another holder, or was freed by hand; storage that has seen a newer token"
+                                + " refuses this one");
+            } catch (SQLException e) {
+                log.debug("could not renew '{}' on {}: {}", resource, database, SqlErrors.shortMessage(e));
+                return KeepAlive.Result.unknown(
+                        "no answer to the renewal from " + database + ": " + SqlErrors.shortMessage(e));
+            }
+        }
+
+        @Override
+        public void release(String resource, long token) {
+            releaseRow(resource, token);
+        }
+
+        @Override
+        public long ttlMillis(Duration ttl) {
+            return JdbcLock.this.ttlMillis(ttl);
+        }
+
+        @Override
+        public void forget(JdbcLease lease) {
+            leases.remove(lease);
         }
     }
 
@@ -614,26 +624,6 @@ public final class JdbcLock implements DistributedLock<FencedLease> {
     boolean listening() {
         PgListener current = listener;
         return current != null && current.listening() != 0;
-    }
-
-    void forget(JdbcLease lease) {
-        leases.remove(lease);
-    }
-
-    Ticker ticker() {
-        return ticker;
-    }
-
-    LockEvents events() {
-        return events;
-    }
-
-    ScheduledExecutorService timers() {
-        return timers;
-    }
-
-    ThreadPoolExecutor workers() {
-        return workers;
     }
 
     /** What a failure means; {@code statements} is null if no connection was made. */

@@ -131,7 +131,10 @@ class JdbcLockFaultIT {
         assertThat(held.inDoubt()).isDone();
         LeaseLostException loss =
                 held.lost().get(TestTime.scaled(Duration.ofSeconds(5)).toMillis(), TimeUnit.MILLISECONDS);
-        assertThat(loss).hasMessageContaining("validity ran out");
+        // Given up when no renewal could be answered in time, or at its end.
+        assertThat(loss.getMessage())
+                .containsAnyOf("no answer to the renewal", "no connection to", "no renewal was answered")
+                .contains("fencing token " + held.fencingToken());
         assertThat(next.fencingToken()).isGreaterThan(held.fencingToken());
         proxy.heal();
         held.release(); // its token is gone: frees nothing

@@ -553,7 +553,7 @@ public final class RunCommand implements Callable<Integer> {
                 }
                 forwarding.started(child);
                 // Kept alive from the command's start on, which comes first: the first extension is
-                // due a third of the TTL after the grant, and a loss is told however late it is watched.
+                // due when two thirds of the TTL are left, and a loss is told however late it is watched.
                 CompletableFuture<LeaseLostException> lost;
                 try {
                     lost = lease instanceof FencedLease fenced
