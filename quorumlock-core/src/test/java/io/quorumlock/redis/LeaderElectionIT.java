@@ -92,6 +92,13 @@ class LeaderElectionIT {
         return lock;
     }
 
+    /** A fault proxy in front of each node, closed after the test. */
+    private FaultProxies proxies() {
+        FaultProxies proxies = FaultProxies.inFrontOf(redis.servers());
+        closing.add(proxies);
+        return proxies;
+    }
+
     private LeaderElection<Lease> candidate(Redlock lock, Events events) {
         return candidate(lock, events, TTL);
     }
@@ -161,8 +168,7 @@ class LeaderElectionIT {
         Redlock lockA = lock(redis.uris(), "a");
         LeaderElection<Lease> a = candidate(lockA, new Events());
         a.awaitLeadership(WAIT).orElseThrow();
-        FaultProxies proxies = FaultProxies.inFrontOf(redis.servers());
-        closing.add(proxies);
+        FaultProxies proxies = proxies();
         Redlock lockB = lock(proxies.uris(), "b", TestTime.scaled(Duration.ofSeconds(1)));
         LeaderElection<Lease> b = candidate(lockB, new Events());
         TestTime.await(Duration.ofSeconds(10), () -> lockB.waiting("scheduler") == 1, "b to wait");
@@ -198,8 +204,7 @@ class LeaderElectionIT {
     @Test
     void aLeaderCutOffFromItsNodesIsRevokedAndStoppedBeforeAnotherIsElected() throws Exception {
         Duration ttl = TestTime.scaled(Duration.ofSeconds(2));
-        FaultProxies proxies = FaultProxies.inFrontOf(redis.servers());
-        closing.add(proxies);
+        FaultProxies proxies = proxies();
         Redlock cutOff = lock(proxies.uris(), "a", TestTime.scaled(Duration.ofMillis(100)));
         Events eventsA = new Events();
         AtomicLong interruptedAt = new AtomicLong();
@@ -244,8 +249,7 @@ class LeaderElectionIT {
     @Test
     void aListenerIsToldOfALossDuringASlowElectedOnlyAfterElectedReturned() throws Exception {
         Duration ttl = TestTime.scaled(Duration.ofSeconds(2));
-        FaultProxies proxies = FaultProxies.inFrontOf(redis.servers());
-        closing.add(proxies);
+        FaultProxies proxies = proxies();
         Redlock cutOff = lock(proxies.uris(), "a", TestTime.scaled(Duration.ofMillis(100)));
         CountDownLatch entered = new CountDownLatch(1);
         CountDownLatch letGo = new CountDownLatch(1);
