@@ -7,6 +7,10 @@ import java.util.Optional;
 import java.util.OptionalLong;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.slf4j.Logger;
@@ -32,6 +36,10 @@ import org.slf4j.LoggerFactory;
  * elected, as {@code withLock} does. A candidate campaigns again after a loss, after its work
  * returned and after {@link #stepDown} (once another candidate took the role, or a second passed
  * with none taking it), until the election is closed.
+ *
+ * <p>The {@link Listener} runs on a thread of the election's own, one call at a time and in order:
+ * never on a thread of the lock (its keep-alive, its server client), so a slow listener holds up
+ * this election only, never the renewal of another lease.
  *
  * <p>On a fenced backend (ZooKeeper, etcd, a database) each term carries the lease's fencing
  * token, strictly larger than every earlier term's of this election: hand it to the storage with
@@ -69,6 +77,11 @@ public final class LeaderElection<L extends Lease> implements AutoCloseable {
     private final Work<L> work;
     private final RetryPolicy retry;
     private final Thread campaign;
+    /** Calls the listener, one call at a time, in the order they were asked for. */
+    private final ExecutorService telling;
+    /** The thread of {@link #telling}, once it started. */
+    private volatile Thread teller;
+
     private final AtomicBoolean closed = new AtomicBoolean();
 
     /** The term this candidate leads now; null if it does not. Guarded by this object. */
@@ -81,8 +94,15 @@ public final class LeaderElection<L extends Lease> implements AutoCloseable {
         this.listener = builder.listener;
         this.work = builder.work;
         this.retry = builder.retry;
-        this.campaign = new Thread(this::campaign, "quorumlock-election-" + name + "-" + CANDIDATES.incrementAndGet());
+        String thread = "quorumlock-election-" + name + "-" + CANDIDATES.incrementAndGet();
+        this.campaign = new Thread(this::campaign, thread);
         this.campaign.setDaemon(true);
+        this.telling = Executors.newSingleThreadExecutor(task -> {
+            Thread t = new Thread(task, thread + "-listener");
+            t.setDaemon(true);
+            teller = t;
+            return t;
+        });
     }
 
     /**
@@ -176,7 +196,8 @@ public final class LeaderElection<L extends Lease> implements AutoCloseable {
         }
         stepDown();
         campaign.interrupt();
-        if (Thread.currentThread() != campaign) { // closed by the work or the listener: it ends on return
+        Thread self = Thread.currentThread();
+        if (self != campaign && self != teller) { // closed by the work or the listener: it ends on return
             try {
                 campaign.join(ttl.toMillis());
             } catch (InterruptedException e) {
@@ -233,6 +254,7 @@ public final class LeaderElection<L extends Lease> implements AutoCloseable {
             }
             lead(lease);
         }
+        telling.shutdown(); // after the last term's revoked
         Thread.interrupted();
     }
 
@@ -250,10 +272,13 @@ public final class LeaderElection<L extends Lease> implements AutoCloseable {
             return;
         }
         Term<L> term = new Term<>(this, lease);
-        lost.thenAccept(term::lose);
         log.info("elected leader of '{}'{}", name, tokenText(term));
+        CompletableFuture<Boolean> elected = tell("elected", () -> listener.elected(term));
+        lost.thenAccept(term::lose); // its revoked is told after its elected
         try {
-            listener.elected(term); // before anyone can see this candidate lead
+            if (!returned(elected)) { // told before anyone can see this candidate lead
+                term.end(); // the listener threw: the term ends
+            }
             synchronized (this) {
                 current = term;
                 notifyAll();
@@ -261,10 +286,12 @@ public final class LeaderElection<L extends Lease> implements AutoCloseable {
             if (closed.get()) {
                 term.end(); // closed during the grant: the term is over before it began
             }
-            CriticalSections.run(lease, term.ending, () -> {
-                work.lead(term);
-                return null;
-            });
+            if (!term.ended.get()) { // else lost, stepped down or closed while the listener was told
+                CriticalSections.run(lease, term.ending, () -> {
+                    work.lead(term);
+                    return null;
+                });
+            }
         } catch (LeaseLostException e) {
             log.debug("election '{}': the term ended with the lease: {}", name, e.getMessage());
         } catch (InterruptedException e) {
@@ -273,8 +300,9 @@ public final class LeaderElection<L extends Lease> implements AutoCloseable {
             log.warn("election '{}': the leader's work failed; stepping down and campaigning again", name, e);
         } finally {
             term.end();
+            returned(term.told); // the listener hears revoked before another candidate can be elected
+            Thread.interrupted(); // an interrupt meant for the work or the close: the release runs whole
             lease.release();
-            Thread.interrupted(); // an interrupt meant for the work
         }
         if (!lost.isDone() && !closed.get()) {
             leaveTheRole();
@@ -306,7 +334,7 @@ public final class LeaderElection<L extends Lease> implements AutoCloseable {
         }
     }
 
-    /** Ends a term once: no longer current, the listener told. */
+    /** Ends a term once: no longer current, and the listener's revoked asked for. */
     private void ended(Term<L> term, Optional<LeaseLostException> cause) {
         synchronized (this) {
             if (current == term) {
@@ -318,10 +346,53 @@ public final class LeaderElection<L extends Lease> implements AutoCloseable {
         } else {
             log.info("stepped down as leader of '{}'", name);
         }
+        tell("revoked", () -> listener.revoked(term, cause)).whenComplete((ok, e) -> term.told.complete(null));
+    }
+
+    /**
+     * Calls the listener on the election's listener thread, after every call asked for before.
+     *
+     * @return completes when the call returned: with false if it threw, or if the election had
+     *     ended and no call was made
+     */
+    private CompletableFuture<Boolean> tell(String what, Runnable call) {
         try {
-            listener.revoked(term, cause);
-        } catch (RuntimeException e) {
-            log.warn("election '{}': the listener failed on revoked", name, e);
+            return CompletableFuture.supplyAsync(
+                    () -> {
+                        try {
+                            call.run();
+                            return true;
+                        } catch (RuntimeException e) {
+                            log.warn("election '{}': the listener failed on {}", name, what, e);
+                            return false;
+                        }
+                    },
+                    telling);
+        } catch (RejectedExecutionException e) {
+            return CompletableFuture.completedFuture(false);
+        }
+    }
+
+    /**
+     * Waits until a call of the listener returned, even when interrupted (the flag stays set): true
+     * if it returned normally.
+     */
+    private static boolean returned(CompletableFuture<?> call) {
+        boolean interrupted = false;
+        try {
+            while (true) {
+                try {
+                    return !Boolean.FALSE.equals(call.get());
+                } catch (InterruptedException e) {
+                    interrupted = true;
+                } catch (ExecutionException e) {
+                    return false;
+                }
+            }
+        } finally {
+            if (interrupted) {
+                Thread.currentThread().interrupt();
+            }
         }
     }
 
@@ -357,6 +428,8 @@ public final class LeaderElection<L extends Lease> implements AutoCloseable {
 
         private final CountDownLatch over = new CountDownLatch(1);
         private final AtomicBoolean ended = new AtomicBoolean();
+        /** Completes once the listener's revoked for this term returned. */
+        private final CompletableFuture<Void> told = new CompletableFuture<>();
 
         private Term(LeaderElection<L> election, L lease) {
             this.election = election;
@@ -423,16 +496,29 @@ public final class LeaderElection<L extends Lease> implements AutoCloseable {
         }
     }
 
-    /** Told when this candidate is elected and when its term ends. Called on the election's threads: return soon. */
+    /**
+     * Told when this candidate is elected and when its term ends, on the election's listener thread
+     * (named after the election, ending in {@code -listener}), never on a thread of the lock. The
+     * calls come one at a time, in order: {@code elected(t1)}, {@code revoked(t1)}, {@code
+     * elected(t2)}, and so on. A term's {@code revoked} comes only after its {@code elected}
+     * returned, right after it if the term ended meanwhile, so that a listener's belief that it
+     * leads ends with {@link LeaderElection#isLeader()}. Return soon: the leader's work starts once
+     * {@code elected} returned, and the lease is released, and the candidate campaigns again, only
+     * once {@code revoked} returned.
+     */
     public interface Listener<L extends Lease> {
-        /** This candidate leads, for {@code term}. */
+        /**
+         * This candidate leads, for {@code term}. If it throws, the term ends: {@code revoked}
+         * follows and the candidate campaigns again.
+         */
         default void elected(Term<? extends L> term) {}
 
         /**
          * {@code term} ended: at the lease's notice of loss ({@code cause} present; another candidate
          * may be elected once the lease has run out), or by a step-down, the work's return or the
          * close ({@code cause} empty). Called before another candidate can be elected, while this
-         * process runs: a paused process is told when it wakes, which the fencing token covers.
+         * process runs and the listener is not still in this term's {@code elected}: a paused
+         * process is told when it wakes, which the fencing token covers.
          */
         default void revoked(Term<? extends L> term, Optional<LeaseLostException> cause) {}
     }

@@ -10,20 +10,26 @@ import io.quorumlock.LeaseLostException;
 import io.quorumlock.LockHolder;
 import io.quorumlock.testkit.FaultProxies;
 import io.quorumlock.testkit.FaultProxy;
+import io.quorumlock.testkit.RedisServer;
 import io.quorumlock.testkit.RedisServersExtension;
 import io.quorumlock.testkit.TestTime;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.extension.RegisterExtension;
+import redis.clients.jedis.Jedis;
 
 /**
  * Leader election over Redlock on three real nodes, and over one node: one candidate leads at a
@@ -84,6 +90,13 @@ class LeaderElectionIT {
                 .build();
         closing.add(lock);
         return lock;
+    }
+
+    /** A fault proxy in front of each node, closed after the test. */
+    private FaultProxies proxies() {
+        FaultProxies proxies = FaultProxies.inFrontOf(redis.servers());
+        closing.add(proxies);
+        return proxies;
     }
 
     private LeaderElection<Lease> candidate(Redlock lock, Events events) {
@@ -155,8 +168,7 @@ class LeaderElectionIT {
         Redlock lockA = lock(redis.uris(), "a");
         LeaderElection<Lease> a = candidate(lockA, new Events());
         a.awaitLeadership(WAIT).orElseThrow();
-        FaultProxies proxies = FaultProxies.inFrontOf(redis.servers());
-        closing.add(proxies);
+        FaultProxies proxies = proxies();
         Redlock lockB = lock(proxies.uris(), "b", TestTime.scaled(Duration.ofSeconds(1)));
         LeaderElection<Lease> b = candidate(lockB, new Events());
         TestTime.await(Duration.ofSeconds(10), () -> lockB.waiting("scheduler") == 1, "b to wait");
@@ -192,8 +204,7 @@ class LeaderElectionIT {
     @Test
     void aLeaderCutOffFromItsNodesIsRevokedAndStoppedBeforeAnotherIsElected() throws Exception {
         Duration ttl = TestTime.scaled(Duration.ofSeconds(2));
-        FaultProxies proxies = FaultProxies.inFrontOf(redis.servers());
-        closing.add(proxies);
+        FaultProxies proxies = proxies();
         Redlock cutOff = lock(proxies.uris(), "a", TestTime.scaled(Duration.ofMillis(100)));
         Events eventsA = new Events();
         AtomicLong interruptedAt = new AtomicLong();
@@ -227,6 +238,127 @@ class LeaderElectionIT {
                 .as("a's work interrupted before b elected")
                 .isLessThan(eventsB.electedAt.get());
         assertThat(a.isLeader()).isFalse();
+    }
+
+    /**
+     * A listener that takes its time in {@code elected} (it blocks until the test lets it go, as a
+     * leader's start-up can) while its lease is lost meanwhile: it hears {@code revoked} only once
+     * {@code elected} returned, both on the election's thread, and ends believing what {@code
+     * isLeader()} says.
+     */
+    @Test
+    void aListenerIsToldOfALossDuringASlowElectedOnlyAfterElectedReturned() throws Exception {
+        Duration ttl = TestTime.scaled(Duration.ofSeconds(2));
+        FaultProxies proxies = proxies();
+        Redlock cutOff = lock(proxies.uris(), "a", TestTime.scaled(Duration.ofMillis(100)));
+        CountDownLatch entered = new CountDownLatch(1);
+        CountDownLatch letGo = new CountDownLatch(1);
+        AtomicBoolean believesItLeads = new AtomicBoolean();
+        List<String> told = new CopyOnWriteArrayList<>();
+        LeaderElection<Lease> a = LeaderElection.builder(cutOff, "scheduler")
+                .ttl(ttl)
+                .listener(new LeaderElection.Listener<>() {
+                    @Override
+                    public void elected(LeaderElection.Term<? extends Lease> term) {
+                        told.add("elected on " + Thread.currentThread().getName());
+                        entered.countDown();
+                        try {
+                            letGo.await();
+                        } catch (InterruptedException e) {
+                            Thread.currentThread().interrupt();
+                        }
+                        believesItLeads.set(true);
+                        told.add("elected returned");
+                    }
+
+                    @Override
+                    public void revoked(LeaderElection.Term<? extends Lease> term, Optional<LeaseLostException> cause) {
+                        believesItLeads.set(false);
+                        told.add((cause.isPresent() ? "lost" : "revoked") + " on "
+                                + Thread.currentThread().getName());
+                    }
+                })
+                .start();
+        closing.add(a);
+        closing.add(letGo::countDown); // before the close, should the test fail early
+        assertThat(entered.await(WAIT.toMillis(), TimeUnit.MILLISECONDS))
+                .as("a elected")
+                .isTrue();
+
+        for (FaultProxy proxy : proxies) {
+            proxy.partition();
+        }
+        LeaderElection<Lease> b = candidate(lock(redis.uris(), "b"), new Events(), ttl);
+        assertThat(b.awaitLeadership(WAIT)).as("b once a's keys ran out").isPresent();
+        letGo.countDown();
+        TestTime.await(Duration.ofSeconds(10), () -> told.size() >= 3, "a to be told elected and its loss");
+
+        log.info("a slow elected and a loss meanwhile, told: {}", told);
+        assertThat(a.isLeader()).isFalse();
+        assertThat(believesItLeads.get())
+                .as("what a's listener believes, told %s, while a does not lead", told)
+                .isFalse();
+        assertThat(told.subList(0, 3))
+                .as("the listener's calls")
+                .satisfiesExactly(
+                        first -> assertThat(first).startsWith("elected on"),
+                        second -> assertThat(second).isEqualTo("elected returned"),
+                        third -> assertThat(third).startsWith("lost on"));
+        String thread = told.get(0).substring("elected on ".length());
+        assertThat(told.get(2)).as("the thread of revoked").endsWith(" on " + thread);
+        assertThat(thread).startsWith("quorumlock-election-scheduler-");
+    }
+
+    /**
+     * A listener whose {@code revoked} takes 2 s (a graceful stop) holds up none of the lock's other
+     * leases: it runs on the election's thread, not on the Redlock's watchdog, which goes on
+     * extending an unrelated lease of a short TTL meanwhile.
+     */
+    @Test
+    void aSlowRevokedDoesNotHoldUpTheRenewalsOfAnotherLeaseOfTheSameLock() throws Exception {
+        Redlock lock = lock(redis.uris(), "a");
+        Duration shortTtl = TestTime.scaled(Duration.ofSeconds(1));
+        Duration slowStop = TestTime.scaled(Duration.ofSeconds(2));
+        Lease other = lock.acquire("other", shortTtl, WAIT);
+        closing.add(other::release);
+        CompletableFuture<LeaseLostException> otherLost = lock.keepAlive(other, shortTtl);
+
+        CountDownLatch stopping = new CountDownLatch(1);
+        AtomicReference<String> revokedOn = new AtomicReference<>();
+        AtomicLong revokedReturnedAt = new AtomicLong();
+        LeaderElection<Lease> election = LeaderElection.builder(lock, "scheduler")
+                .ttl(TestTime.scaled(Duration.ofSeconds(2)))
+                .listener(new LeaderElection.Listener<>() {
+                    @Override
+                    public void revoked(LeaderElection.Term<? extends Lease> term, Optional<LeaseLostException> cause) {
+                        if (revokedOn.compareAndSet(null, Thread.currentThread().getName())) {
+                            try {
+                                stopping.await(slowStop.toMillis(), TimeUnit.MILLISECONDS); // a graceful stop
+                            } catch (InterruptedException e) {
+                                Thread.currentThread().interrupt();
+                            }
+                            revokedReturnedAt.set(System.nanoTime());
+                        }
+                    }
+                })
+                .start();
+        closing.add(election);
+        closing.add(stopping::countDown);
+        election.awaitLeadership(WAIT).orElseThrow();
+
+        for (RedisServer node : redis.servers()) { // the leader's keys vanish: its next extension fails
+            try (Jedis jedis = node.connect(Duration.ofSeconds(2))) {
+                jedis.del("scheduler");
+            }
+        }
+        TestTime.await(Duration.ofSeconds(15), () -> revokedReturnedAt.get() != 0, "the slow revoked to return");
+
+        log.info("revoked ran on {}; the other lease: valid {}, lost {}", revokedOn.get(), other.isValid(), otherLost);
+        assertThat(otherLost)
+                .as("the other lease's loss, after a revoked of %s ms on %s", slowStop.toMillis(), revokedOn.get())
+                .isNotDone();
+        assertThat(other.isValid()).as("the other lease").isTrue();
+        assertThat(revokedOn.get()).startsWith("quorumlock-election-scheduler-");
     }
 
     @Test
