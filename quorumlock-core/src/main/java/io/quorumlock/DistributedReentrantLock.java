@@ -39,9 +39,10 @@ import org.slf4j.LoggerFactory;
  * else). The lock does not interrupt its holder then; code that holds the lock for long reads
  * {@link #lost()}, which completes at the lease's notice of loss ({@link
  * DistributedLock#lossNotice}), before another client can be granted the lock, and stops in time.
- * {@link #lease()} gives the lease of the current hold, for its fencing token where the backend
- * has one ({@link FencedLease#fencingToken()}): Redis gives none, so a section under a Redis lock
- * is exclusive only as long as the timing assumptions hold.
+ * An owner that ends its holds (a registry that closes) tells the holder the same way first
+ * ({@link #revoke}). {@link #lease()} gives the lease of the current hold, for its fencing token
+ * where the backend has one ({@link FencedLease#fencingToken()}): Redis gives none, so a section
+ * under a Redis lock is exclusive only as long as the timing assumptions hold.
  *
  * <p><b>After a loss.</b> The last {@link #unlock()} of a hold whose lease was lost (or ran out)
  * ends the hold, so the lock can be taken again, and then throws {@link LeaseLostException}: the
@@ -222,9 +223,34 @@ public final class DistributedReentrantLock<L extends Lease> implements Lock {
         return local.getHoldCount();
     }
 
-    /** Whether a thread of this process holds this lock (through this object). */
+    /**
+     * Whether a thread of this process holds this lock (through this object), or is being granted
+     * it; false once the hold's notice of loss ({@link #lost()}) completed, even before its holder
+     * unlocks: the lock may then go to another client.
+     */
     public boolean isLocked() {
-        return local.isLocked();
+        Hold<L> current = hold;
+        return local.isLocked() && (current == null || !current.lost().isDone());
+    }
+
+    /**
+     * Takes the lock away from its holder, whichever thread of this process holds it, for an owner
+     * that ends its holds (a registry that closes): completes the hold's notice of loss ({@link
+     * #lost()}) now with a {@link LeaseLostException} that says {@code why}, as a lost lease does.
+     * The lease stays held, so the holder can stop before another client is granted the lock; its
+     * last {@link #unlock()} releases the lease and throws that exception, as after a loss. The
+     * caller releases the returned lease if the holder has not unlocked within the lock's notice
+     * ({@link DistributedLock#lossNotice}).
+     *
+     * @return the lease of the hold told, or empty if no thread of this process holds the lock
+     */
+    public Optional<L> revoke(String why) {
+        Hold<L> current = hold;
+        if (current == null) {
+            return Optional.empty();
+        }
+        current.lost().complete(new LeaseLostException(resource, why, null));
+        return Optional.of(current.lease());
     }
 
     /**
@@ -239,8 +265,8 @@ public final class DistributedReentrantLock<L extends Lease> implements Lock {
     /**
      * The notice of loss of the current thread's hold: completes, with the evidence, when its
      * lease is lost, with the lock's {@linkplain DistributedLock#lossNotice notice} left before
-     * another client can be granted it; never if the hold ends first. Work under the lock stops
-     * when it completes.
+     * another client can be granted it, or when the hold is {@linkplain #revoke revoked}; never if
+     * the hold ends first. Work under the lock stops when it completes.
      *
      * @throws IllegalMonitorStateException if the current thread does not hold this lock
      */
@@ -284,7 +310,7 @@ public final class DistributedReentrantLock<L extends Lease> implements Lock {
             }
             CompletableFuture<LeaseLostException> lost;
             try {
-                lost = lock.keepAlive(lease, leaseTtl);
+                lost = lock.keepAlive(lease, leaseTtl).copy(); // a copy, which revoke() may complete
             } catch (RuntimeException e) {
                 lease.release();
                 throw e;

@@ -266,6 +266,37 @@ class LockAdapterIT {
     }
 
     @Test
+    void aRevokedHoldIsToldBeforeItsLeaseIsReleased() throws Exception {
+        assertThat(mine.revoke("not held")).isEmpty();
+        mine.lock();
+        CompletableFuture<LeaseLostException> lost = mine.lost();
+        Lease lease = inThread(() -> mine.revoke("taken away").orElseThrow()).get();
+
+        assertThat(lost.getNow(null)).as("the notice, at once").isNotNull();
+        assertThat(lost.getNow(null).getMessage()).contains(RESOURCE, "taken away");
+        assertThat(mine.isLocked()).as("isLocked() once told").isFalse();
+        assertThat(lease.isValid())
+                .as("the lease, still held for the holder to stop")
+                .isTrue();
+        assertThat(inThread(theirs::tryLock).get())
+                .as("another client meanwhile")
+                .isFalse();
+
+        assertThatThrownBy(mine::unlock).isInstanceOf(LeaseLostException.class).hasMessageContaining("taken away");
+        assertThat(lease.isValid()).as("the lease after the holder's unlock").isFalse();
+        assertThat(inThread(() -> {
+                            boolean taken = theirs.tryLock();
+                            if (taken) {
+                                theirs.unlock();
+                            }
+                            return taken;
+                        })
+                        .get())
+                .as("another client after the unlock")
+                .isTrue();
+    }
+
+    @Test
     void aLeaseOutlivesItsTtlWhileHeld() throws Exception {
         mine.lock();
         Thread.sleep(TTL.multipliedBy(2).toMillis());

@@ -23,6 +23,9 @@ import java.util.Optional;
  * heard once it is subscribed on enough nodes to share one with every quorum ({@link #heard}). When
  * it comes to be (the first subscription, or a connection dropped and opened again), the first
  * waiter is woken, since a release may have gone unheard.
+ *
+ * <p>The resources here are named as sent ({@link io.quorumlock.redis.client.Command#asSent}), as
+ * {@link Redlock} passes them, so the channel a node's message names is the waiters' own.
  */
 final class Wakeups {
 

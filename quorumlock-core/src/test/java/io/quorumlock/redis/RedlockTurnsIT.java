@@ -23,6 +23,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
+import java.util.stream.IntStream;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -95,8 +96,13 @@ class RedlockTurnsIT {
 
     /** How many waiters are in the line of resource {@code r} on node {@code i}. */
     private static long inLine(int i) {
+        return inLine(i, "r");
+    }
+
+    /** How many waiters are in the line of {@code resource} on node {@code i}. */
+    private static long inLine(int i, String resource) {
         try (Jedis jedis = redis.get(i).connect(Duration.ofSeconds(2))) {
-            return jedis.zcard(Scripts.LINE + "r");
+            return jedis.zcard(Scripts.LINE + resource);
         }
     }
 
@@ -286,6 +292,31 @@ class RedlockTurnsIT {
     }
 
     @Test
+    void aReleaseByAnotherClientWakesItsWaiterAtOnceWhateverTheResourceName() throws Exception {
+        // A lone surrogate has no UTF-8 form: the name goes to the nodes, and its channel comes
+        // back from them, with '?' in its place.
+        String resource = "r\uD800x";
+        Lease held = client(SLOW_POLL).acquire(resource, TTL, Duration.ZERO);
+        Redlock waiter = client(SLOW_POLL);
+        Future<Lease> waiting = threads.submit(() -> waiter.acquire(resource, TTL, LONG_WAIT));
+        awaitSubscribers(Scripts.RELEASED + "r?x", 1);
+        TestTime.await(
+                Duration.ofSeconds(10),
+                () -> IntStream.range(0, redis.size()).allMatch(i -> inLine(i, "r?x") == 1),
+                "the waiter in line on every node: refused, it sleeps until woken");
+
+        long released = System.nanoTime();
+        held.release();
+        waiting.get(LONG_WAIT.toMillis(), TimeUnit.MILLISECONDS).release();
+        assertThat(Duration.ofNanos(System.nanoTime() - released))
+                .as(
+                        "from the release to the grant; unwoken, the waiter tries again only at the end of the"
+                                + " holder's TTL (%s) or after the recheck (%s)",
+                        TTL, SLOW_RECHECK)
+                .isLessThan(WAIT);
+    }
+
+    @Test
     void aWaiterTriesAgainWhenTheHoldersKeysRunOutWithoutARelease() throws Exception {
         client(SLOW_POLL).acquire("r", Duration.ofSeconds(2), Duration.ZERO); // never released: its keys run out
 
@@ -403,15 +434,20 @@ class RedlockTurnsIT {
 
     /** Until every node has {@code count} subscribers of the channel of resource r. */
     private static void awaitSubscribers(long count) {
+        awaitSubscribers(CHANNEL, count);
+    }
+
+    /** Until every node has {@code count} subscribers of {@code channel}. */
+    private static void awaitSubscribers(String channel, long count) {
         TestTime.await(
                 Duration.ofSeconds(20),
                 () -> redis.servers().servers().stream().allMatch(node -> {
                     try (Jedis jedis = node.connect(Duration.ofSeconds(2))) {
-                        Map<String, Long> subscribers = jedis.pubsubNumSub(CHANNEL);
-                        return subscribers.getOrDefault(CHANNEL, 0L) == count;
+                        Map<String, Long> subscribers = jedis.pubsubNumSub(channel);
+                        return subscribers.getOrDefault(channel, 0L) == count;
                     }
                 }),
-                count + " subscriber(s) of " + CHANNEL + " on every node");
+                count + " subscriber(s) of " + channel + " on every node");
     }
 
     /** Connections of the lock whose last command was a (un)subscription, on all nodes. */

@@ -1,5 +1,7 @@
 package io.quorumlock.redis.client;
 
+import java.nio.charset.StandardCharsets;
+
 /**
  * One Redis command as the client sends it: {@code SET key value NX PX millis}, a script by
  * {@code EVALSHA} with one key and one or two arguments, {@code GET}, {@code PTTL}, {@code INFO},
@@ -62,6 +64,21 @@ public record Command(Kind kind, String key, String value, long millis, Script s
 
     public static Command configGet(String pattern) {
         return new Command(Kind.CONFIG_GET, pattern, null, -1, null);
+    }
+
+    /**
+     * {@code text} as a node reads it, and sends it back (in a message's channel name): its UTF-8
+     * bytes, decoded. The same string unless it holds a lone surrogate (such as U+D800 alone),
+     * which UTF-8 cannot encode and which goes out as {@code '?'}: such a name and the name with
+     * {@code '?'} in its place are one key and one channel on the nodes.
+     */
+    public static String asSent(String text) {
+        for (int i = 0; i < text.length(); i++) {
+            if (Character.isSurrogate(text.charAt(i))) {
+                return new String(text.getBytes(StandardCharsets.UTF_8), StandardCharsets.UTF_8);
+            }
+        }
+        return text;
     }
 
     /** The command as an operator knows it, for messages. */

@@ -21,7 +21,8 @@ import org.slf4j.LoggerFactory;
  * subscribed for {@link #LINGER_NANOS} after its last listener left, so that a client that waits
  * for one resource again and again subscribes once; once no channel is left, the thread closes the
  * connections and ends. Each message is handed on once, whichever nodes repeat it ({@link
- * Listener}).
+ * Listener}). A channel is known by its name as sent ({@link Command#asSent}), which is the name
+ * the nodes' messages carry back, whatever characters it holds.
  *
  * <p>A node that drops the connection (a restart) has its channels subscribed again on a new one,
  * at once and then at most every {@link #RETRY_NANOS}. A node that refuses {@code SUBSCRIBE} (an
@@ -42,7 +43,10 @@ public final class Subscriptions implements AutoCloseable {
 
     /** Told of messages and of subscriptions, on the subscriptions' thread: it must not block. */
     public interface Listener {
-        /** A message, handed on once (by its payload) whichever nodes repeat it. */
+        /**
+         * A message, handed on once (by its payload) whichever nodes repeat it; {@code channel} is
+         * the name as sent ({@link Command#asSent}).
+         */
         void message(String channel, String payload);
 
         /**
@@ -150,7 +154,7 @@ public final class Subscriptions implements AutoCloseable {
         if (closed) {
             return;
         }
-        Channel state = channels.computeIfAbsent(channel, c -> new Channel(links.length));
+        Channel state = channels.computeIfAbsent(Command.asSent(channel), c -> new Channel(links.length));
         state.listeners++;
         if (thread == null) {
             thread = new Thread(this::run, "quorumlock-wakeups");
@@ -165,7 +169,7 @@ public final class Subscriptions implements AutoCloseable {
      * channel is unsubscribed on every node.
      */
     public synchronized void unsubscribe(String channel) {
-        Channel state = channels.get(channel);
+        Channel state = channels.get(Command.asSent(channel));
         if (state != null && --state.listeners == 0) {
             state.idleSince = ticker.nanos();
             selector.wakeup();
@@ -174,7 +178,7 @@ public final class Subscriptions implements AutoCloseable {
 
     /** On how many nodes {@code channel} is subscribed now. */
     public synchronized int confirmed(String channel) {
-        Channel state = channels.get(channel);
+        Channel state = channels.get(Command.asSent(channel));
         return state == null ? 0 : state.confirmed();
     }
 
@@ -186,8 +190,9 @@ public final class Subscriptions implements AutoCloseable {
      */
     public synchronized int awaitConfirmed(String channel, int nodes, long nanos) throws InterruptedException {
         long end = ticker.nanos() + nanos;
+        String name = Command.asSent(channel);
         while (true) {
-            Channel state = channels.get(channel);
+            Channel state = channels.get(name);
             if (state == null || state.confirmed() >= nodes || !state.unsettled()) {
                 return state == null ? 0 : state.confirmed();
             }

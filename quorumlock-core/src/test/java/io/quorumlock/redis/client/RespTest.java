@@ -40,4 +40,15 @@ class RespTest {
     void writesNonAsciiKeysAsUtf8() {
         assertThat(written(Command.script(DELETE, "재고:42", "t"), false)).contains("$9\r\n재고:42\r\n");
     }
+
+    @Test
+    void aTextAsSentIsWhatTheNodeReadsAndSendsBack() {
+        String name = "r\uD800x"; // a lone surrogate: UTF-8 has no form for it
+        assertThat(written(Command.get(name), false)).contains("$3\r\nr?x\r\n");
+        assertThat(Command.asSent(name)).isEqualTo("r?x");
+        String plain = "재고:\uD83D\uDE00"; // a surrogate pair encodes
+        assertThat(Command.asSent(plain)).isEqualTo(plain);
+        String ascii = "lock:a";
+        assertThat(Command.asSent(ascii)).isSameAs(ascii);
+    }
 }

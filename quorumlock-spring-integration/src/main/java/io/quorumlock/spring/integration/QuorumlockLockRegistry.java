@@ -5,6 +5,8 @@ import io.quorumlock.DistributedReentrantLock;
 import io.quorumlock.IllegalSettingException;
 import io.quorumlock.Lease;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.ConcurrentHashMap;
@@ -30,9 +32,10 @@ import org.springframework.integration.support.locks.RenewableLockRegistry;
  * <p>Renewal: the leases keep themselves alive, so no renewal scheduler is needed ({@link
  * #setRenewalTaskScheduler} is ignored); {@link #renewLock} extends the current thread's lease at
  * once. Expiry: {@link #expireUnusedOlderThan} forgets the locks no thread holds and none obtained
- * for that long. {@link #close()} (a Spring bean's destroy method) gives the holders the lock's
- * notice of loss to unlock, then releases the leases still held, so that another instance takes
- * over at once rather than after the TTL; it does not close the lock it was built on.
+ * for that long. {@link #close()} (a Spring bean's destroy method) completes the holders' notice
+ * of loss first, gives them the lock's notice to unlock, then releases the leases still held, so
+ * that another instance takes over at once rather than after the TTL; it does not close the lock
+ * it was built on.
  *
  * @param <L> the kind of lease of the lock
  */
@@ -148,16 +151,23 @@ public final class QuorumlockLockRegistry<L extends Lease>
     }
 
     /**
-     * Gives the threads that hold a lock of this registry the lock's notice of loss ({@link
-     * DistributedLock#lossNotice}) to unlock, then releases the leases still held: their holders'
-     * unlock then throws {@code LeaseLostException}. Forgets every lock; the lock service itself
-     * stays open. Idempotent.
+     * Takes the locks of this registry away from the threads that hold them, telling them first:
+     * each holder's notice of loss ({@link DistributedReentrantLock#lost()}) completes at once, and
+     * its lock's {@code isLocked()} turns false. A holder that unlocks within the lock's notice
+     * ({@link DistributedLock#lossNotice}) releases its lease itself; after that notice the
+     * registry releases the leases still held, so that another instance takes over at once rather
+     * than after the TTL. Either way the holder's last unlock throws {@code LeaseLostException}.
+     * Forgets every lock; the lock service itself stays open. Idempotent.
      */
     @Override
     public void close() {
-        long end = System.nanoTime() + lock.lossNotice(ttl).toNanos();
+        List<L> told = new ArrayList<>();
         for (Entry<L> entry : locks.values()) {
-            while (entry.lock.isLocked() && System.nanoTime() - end < 0) {
+            entry.lock.revoke("the lock registry was closed").ifPresent(told::add);
+        }
+        long end = System.nanoTime() + lock.lossNotice(ttl).toNanos();
+        for (L lease : told) {
+            while (lease.isValid() && System.nanoTime() - end < 0) {
                 try {
                     TimeUnit.MILLISECONDS.sleep(5);
                 } catch (InterruptedException e) {
@@ -165,10 +175,10 @@ public final class QuorumlockLockRegistry<L extends Lease>
                     break;
                 }
             }
-            entry.lock.lease().ifPresent(lease -> {
-                log.warn("'{}' still held at close: its lease is released", entry.lock.resource());
+            if (lease.isValid()) {
+                log.warn("'{}' still held at close, its holder told: its lease is released", lease.resource());
                 lease.release();
-            });
+            }
         }
         locks.clear();
     }

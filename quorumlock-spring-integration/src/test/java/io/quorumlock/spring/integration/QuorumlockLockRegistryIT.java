@@ -10,6 +10,7 @@ import io.quorumlock.redis.Redlock;
 import io.quorumlock.testkit.RedisServersExtension;
 import io.quorumlock.testkit.TestTime;
 import java.time.Duration;
+import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
@@ -18,6 +19,7 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.extension.RegisterExtension;
+import redis.clients.jedis.Jedis;
 
 /** The registry's own contract on Redlock over three real redis-server nodes. */
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
@@ -27,6 +29,7 @@ class QuorumlockLockRegistryIT {
     static final RedisServersExtension redis = RedisServersExtension.nodes(3);
 
     private static final Duration TTL = TestTime.scaled(Duration.ofSeconds(2));
+    private static final Duration LONG = TestTime.scaled(Duration.ofSeconds(10));
 
     private Redlock redlock;
     private Redlock other;
@@ -117,5 +120,74 @@ class QuorumlockLockRegistryIT {
         assertThat(other.tryAcquire("orders:stuck", TTL)).isPresent();
         closed.countDown();
         assertThat(holder.get(10, TimeUnit.SECONDS)).isInstanceOf(LeaseLostException.class);
+    }
+
+    @Test
+    void closeTellsAHolderThatStopsWhenToldBeforeAnotherClientIsGrantedTheLock() throws Exception {
+        closeWhileHeld("told", true);
+    }
+
+    @Test
+    void closeTellsAHolderThatDoesNotStopBeforeReleasingItsLease() throws Exception {
+        closeWhileHeld("deaf", false);
+    }
+
+    /**
+     * A thread holds the lock of {@code key} through {@code executeLocked}, and stops when its
+     * notice of loss completes if {@code stops}; another client waits for the resource; the
+     * registry closes. When the other client is granted the lock, the holder was told already.
+     */
+    private void closeWhileHeld(String key, boolean stops) throws Exception {
+        DistributedReentrantLock<Lease> lock = registry.obtain(key);
+        CompletableFuture<CompletableFuture<LeaseLostException>> notice = new CompletableFuture<>();
+        CompletableFuture<Void> ended = new CompletableFuture<>();
+        CompletableFuture<Throwable> holder = CompletableFuture.supplyAsync(() -> {
+            try {
+                registry.executeLocked(key, () -> {
+                    CompletableFuture<LeaseLostException> lost = lock.lost();
+                    notice.complete(lost);
+                    (stops ? CompletableFuture.anyOf(lost, ended) : ended).get(LONG.toMillis(), TimeUnit.MILLISECONDS);
+                    return null;
+                });
+                return null;
+            } catch (Throwable e) {
+                return e;
+            }
+        });
+        try {
+            CompletableFuture<LeaseLostException> lost = notice.get(LONG.toMillis(), TimeUnit.MILLISECONDS);
+            CompletableFuture<String> seen = CompletableFuture.supplyAsync(() -> {
+                Lease lease = other.acquire("orders:" + key, TTL, LONG);
+                String state = "notice " + (lost.isDone() ? "given" : "not given") + ", isLocked() " + lock.isLocked();
+                lease.release();
+                return state;
+            });
+            awaitListeners("quorumlock:released:orders:" + key);
+
+            long start = System.nanoTime();
+            registry.close();
+            assertThat(Duration.ofNanos(System.nanoTime() - start)).isLessThan(TTL);
+            assertThat(seen.get(LONG.toMillis(), TimeUnit.MILLISECONDS))
+                    .as("what the holder's lock showed when another client was granted it")
+                    .isEqualTo("notice given, isLocked() false");
+        } finally {
+            ended.complete(null);
+        }
+        assertThat(holder.get(LONG.toMillis(), TimeUnit.MILLISECONDS))
+                .as("the holder's unlock, its hold ended by the close")
+                .isInstanceOf(LeaseLostException.class);
+    }
+
+    /** Until the other client listens on every node for the releases of {@code channel}: it waits. */
+    private static void awaitListeners(String channel) {
+        TestTime.await(
+                Duration.ofSeconds(10),
+                () -> redis.servers().servers().stream().allMatch(node -> {
+                    try (Jedis jedis = node.connect(Duration.ofSeconds(2))) {
+                        Map<String, Long> subscribers = jedis.pubsubNumSub(channel);
+                        return subscribers.getOrDefault(channel, 0L) == 1;
+                    }
+                }),
+                "the other client to wait for " + channel);
     }
 }
