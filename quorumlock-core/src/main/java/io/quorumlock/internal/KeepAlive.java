@@ -372,13 +372,14 @@ public final class KeepAlive {
             ttl = ttlNanos;
         }
         Result result = round(ttl);
+        if (result == null) {
+            // Not valid now (suspended until the backend re-checks it, or over): nothing was sent.
+            result = Result.notSent("the lease was not valid at its renewal");
+        }
         String lose = null;
         synchronized (this) {
             inFlight = false;
-            if (stopped || result == null) {
-                if (!stopped) {
-                    arm(core.nowNanos()); // ran out meanwhile: the deadline loses it
-                }
+            if (stopped) {
                 return;
             }
             long now = core.nowNanos();
