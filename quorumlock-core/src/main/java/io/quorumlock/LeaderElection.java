@@ -1,7 +1,9 @@
 package io.quorumlock;
 
+import io.quorumlock.internal.Clocked;
 import io.quorumlock.internal.CriticalSections;
 import io.quorumlock.internal.Settings;
+import io.quorumlock.internal.Ticker;
 import java.time.Duration;
 import java.util.Optional;
 import java.util.OptionalLong;
@@ -71,6 +73,9 @@ public final class LeaderElection<L extends Lease> implements AutoCloseable {
             new java.util.concurrent.atomic.AtomicInteger();
 
     private final DistributedLock<L> lock;
+    /** The lock's clock. */
+    private final Ticker ticker;
+
     private final String name;
     private final Duration ttl;
     private final Listener<? super L> listener;
@@ -89,6 +94,7 @@ public final class LeaderElection<L extends Lease> implements AutoCloseable {
 
     private LeaderElection(Builder<L> builder) {
         this.lock = builder.lock;
+        this.ticker = Clocked.of(builder.lock);
         this.name = builder.name;
         this.ttl = builder.ttl;
         this.listener = builder.listener;
@@ -151,11 +157,11 @@ public final class LeaderElection<L extends Lease> implements AutoCloseable {
      * @throws QuorumlockException if the thread is interrupted while waiting (the flag stays set)
      */
     public synchronized Optional<Term<L>> awaitLeadership(Duration maxWait) {
-        long end = System.nanoTime() + Settings.maxWait(maxWait).toNanos();
+        long end = ticker.nanos() + Settings.maxWait(maxWait).toNanos();
         while (true) {
             ensureOpen();
             Optional<Term<L>> term = term();
-            long left = end - System.nanoTime();
+            long left = end - ticker.nanos();
             if (term.isPresent() || left <= 0) {
                 return term;
             }
@@ -318,9 +324,9 @@ public final class LeaderElection<L extends Lease> implements AutoCloseable {
      * new leader.
      */
     private void leaveTheRole() {
-        long start = System.nanoTime();
+        long start = ticker.nanos();
         long most = Math.max(retry.minDelay().toNanos(), HAND_OVER_WAIT.toNanos());
-        while (!closed.get() && System.nanoTime() - start < most) {
+        while (!closed.get() && ticker.nanos() - start < most) {
             try {
                 if (lock.holder(name).isPresent()) {
                     return;

@@ -19,8 +19,8 @@ public interface Lease extends AutoCloseable {
     String resource();
 
     /**
-     * How long the lock was guaranteed when it was granted or last extended: the TTL minus the
-     * time the grant took and an allowance for clock drift. Always shorter than the TTL.
+     * How long the lock was guaranteed when it was granted or last renewed: the TTL minus the time
+     * the round took and an allowance for clock drift. Always shorter than the TTL.
      */
     Duration validity();
 
@@ -34,24 +34,27 @@ public interface Lease extends AutoCloseable {
     boolean isValid();
 
     /**
-     * Extends the lease to a new TTL counted from now, with the same quorum and validity rules as
-     * the grant. Returns false if the extension did not reach a quorum in time; the lease then
-     * keeps at most its earlier validity and will run out. With Redis it ends no later than the
-     * new TTL from the call either way, since the nodes that did not answer in time may have taken
-     * it. A lease that is no longer {@linkplain #isValid() valid} (lost, or its validity ran out)
-     * stays so: extending it returns false and changes nothing.
+     * Asks the lock service to hold the lease for a new TTL counted from now, in one round on its
+     * servers, after any round of this lease under way. Returns true if the service held it; the
+     * lease is then valid for that TTL from the round's start, less the drift allowance. Returns
+     * false if it did not: the lease then ends no later than it did, and no later than the new TTL
+     * from the call if the request may have reached a server that did not answer in time (such a
+     * server may have applied it); a request that reached no server changes nothing. A lease that
+     * is no longer {@linkplain #isValid() valid} (lost, or its validity ran out) stays so:
+     * extending it returns false and sends nothing. Where the service cannot change a lease's
+     * length (a ZooKeeper session), the backend's lease says what extending means.
      *
-     * @throws IllegalArgumentException if the TTL is not positive or too short for the node timeout
+     * @throws IllegalArgumentException if the TTL is not positive or too short for the lock's timeouts
      * @throws IllegalStateException if the lease was released
      */
     boolean extend(Duration ttl);
 
     /**
-     * Releases the lock on every node, deleting the key only where it still holds this lease's
-     * token. Returns once a majority of the nodes is known to be free of this lease (so another
-     * client can acquire at once), or every node has answered, or the node timeout has passed; a
-     * slow or frozen node's delete finishes in the background. Idempotent: calling it again does
-     * nothing.
+     * Releases the lock on its servers, only where they still hold it for this lease, after any
+     * round of this lease under way; the lease then renews no more. Returns once the service is
+     * known to be free of this lease, so that another client can acquire at once, or its servers'
+     * timeout has passed; what is still owed (a slow Redis node's delete) finishes in the
+     * background. Idempotent: calling it again does nothing.
      */
     void release();
 

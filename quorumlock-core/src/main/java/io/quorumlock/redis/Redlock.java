@@ -13,6 +13,7 @@ import io.quorumlock.QuorumlockException;
 import io.quorumlock.RetryPolicy;
 import io.quorumlock.ServerAnswer;
 import io.quorumlock.internal.AcquireLoop;
+import io.quorumlock.internal.Clocked;
 import io.quorumlock.internal.CriticalSections;
 import io.quorumlock.internal.Holders;
 import io.quorumlock.internal.LeaseTimes;
@@ -68,7 +69,7 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Instances are thread-safe; share one per set of nodes and close it on shutdown.
  */
-public final class Redlock implements DistributedLock<Lease> {
+public final class Redlock implements DistributedLock<Lease>, Clocked {
 
     private static final Logger log = LoggerFactory.getLogger(Redlock.class);
 
@@ -124,6 +125,12 @@ public final class Redlock implements DistributedLock<Lease> {
     /** Starts the configuration of a lock. */
     public static Builder builder() {
         return new Builder();
+    }
+
+    /** The lock's clock: every validity and deadline of the lock counts on it. */
+    @Override
+    public Ticker ticker() {
+        return ticker;
     }
 
     /** The nodes, as {@code redis://host:port[/db]} without credentials, in configured order. */

@@ -13,6 +13,7 @@ import io.quorumlock.QuorumlockException;
 import io.quorumlock.RetryPolicy;
 import io.quorumlock.ServerAnswer;
 import io.quorumlock.internal.AcquireLoop;
+import io.quorumlock.internal.Clocked;
 import io.quorumlock.internal.CriticalSections;
 import io.quorumlock.internal.Holders;
 import io.quorumlock.internal.KeepAlive;
@@ -78,7 +79,7 @@ import org.slf4j.LoggerFactory;
  * are woken in the order they came. Instances are thread-safe;
  * share one per database and close it on shutdown, which releases the leases it still holds.
  */
-public final class JdbcLock implements DistributedLock<FencedLease> {
+public final class JdbcLock implements DistributedLock<FencedLease>, Clocked {
 
     private static final Logger log = LoggerFactory.getLogger(JdbcLock.class);
 
@@ -613,6 +614,12 @@ public final class JdbcLock implements DistributedLock<FencedLease> {
                     SqlErrors.shortMessage(e));
         }
         return false;
+    }
+
+    /** The lock's clock: every validity and deadline of the lock counts on it. */
+    @Override
+    public Ticker ticker() {
+        return ticker;
     }
 
     /** How many threads wait in {@link #acquire} for {@code resource} after a refusal. */
