@@ -86,6 +86,9 @@ public final class JdbcLock implements DistributedLock<FencedLease> {
     /** The longest TTL: a year. */
     static final Duration MAX_TTL = Duration.ofDays(365);
 
+    /** The shortest TTL is the request timeout divided by this: a grant must come back well within it. */
+    private static final int TTL_FLOOR_DIVISOR = 10;
+
     /** How many times one attempt draws a new token when the row changed hands under it. */
     private static final int ROUNDS_PER_ATTEMPT = 3;
 
@@ -119,6 +122,7 @@ public final class JdbcLock implements DistributedLock<FencedLease> {
     private final String holder;
     private final Dialect configuredDialect;
     private final long requestTimeoutNanos;
+    private final long ttlFloorMillis;
     private final long overrunNanos;
     private final RetryPolicy retry;
     private final long recheckNanos;
@@ -155,6 +159,7 @@ public final class JdbcLock implements DistributedLock<FencedLease> {
         this.holder = builder.holder;
         this.configuredDialect = builder.dialect;
         this.requestTimeoutNanos = builder.requestTimeout.toNanos();
+        this.ttlFloorMillis = Math.max(1, builder.requestTimeout.toMillis() / TTL_FLOOR_DIVISOR);
         this.overrunNanos = AcquireLoop.overrun(builder.requestTimeout).toNanos();
         this.retry = builder.retry;
         this.recheckNanos = builder.recheck.toNanos();
@@ -201,6 +206,8 @@ public final class JdbcLock implements DistributedLock<FencedLease> {
      * @throws LockConfigurationException if the table is missing or the user lacks a privilege, with
      *     the remedy
      * @throws IllegalArgumentException if the resource is empty or too long, or the TTL out of range
+     *     (shorter than a tenth of the {@linkplain Builder#requestTimeout request timeout}, or longer
+     *     than a year)
      * @throws IllegalStateException if this lock was closed
      */
     @Override
@@ -226,8 +233,8 @@ public final class JdbcLock implements DistributedLock<FencedLease> {
      *     how long its row has left by the database's clock, or what the database answered
      * @throws LockConfigurationException if the table is missing or the user lacks a privilege, with
      *     the remedy (not retried)
-     * @throws IllegalArgumentException if the resource is empty or too long, the TTL out of range or
-     *     {@code maxWait} negative
+     * @throws IllegalArgumentException if the resource is empty or too long, the TTL out of range (as
+     *     in {@link #tryAcquire}) or {@code maxWait} negative
      * @throws IllegalStateException if this lock was closed
      * @throws QuorumlockException if the thread was interrupted during a pause (the flag stays set)
      */
@@ -759,13 +766,18 @@ public final class JdbcLock implements DistributedLock<FencedLease> {
         }
     }
 
-    /** The TTL in whole milliseconds, checked. */
+    /** The TTL in whole milliseconds, checked: from a tenth of the request timeout to a year. */
     long ttlMillis(Duration ttl) {
         Settings.ttl(ttl, "");
         Settings.atMost("ttl", ttl, MAX_TTL);
         long millis = ttl.toMillis();
-        if (millis < 1) {
-            throw new IllegalSettingException("ttl", "ttl must be at least 1 ms, was " + ttl.toNanos() + " ns");
+        if (millis < ttlFloorMillis) {
+            throw new IllegalSettingException(
+                    "ttl",
+                    "ttl must be at least a tenth of requestTimeout (" + ttlFloorMillis + " ms), was "
+                            + (millis < 1 ? ttl.toNanos() + " ns" : millis + " ms")
+                            + ": a grant takes two statements, each allowed up to requestTimeout, and must come back"
+                            + " well within the TTL; raise the ttl or lower requestTimeout");
         }
         return millis;
     }
@@ -875,7 +887,8 @@ public final class JdbcLock implements DistributedLock<FencedLease> {
 
         /**
          * How long one statement (or a connection through the {@linkplain #url URL}) may take before
-         * it counts as failed. The default is 5 s.
+         * it counts as failed. The default is 5 s. A TTL must be at least a tenth of it (500 ms by
+         * default): a grant takes two statements and must come back well within its TTL.
          */
         public Builder requestTimeout(Duration timeout) {
             this.requestTimeout = timeout;

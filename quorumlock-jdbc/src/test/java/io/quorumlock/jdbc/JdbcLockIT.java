@@ -23,6 +23,7 @@ import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Collections;
 import java.util.List;
 import java.util.Optional;
@@ -439,6 +440,31 @@ class JdbcLockIT {
         assertThat(holderOf("r")).isEmpty();
         assertThatThrownBy(() -> a.acquire("r", TTL, Duration.ZERO)).isInstanceOf(IllegalStateException.class);
         assertThat(lock("client-b").tryAcquire("r", TTL)).isPresent();
+    }
+
+    /**
+     * A TTL that a grant cannot fit in is refused before anything is sent: the floor is a tenth
+     * of the request timeout.
+     */
+    @ParameterizedTest
+    @EnumSource(Engine.class)
+    void aTtlTooShortToBeGrantedIsRefusedAtOnce(Engine engine) {
+        setUp(engine);
+        JdbcLock lock =
+                lock(JdbcLock.builder().dataSource(database).table(table).requestTimeout(Duration.ofSeconds(2)));
+        long start = System.nanoTime();
+        IllegalSettingException once =
+                catchThrowableOfType(IllegalSettingException.class, () -> lock.tryAcquire("r", Duration.ofMillis(5)));
+        IllegalSettingException waited = catchThrowableOfType(
+                IllegalSettingException.class, () -> lock.acquire("r", Duration.ofMillis(199), Duration.ofSeconds(2)));
+
+        assertThat(Arrays.asList(once, waited)).allSatisfy(refused -> {
+            assertThat(refused.setting()).isEqualTo("ttl");
+            assertThat(refused).hasMessageContaining("200 ms").hasMessageContaining("requestTimeout");
+        });
+        assertThat(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start))
+                .isLessThan(TestTime.scaled(Duration.ofSeconds(1)).toMillis());
+        lock.tryAcquire("r", Duration.ofMillis(200)).ifPresent(FencedLease::release); // at the floor: tried
     }
 
     @Test
