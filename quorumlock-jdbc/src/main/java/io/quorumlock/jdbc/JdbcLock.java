@@ -203,10 +203,11 @@ public final class JdbcLock implements DistributedLock<FencedLease> {
      *
      * @return the lease, or empty if another holder has the lock or the database could not be
      *     reached or did not answer in time
-     * @throws LockConfigurationException if the table is missing or the user lacks a privilege, with
-     *     the remedy
-     * @throws IllegalArgumentException if the resource is empty or too long, or the TTL out of range
-     *     (shorter than a tenth of the {@linkplain Builder#requestTimeout request timeout}, or longer
+     * @throws LockConfigurationException if the table is missing, the user lacks a privilege, or the
+     *     database cannot store the resource name (a column narrower than {@link
+     *     Builder#maxResourceLength}), with the remedy
+     * @throws IllegalArgumentException if the resource is empty, too long or has a NUL character, or
+     *     the TTL out of range (shorter than a tenth of the {@linkplain Builder#requestTimeout request timeout}, or longer
      *     than a year)
      * @throws IllegalStateException if this lock was closed
      */
@@ -231,9 +232,8 @@ public final class JdbcLock implements DistributedLock<FencedLease> {
      *
      * @throws LockUnavailableException if the lock was not acquired in time, naming the holder and
      *     how long its row has left by the database's clock, or what the database answered
-     * @throws LockConfigurationException if the table is missing or the user lacks a privilege, with
-     *     the remedy (not retried)
-     * @throws IllegalArgumentException if the resource is empty or too long, the TTL out of range (as
+     * @throws LockConfigurationException as {@link #tryAcquire}, not retried
+     * @throws IllegalArgumentException if the resource is empty, too long or has a NUL character, the TTL out of range (as
      *     in {@link #tryAcquire}) or {@code maxWait} negative
      * @throws IllegalStateException if this lock was closed
      * @throws QuorumlockException if the thread was interrupted during a pause (the flag stays set)
@@ -320,7 +320,8 @@ public final class JdbcLock implements DistributedLock<FencedLease> {
      * migration (Flyway, Liquibase); {@link #createTable()} runs them.
      */
     public List<String> ddl(Dialect dialect) {
-        return Objects.requireNonNull(dialect, "dialect").ddl(table, maxResourceLength);
+        Objects.requireNonNull(dialect, "dialect").checkMaxResourceLength(maxResourceLength);
+        return dialect.ddl(table, maxResourceLength);
     }
 
     /**
@@ -492,6 +493,11 @@ public final class JdbcLock implements DistributedLock<FencedLease> {
             }
         } catch (SQLException e) {
             if (granted == 0) {
+                SqlErrors.Failure failure = classify(e, statements);
+                ServerAnswer answer = new ServerAnswer(database, failure.kind(), failure.detail());
+                if (!failure.retryable()) {
+                    throw new LockConfigurationException(resource, 1, List.of(answer)); // refused: it did not run
+                }
                 if (pending != 0) {
                     // The statement may still run: free the row if it does, for as long as it could
                     undo(
@@ -500,11 +506,6 @@ public final class JdbcLock implements DistributedLock<FencedLease> {
                             Math.min(
                                     sent + TimeUnit.MILLISECONDS.toNanos(ttlMillis),
                                     ticker.nanos() + 2 * requestTimeoutNanos));
-                }
-                SqlErrors.Failure failure = classify(e, statements);
-                ServerAnswer answer = new ServerAnswer(database, failure.kind(), failure.detail());
-                if (!failure.retryable()) {
-                    throw new LockConfigurationException(resource, 1, List.of(answer));
                 }
                 log.debug("attempt on '{}' failed: {}", resource, answer);
                 return AcquireLoop.Attempt.refused(answer, true);
@@ -749,6 +750,7 @@ public final class JdbcLock implements DistributedLock<FencedLease> {
                                     + " (MySQL has no sequences for the fencing tokens); if this database speaks one"
                                     + " of their dialects, name it with dialect(...)"));
         }
+        dialect.checkMaxResourceLength(maxResourceLength);
         resolved = new LockTable(table, dialect);
         statements = resolved;
         return resolved;
@@ -756,13 +758,21 @@ public final class JdbcLock implements DistributedLock<FencedLease> {
 
     // ---- arguments -------------------------------------------------------------------------------
 
+    /** Refuses, before anything is sent, a name the table could not hold. */
     private void checkResource(String resource) {
         Settings.resource(resource, "stock:sku-42");
         if (resource.length() > maxResourceLength) {
             throw new IllegalSettingException(
                     "resource",
-                    "resource must be at most maxResourceLength (" + maxResourceLength + ") characters, was "
-                            + resource.length() + ": use shorter names, or raise maxResourceLength and the column");
+                    "resource '" + Holders.shown(resource) + "' must be at most maxResourceLength ("
+                            + maxResourceLength + ") characters, was " + resource.length()
+                            + ": use shorter names, or raise maxResourceLength and the column");
+        }
+        if (resource.indexOf('\0') >= 0) {
+            throw new IllegalSettingException(
+                    "resource",
+                    "resource '" + Holders.shown(resource) + "' has a NUL character at " + resource.indexOf('\0')
+                            + ", which PostgreSQL cannot store: leave it out of lock names");
         }
     }
 
@@ -864,7 +874,13 @@ public final class JdbcLock implements DistributedLock<FencedLease> {
             return this;
         }
 
-        /** The longest resource name, the width of the table's {@code resource} column. The default is 255. */
+        /**
+         * The longest resource name, the width of the table's {@code resource} column. The default is
+         * 255; at most 897 on PostgreSQL (its btree index entry holds 2692 bytes of a name, and a
+         * Java character takes up to 3 in UTF-8), 768 on MariaDB (its key holds 3072 bytes of
+         * utf8mb4) and 10000 on H2, checked here if {@link #dialect} is set, else on the first
+         * connection.
+         */
         public Builder maxResourceLength(int maxResourceLength) {
             this.maxResourceLength = maxResourceLength;
             return this;
@@ -970,8 +986,12 @@ public final class JdbcLock implements DistributedLock<FencedLease> {
             Settings.requireArgument(
                     maxResourceLength >= 1 && maxResourceLength <= 10_000,
                     "maxResourceLength",
-                    "maxResourceLength must be from 1 to 10000 characters, was %d (MariaDB's key holds at most 768)",
+                    "maxResourceLength must be from 1 to 10000 characters, was %d (at most 897 on PostgreSQL, 768"
+                            + " on MariaDB)",
                     maxResourceLength);
+            if (dialect != null) {
+                dialect.checkMaxResourceLength(maxResourceLength);
+            }
             Holders.problem(holder).ifPresent(problem -> {
                 throw new IllegalSettingException("holder", problem);
             });
