@@ -65,6 +65,12 @@ import org.slf4j.LoggerFactory;
  * it, and lost at its end, or as soon as a renewal finds its token gone. Every statement runs on
  * its own in auto-commit, bounded by the {@linkplain Builder#requestTimeout request timeout}.
  *
+ * <p>A grant whose answer did not come in time may still land after its client gave up (its
+ * statement waited in a database that froze). The lock undoes it in the background, trying again
+ * for as long as the database does not answer: such a grant is freed within about a request
+ * timeout of the database answering again, not held for its TTL. {@link #close()} makes a last
+ * try, and logs a grant it could not undo.
+ *
  * <pre>{@code
  * JdbcLock lock = JdbcLock.builder().dataSource(dataSource).build();
  * lock.createTable(); // or run lock.ddl(Dialect.POSTGRESQL) in a migration
@@ -99,7 +105,7 @@ public final class JdbcLock implements DistributedLock<FencedLease> {
     private static final Pattern TABLE_NAME =
             Pattern.compile("[A-Za-z_][A-Za-z0-9_]{0,56}(\\.[A-Za-z_][A-Za-z0-9_]{0,62})?");
 
-    /** How soon the release of a grant whose answer was lost is tried again. */
+    /** How soon the undo of a grant whose answer was lost is first tried again; the wait doubles up to the request timeout. */
     private static final long UNDO_RETRY_MILLIS = 250;
 
     /** How many connections may be pending at once: more means the database does not answer. */
@@ -134,6 +140,10 @@ public final class JdbcLock implements DistributedLock<FencedLease> {
     private final ThreadPoolExecutor workers;
     /** Asks the data source for connections, so that no caller waits past its deadline. */
     private final ThreadPoolExecutor connector;
+    /** Undoes grants whose answer was lost, one at a time, apart from the renewals. */
+    private final ScheduledThreadPoolExecutor undoer;
+    /** The grants being undone: {@link #close()} makes a last try at each. */
+    private final Set<Undo> undoing = ConcurrentHashMap.newKeySet();
 
     private final Set<JdbcLease> leases = ConcurrentHashMap.newKeySet();
     /** The threads waiting in {@link #acquire}, woken by releases where the database tells of them. */
@@ -182,6 +192,10 @@ public final class JdbcLock implements DistributedLock<FencedLease> {
                 TimeUnit.SECONDS,
                 new SynchronousQueue<>(),
                 daemon("quorumlock-jdbc-" + instance + "-connect"));
+        this.undoer = new ScheduledThreadPoolExecutor(1, daemon("quorumlock-jdbc-" + instance + "-undo"));
+        this.undoer.setKeepAliveTime(30, TimeUnit.SECONDS);
+        this.undoer.allowCoreThreadTimeOut(true);
+        this.undoer.setExecuteExistingDelayedTasksAfterShutdownPolicy(false);
     }
 
     private static java.util.concurrent.ThreadFactory daemon(String name) {
@@ -413,8 +427,9 @@ public final class JdbcLock implements DistributedLock<FencedLease> {
 
     /**
      * Ends every lease this lock holds as lost (so work under {@code withLock} is interrupted
-     * before another holder can come in), frees their rows (each within the request timeout), and
-     * stops the lock's threads. Idempotent.
+     * before another holder can come in), frees their rows (each within the request timeout), makes
+     * a last try at undoing the grants whose answer was lost (each within the request timeout; one
+     * it cannot undo is logged), and stops the lock's threads. Idempotent.
      */
     @Override
     public void close() {
@@ -428,12 +443,16 @@ public final class JdbcLock implements DistributedLock<FencedLease> {
         for (JdbcLease lease : open) {
             lease.release();
         }
+        undoer.shutdown(); // drops the waits between tries: the last try is here
+        for (Undo undo : List.copyOf(undoing)) {
+            lastTry(undo);
+        }
         PgListener listening = listener;
         if (listening != null) {
             listening.close();
         }
         timers.shutdownNow();
-        workers.shutdown(); // the releases of grants whose answer was lost still run
+        workers.shutdown(); // the renewals and releases already queued still run
         // the connector's threads end by themselves when idle: those releases need it
         if (dataSource instanceof UrlDataSource own) {
             own.close(); // the connection it kept; those releases open their own
@@ -499,13 +518,7 @@ public final class JdbcLock implements DistributedLock<FencedLease> {
                     throw new LockConfigurationException(resource, 1, List.of(answer)); // refused: it did not run
                 }
                 if (pending != 0) {
-                    // The statement may still run: free the row if it does, for as long as it could
-                    undo(
-                            resource,
-                            pending,
-                            Math.min(
-                                    sent + TimeUnit.MILLISECONDS.toNanos(ttlMillis),
-                                    ticker.nanos() + 2 * requestTimeoutNanos));
+                    undo(resource, pending, TimeUnit.MILLISECONDS.toNanos(ttlMillis)); // it may still run
                 }
                 log.debug("attempt on '{}' failed: {}", resource, answer);
                 return AcquireLoop.Attempt.refused(answer, true);
@@ -519,7 +532,7 @@ public final class JdbcLock implements DistributedLock<FencedLease> {
         long ttlNanos = TimeUnit.MILLISECONDS.toNanos(ttlMillis);
         long now = ticker.nanos();
         if (sent + ttlNanos - LeaseCore.driftNanos(ttlNanos) - now <= 0) {
-            undo(resource, token, now);
+            undo(resource, token, ttlNanos);
             return AcquireLoop.Attempt.refused(
                     new ServerAnswer(
                             database,
@@ -549,25 +562,103 @@ public final class JdbcLock implements DistributedLock<FencedLease> {
                                 + " ms left by the database's clock"));
     }
 
+    /** A grant of {@code ttlNanos} to undo, and how its tries went. */
+    private static final class Undo {
+        final String resource;
+        final long token;
+        final long ttlNanos;
+        long waitMillis = UNDO_RETRY_MILLIS;
+        /** When the database first answered with the row held by an older token, if it did. */
+        OptionalLong heldSince = OptionalLong.empty();
+
+        Undo(String resource, long token, long ttlNanos) {
+            this.resource = resource;
+            this.token = token;
+            this.ttlNanos = ttlNanos;
+        }
+    }
+
     /**
-     * Frees the row if it holds {@code token}, in the background: a grant whose answer was lost, or
-     * came too late. The statement may still run on the server after the client gave up on it, so
-     * the release is tried again every 250 ms until it frees the row or {@code untilNanos} passes.
+     * Undoes, in the background, a grant whose answer was lost or came too late: its statement may
+     * still run in the database after the client gave up on it (a database that froze, a row lock
+     * it waited for), and would then hold the row for a whole TTL. Each try {@linkplain
+     * LockTable#settle settles} the grant: it frees the row, or makes the statement unable to take
+     * it. The tries go on with a wait from 250 ms doubling up to the request timeout, also while
+     * the database does not answer, so that a grant landing later is freed within about a request
+     * timeout of the database answering again; while the row is held by an older token, for at
+     * most the grant's TTL. {@link #close()} makes a last try.
      */
-    private void undo(String resource, long token, long untilNanos) {
-        Runnable release = () -> {
-            if (!releaseRow(resource, token) && ticker.nanos() - untilNanos < 0) {
-                try {
-                    timers.schedule(() -> undo(resource, token, untilNanos), UNDO_RETRY_MILLIS, TimeUnit.MILLISECONDS);
-                } catch (RejectedExecutionException closing) {
-                    releaseRow(resource, token);
-                }
-            }
-        };
+    private void undo(String resource, long token, long ttlNanos) {
+        Undo undo = new Undo(resource, token, ttlNanos);
+        undoing.add(undo);
         try {
-            workers.execute(release);
+            undoer.execute(() -> tryUndo(undo));
         } catch (RejectedExecutionException closing) {
-            release.run();
+            lastTry(undo);
+        }
+    }
+
+    /** What one try at undoing a grant came to. */
+    private enum Undone {
+        SETTLED,
+        /** The row is held by an older token: the grant's statement could take it once it is free. */
+        HELD,
+        NO_ANSWER
+    }
+
+    private void tryUndo(Undo undo) {
+        Undone outcome = settle(undo);
+        if (outcome == Undone.SETTLED) {
+            undoing.remove(undo);
+            return;
+        }
+        long now = ticker.nanos();
+        if (outcome == Undone.HELD && undo.heldSince.isEmpty()) {
+            undo.heldSince = OptionalLong.of(now);
+        } else if (outcome == Undone.HELD && now - undo.heldSince.getAsLong() > undo.ttlNanos) {
+            undoing.remove(undo);
+            log.warn(
+                    "gave up undoing the grant of '{}' (token {}) whose answer was lost: the row stayed held by an"
+                            + " older token for its TTL",
+                    undo.resource,
+                    undo.token);
+            return;
+        }
+        long wait = undo.waitMillis;
+        undo.waitMillis = Math.max(wait, Math.min(2 * wait, TimeUnit.NANOSECONDS.toMillis(requestTimeoutNanos)));
+        try {
+            undoer.schedule(() -> tryUndo(undo), wait, TimeUnit.MILLISECONDS);
+        } catch (RejectedExecutionException closing) {
+            // close() makes the last try
+        }
+    }
+
+    /** The try {@link #close()} makes; a grant it cannot settle is logged. */
+    private void lastTry(Undo undo) {
+        if (settle(undo) == Undone.SETTLED) {
+            undoing.remove(undo);
+            return;
+        }
+        log.warn(
+                "closed before the grant of '{}' (token {}) whose answer was lost was undone: if it landed, the row"
+                        + " stays held until its TTL ({} ms) ends",
+                undo.resource,
+                undo.token,
+                TimeUnit.NANOSECONDS.toMillis(undo.ttlNanos));
+    }
+
+    /** One try at settling a grant, within the request timeout. */
+    private Undone settle(Undo undo) {
+        try (LockTable.Session session = open(ticker.nanos() + requestTimeoutNanos, true)) {
+            return statements.settle(session, undo.resource, undo.token) ? Undone.SETTLED : Undone.HELD;
+        } catch (SQLException e) {
+            log.debug(
+                    "could not undo the grant of '{}' (token {}) on {} yet: {}",
+                    undo.resource,
+                    undo.token,
+                    database,
+                    SqlErrors.shortMessage(e));
+            return Undone.NO_ANSWER;
         }
     }
 
