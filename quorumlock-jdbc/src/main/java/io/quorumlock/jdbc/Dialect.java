@@ -163,17 +163,14 @@ public enum Dialect {
         }
     };
 
+    /** The longest resource name, in characters, whose key the database's index always holds. */
     private final int maxResourceLength;
+    /** Why it is that long. */
     private final String why;
 
     Dialect(int maxResourceLength, String why) {
         this.maxResourceLength = maxResourceLength;
         this.why = why;
-    }
-
-    /** The longest resource name, in characters, whose key the database's index always holds. */
-    int maxResourceLength() {
-        return maxResourceLength;
     }
 
     /**

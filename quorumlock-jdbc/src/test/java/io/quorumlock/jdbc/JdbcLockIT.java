@@ -474,10 +474,7 @@ class JdbcLockIT {
         setUp(engine);
         JdbcLock wide = lock(
                 JdbcLock.builder().dataSource(database).table(table + "_wide").maxResourceLength(5000));
-        String name = new java.util.Random(42)
-                .ints(4000, 0x4E00, 0x9FFF)
-                .collect(StringBuilder::new, StringBuilder::appendCodePoint, StringBuilder::append)
-                .toString();
+        String name = threeByteCharacters(4000);
         if (engine == Engine.H2) {
             wide.createTable();
             wide.tryAcquire(name, TTL).orElseThrow().release();
@@ -506,11 +503,7 @@ class JdbcLockIT {
         JdbcLock widest = lock(
                 JdbcLock.builder().dataSource(database).table(table + "_widest").maxResourceLength(limit));
         widest.createTable();
-        String longest = new java.util.Random(42)
-                .ints(limit, 0x800, 0xD800) // 3 bytes each in UTF-8, and not compressible
-                .collect(StringBuilder::new, StringBuilder::appendCodePoint, StringBuilder::append)
-                .toString();
-        widest.tryAcquire(longest, TTL).orElseThrow().release();
+        widest.tryAcquire(threeByteCharacters(limit), TTL).orElseThrow().release();
     }
 
     /**
@@ -644,6 +637,14 @@ class JdbcLockIT {
     }
 
     // ---- helpers ---------------------------------------------------------------------------------
+
+    /** {@code length} random characters of 3 bytes each in UTF-8, which do not compress. */
+    private static String threeByteCharacters(int length) {
+        return new java.util.Random(42)
+                .ints(length, 0x800, 0xD800)
+                .collect(StringBuilder::new, StringBuilder::appendCodePoint, StringBuilder::append)
+                .toString();
+    }
 
     /** {@code source}, counting the connections it gives. */
     private static DataSource counting(DataSource source, AtomicInteger connections) {
