@@ -36,8 +36,9 @@ import org.slf4j.LoggerFactory;
  * and ends at the lease's notice of loss: the term is revoked and the leader's {@link Work} is
  * interrupted with {@link DistributedLock#lossNotice} left, before another candidate can be
  * elected, as {@code withLock} does. A candidate campaigns again after a loss, after its work
- * returned and after {@link #stepDown} (once another candidate took the role, or a second passed
- * with none taking it), until the election is closed.
+ * returned and after {@link #stepDown}, once another candidate took the role or a second passed
+ * with none taking it (a candidate that lost its lease leaves the role to those that waited for
+ * it), until the election is closed.
  *
  * <p>The {@link Listener} runs on a thread of the election's own, one call at a time and in order:
  * never on a thread of the lock (its keep-alive, its server client), so a slow listener holds up
@@ -310,13 +311,13 @@ public final class LeaderElection<L extends Lease> implements AutoCloseable {
             Thread.interrupted(); // an interrupt meant for the work or the close: the release runs whole
             lease.release();
         }
-        if (!lost.isDone() && !closed.get()) {
+        if (!closed.get()) {
             leaveTheRole();
         }
     }
 
     /**
-     * After a term ended by choice: waits until another candidate leads, {@link #HAND_OVER_WAIT} at
+     * After a term ended, by choice or by a loss: waits until another candidate leads, {@link #HAND_OVER_WAIT} at
      * most (the retry's first delay, if longer), so that a waiting candidate takes the role even when
      * it hears the release late (a busy machine, a slow link). A lock without a queue (Redis, a
      * database) would otherwise give it straight back to this one. Where the role is taken at once

@@ -1,5 +1,6 @@
 package io.quorumlock.jdbc;
 
+import io.quorumlock.IllegalSettingException;
 import java.util.List;
 import java.util.Locale;
 import java.util.Optional;
@@ -10,8 +11,13 @@ import java.util.Optional;
  * database's own ({@link #now()}), never a client's.
  */
 public enum Dialect {
-    /** PostgreSQL 12 or later: {@code timestamptz} and {@code clock_timestamp()}. */
-    POSTGRESQL {
+    /**
+     * PostgreSQL 12 or later: {@code timestamptz} and {@code clock_timestamp()}. A resource name
+     * takes at most 897 characters: a btree index entry holds 2704 bytes (with 8-kB pages), 2692 of
+     * them for the name, and a character as Java counts them (a UTF-16 unit) takes up to 3 bytes
+     * in UTF-8.
+     */
+    POSTGRESQL(897, "a btree index entry holds 2692 bytes of a name, and a Java character takes up to 3 in UTF-8") {
         @Override
         List<String> ddl(String table, int maxResourceLength) {
             return List.of(
@@ -60,9 +66,10 @@ public enum Dialect {
     /**
      * MariaDB 10.3 or later (sequences came in 10.3): {@code DATETIME(6)} in UTC, so that the
      * session's time zone plays no part, and a binary, no-pad collation for the resource, so that
-     * {@code "A"}, {@code "a"} and {@code "a "} are three resources.
+     * {@code "A"}, {@code "a"} and {@code "a "} are three resources. A resource name takes at most
+     * 768 characters: an InnoDB key holds 3072 bytes, and a character of utf8mb4 takes up to 4.
      */
-    MARIADB {
+    MARIADB(768, "an InnoDB key holds at most 3072 bytes, and a character of utf8mb4 takes up to 4") {
         @Override
         List<String> ddl(String table, int maxResourceLength) {
             return List.of(
@@ -110,7 +117,7 @@ public enum Dialect {
         }
     },
     /** H2 2.x, for tests and embedded use. */
-    H2 {
+    H2(10_000, "the lock takes names up to 10000 characters") {
         @Override
         List<String> ddl(String table, int maxResourceLength) {
             return List.of(
@@ -155,6 +162,29 @@ public enum Dialect {
             return "GRANT SELECT, INSERT, UPDATE ON " + table + " TO <user>";
         }
     };
+
+    /** The longest resource name, in characters, whose key the database's index always holds. */
+    private final int maxResourceLength;
+    /** Why it is that long. */
+    private final String why;
+
+    Dialect(int maxResourceLength, String why) {
+        this.maxResourceLength = maxResourceLength;
+        this.why = why;
+    }
+
+    /**
+     * Refuses a {@code maxResourceLength} whose names the database could not index, naming the
+     * setting, the limit and why.
+     */
+    void checkMaxResourceLength(int length) {
+        if (length > maxResourceLength) {
+            throw new IllegalSettingException(
+                    "maxResourceLength",
+                    "maxResourceLength must be at most " + maxResourceLength + " characters on " + this + ", was "
+                            + length + " (" + why + "): lower it; a wider column can stay");
+        }
+    }
 
     /**
      * The statements that create the lock table and its token sequence, if they do not exist:

@@ -2,10 +2,12 @@ package io.quorumlock.jdbc;
 
 import io.quorumlock.FencedLease;
 import java.sql.Connection;
+import java.sql.DatabaseMetaData;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.SQLFeatureNotSupportedException;
+import java.sql.SQLNonTransientException;
 import java.sql.SQLSyntaxErrorException;
 import java.sql.SQLTransactionRollbackException;
 import java.sql.Savepoint;
@@ -15,6 +17,7 @@ import java.util.Objects;
 import java.util.Optional;
 import java.util.OptionalLong;
 import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Predicate;
 import java.util.regex.Pattern;
 import org.slf4j.Logger;
@@ -85,8 +88,14 @@ import org.slf4j.LoggerFactory;
  * service (one ZooKeeper ensemble, one etcd cluster, or one JdbcLock table) for one resource name. Do not fence a
  * resource with leases from two services.
  *
- * <p>Tested on PostgreSQL, MariaDB and H2. A {@code JdbcFence} is immutable and thread-safe; the connection
- * passed to each call belongs to the caller, who commits or rolls back.
+ * <p><b>Names compare exactly,</b> as {@link JdbcLock} compares them: {@code "Stock"} and {@code
+ * "stock"}, {@code "sku "} and {@code "sku"} are different resources. On MariaDB the table's {@code
+ * resource} column takes the binary, no-pad collation {@code utf8mb4_nopad_bin} for it; a table
+ * made with another collation, which folds case or trailing spaces, is refused with the statement
+ * that migrates it.
+ *
+ * <p>Tested on PostgreSQL, MariaDB and H2. A {@code JdbcFence}'s settings are fixed and it is
+ * thread-safe; the connection passed to each call belongs to the caller, who commits or rolls back.
  */
 public final class JdbcFence {
 
@@ -118,6 +127,9 @@ public final class JdbcFence {
      */
     private static final int MAX_ROUNDS = 5;
 
+    /** MariaDB's collation that compares names byte for byte, trailing spaces included, as the lock's table does. */
+    private static final String EXACT_COLLATION = "utf8mb4_nopad_bin";
+
     private final String table;
     private final int maxResourceLength;
     private final String update;
@@ -125,6 +137,8 @@ public final class JdbcFence {
     private final String insert;
     private final String insertOnConflictDoNothing;
     private final String upsertKeepingNewest;
+    /** The databases (catalogs) whose fence table was seen to compare names exactly. */
+    private final Set<String> checkedOn = ConcurrentHashMap.newKeySet();
 
     private JdbcFence(Builder builder) {
         this.table = builder.table;
@@ -154,16 +168,29 @@ public final class JdbcFence {
     /**
      * {@return the DDL of the fence table} {@code CREATE TABLE IF NOT EXISTS <table> (resource
      * VARCHAR(<maxResourceLength>) PRIMARY KEY, token BIGINT NOT NULL)}, valid on PostgreSQL and H2;
-     * copy it into your migrations if the application has no right to create tables.
+     * copy it into your migrations if the application has no right to create tables. On MariaDB,
+     * use {@link #ddl(Dialect)}.
      */
     public String ddl() {
-        return "CREATE TABLE IF NOT EXISTS " + table + " (resource VARCHAR(" + maxResourceLength
-                + ") PRIMARY KEY, token BIGINT NOT NULL)";
+        return ddl(Dialect.POSTGRESQL);
     }
 
     /**
-     * Creates the fence table if it does not exist, by running {@link #ddl()} on the connection. It
-     * commits nothing itself: with auto-commit off, the caller commits.
+     * {@return the DDL of the fence table on {@code dialect}} On MariaDB its {@code resource}
+     * column compares names byte for byte, as the lock's does ({@code CHARACTER SET utf8mb4 COLLATE
+     * utf8mb4_nopad_bin}); elsewhere it is {@link #ddl()}.
+     */
+    public String ddl(Dialect dialect) {
+        String resource = Objects.requireNonNull(dialect, "dialect") == Dialect.MARIADB
+                ? "VARCHAR(" + maxResourceLength + ") CHARACTER SET utf8mb4 COLLATE " + EXACT_COLLATION
+                        + " NOT NULL PRIMARY KEY"
+                : "VARCHAR(" + maxResourceLength + ") PRIMARY KEY";
+        return "CREATE TABLE IF NOT EXISTS " + table + " (resource " + resource + ", token BIGINT NOT NULL)";
+    }
+
+    /**
+     * Creates the fence table if it does not exist, by running {@link #ddl(Dialect)} for the
+     * connection's database on it. It commits nothing itself: with auto-commit off, the caller commits.
      *
      * @param connection where to create the table
      * @throws SQLException if the database refuses the DDL
@@ -171,7 +198,7 @@ public final class JdbcFence {
     public void createTable(Connection connection) throws SQLException {
         Objects.requireNonNull(connection, "connection");
         try (Statement statement = connection.createStatement()) {
-            statement.execute(ddl());
+            statement.execute(ddl(dialect(connection)));
         }
     }
 
@@ -188,7 +215,9 @@ public final class JdbcFence {
      *     name is empty or longer than {@link #maxResourceLength()}
      * @throws SQLException if the database fails; a serialization failure (SQLSTATE 40001) means
      *     the transaction should be retried; if the fence table does not exist, the message says so
-     *     and how to create it, the database's error is the cause and its SQLSTATE is kept
+     *     and how to create it, the database's error is the cause and its SQLSTATE is kept; if a
+     *     MariaDB fence table folds case or trailing spaces, the message gives the statement that
+     *     migrates it
      */
     public void check(Connection tx, FencedLease lease) throws SQLException {
         Objects.requireNonNull(lease, "lease");
@@ -257,6 +286,7 @@ public final class JdbcFence {
 
     private void recordInRounds(Connection tx, String resource, long token) throws SQLException {
         if (isMariaDb(tx)) {
+            requireExactNames(tx);
             recordOnMariaDb(tx, resource, token);
             return;
         }
@@ -309,6 +339,39 @@ public final class JdbcFence {
         }
     }
 
+    /**
+     * Refuses a MariaDB fence table whose {@code resource} column folds case or trailing spaces
+     * (the database's default collation), with the statement that migrates it. Read once per
+     * database; a table not there yet is left to the statements, which name it.
+     */
+    private void requireExactNames(Connection tx) throws SQLException {
+        String catalog = String.valueOf(tx.getCatalog());
+        if (checkedOn.contains(catalog) || dialect(tx) != Dialect.MARIADB) {
+            return; // MySQL has no utf8mb4_nopad_bin: not checked there
+        }
+        int dot = table.indexOf('.');
+        try (PreparedStatement statement = tx.prepareStatement("SELECT COLLATION_NAME, CHARACTER_MAXIMUM_LENGTH"
+                + " FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = COALESCE(?, DATABASE())"
+                + " AND TABLE_NAME = ? AND COLUMN_NAME = 'resource'")) {
+            statement.setString(1, dot < 0 ? null : table.substring(0, dot));
+            statement.setString(2, table.substring(dot + 1));
+            try (ResultSet rows = statement.executeQuery()) {
+                if (!rows.next()) {
+                    return;
+                }
+                String collation = rows.getString(1);
+                if (collation != null && !collation.toLowerCase(Locale.ROOT).endsWith("_nopad_bin")) {
+                    throw new SQLNonTransientException("the fence table " + table + " compares resource names by"
+                            + " the collation " + collation + ", under which 'Stock' and 'stock' or 'sku ' and 'sku'"
+                            + " are one resource, unlike the lock's: migrate it with ALTER TABLE " + table
+                            + " MODIFY resource VARCHAR(" + rows.getLong(2) + ") CHARACTER SET utf8mb4 COLLATE "
+                            + EXACT_COLLATION + " NOT NULL; and roll this transaction back");
+                }
+            }
+        }
+        checkedOn.add(catalog);
+    }
+
     /** {@code UPDATE ... WHERE token <= ?}: true if the row exists and its token was not newer. */
     private boolean advance(Connection tx, String resource, long token) throws SQLException {
         try (PreparedStatement statement = tx.prepareStatement(update)) {
@@ -355,6 +418,13 @@ public final class JdbcFence {
         }
     }
 
+    /** The dialect whose DDL fits the connection's database: MariaDB's, or the portable one. */
+    private static Dialect dialect(Connection connection) throws SQLException {
+        DatabaseMetaData metadata = connection.getMetaData();
+        return Dialect.of(metadata.getDatabaseProductName(), metadata.getDatabaseProductVersion())
+                .orElse(Dialect.POSTGRESQL);
+    }
+
     private static boolean isPostgreSql(Connection tx) throws SQLException {
         return "postgresql".equals(tx.getMetaData().getDatabaseProductName().toLowerCase(Locale.ROOT));
     }
@@ -378,7 +448,7 @@ public final class JdbcFence {
             return e;
         }
         String message = "the fence table " + table + " does not exist: call fence.createTable(connection) once,"
-                + " or run fence.ddl() in a migration (" + ddl() + ")";
+                + " or run fence.ddl() in a migration (" + ddl(dialect(connection)) + ")";
         if (state.get().equals(UNDEFINED_TABLE_POSTGRESQL) && !connection.getAutoCommit()) {
             message += "; PostgreSQL has aborted the transaction: roll it back";
         }

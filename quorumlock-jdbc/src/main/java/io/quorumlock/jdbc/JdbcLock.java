@@ -65,6 +65,12 @@ import org.slf4j.LoggerFactory;
  * it, and lost at its end, or as soon as a renewal finds its token gone. Every statement runs on
  * its own in auto-commit, bounded by the {@linkplain Builder#requestTimeout request timeout}.
  *
+ * <p>A grant whose answer did not come in time may still land after its client gave up (its
+ * statement waited in a database that froze). The lock undoes it in the background, trying again
+ * for as long as the database does not answer: such a grant is freed within about a request
+ * timeout of the database answering again, not held for its TTL. {@link #close()} makes a last
+ * try, and logs a grant it could not undo.
+ *
  * <pre>{@code
  * JdbcLock lock = JdbcLock.builder().dataSource(dataSource).build();
  * lock.createTable(); // or run lock.ddl(Dialect.POSTGRESQL) in a migration
@@ -86,6 +92,9 @@ public final class JdbcLock implements DistributedLock<FencedLease>, Clocked {
     /** The longest TTL: a year. */
     static final Duration MAX_TTL = Duration.ofDays(365);
 
+    /** The shortest TTL is the request timeout divided by this: a grant must come back well within it. */
+    private static final int TTL_FLOOR_DIVISOR = 10;
+
     /** How many times one attempt draws a new token when the row changed hands under it. */
     private static final int ROUNDS_PER_ATTEMPT = 3;
 
@@ -96,7 +105,7 @@ public final class JdbcLock implements DistributedLock<FencedLease>, Clocked {
     private static final Pattern TABLE_NAME =
             Pattern.compile("[A-Za-z_][A-Za-z0-9_]{0,56}(\\.[A-Za-z_][A-Za-z0-9_]{0,62})?");
 
-    /** How soon the release of a grant whose answer was lost is tried again. */
+    /** How soon the undo of a grant whose answer was lost is first tried again; the wait doubles up to the request timeout. */
     private static final long UNDO_RETRY_MILLIS = 250;
 
     /** How many connections may be pending at once: more means the database does not answer. */
@@ -110,6 +119,7 @@ public final class JdbcLock implements DistributedLock<FencedLease>, Clocked {
     private final String holder;
     private final Dialect configuredDialect;
     private final long requestTimeoutNanos;
+    private final long ttlFloorMillis;
     private final long overrunNanos;
     private final RetryPolicy retry;
     private final long recheckNanos;
@@ -121,6 +131,8 @@ public final class JdbcLock implements DistributedLock<FencedLease>, Clocked {
     private final Rows rows = new Rows();
     /** Asks the data source for connections, so that no caller waits past its deadline. */
     private final ThreadPoolExecutor connector;
+    /** The grants being undone: {@link #close()} makes a last try at each. */
+    private final Set<Undo> undoing = ConcurrentHashMap.newKeySet();
 
     private final Set<JdbcLease> leases = ConcurrentHashMap.newKeySet();
     /** The threads waiting in {@link #acquire}, woken by releases where the database tells of them. */
@@ -146,6 +158,7 @@ public final class JdbcLock implements DistributedLock<FencedLease>, Clocked {
         this.holder = builder.holder;
         this.configuredDialect = builder.dialect;
         this.requestTimeoutNanos = builder.requestTimeout.toNanos();
+        this.ttlFloorMillis = Math.max(1, builder.requestTimeout.toMillis() / TTL_FLOOR_DIVISOR);
         this.overrunNanos = AcquireLoop.overrun(builder.requestTimeout).toNanos();
         this.retry = builder.retry;
         this.recheckNanos = builder.recheck.toNanos();
@@ -180,9 +193,12 @@ public final class JdbcLock implements DistributedLock<FencedLease>, Clocked {
      *
      * @return the lease, or empty if another holder has the lock or the database could not be
      *     reached or did not answer in time
-     * @throws LockConfigurationException if the table is missing or the user lacks a privilege, with
-     *     the remedy
-     * @throws IllegalArgumentException if the resource is empty or too long, or the TTL out of range
+     * @throws LockConfigurationException if the table is missing, the user lacks a privilege, or the
+     *     database cannot store the resource name (a column narrower than {@link
+     *     Builder#maxResourceLength}), with the remedy
+     * @throws IllegalArgumentException if the resource is empty, too long or has a NUL character, or
+     *     the TTL out of range (shorter than a tenth of the {@linkplain Builder#requestTimeout request timeout}, or longer
+     *     than a year)
      * @throws IllegalStateException if this lock was closed
      */
     @Override
@@ -206,10 +222,9 @@ public final class JdbcLock implements DistributedLock<FencedLease>, Clocked {
      *
      * @throws LockUnavailableException if the lock was not acquired in time, naming the holder and
      *     how long its row has left by the database's clock, or what the database answered
-     * @throws LockConfigurationException if the table is missing or the user lacks a privilege, with
-     *     the remedy (not retried)
-     * @throws IllegalArgumentException if the resource is empty or too long, the TTL out of range or
-     *     {@code maxWait} negative
+     * @throws LockConfigurationException as {@link #tryAcquire}, not retried
+     * @throws IllegalArgumentException if the resource is empty, too long or has a NUL character, the TTL out of range (as
+     *     in {@link #tryAcquire}) or {@code maxWait} negative
      * @throws IllegalStateException if this lock was closed
      * @throws QuorumlockException if the thread was interrupted during a pause (the flag stays set)
      */
@@ -295,7 +310,8 @@ public final class JdbcLock implements DistributedLock<FencedLease>, Clocked {
      * migration (Flyway, Liquibase); {@link #createTable()} runs them.
      */
     public List<String> ddl(Dialect dialect) {
-        return Objects.requireNonNull(dialect, "dialect").ddl(table, maxResourceLength);
+        Objects.requireNonNull(dialect, "dialect").checkMaxResourceLength(maxResourceLength);
+        return dialect.ddl(table, maxResourceLength);
     }
 
     /**
@@ -387,8 +403,9 @@ public final class JdbcLock implements DistributedLock<FencedLease>, Clocked {
 
     /**
      * Ends every lease this lock holds as lost (so work under {@code withLock} is interrupted
-     * before another holder can come in), frees their rows (each within the request timeout), and
-     * stops the lock's threads. Idempotent.
+     * before another holder can come in), frees their rows (each within the request timeout), makes
+     * a last try at undoing the grants whose answer was lost (each within the request timeout; one
+     * it cannot undo is logged), and stops the lock's threads. Idempotent.
      */
     @Override
     public void close() {
@@ -401,6 +418,9 @@ public final class JdbcLock implements DistributedLock<FencedLease>, Clocked {
         }
         for (JdbcLease lease : open) {
             lease.release();
+        }
+        for (Undo undo : List.copyOf(undoing)) {
+            lastTry(undo);
         }
         PgListener listening = listener;
         if (listening != null) {
@@ -466,19 +486,13 @@ public final class JdbcLock implements DistributedLock<FencedLease>, Clocked {
             }
         } catch (SQLException e) {
             if (granted == 0) {
-                if (pending != 0) {
-                    // The statement may still run: free the row if it does, for as long as it could
-                    undo(
-                            resource,
-                            pending,
-                            Math.min(
-                                    sent + TimeUnit.MILLISECONDS.toNanos(ttlMillis),
-                                    ticker.nanos() + 2 * requestTimeoutNanos));
-                }
                 SqlErrors.Failure failure = classify(e, statements);
                 ServerAnswer answer = new ServerAnswer(database, failure.kind(), failure.detail());
                 if (!failure.retryable()) {
-                    throw new LockConfigurationException(resource, 1, List.of(answer));
+                    throw new LockConfigurationException(resource, 1, List.of(answer)); // refused: it did not run
+                }
+                if (pending != 0) {
+                    undo(resource, pending, TimeUnit.MILLISECONDS.toNanos(ttlMillis)); // it may still run
                 }
                 log.debug("attempt on '{}' failed: {}", resource, answer);
                 return AcquireLoop.Attempt.refused(answer, true);
@@ -492,7 +506,7 @@ public final class JdbcLock implements DistributedLock<FencedLease>, Clocked {
         long ttlNanos = TimeUnit.MILLISECONDS.toNanos(ttlMillis);
         long now = ticker.nanos();
         if (LeaseTimes.endAfter(sent, ttlNanos) - now <= 0) {
-            undo(resource, token, now);
+            undo(resource, token, ttlNanos);
             return AcquireLoop.Attempt.refused(
                     new ServerAnswer(
                             database,
@@ -523,26 +537,106 @@ public final class JdbcLock implements DistributedLock<FencedLease>, Clocked {
                                 + " ms left by the database's clock"));
     }
 
+    /** A grant of {@code ttlNanos} to undo, and how its tries went. */
+    private static final class Undo {
+        final String resource;
+        final long token;
+        final long ttlNanos;
+        long waitMillis = UNDO_RETRY_MILLIS;
+        /** When the database first answered with the row held by an older token, if it did. */
+        OptionalLong heldSince = OptionalLong.empty();
+
+        Undo(String resource, long token, long ttlNanos) {
+            this.resource = resource;
+            this.token = token;
+            this.ttlNanos = ttlNanos;
+        }
+    }
+
     /**
-     * Frees the row if it holds {@code token}, in the background: a grant whose answer was lost, or
-     * came too late. The statement may still run on the server after the client gave up on it, so
-     * the release is tried again every 250 ms until it frees the row or {@code untilNanos} passes.
+     * Undoes, in the background, a grant whose answer was lost or came too late: its statement may
+     * still run in the database after the client gave up on it (a database that froze, a row lock
+     * it waited for), and would then hold the row for a whole TTL. Each try {@linkplain
+     * LockTable#settle settles} the grant: it frees the row, or makes the statement unable to take
+     * it. The tries go on with a wait from 250 ms doubling up to the request timeout, also while
+     * the database does not answer, so that a grant landing later is freed within about a request
+     * timeout of the database answering again; while the row is held by an older token, for at
+     * most the grant's TTL. {@link #close()} makes a last try.
      */
-    private void undo(String resource, long token, long untilNanos) {
-        Runnable release = () -> {
-            if (!releaseRow(resource, token) && ticker.nanos() - untilNanos < 0) {
-                try {
-                    timers.schedule(
-                            () -> undo(resource, token, untilNanos), TimeUnit.MILLISECONDS.toNanos(UNDO_RETRY_MILLIS));
-                } catch (RejectedExecutionException closing) {
-                    releaseRow(resource, token);
-                }
-            }
-        };
+    private void undo(String resource, long token, long ttlNanos) {
+        Undo undo = new Undo(resource, token, ttlNanos);
+        undoing.add(undo);
         try {
-            timers.execute(release);
+            timers.execute(() -> tryUndo(undo));
         } catch (RejectedExecutionException closing) {
-            release.run();
+            lastTry(undo);
+        }
+    }
+
+    /** What one try at undoing a grant came to. */
+    private enum Undone {
+        SETTLED,
+        /** The row is held by an older token: the grant's statement could take it once it is free. */
+        HELD,
+        NO_ANSWER
+    }
+
+    private void tryUndo(Undo undo) {
+        if (closed.get()) {
+            return; // close() makes the last try
+        }
+        Undone outcome = settle(undo);
+        if (outcome == Undone.SETTLED) {
+            undoing.remove(undo);
+            return;
+        }
+        long now = ticker.nanos();
+        if (outcome == Undone.HELD && undo.heldSince.isEmpty()) {
+            undo.heldSince = OptionalLong.of(now);
+        } else if (outcome == Undone.HELD && now - undo.heldSince.getAsLong() > undo.ttlNanos) {
+            undoing.remove(undo);
+            log.warn(
+                    "gave up undoing the grant of '{}' (token {}) whose answer was lost: the row stayed held by an"
+                            + " older token for its TTL",
+                    undo.resource,
+                    undo.token);
+            return;
+        }
+        long wait = undo.waitMillis;
+        undo.waitMillis = Math.max(wait, Math.min(2 * wait, TimeUnit.NANOSECONDS.toMillis(requestTimeoutNanos)));
+        try {
+            timers.schedule(() -> timers.execute(() -> tryUndo(undo)), TimeUnit.MILLISECONDS.toNanos(wait));
+        } catch (RejectedExecutionException closing) {
+            // close() makes the last try
+        }
+    }
+
+    /** The try {@link #close()} makes; a grant it cannot settle is logged. */
+    private void lastTry(Undo undo) {
+        if (settle(undo) == Undone.SETTLED) {
+            undoing.remove(undo);
+            return;
+        }
+        log.warn(
+                "closed before the grant of '{}' (token {}) whose answer was lost was undone: if it landed, the row"
+                        + " stays held until its TTL ({} ms) ends",
+                undo.resource,
+                undo.token,
+                TimeUnit.NANOSECONDS.toMillis(undo.ttlNanos));
+    }
+
+    /** One try at settling a grant, within the request timeout. */
+    private Undone settle(Undo undo) {
+        try (LockTable.Session session = open(ticker.nanos() + requestTimeoutNanos, true)) {
+            return statements.settle(session, undo.resource, undo.token) ? Undone.SETTLED : Undone.HELD;
+        } catch (SQLException e) {
+            log.debug(
+                    "could not undo the grant of '{}' (token {}) on {} yet: {}",
+                    undo.resource,
+                    undo.token,
+                    database,
+                    SqlErrors.shortMessage(e));
+            return Undone.NO_ANSWER;
         }
     }
 
@@ -739,6 +833,7 @@ public final class JdbcLock implements DistributedLock<FencedLease>, Clocked {
                                     + " (MySQL has no sequences for the fencing tokens); if this database speaks one"
                                     + " of their dialects, name it with dialect(...)"));
         }
+        dialect.checkMaxResourceLength(maxResourceLength);
         resolved = new LockTable(table, dialect);
         statements = resolved;
         return resolved;
@@ -746,23 +841,36 @@ public final class JdbcLock implements DistributedLock<FencedLease>, Clocked {
 
     // ---- arguments -------------------------------------------------------------------------------
 
+    /** Refuses, before anything is sent, a name the table could not hold. */
     private void checkResource(String resource) {
         Settings.resource(resource, "stock:sku-42");
         if (resource.length() > maxResourceLength) {
             throw new IllegalSettingException(
                     "resource",
-                    "resource must be at most maxResourceLength (" + maxResourceLength + ") characters, was "
-                            + resource.length() + ": use shorter names, or raise maxResourceLength and the column");
+                    "resource '" + Holders.shown(resource) + "' must be at most maxResourceLength ("
+                            + maxResourceLength + ") characters, was " + resource.length()
+                            + ": use shorter names, or raise maxResourceLength and the column");
+        }
+        if (resource.indexOf('\0') >= 0) {
+            throw new IllegalSettingException(
+                    "resource",
+                    "resource '" + Holders.shown(resource) + "' has a NUL character at " + resource.indexOf('\0')
+                            + ", which PostgreSQL cannot store: leave it out of lock names");
         }
     }
 
-    /** The TTL in whole milliseconds, checked. */
+    /** The TTL in whole milliseconds, checked: from a tenth of the request timeout to a year. */
     long ttlMillis(Duration ttl) {
         Settings.ttl(ttl, "");
         Settings.atMost("ttl", ttl, MAX_TTL);
         long millis = ttl.toMillis();
-        if (millis < 1) {
-            throw new IllegalSettingException("ttl", "ttl must be at least 1 ms, was " + ttl.toNanos() + " ns");
+        if (millis < ttlFloorMillis) {
+            throw new IllegalSettingException(
+                    "ttl",
+                    "ttl must be at least a tenth of requestTimeout (" + ttlFloorMillis + " ms), was "
+                            + (millis < 1 ? ttl.toNanos() + " ns" : millis + " ms")
+                            + ": a grant takes two statements, each allowed up to requestTimeout, and must come back"
+                            + " well within the TTL; raise the ttl or lower requestTimeout");
         }
         return millis;
     }
@@ -849,7 +957,13 @@ public final class JdbcLock implements DistributedLock<FencedLease>, Clocked {
             return this;
         }
 
-        /** The longest resource name, the width of the table's {@code resource} column. The default is 255. */
+        /**
+         * The longest resource name, the width of the table's {@code resource} column. The default is
+         * 255; at most 897 on PostgreSQL (its btree index entry holds 2692 bytes of a name, and a
+         * Java character takes up to 3 in UTF-8), 768 on MariaDB (its key holds 3072 bytes of
+         * utf8mb4) and 10000 on H2, checked here if {@link #dialect} is set, else on the first
+         * connection.
+         */
         public Builder maxResourceLength(int maxResourceLength) {
             this.maxResourceLength = maxResourceLength;
             return this;
@@ -872,7 +986,8 @@ public final class JdbcLock implements DistributedLock<FencedLease>, Clocked {
 
         /**
          * How long one statement (or a connection through the {@linkplain #url URL}) may take before
-         * it counts as failed. The default is 5 s.
+         * it counts as failed. The default is 5 s. A TTL must be at least a tenth of it (500 ms by
+         * default): a grant takes two statements and must come back well within its TTL.
          */
         public Builder requestTimeout(Duration timeout) {
             this.requestTimeout = timeout;
@@ -954,8 +1069,12 @@ public final class JdbcLock implements DistributedLock<FencedLease>, Clocked {
             Settings.requireArgument(
                     maxResourceLength >= 1 && maxResourceLength <= 10_000,
                     "maxResourceLength",
-                    "maxResourceLength must be from 1 to 10000 characters, was %d (MariaDB's key holds at most 768)",
+                    "maxResourceLength must be from 1 to 10000 characters, was %d (at most 897 on PostgreSQL, 768"
+                            + " on MariaDB)",
                     maxResourceLength);
+            if (dialect != null) {
+                dialect.checkMaxResourceLength(maxResourceLength);
+            }
             Holders.problem(holder).ifPresent(problem -> {
                 throw new IllegalSettingException("holder", problem);
             });

@@ -157,6 +157,25 @@ final class LockTable {
         }
     }
 
+    /**
+     * Settles a grant of {@code token} whose answer was lost: frees the row if it holds the token,
+     * or else, if the row is free (or absent) with an older token, gives it the token without a
+     * holder, so that the grant's statement, if it still waits in the database, finds no older
+     * token and changes nothing. False while the row is held by an older token: the statement
+     * could still take the row once it is free.
+     */
+    boolean settle(Session session, String resource, long token) throws SQLException {
+        if (release(session, resource, token) || take(session, resource, null, token, 0, false)) {
+            return true;
+        }
+        Optional<Row> row = read(session, resource);
+        if (row.isEmpty()) {
+            return take(session, resource, null, token, 0, true);
+        }
+        return row.get().token() > token
+                || (row.get().token() == token && row.get().holder().isEmpty());
+    }
+
     /** The database's clock, in milliseconds since the epoch. */
     long clockMillis(Session session) throws SQLException {
         try (PreparedStatement statement = session.prepare(clock);

@@ -32,6 +32,18 @@ final class SqlErrors {
     /** MariaDB's and MySQL's error codes for a command, column or routine denied to the user. */
     private static final Set<Integer> MARIADB_DENIED = Set.of(1142, 1143, 1370, 1044);
 
+    /**
+     * Values the database cannot store: SQLSTATE class 22 (data exception: too long for the column,
+     * a character the encoding has not), and PostgreSQL's program_limit_exceeded (54000: an index
+     * entry too large).
+     */
+    private static final String DATA_EXCEPTION_CLASS = "22";
+
+    private static final String PROGRAM_LIMIT_EXCEEDED = "54000";
+
+    /** MariaDB's error codes for an incorrect string value (1366) and data too long (1406). */
+    private static final Set<Integer> MARIADB_DATA = Set.of(1366, 1406);
+
     /** Invalid authorization (28000, 28P01): a wrong user or password. */
     private static final String INVALID_AUTHORIZATION_CLASS = "28";
 
@@ -75,6 +87,15 @@ final class SqlErrors {
                     ServerAnswer.Kind.MISCONFIGURED,
                     "the database refused the user (" + shortMessage(e) + "): check the user and the password");
         }
+        if (sqlState(e, state -> state.startsWith(DATA_EXCEPTION_CLASS) || state.equals(PROGRAM_LIMIT_EXCEEDED))
+                        .isPresent()
+                || (dialect == Dialect.MARIADB && hasErrorCode(e, MARIADB_DATA))) {
+            return new Failure(
+                    ServerAnswer.Kind.MISCONFIGURED,
+                    "the database cannot store the resource name (" + shortMessage(e) + "): use shorter names"
+                            + " without NUL characters, or make the table's resource column as wide as"
+                            + " maxResourceLength");
+        }
         if (String.valueOf(e.getMessage()).startsWith("No suitable driver")) {
             return new Failure(
                     ServerAnswer.Kind.MISCONFIGURED,
@@ -95,6 +116,15 @@ final class SqlErrors {
         for (SQLException next = e; next != null; next = next.getNextException()) {
             String state = next.getSQLState();
             if ("23505".equals(state) || ("23000".equals(state) && next.getErrorCode() == 1062)) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    private static boolean hasErrorCode(SQLException e, Set<Integer> codes) {
+        for (SQLException next = e; next != null; next = next.getNextException()) {
+            if (codes.contains(next.getErrorCode())) {
                 return true;
             }
         }

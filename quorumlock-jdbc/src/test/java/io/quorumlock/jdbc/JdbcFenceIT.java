@@ -183,6 +183,61 @@ class JdbcFenceIT {
         assertThat(fence.newestToken(tx, "b")).hasValue(1);
     }
 
+    /** Names are compared as the lock compares them, byte for byte: case and trailing spaces count. */
+    @ParameterizedTest
+    @EnumSource(Engine.class)
+    void namesThatDifferInCaseOrTrailingSpacesAreFencedApart(Engine engine) throws Exception {
+        setUp(engine);
+        Connection tx = transaction();
+        fence.check(tx, new TestLease("Stock", 5));
+        fence.check(tx, new TestLease("sku ", 5));
+        tx.commit();
+
+        fence.check(tx, new TestLease("stock", 3));
+        fence.check(tx, new TestLease("sku", 3));
+        tx.commit();
+
+        assertThat(fence.newestToken(tx, "Stock")).hasValue(5);
+        assertThat(fence.newestToken(tx, "stock")).hasValue(3);
+        assertThat(fence.newestToken(tx, "sku ")).hasValue(5);
+        assertThat(fence.newestToken(tx, "sku")).hasValue(3);
+    }
+
+    /**
+     * A MariaDB fence table made with the database's default collation, which folds case and
+     * trailing spaces, is refused with the statement that migrates it; after it, names are apart.
+     */
+    @Test
+    void aMariaDbTableThatFoldsNamesIsRefusedWithTheMigration() throws Exception {
+        database = Engine.MARIADB.dataSource(postgres, mariadb);
+        JdbcFence old =
+                JdbcFence.builder().table("fence_" + tables.incrementAndGet()).build();
+        try (Connection connection = database.getConnection();
+                Statement statement = connection.createStatement()) {
+            statement.execute("CREATE TABLE " + old.table() + " (resource VARCHAR(255) PRIMARY KEY, token BIGINT NOT"
+                    + " NULL) DEFAULT CHARACTER SET utf8mb4 COLLATE utf8mb4_general_ci");
+        }
+        Connection tx = transaction();
+        SQLException refused = catchThrowableOfType(SQLException.class, () -> old.check(tx, new TestLease("Stock", 5)));
+        tx.rollback();
+
+        assertThat((Throwable) refused)
+                .isNotNull()
+                .hasMessageContaining(old.table())
+                .hasMessageContaining("utf8mb4_general_ci")
+                .hasMessageContaining("ALTER TABLE " + old.table() + " MODIFY resource VARCHAR(255) CHARACTER SET"
+                        + " utf8mb4 COLLATE utf8mb4_nopad_bin NOT NULL");
+        try (Connection connection = database.getConnection();
+                Statement statement = connection.createStatement()) {
+            statement.execute(refused.getMessage().replaceAll(".*(ALTER TABLE [^;]*NOT NULL).*", "$1"));
+        }
+        old.check(tx, new TestLease("Stock", 5));
+        tx.commit();
+        old.check(tx, new TestLease("stock", 3));
+        tx.commit();
+        assertThat(old.newestToken(tx, "stock")).hasValue(3);
+    }
+
     @ParameterizedTest
     @EnumSource(Engine.class)
     void worksInASchemaQualifiedTable(Engine engine) throws Exception {
@@ -215,7 +270,8 @@ class JdbcFenceIT {
         JdbcFence missing =
                 JdbcFence.builder().table("missing_" + tables.incrementAndGet()).build();
         String outsideTransaction = "the fence table " + missing.table() + " does not exist: call"
-                + " fence.createTable(connection) once, or run fence.ddl() in a migration (" + missing.ddl() + ")";
+                + " fence.createTable(connection) once, or run fence.ddl() in a migration ("
+                + missing.ddl(engine.dialect()) + ")";
         String inTransaction = outsideTransaction
                 + (engine == Engine.POSTGRESQL ? "; PostgreSQL has aborted the transaction: roll it back" : "");
         Connection tx = transaction();

@@ -10,14 +10,22 @@ import io.quorumlock.QuorumlockException;
 import io.quorumlock.testkit.FaultProxy;
 import io.quorumlock.testkit.PostgresServer;
 import io.quorumlock.testkit.TestTime;
+import java.sql.Connection;
+import java.sql.Statement;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.postgresql.ds.PGSimpleDataSource;
 
 /**
  * The database lock on a real PostgreSQL behind a fault proxy: a silent partition, a holder cut
@@ -140,6 +148,51 @@ class JdbcLockFaultIT {
         held.release(); // its token is gone: frees nothing
         assertThat(cutOff.tryAcquire("r", ttl)).isEmpty();
         next.release();
+    }
+
+    /**
+     * The database freezes while a grant waits in it; its client gives up, and the grant lands
+     * after the thaw. The lock frees that row within about a request timeout of the database
+     * answering again, not at the end of the grant's TTL.
+     */
+    @Test
+    @Timeout(120)
+    void aGrantThatLandsAfterItsClientGaveUpIsFreedOnceTheDatabaseAnswersAgain() throws Exception {
+        newTable();
+        Duration ttl = Duration.ofSeconds(60);
+        Duration requestTimeout = Duration.ofSeconds(1);
+        JdbcLock gaveUp = lock("gave-up", server.port(), requestTimeout);
+        JdbcLock other = lock("other", server.port(), Duration.ofSeconds(5));
+        other.acquire("r", ttl, Duration.ZERO).release(); // the row exists, free
+        gaveUp.acquire("warm", ttl, Duration.ZERO).release();
+        ExecutorService threads = Executors.newSingleThreadExecutor();
+        open.add(threads::shutdownNow);
+        PGSimpleDataSource direct = new PGSimpleDataSource();
+        direct.setUrl(server.jdbcUrl());
+        direct.setUser(server.user());
+
+        try (Connection blocker = direct.getConnection();
+                Statement statement = blocker.createStatement()) {
+            blocker.setAutoCommit(false);
+            statement.executeUpdate("UPDATE " + table + " SET holder = holder WHERE resource = 'r'"); // locks the row
+            Future<Optional<FencedLease>> attempt = threads.submit(() -> gaveUp.tryAcquire("r", ttl));
+            Engine.POSTGRESQL.awaitBlockedOn(direct, table); // the grant waits in the database
+            server.pause();
+            assertThat(attempt.get(TestTime.scaled(Duration.ofSeconds(10)).toMillis(), TimeUnit.MILLISECONDS))
+                    .as("the client gave up")
+                    .isEmpty();
+            Thread.sleep(requestTimeout.multipliedBy(3).toMillis()); // the freeze lasts on
+            server.resume();
+            blocker.rollback(); // the waiting grant runs now, for a client that gave up on it
+        }
+
+        long thawed = System.nanoTime();
+        try (FencedLease next = other.acquire("r", ttl, TestTime.scaled(Duration.ofSeconds(15)))) {
+            assertThat(next.isValid()).isTrue();
+        }
+        assertThat(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - thawed))
+                .as("freed within about a request timeout, long before the 60 s TTL")
+                .isLessThan(TestTime.scaled(Duration.ofSeconds(5)).toMillis());
     }
 
     @Test

@@ -23,6 +23,7 @@ import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Collections;
 import java.util.List;
 import java.util.Optional;
@@ -441,6 +442,125 @@ class JdbcLockIT {
         assertThat(lock("client-b").tryAcquire("r", TTL)).isPresent();
     }
 
+    /** A name with a NUL character is refused before anything is sent, on every database alike. */
+    @ParameterizedTest
+    @EnumSource(Engine.class)
+    void aNameWithANulCharacterIsRefusedAtOnce(Engine engine) {
+        JdbcLock lock = setUp(engine);
+        String name = "stock:\u0000sku-42";
+        long start = System.nanoTime();
+        List<IllegalSettingException> refusals = Arrays.asList(
+                catchThrowableOfType(IllegalSettingException.class, () -> lock.tryAcquire(name, TTL)),
+                catchThrowableOfType(
+                        IllegalSettingException.class, () -> lock.acquire(name, TTL, Duration.ofSeconds(5))),
+                catchThrowableOfType(IllegalSettingException.class, () -> lock.holder(name)));
+
+        assertThat(refusals).allSatisfy(refused -> {
+            assertThat(refused.setting()).isEqualTo("resource");
+            assertThat(refused).hasMessageContaining("NUL").hasMessageContaining("'stock:?sku-42'");
+        });
+        assertThat(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start))
+                .isLessThan(TestTime.scaled(Duration.ofSeconds(2)).toMillis());
+    }
+
+    /**
+     * A resource column wider than the database can index is refused by name: PostgreSQL's btree
+     * entry holds 2692 bytes of a name (897 Java characters of 3 bytes), MariaDB's key 3072 bytes
+     * (768 characters of utf8mb4). H2 takes the name. A name as long as the limit is granted.
+     */
+    @ParameterizedTest
+    @EnumSource(Engine.class)
+    void aResourceColumnTooWideForTheIndexIsRefusedByName(Engine engine) {
+        setUp(engine);
+        JdbcLock wide = lock(
+                JdbcLock.builder().dataSource(database).table(table + "_wide").maxResourceLength(5000));
+        String name = threeByteCharacters(4000);
+        if (engine == Engine.H2) {
+            wide.createTable();
+            wide.tryAcquire(name, TTL).orElseThrow().release();
+            return;
+        }
+        int limit = engine == Engine.POSTGRESQL ? 897 : 768;
+        IllegalSettingException refused = catchThrowableOfType(IllegalSettingException.class, () -> {
+            wide.createTable();
+            wide.tryAcquire(name, TTL);
+        });
+        assertThat(refused).isNotNull();
+        assertThat(refused.setting()).isEqualTo("maxResourceLength");
+        assertThat(refused).hasMessageContaining("at most " + limit).hasMessageContaining("5000");
+        assertThat(catchThrowableOfType(
+                                IllegalSettingException.class,
+                                () -> JdbcLock.builder()
+                                        .dataSource(database)
+                                        .dialect(engine.dialect())
+                                        .maxResourceLength(limit + 1)
+                                        .build())
+                        .setting())
+                .isEqualTo("maxResourceLength");
+        assertThat(catchThrowableOfType(IllegalSettingException.class, () -> wide.ddl(engine.dialect())))
+                .hasMessageContaining("at most " + limit);
+
+        JdbcLock widest = lock(
+                JdbcLock.builder().dataSource(database).table(table + "_widest").maxResourceLength(limit));
+        widest.createTable();
+        widest.tryAcquire(threeByteCharacters(limit), TTL).orElseThrow().release();
+    }
+
+    /**
+     * A name the table's column cannot hold (the column narrower than maxResourceLength) is a data
+     * error of the database: refused at once as a configuration error, not tried again.
+     */
+    @ParameterizedTest
+    @EnumSource(Engine.class)
+    void aNameTheColumnCannotHoldIsAConfigurationErrorNotRetried(Engine engine) {
+        setUp(engine);
+        String narrowTable = table + "_narrow";
+        lock(JdbcLock.builder().dataSource(database).table(narrowTable).maxResourceLength(8))
+                .createTable();
+        JdbcLock lock = lock(JdbcLock.builder().dataSource(database).table(narrowTable));
+        String name = "stock:sku-4242";
+
+        long start = System.nanoTime();
+        LockConfigurationException once =
+                catchThrowableOfType(LockConfigurationException.class, () -> lock.tryAcquire(name, TTL));
+        LockConfigurationException waited = catchThrowableOfType(
+                LockConfigurationException.class, () -> lock.acquire(name, TTL, Duration.ofSeconds(5)));
+
+        assertThat(once).isNotNull().hasMessageContaining("stock:sku-4242");
+        assertThat(once.lastAttempt())
+                .singleElement()
+                .satisfies(answer -> assertThat(answer.kind()).isEqualTo(ServerAnswer.Kind.MISCONFIGURED));
+        assertThat(waited).isNotNull();
+        assertThat(waited.attempts()).isEqualTo(1);
+        assertThat(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start))
+                .isLessThan(TestTime.scaled(Duration.ofSeconds(3)).toMillis());
+    }
+
+    /**
+     * A TTL that a grant cannot fit in is refused before anything is sent: the floor is a tenth
+     * of the request timeout.
+     */
+    @ParameterizedTest
+    @EnumSource(Engine.class)
+    void aTtlTooShortToBeGrantedIsRefusedAtOnce(Engine engine) {
+        setUp(engine);
+        JdbcLock lock =
+                lock(JdbcLock.builder().dataSource(database).table(table).requestTimeout(Duration.ofSeconds(2)));
+        long start = System.nanoTime();
+        IllegalSettingException once =
+                catchThrowableOfType(IllegalSettingException.class, () -> lock.tryAcquire("r", Duration.ofMillis(5)));
+        IllegalSettingException waited = catchThrowableOfType(
+                IllegalSettingException.class, () -> lock.acquire("r", Duration.ofMillis(199), Duration.ofSeconds(2)));
+
+        assertThat(Arrays.asList(once, waited)).allSatisfy(refused -> {
+            assertThat(refused.setting()).isEqualTo("ttl");
+            assertThat(refused).hasMessageContaining("200 ms").hasMessageContaining("requestTimeout");
+        });
+        assertThat(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start))
+                .isLessThan(TestTime.scaled(Duration.ofSeconds(1)).toMillis());
+        lock.tryAcquire("r", Duration.ofMillis(200)).ifPresent(FencedLease::release); // at the floor: tried
+    }
+
     @Test
     void badArgumentsAndSettingsAreRefusedByName() {
         JdbcLock lock = setUp(Engine.H2);
@@ -517,6 +637,14 @@ class JdbcLockIT {
     }
 
     // ---- helpers ---------------------------------------------------------------------------------
+
+    /** {@code length} random characters of 3 bytes each in UTF-8, which do not compress. */
+    private static String threeByteCharacters(int length) {
+        return new java.util.Random(42)
+                .ints(length, 0x800, 0xD800)
+                .collect(StringBuilder::new, StringBuilder::appendCodePoint, StringBuilder::append)
+                .toString();
+    }
 
     /** {@code source}, counting the connections it gives. */
     private static DataSource counting(DataSource source, AtomicInteger connections) {

@@ -147,31 +147,6 @@ class JdbcLockWaitIT {
     }
 
     @Test
-    void theReleaseOfAResourceWhoseNameIsTooLongToSendStillWakesTheWaiter() throws Exception {
-        this.engine = Engine.POSTGRESQL;
-        this.database = engine.dataSource(postgres, mariadb);
-        this.table = "waits_" + tables.incrementAndGet();
-        JdbcLock a =
-                lock(JdbcLock.builder().dataSource(database).holder("client-a").maxResourceLength(6_000));
-        a.createTable();
-        Connections counted = new Connections(database);
-        JdbcLock b = lock(JdbcLock.builder()
-                .dataSource(counted.source())
-                .holder("client-b")
-                .maxResourceLength(6_000)
-                .retry(SLOW_POLL)
-                .recheck(Duration.ofMinutes(1)));
-        String resource = "r".repeat(PgListener.MAX_PAYLOAD_BYTES + 1);
-        assertThat(PgListener.payload(resource)).isEmpty();
-        FencedLease held = a.acquire(resource, TTL, Duration.ZERO);
-
-        Future<FencedLease> waiter = listeningWaiter(b, counted, resource);
-        held.release();
-
-        waiter.get(WAIT.toMillis(), TimeUnit.MILLISECONDS).release();
-    }
-
-    @Test
     void withoutPgjdbcConnectionsTheWaitersPollAndStillGetTheLock() throws Exception {
         JdbcLock a = setUp(Engine.POSTGRESQL);
         JdbcLock b = lock(JdbcLock.builder()

@@ -39,6 +39,19 @@ class SqlErrorsTest {
     }
 
     @Test
+    void aNameTheDatabaseCannotStoreIsAConfigurationError() {
+        for (String state : new String[] {"22001", "22021", "54000"}) {
+            SqlErrors.Failure failure = classify(new SQLException("value too long", state), true);
+            assertThat(failure.kind()).isEqualTo(ServerAnswer.Kind.MISCONFIGURED);
+            assertThat(failure.retryable()).isFalse();
+            assertThat(failure.detail()).contains("cannot store the resource name", "maxResourceLength");
+        }
+        SqlErrors.Failure mariadb = SqlErrors.classify(
+                new SQLException("Incorrect string value", "HY000", 1366), true, "t", Dialect.MARIADB);
+        assertThat(mariadb.kind()).isEqualTo(ServerAnswer.Kind.MISCONFIGURED);
+    }
+
+    @Test
     void aRefusedUserIsAConfigurationErrorAndTimeoutsAndBrokenConnectionsAreRetried() {
         assertThat(classify(new SQLException("password authentication failed", "28P01"), false)
                         .kind())
