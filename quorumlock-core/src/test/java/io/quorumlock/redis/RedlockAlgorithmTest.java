@@ -463,14 +463,16 @@ class RedlockAlgorithmTest {
     @Test
     void closeEndsEveryLeaseItKeepsAliveAsLostAndInterruptsTheWork() throws Exception {
         Redlock redlock = realTimeCluster(3);
-        Lease kept = redlock.acquire("kept", REAL_TTL, Duration.ZERO);
-        CompletableFuture<LeaseLostException> keptLost = redlock.keepAlive(kept, REAL_TTL);
+        // Long enough that no renewal can come too late on a loaded machine: the close ends them.
+        Duration ttl = REAL_TTL.multipliedBy(5);
+        Lease kept = redlock.acquire("kept", ttl, Duration.ZERO);
+        CompletableFuture<LeaseLostException> keptLost = redlock.keepAlive(kept, ttl);
         CountDownLatch working = new CountDownLatch(1);
         ExecutorService worker = Executors.newSingleThreadExecutor();
         try {
-            Future<String> work = worker.submit(() -> redlock.withLock("r", REAL_TTL, Duration.ZERO, () -> {
+            Future<String> work = worker.submit(() -> redlock.withLock("r", ttl, Duration.ZERO, () -> {
                 working.countDown();
-                Thread.sleep(10 * REAL_TTL.toMillis()); // work that would outlive its lease
+                Thread.sleep(10 * ttl.toMillis()); // work that would outlive its lease
                 return "finished";
             }));
             assertThat(working.await(TestTime.scaled(Duration.ofSeconds(5)).toMillis(), TimeUnit.MILLISECONDS))
