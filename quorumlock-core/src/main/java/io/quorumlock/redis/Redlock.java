@@ -205,11 +205,11 @@ public final class Redlock implements DistributedLock<Lease>, Clocked {
         checkTtl(ttl);
         Settings.maxWait(maxWait);
         // A first subscription may take a while on a busy machine: waited for up to a second.
-        try (Turns turns =
-                new Turns(rounds, sent, retry, recheckNanos, Math.max(connectTimeoutNanos, 1_000_000_000L))) {
-            turns.yieldTo(rounds.yieldNanos(sent), maxWait);
-            Lease lease = AcquireLoop.acquire(sent, maxWait, turns, ticker, events, (number, remainingNanos) -> {
-                Attempt attempt = attempt(sent, ttl, turns.id());
+        try (ReleaseWait wait =
+                new ReleaseWait(rounds, sent, retry, recheckNanos, Math.max(connectTimeoutNanos, 1_000_000_000L))) {
+            wait.yieldTo(rounds.yieldNanos(sent), maxWait);
+            Lease lease = AcquireLoop.acquire(sent, maxWait, wait, ticker, events, (number, remainingNanos) -> {
+                Attempt attempt = attempt(sent, ttl, wait.id());
                 if (attempt.lease().isPresent()) {
                     return AcquireLoop.Attempt.granted(attempt.lease().get(), attempt.votes(), names.size());
                 }
@@ -217,14 +217,14 @@ public final class Redlock implements DistributedLock<Lease>, Clocked {
                     throw new LockConfigurationException(sent, number, attempt.outcomes());
                 }
                 boolean busy = LockUnavailableException.busy(attempt.outcomes(), quorum());
-                turns.refused(
+                wait.refused(
                         !busy
-                                ? Turns.Refusal.OTHER
-                                : attempt.votes() == 0 ? Turns.Refusal.HOLDER : Turns.Refusal.CONTEST);
+                                ? ReleaseWait.Refusal.OTHER
+                                : attempt.votes() == 0 ? ReleaseWait.Refusal.HOLDER : ReleaseWait.Refusal.CONTEST);
                 return AcquireLoop.Attempt.outvoted(
                         attempt.votes(), quorum(), busy, () -> withHolders(sent, attempt.outcomes()));
             });
-            turns.granted();
+            wait.granted();
             return lease;
         }
     }

@@ -29,9 +29,9 @@ import org.slf4j.LoggerFactory;
  *   <li>where no node lets it listen, retries with the backoff, cut short by a release here.
  * </ul>
  */
-final class Turns implements AcquireLoop.Pause, AutoCloseable {
+final class ReleaseWait implements AcquireLoop.Pause, AutoCloseable {
 
-    private static final Logger log = LoggerFactory.getLogger(Turns.class);
+    private static final Logger log = LoggerFactory.getLogger(ReleaseWait.class);
 
     /**
      * How long the waiter whose turn a release named may take before the others try anyway, in
@@ -88,7 +88,7 @@ final class Turns implements AcquireLoop.Pause, AutoCloseable {
     /** How many times this waiter tried again in its last turn. */
     private int turnRetries;
 
-    Turns(Rounds rounds, String resource, RetryPolicy retry, long recheckNanos, long listenNanos) {
+    ReleaseWait(Rounds rounds, String resource, RetryPolicy retry, long recheckNanos, long listenNanos) {
         this.rounds = rounds;
         this.waiters = rounds.waiters;
         this.resource = resource;
