@@ -49,9 +49,11 @@ import org.slf4j.LoggerFactory;
  * it again after the loss gets {@link LeaseLostException} too, and its hold count stays as it was.
  *
  * <p><b>Failures.</b> {@link #lock()} and {@link #lockInterruptibly()} keep trying while the lock
- * service is unreachable, as a wait for a busy lock; {@link #tryLock} returns false. What the lock
- * service refuses for good ({@link LockConfigurationException}, a closed lock's {@link
- * IllegalStateException}) is thrown at once, and the local hold is undone.
+ * service is unreachable, as a wait for a busy lock; {@link #tryLock} returns false, the only
+ * other answer a {@code Lock} has, and logs the evidence of the outage as a warning (a lock held
+ * elsewhere is no warning). What the lock service refuses for good ({@link
+ * LockConfigurationException}, a closed lock's {@link IllegalStateException}) is thrown at once,
+ * and the local hold is undone.
  *
  * @param <L> the kind of lease of the lock
  */
@@ -320,6 +322,9 @@ public final class DistributedReentrantLock<L extends Lease> implements Lock {
                         continue; // seen at the top of the loop
                     }
                     if (waitNanos >= 0 && end - System.nanoTime() <= 0) {
+                        if (!e.busy()) {
+                            log.warn("could not lock '{}': {}", resource, e.getMessage());
+                        }
                         return null;
                     }
                     if (!e.busy()) {

@@ -139,8 +139,11 @@ public final class Redlock implements DistributedLock<Lease> {
     /**
      * Makes one attempt to lock {@code resource} for {@code ttl}.
      *
-     * @return the lease, or empty if no quorum granted it with validity left (the attempt then
-     *     released whatever it had taken)
+     * @return the lease, or empty if another owner holds it: some node named a holder, and the
+     *     nodes that could vote were a quorum (the attempt then released whatever it had taken)
+     * @throws LockUnavailableException if the nodes could not decide: fewer than a quorum of them
+     *     answered (down, refusing connections, not answering within the node timeout), or the
+     *     votes came with no validity left; with every node's answer, as {@link #acquire} gives it
      * @throws IllegalArgumentException if the resource is empty or the TTL unusable
      * @throws LockConfigurationException if it was not granted and a node refused with a
      *     configuration error (a wrong password, a replica)
@@ -160,15 +163,28 @@ public final class Redlock implements DistributedLock<Lease> {
             }
             throw e;
         }
-        if (events.on()) {
-            if (attempt.lease().isPresent()) {
+        if (attempt.lease().isPresent()) {
+            if (events.on()) {
                 events.acquired(resource, ticker.nanos() - start, attempt.votes(), names.size());
-            } else {
-                events.refused(
-                        resource, ticker.nanos() - start, LockUnavailableException.busy(attempt.outcomes(), quorum()));
             }
+            return attempt.lease();
         }
-        return attempt.lease();
+        long took = ticker.nanos() - start;
+        boolean busy = LockUnavailableException.busy(attempt.outcomes(), quorum());
+        if (events.on()) {
+            events.refused(resource, took, busy);
+        }
+        if (!busy) {
+            ensureOpen(); // a round cut short by close() says so
+            throw new LockUnavailableException(
+                    resource,
+                    Duration.ofNanos(took),
+                    1,
+                    attempt.votes(),
+                    quorum(),
+                    withHolders(resource, attempt.outcomes()));
+        }
+        return Optional.empty();
     }
 
     /**

@@ -657,6 +657,23 @@ class EtcdLockIT {
     }
 
     @Test
+    void tryAcquireWithoutAClusterThrowsWithTheEvidence() throws Exception {
+        int port;
+        try (ServerSocket socket = new ServerSocket(0)) {
+            port = socket.getLocalPort(); // closed again: nothing listens there
+        }
+        EtcdLock nowhere =
+                opened(EtcdLock.builder().endpoints("http://127.0.0.1:" + port).requestTimeout(Duration.ofSeconds(1)));
+        LockUnavailableException down = org.junit.jupiter.api.Assertions.assertThrows(
+                LockUnavailableException.class, () -> nowhere.tryAcquire("r", TTL), "tryAcquire without a cluster");
+        assertThat(down.busy()).isFalse();
+        assertThat(down.lastAttempt())
+                .singleElement()
+                .extracting(ServerAnswer::kind)
+                .isNotEqualTo(ServerAnswer.Kind.HELD_BY_OTHER);
+    }
+
+    @Test
     void theHolderNameIsChecked() {
         assertThatThrownBy(() -> EtcdLock.builder()
                         .endpoints(etcd.endpoints())

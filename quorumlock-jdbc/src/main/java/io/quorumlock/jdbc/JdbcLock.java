@@ -196,8 +196,10 @@ public final class JdbcLock implements DistributedLock<FencedLease> {
     /**
      * One attempt to lock {@code resource} for {@code ttl}, bounded by the request timeout.
      *
-     * @return the lease, or empty if another holder has the lock or the database could not be
-     *     reached or did not answer in time
+     * @return the lease, or empty if another holder has the lock
+     * @throws LockUnavailableException if the database could not be reached or did not answer in
+     *     time, or the attempt could not take the row for another reason than a holder, with what
+     *     the database answered
      * @throws LockConfigurationException if the table is missing or the user lacks a privilege, with
      *     the remedy
      * @throws IllegalArgumentException if the resource is empty or too long, or the TTL out of range
