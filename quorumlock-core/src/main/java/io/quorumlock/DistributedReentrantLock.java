@@ -43,10 +43,13 @@ import org.slf4j.LoggerFactory;
  * has one ({@link FencedLease#fencingToken()}): Redis gives none, so a section under a Redis lock
  * is exclusive only as long as the timing assumptions hold.
  *
- * <p><b>After a loss.</b> The last {@link #unlock()} of a hold whose lease was lost (or ran out)
- * ends the hold, so the lock can be taken again, and then throws {@link LeaseLostException}: the
- * section it closed may have run beside another holder's. A thread that holds the lock and takes
- * it again after the loss gets {@link LeaseLostException} too, and its hold count stays as it was.
+ * <p><b>After a loss.</b> The last {@link #unlock()} of a hold whose lease was lost (or is not
+ * valid at that moment) ends the hold, so the lock can be taken again, and then throws {@link
+ * LeaseLostException}: the section it closed may have run beside another holder's. A thread that
+ * holds the lock and takes it again after the loss gets {@link LeaseLostException} too, and its
+ * hold count stays as it was. A doubt is not a loss: a fenced lease that was {@linkplain
+ * FencedLease#inDoubt() in doubt} (a ZooKeeper connection suspended) and is valid again once the
+ * connection is back is held, taken again and released as before.
  *
  * <p><b>Failures.</b> {@link #lock()} and {@link #lockInterruptibly()} keep trying while the lock
  * service is unreachable, as a wait for a busy lock; {@link #tryLock} returns false, the only
@@ -74,8 +77,12 @@ public final class DistributedReentrantLock<L extends Lease> implements Lock {
     /** The current hold's lease: set by the holder after the grant, cleared by its last unlock. */
     private volatile Hold<L> hold;
 
-    /** A lease held and its notice of loss. */
-    private record Hold<L>(L lease, CompletableFuture<LeaseLostException> lost) {}
+    /**
+     * A lease held, its notice of loss (for a fenced lease, its doubt: work stops there) and its
+     * loss (for a fenced lease, only the loss itself: a doubt may pass).
+     */
+    private record Hold<L>(
+            L lease, CompletableFuture<LeaseLostException> notice, CompletableFuture<LeaseLostException> lost) {}
 
     DistributedReentrantLock(DistributedLock<L> lock, String resource, Duration ttl) {
         this.lock = Objects.requireNonNull(lock, "lock");
@@ -242,7 +249,9 @@ public final class DistributedReentrantLock<L extends Lease> implements Lock {
      * The notice of loss of the current thread's hold: completes, with the evidence, when its
      * lease is lost, with the lock's {@linkplain DistributedLock#lossNotice notice} left before
      * another client can be granted it; never if the hold ends first. Work under the lock stops
-     * when it completes.
+     * when it completes. For a fenced lease it completes at the first {@linkplain
+     * FencedLease#inDoubt() doubt}, which may pass: {@link #unlock()} then tells whether the lease
+     * was lost.
      *
      * @throws IllegalMonitorStateException if the current thread does not hold this lock
      */
@@ -250,7 +259,7 @@ public final class DistributedReentrantLock<L extends Lease> implements Lock {
         if (!local.isHeldByCurrentThread()) {
             throw new IllegalMonitorStateException("'" + resource + "' is not locked by this thread");
         }
-        return hold.lost().copy();
+        return hold.notice().copy();
     }
 
     @Override
@@ -284,14 +293,14 @@ public final class DistributedReentrantLock<L extends Lease> implements Lock {
             if (lease == null) {
                 return false;
             }
-            CompletableFuture<LeaseLostException> lost;
+            CompletableFuture<LeaseLostException> notice;
             try {
-                lost = lock.keepAlive(lease, leaseTtl);
+                notice = lock.keepAlive(lease, leaseTtl);
             } catch (RuntimeException e) {
                 lease.release();
                 throw e;
             }
-            hold = new Hold<>(lease, lost);
+            hold = new Hold<>(lease, notice, lease instanceof FencedLease fenced ? fenced.lost() : notice);
             held = true;
             return true;
         } finally {
@@ -345,17 +354,25 @@ public final class DistributedReentrantLock<L extends Lease> implements Lock {
         }
     }
 
-    /** The loss of {@code held}'s lease, if it was lost or ran out. */
+    /**
+     * The loss of {@code held}'s lease, if it was lost or is not valid now. A doubt that passed (a
+     * fenced lease valid again once its connection came back) is no loss.
+     */
     private Optional<LeaseLostException> loss(Hold<L> held) {
         LeaseLostException lost = held.lost().getNow(null);
         if (lost != null) {
             return Optional.of(lost);
         }
         if (!held.lease().isValid()) {
-            return Optional.of(new LeaseLostException(
-                    resource,
-                    "the lease ended while the lock was held (its validity ran out, or it was released)",
-                    null));
+            LeaseLostException doubt = held.notice().getNow(null);
+            return Optional.of(
+                    doubt != null
+                            ? doubt
+                            : new LeaseLostException(
+                                    resource,
+                                    "the lease ended while the lock was held (its validity ran out, or it was"
+                                            + " released)",
+                                    null));
         }
         return Optional.empty();
     }

@@ -97,6 +97,29 @@ class ZooKeeperSuspensionIT {
     }
 
     @Test
+    void asLockKeepsAHoldWhoseLeaseIsValidAgainAfterTheServerReturnsWithinTheSessionTimeout() throws Exception {
+        ZooKeeperLock a = newLock(Duration.ofSeconds(10));
+        io.quorumlock.DistributedReentrantLock<FencedLease> lock = a.asLock("doubted", TTL);
+        lock.lock();
+        FencedLease held = lock.lease().orElseThrow();
+
+        server.stop();
+        TestTime.await(Duration.ofSeconds(5), () -> !held.isValid(), "the lease to be suspended");
+        server.restart();
+        TestTime.await(Duration.ofSeconds(8), held::isValid, "the lease to be valid again after reconnection");
+
+        lock.lock(); // reentrant: the lease is held again, not lost
+        assertThat(lock.getHoldCount()).isEqualTo(2);
+        lock.unlock();
+        lock.unlock(); // releases the lease, without LeaseLostException
+        assertThat(held.lost()).isNotDone();
+        ZooKeeperLock b = newLock(Duration.ofSeconds(4));
+        try (FencedLease next = b.acquire("doubted", TTL, WAIT)) {
+            assertThat(next.fencingToken()).isGreaterThan(held.fencingToken());
+        }
+    }
+
+    @Test
     void withLockStopsTheWorkWhenTheConnectionIsSuspendedNotASessionTimeoutLater() throws Exception {
         Duration session = Duration.ofSeconds(10);
         ZooKeeperLock a = newLock(session);
