@@ -640,14 +640,18 @@ class EtcdLockIT {
         admin.getKVClient().delete(key).get(5, TimeUnit.SECONDS);
     }
 
-    @Test
-    void holderWithoutAClusterIsAnOutageWithinTheRequestTimeout() throws Exception {
+    /** A lock on a port where nothing listens, with a request timeout of 1 s. */
+    private EtcdLock withoutACluster() throws Exception {
         int port;
         try (ServerSocket socket = new ServerSocket(0)) {
             port = socket.getLocalPort(); // closed again: nothing listens there
         }
-        EtcdLock nowhere =
-                opened(EtcdLock.builder().endpoints("http://127.0.0.1:" + port).requestTimeout(Duration.ofSeconds(1)));
+        return opened(EtcdLock.builder().endpoints("http://127.0.0.1:" + port).requestTimeout(Duration.ofSeconds(1)));
+    }
+
+    @Test
+    void holderWithoutAClusterIsAnOutageWithinTheRequestTimeout() throws Exception {
+        EtcdLock nowhere = withoutACluster();
         long start = System.nanoTime();
         assertThatThrownBy(() -> nowhere.holder("r"))
                 .isInstanceOf(QuorumlockException.class)
@@ -658,12 +662,7 @@ class EtcdLockIT {
 
     @Test
     void tryAcquireWithoutAClusterThrowsWithTheEvidence() throws Exception {
-        int port;
-        try (ServerSocket socket = new ServerSocket(0)) {
-            port = socket.getLocalPort(); // closed again: nothing listens there
-        }
-        EtcdLock nowhere =
-                opened(EtcdLock.builder().endpoints("http://127.0.0.1:" + port).requestTimeout(Duration.ofSeconds(1)));
+        EtcdLock nowhere = withoutACluster();
         LockUnavailableException down = org.junit.jupiter.api.Assertions.assertThrows(
                 LockUnavailableException.class, () -> nowhere.tryAcquire("r", TTL), "tryAcquire without a cluster");
         assertThat(down.busy()).isFalse();
