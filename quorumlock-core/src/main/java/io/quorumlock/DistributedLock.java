@@ -13,7 +13,15 @@ import java.util.concurrent.CompletableFuture;
  */
 public interface DistributedLock<L extends Lease> extends AutoCloseable {
 
-    /** One attempt to lock {@code resource} for {@code ttl}: the lease, or empty if it is held. */
+    /**
+     * One attempt to lock {@code resource} for {@code ttl}, without waiting for a holder.
+     *
+     * @return the lease, or empty if another owner holds the lock
+     * @throws LockUnavailableException if the lock service could not decide, such as with fewer
+     *     than a quorum of nodes reachable, or the service down or not answering in time: an
+     *     outage, not a lost race, with what each server answered ({@link
+     *     LockUnavailableException#lastAttempt()})
+     */
     Optional<L> tryAcquire(String resource, Duration ttl);
 
     /**

@@ -44,15 +44,20 @@ import org.slf4j.LoggerFactory;
  * where the backend has one ({@link FencedLease#fencingToken()}): Redis gives none, so a section
  * under a Redis lock is exclusive only as long as the timing assumptions hold.
  *
- * <p><b>After a loss.</b> The last {@link #unlock()} of a hold whose lease was lost (or ran out)
- * ends the hold, so the lock can be taken again, and then throws {@link LeaseLostException}: the
- * section it closed may have run beside another holder's. A thread that holds the lock and takes
- * it again after the loss gets {@link LeaseLostException} too, and its hold count stays as it was.
+ * <p><b>After a loss.</b> The last {@link #unlock()} of a hold whose lease was lost (or is not
+ * valid at that moment) ends the hold, so the lock can be taken again, and then throws {@link
+ * LeaseLostException}: the section it closed may have run beside another holder's. A thread that
+ * holds the lock and takes it again after the loss gets {@link LeaseLostException} too, and its
+ * hold count stays as it was. A doubt is not a loss: a fenced lease that was {@linkplain
+ * FencedLease#inDoubt() in doubt} (a ZooKeeper connection suspended) and is valid again once the
+ * connection is back is held, taken again and released as before.
  *
  * <p><b>Failures.</b> {@link #lock()} and {@link #lockInterruptibly()} keep trying while the lock
- * service is unreachable, as a wait for a busy lock; {@link #tryLock} returns false. What the lock
- * service refuses for good ({@link LockConfigurationException}, a closed lock's {@link
- * IllegalStateException}) is thrown at once, and the local hold is undone.
+ * service is unreachable, as a wait for a busy lock; {@link #tryLock} returns false, the only
+ * other answer a {@code Lock} has, and logs the evidence of the outage as a warning (a lock held
+ * elsewhere is no warning). What the lock service refuses for good ({@link
+ * LockConfigurationException}, a closed lock's {@link IllegalStateException}) is thrown at once,
+ * and the local hold is undone.
  *
  * @param <L> the kind of lease of the lock
  */
@@ -73,8 +78,15 @@ public final class DistributedReentrantLock<L extends Lease> implements Lock {
     /** The current hold's lease: set by the holder after the grant, cleared by its last unlock. */
     private volatile Hold<L> hold;
 
-    /** A lease held and its notice of loss. */
-    private record Hold<L>(L lease, CompletableFuture<LeaseLostException> lost) {}
+    /**
+     * A lease held, its notice of loss (for a fenced lease, its doubt: work stops there) and its
+     * loss (for a fenced lease, only the loss itself: a doubt may pass).
+     */
+    private record Hold<L>(
+            L lease,
+            CompletableFuture<LeaseLostException> notice,
+            CompletableFuture<LeaseLostException> lost,
+            CompletableFuture<LeaseLostException> revoked) {}
 
     DistributedReentrantLock(DistributedLock<L> lock, String resource, Duration ttl) {
         this.lock = Objects.requireNonNull(lock, "lock");
@@ -189,12 +201,12 @@ public final class DistributedReentrantLock<L extends Lease> implements Lock {
             return;
         }
         Hold<L> ending = hold;
-        hold = null;
         LeaseLostException loss;
         try {
             loss = loss(ending).orElse(null);
-            ending.lease().release();
+            ending.lease().release(); // isLocked() still tells of the hold's loss meanwhile
         } finally {
+            hold = null;
             local.unlock();
         }
         if (loss != null) {
@@ -225,12 +237,13 @@ public final class DistributedReentrantLock<L extends Lease> implements Lock {
 
     /**
      * Whether a thread of this process holds this lock (through this object), or is being granted
-     * it; false once the hold's notice of loss ({@link #lost()}) completed, even before its holder
-     * unlocks: the lock may then go to another client.
+     * it; false once the hold's lease was lost or is not valid, or the hold was {@linkplain #revoke
+     * revoked}, even before its holder unlocks: the lock may then go to another client. A fenced
+     * lease in doubt that is valid again is held.
      */
     public boolean isLocked() {
         Hold<L> current = hold;
-        return local.isLocked() && (current == null || !current.lost().isDone());
+        return local.isLocked() && (current == null || loss(current).isEmpty());
     }
 
     /**
@@ -249,7 +262,9 @@ public final class DistributedReentrantLock<L extends Lease> implements Lock {
         if (current == null) {
             return Optional.empty();
         }
-        current.lost().complete(new LeaseLostException(resource, why, null));
+        LeaseLostException revoked = new LeaseLostException(resource, why, null);
+        current.revoked().complete(revoked);
+        current.notice().complete(revoked);
         return Optional.of(current.lease());
     }
 
@@ -266,7 +281,9 @@ public final class DistributedReentrantLock<L extends Lease> implements Lock {
      * The notice of loss of the current thread's hold: completes, with the evidence, when its
      * lease is lost, with the lock's {@linkplain DistributedLock#lossNotice notice} left before
      * another client can be granted it, or when the hold is {@linkplain #revoke revoked}; never if
-     * the hold ends first. Work under the lock stops when it completes.
+     * the hold ends first. Work under the lock stops when it completes. For a fenced lease it
+     * completes at the first {@linkplain FencedLease#inDoubt() doubt}, which may pass: {@link
+     * #unlock()} then tells whether the lease was lost.
      *
      * @throws IllegalMonitorStateException if the current thread does not hold this lock
      */
@@ -274,7 +291,7 @@ public final class DistributedReentrantLock<L extends Lease> implements Lock {
         if (!local.isHeldByCurrentThread()) {
             throw new IllegalMonitorStateException("'" + resource + "' is not locked by this thread");
         }
-        return hold.lost().copy();
+        return hold.notice().copy();
     }
 
     @Override
@@ -308,14 +325,18 @@ public final class DistributedReentrantLock<L extends Lease> implements Lock {
             if (lease == null) {
                 return false;
             }
-            CompletableFuture<LeaseLostException> lost;
+            CompletableFuture<LeaseLostException> notice;
             try {
-                lost = lock.keepAlive(lease, leaseTtl).copy(); // a copy, which revoke() may complete
+                notice = lock.keepAlive(lease, leaseTtl).copy(); // a copy, which revoke() may complete
             } catch (RuntimeException e) {
                 lease.release();
                 throw e;
             }
-            hold = new Hold<>(lease, lost);
+            hold = new Hold<>(
+                    lease,
+                    notice,
+                    lease instanceof FencedLease fenced ? fenced.lost() : notice,
+                    new CompletableFuture<>());
             held = true;
             return true;
         } finally {
@@ -346,6 +367,9 @@ public final class DistributedReentrantLock<L extends Lease> implements Lock {
                         continue; // seen at the top of the loop
                     }
                     if (waitNanos >= 0 && end - System.nanoTime() <= 0) {
+                        if (!e.busy()) {
+                            log.warn("could not lock '{}': {}", resource, e.getMessage());
+                        }
                         return null;
                     }
                     if (!e.busy()) {
@@ -366,17 +390,29 @@ public final class DistributedReentrantLock<L extends Lease> implements Lock {
         }
     }
 
-    /** The loss of {@code held}'s lease, if it was lost or ran out. */
+    /**
+     * The loss of {@code held}'s lease, if it was lost or is not valid now. A doubt that passed (a
+     * fenced lease valid again once its connection came back) is no loss.
+     */
     private Optional<LeaseLostException> loss(Hold<L> held) {
+        LeaseLostException revoked = held.revoked().getNow(null);
+        if (revoked != null) {
+            return Optional.of(revoked);
+        }
         LeaseLostException lost = held.lost().getNow(null);
         if (lost != null) {
             return Optional.of(lost);
         }
         if (!held.lease().isValid()) {
-            return Optional.of(new LeaseLostException(
-                    resource,
-                    "the lease ended while the lock was held (its validity ran out, or it was released)",
-                    null));
+            LeaseLostException doubt = held.notice().getNow(null);
+            return Optional.of(
+                    doubt != null
+                            ? doubt
+                            : new LeaseLostException(
+                                    resource,
+                                    "the lease ended while the lock was held (its validity ran out, or it was"
+                                            + " released)",
+                                    null));
         }
         return Optional.empty();
     }

@@ -135,6 +135,17 @@ class LockAdapterIT {
     }
 
     @Test
+    void tryLockIsFalseWhenTheLockServiceCannotDecide() throws Exception {
+        redis.get(1).stop();
+        redis.get(2).stop();
+        assertThat(mine.tryLock()).as("tryLock() with two of three nodes down").isFalse();
+        assertThat(mine.tryLock(50, TimeUnit.MILLISECONDS))
+                .as("tryLock(time) with two of three nodes down")
+                .isFalse();
+        assertThat(mine.isLocked()).isFalse();
+    }
+
+    @Test
     void threadsOfOneProcessQueueLocallyWithoutCallingTheServers() throws Exception {
         mine.lock();
         long sets = setCalls();

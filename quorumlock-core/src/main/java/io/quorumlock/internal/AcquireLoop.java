@@ -124,27 +124,37 @@ public final class AcquireLoop {
      * Makes a single attempt outside the loop (a {@code tryAcquire}) and tells {@code events} what
      * it came to, as {@link #acquire} does.
      *
-     * @return the lease, or empty if the attempt was refused
+     * @return the lease, or empty if another owner holds the lock
+     * @throws LockUnavailableException if the attempt was refused for another reason than a holder
+     *     (the service could not be reached, did not answer in time, or could not decide), with the
+     *     evidence of the attempt
      */
     public static <L> Optional<L> once(
             String resource, Ticker ticker, LockEvents events, Supplier<Attempt<L>> attempts) {
-        if (!events.on()) {
-            return attempts.get().lease();
-        }
         long start = ticker.nanos();
         Attempt<L> attempt;
         try {
             attempt = attempts.get();
         } catch (RuntimeException e) {
-            events.error(resource, ticker.nanos() - start, e);
+            if (events.on()) {
+                events.error(resource, ticker.nanos() - start, e);
+            }
             throw e;
         }
         if (attempt.lease != null) {
-            events.acquired(resource, ticker.nanos() - start, attempt.votes, attempt.nodes);
-        } else {
-            events.refused(resource, ticker.nanos() - start, attempt.busy);
+            if (events.on()) {
+                events.acquired(resource, ticker.nanos() - start, attempt.votes, attempt.nodes);
+            }
+            return Optional.of(attempt.lease);
         }
-        return attempt.lease();
+        long took = ticker.nanos() - start;
+        if (events.on()) {
+            events.refused(resource, took, attempt.busy);
+        }
+        if (!attempt.busy) {
+            throw attempt.unavailable(resource, Duration.ofNanos(took), 1);
+        }
+        return Optional.empty();
     }
 
     /** The pause between two attempts. */

@@ -226,7 +226,7 @@ public final class KeepAlive {
             cancel();
         }
         driver.onLost();
-        log.warn("lease on '{}' lost: {}", core.resource(), loss.getMessage());
+        log.warn("{}", loss.getMessage());
         if (inline) {
             tell[0].run();
         } else {

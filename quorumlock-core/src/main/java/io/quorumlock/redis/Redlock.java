@@ -151,8 +151,11 @@ public final class Redlock implements DistributedLock<Lease>, Clocked {
     /**
      * Makes one attempt to lock {@code resource} for {@code ttl}.
      *
-     * @return the lease, or empty if no quorum granted it with validity left (the attempt then
-     *     released whatever it had taken)
+     * @return the lease, or empty if another owner holds it: some node named a holder, and the
+     *     nodes that could vote were a quorum (the attempt then released whatever it had taken)
+     * @throws LockUnavailableException if the nodes could not decide: fewer than a quorum of them
+     *     answered (down, refusing connections, not answering within the node timeout), or the
+     *     votes came with no validity left; with every node's answer, as {@link #acquire} gives it
      * @throws IllegalArgumentException if the resource is empty or the TTL unusable
      * @throws LockConfigurationException if it was not granted and a node refused with a
      *     configuration error (a wrong password, a replica)
@@ -173,15 +176,23 @@ public final class Redlock implements DistributedLock<Lease>, Clocked {
             }
             throw e;
         }
-        if (events.on()) {
-            if (attempt.lease().isPresent()) {
+        if (attempt.lease().isPresent()) {
+            if (events.on()) {
                 events.acquired(sent, ticker.nanos() - start, attempt.votes(), names.size());
-            } else {
-                events.refused(
-                        sent, ticker.nanos() - start, LockUnavailableException.busy(attempt.outcomes(), quorum()));
             }
+            return attempt.lease();
         }
-        return attempt.lease();
+        long took = ticker.nanos() - start;
+        boolean busy = LockUnavailableException.busy(attempt.outcomes(), quorum());
+        if (events.on()) {
+            events.refused(sent, took, busy);
+        }
+        if (!busy) {
+            ensureOpen(); // a round cut short by close() says so
+            throw new LockUnavailableException(
+                    sent, Duration.ofNanos(took), 1, attempt.votes(), quorum(), withHolders(sent, attempt.outcomes()));
+        }
+        return Optional.empty();
     }
 
     /**

@@ -78,10 +78,18 @@ class LockEventsTest {
                         "r",
                         clock::get,
                         events,
+                        () -> AcquireLoop.Attempt.busy(
+                                "other", new ServerAnswer("db", ServerAnswer.Kind.HELD_BY_OTHER, "other"))))
+                .isEmpty();
+        assertThatThrownBy(() -> AcquireLoop.once(
+                        "r",
+                        clock::get,
+                        events,
                         () -> AcquireLoop.Attempt.refused(
                                 new ServerAnswer("etcd", ServerAnswer.Kind.UNREACHABLE, ""), true)))
-                .isEmpty();
-        assertThat(recorder.names()).containsExactly("acquired r 1/1", "unavailable r");
+                .isInstanceOf(LockUnavailableException.class)
+                .hasMessageContaining("unreachable on etcd");
+        assertThat(recorder.names()).containsExactly("acquired r 1/1", "busy r", "unavailable r");
     }
 
     @Test

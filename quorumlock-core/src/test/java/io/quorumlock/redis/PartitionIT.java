@@ -135,7 +135,9 @@ class PartitionIT {
         for (int i = 0; i < 3; i++) {
             proxies.get(i).latency(Direction.SERVER_TO_CLIENT, NODE_TIMEOUT.multipliedBy(3), Duration.ZERO);
         }
-        assertThat(slowed.tryAcquire("r", TTL)).isEmpty();
+        assertThatThrownBy(() -> slowed.tryAcquire("r", TTL))
+                .isInstanceOf(LockUnavailableException.class)
+                .hasMessageContaining("timed out");
 
         Duration latency = Duration.ofMillis(30);
         for (int i = 0; i < 3; i++) {

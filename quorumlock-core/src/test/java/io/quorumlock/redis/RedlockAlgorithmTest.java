@@ -132,7 +132,9 @@ class RedlockAlgorithmTest {
         Redlock redlock = cluster(3);
         nodes.get(0).down = true;
         nodes.get(1).down = true;
-        assertThat(redlock.tryAcquire("r", TTL)).isEmpty();
+        assertThatThrownBy(() -> redlock.tryAcquire("r", TTL))
+                .isInstanceOf(LockUnavailableException.class)
+                .hasMessageContaining("2 needed");
         assertThat(holders("r")).isZero();
         assertThat(nodes.get(2).calls.get()).as("SET then compare-and-delete").isEqualTo(2);
     }
@@ -191,7 +193,9 @@ class RedlockAlgorithmTest {
     void aGrantThatTookAlmostTheWholeTtlIsNotHeldAndIsUndone() {
         Redlock redlock = cluster(1);
         nodes.get(0).latencyNanos = 990 * MS;
-        assertThat(redlock.tryAcquire("r", TTL)).isEmpty();
+        assertThatThrownBy(() -> redlock.tryAcquire("r", TTL))
+                .isInstanceOf(LockUnavailableException.class)
+                .hasMessageContaining("granted too late");
         assertThat(holders("r")).isZero();
     }
 
@@ -656,7 +660,9 @@ class RedlockAlgorithmTest {
         nodes.get(2).connecting = false;
         nodes.get(1).freeze();
         start = System.nanoTime();
-        assertThat(redlock.tryAcquire("s", TTL)).isEmpty();
+        assertThatThrownBy(() -> redlock.tryAcquire("s", TTL))
+                .isInstanceOf(LockUnavailableException.class)
+                .hasMessageContaining("timed out");
         assertThat(System.nanoTime() - start)
                 .as("no wait past the node timeout")
                 .isLessThan(1_000 * MS);

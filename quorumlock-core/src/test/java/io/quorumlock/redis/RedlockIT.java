@@ -97,13 +97,47 @@ class RedlockIT {
         redis.get(1).stop();
         redis.get(2).stop();
         Redlock redlock = client(3);
-        assertThat(redlock.tryAcquire("r", TTL)).isEmpty();
+        LockUnavailableException tried = org.junit.jupiter.api.Assertions.assertThrows(
+                LockUnavailableException.class,
+                () -> redlock.tryAcquire("r", TTL),
+                "tryAcquire with two of three nodes down");
+        assertThat(tried.busy()).as("an outage, not a holder").isFalse();
+        assertThat(tried.lastAttempt()).hasSize(3);
+        assertThat(tried.getMessage()).contains("2 needed", "unreachable");
         assertThat(valueOn(0, "r")).as("the live node's key was released").isNull();
         LockUnavailableException e = org.junit.jupiter.api.Assertions.assertThrows(
                 LockUnavailableException.class, () -> redlock.acquire("r", TTL, Duration.ofMillis(100)));
         assertThat(e.votes()).isLessThanOrEqualTo(1);
         assertThat(e.getMessage()).contains("2 needed", "unreachable (could not connect: connection refused)");
         assertThat(valueOn(0, "r")).isNull();
+    }
+
+    @Test
+    void tryAcquireOnASingleNodeThatIsNotListeningThrowsAndIsEmptyOnlyWhenTheLockIsHeld() throws Exception {
+        int closed;
+        try (java.net.ServerSocket socket = new java.net.ServerSocket(0)) {
+            closed = socket.getLocalPort(); // closed again: nothing listens there
+        }
+        Redlock nowhere = Redlock.builder()
+                .nodes(List.of("redis://127.0.0.1:" + closed))
+                .restartGuard(false)
+                .build();
+        clients.add(nowhere);
+        LockUnavailableException down = org.junit.jupiter.api.Assertions.assertThrows(
+                LockUnavailableException.class,
+                () -> nowhere.tryAcquire("job", TTL),
+                "tryAcquire on a node that is not listening");
+        assertThat(down.busy()).isFalse();
+        assertThat(down.lastAttempt())
+                .singleElement()
+                .extracting(ServerAnswer::kind)
+                .isEqualTo(ServerAnswer.Kind.UNREACHABLE);
+
+        Redlock holder = client(1);
+        Redlock other = client(1);
+        Lease held = holder.acquire("job", TTL, WAIT);
+        assertThat(other.tryAcquire("job", TTL)).as("held by another client").isEmpty();
+        held.release();
     }
 
     @Test
@@ -137,7 +171,7 @@ class RedlockIT {
         redis.get(1).stop();
         redis.get(2).pause();
         long start = System.nanoTime();
-        assertThat(redlock.tryAcquire("r", TTL)).isEmpty();
+        assertThatThrownBy(() -> redlock.tryAcquire("r", TTL)).isInstanceOf(LockUnavailableException.class);
         Duration took = Duration.ofNanos(System.nanoTime() - start);
         // One round for the grant, one for the clean-up: each bounded by the node timeout.
         assertThat(took).isLessThan(nodeTimeout.multipliedBy(2).plus(TestTime.scaled(Duration.ofMillis(500))));
@@ -201,7 +235,9 @@ class RedlockIT {
         }
         assertThat(valueOn(0, "job:nightly")).isNull();
         redis.get(0).stop();
-        assertThat(one.tryAcquire("job:nightly", TTL)).isEmpty();
+        assertThatThrownBy(() -> one.tryAcquire("job:nightly", TTL))
+                .isInstanceOf(LockUnavailableException.class)
+                .hasMessageContaining("unreachable");
     }
 
     @Test

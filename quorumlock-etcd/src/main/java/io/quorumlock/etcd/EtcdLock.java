@@ -150,8 +150,11 @@ public final class EtcdLock implements DistributedLock<FencedLease> {
      * {@linkplain AcquireLoop#overrun overrun} of a twentieth of the request timeout (at least 100
      * ms), whatever etcd does: 5.35 s with the defaults.
      *
-     * @return the lease, or empty if the lock stayed held, or etcd could not be reached or refused
-     *     (the attempt then revoked its own etcd lease, so it leaves nothing behind)
+     * @return the lease, or empty if another client held the lock throughout (the attempt then
+     *     revoked its own etcd lease, so it leaves nothing behind)
+     * @throws LockUnavailableException if etcd could not be reached, did not answer in time or
+     *     refused, with its answer as evidence (the attempt's own etcd lease, if it got one, is
+     *     revoked, or ends within its TTL)
      * @throws IllegalArgumentException if the resource is empty or the TTL not positive
      * @throws IllegalStateException if this lock was closed
      * @throws QuorumlockException if the thread was interrupted (the interrupt flag stays set)

@@ -640,20 +640,36 @@ class EtcdLockIT {
         admin.getKVClient().delete(key).get(5, TimeUnit.SECONDS);
     }
 
-    @Test
-    void holderWithoutAClusterIsAnOutageWithinTheRequestTimeout() throws Exception {
+    /** A lock on a port where nothing listens, with a request timeout of 1 s. */
+    private EtcdLock withoutACluster() throws Exception {
         int port;
         try (ServerSocket socket = new ServerSocket(0)) {
             port = socket.getLocalPort(); // closed again: nothing listens there
         }
-        EtcdLock nowhere =
-                opened(EtcdLock.builder().endpoints("http://127.0.0.1:" + port).requestTimeout(Duration.ofSeconds(1)));
+        return opened(EtcdLock.builder().endpoints("http://127.0.0.1:" + port).requestTimeout(Duration.ofSeconds(1)));
+    }
+
+    @Test
+    void holderWithoutAClusterIsAnOutageWithinTheRequestTimeout() throws Exception {
+        EtcdLock nowhere = withoutACluster();
         long start = System.nanoTime();
         assertThatThrownBy(() -> nowhere.holder("r"))
                 .isInstanceOf(QuorumlockException.class)
                 .hasMessageContaining("could not tell who holds 'r'");
         assertThat(Duration.ofNanos(System.nanoTime() - start))
                 .isLessThan(Duration.ofSeconds(1).plus(TestTime.scaled(Duration.ofSeconds(2))));
+    }
+
+    @Test
+    void tryAcquireWithoutAClusterThrowsWithTheEvidence() throws Exception {
+        EtcdLock nowhere = withoutACluster();
+        LockUnavailableException down = org.junit.jupiter.api.Assertions.assertThrows(
+                LockUnavailableException.class, () -> nowhere.tryAcquire("r", TTL), "tryAcquire without a cluster");
+        assertThat(down.busy()).isFalse();
+        assertThat(down.lastAttempt())
+                .singleElement()
+                .extracting(ServerAnswer::kind)
+                .isNotEqualTo(ServerAnswer.Kind.HELD_BY_OTHER);
     }
 
     @Test

@@ -191,8 +191,10 @@ public final class JdbcLock implements DistributedLock<FencedLease>, Clocked {
     /**
      * One attempt to lock {@code resource} for {@code ttl}, bounded by the request timeout.
      *
-     * @return the lease, or empty if another holder has the lock or the database could not be
-     *     reached or did not answer in time
+     * @return the lease, or empty if another holder has the lock
+     * @throws LockUnavailableException if the database could not be reached or did not answer in
+     *     time, or the attempt could not take the row for another reason than a holder, with what
+     *     the database answered
      * @throws LockConfigurationException if the table is missing, the user lacks a privilege, or the
      *     database cannot store the resource name (a column narrower than {@link
      *     Builder#maxResourceLength}), with the remedy

@@ -7,6 +7,7 @@ import io.quorumlock.FencedLease;
 import io.quorumlock.LeaseLostException;
 import io.quorumlock.LockUnavailableException;
 import io.quorumlock.QuorumlockException;
+import io.quorumlock.ServerAnswer;
 import io.quorumlock.testkit.FaultProxy;
 import io.quorumlock.testkit.PostgresServer;
 import io.quorumlock.testkit.TestTime;
@@ -193,6 +194,33 @@ class JdbcLockFaultIT {
         assertThat(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - thawed))
                 .as("freed within about a request timeout, long before the 60 s TTL")
                 .isLessThan(TestTime.scaled(Duration.ofSeconds(5)).toMillis());
+    }
+
+    @Test
+    void tryAcquireIsEmptyWhenTheLockIsHeldAndThrowsWhenTheDatabaseIsDown() {
+        newTable();
+        JdbcLock holder = lock("holder", server.port(), Duration.ofSeconds(5));
+        JdbcLock other = lock("other", server.port(), Duration.ofSeconds(2));
+        FencedLease held = holder.acquire("r", Duration.ofSeconds(30), Duration.ZERO);
+        assertThat(other.tryAcquire("r", Duration.ofSeconds(30)))
+                .as("held by another client")
+                .isEmpty();
+        held.release();
+
+        server.stop();
+        try {
+            LockUnavailableException down = org.junit.jupiter.api.Assertions.assertThrows(
+                    LockUnavailableException.class,
+                    () -> other.tryAcquire("r", Duration.ofSeconds(30)),
+                    "tryAcquire with the database down");
+            assertThat(down.busy()).isFalse();
+            assertThat(down.lastAttempt())
+                    .singleElement()
+                    .extracting(ServerAnswer::kind)
+                    .isNotEqualTo(ServerAnswer.Kind.HELD_BY_OTHER);
+        } finally {
+            server.startAgain();
+        }
     }
 
     @Test

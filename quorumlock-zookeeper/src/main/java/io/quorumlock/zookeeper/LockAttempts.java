@@ -59,12 +59,7 @@ final class LockAttempts {
     enum Mode {
         /** {@code acquire}: waits for the holders ahead until the deadline. */
         WAIT,
-        /**
-         * {@code tryAcquire}: waits for no holder; a refusal for another reason than a holder is
-         * logged as a warning, since the caller gets no evidence.
-         */
-        TRY,
-        /** {@code acquire} with a {@code maxWait} of zero: waits for no holder; the refusal is thrown with its evidence. */
+        /** {@code tryAcquire}, or {@code acquire} with a {@code maxWait} of zero: waits for no holder. */
         ONCE
     }
 
@@ -87,8 +82,6 @@ final class LockAttempts {
         try {
             if (!connection.awaitConnected(deadline)) {
                 return refused(
-                        resource,
-                        mode,
                         ServerAnswer.Kind.UNREACHABLE,
                         "no connection to the ensemble"
                                 + (wait ? " within the wait" : " within the connection timeout"));
@@ -105,8 +98,6 @@ final class LockAttempts {
                     if (!connection.reportedConnected()) {
                         if (lock.ticker().nanos() - deadline >= 0) {
                             return refused(
-                                    resource,
-                                    mode,
                                     ServerAnswer.Kind.UNREACHABLE,
                                     "the connection to the ensemble is " + connection.lastState());
                         }
@@ -131,8 +122,6 @@ final class LockAttempts {
                         continue; // the create was sent again after a lost connection, behind this listing
                     }
                     return refused(
-                            resource,
-                            mode,
                             ServerAnswer.Kind.ERROR,
                             "the lock node " + ours + " vanished while waiting: the session ended");
                 }
@@ -143,7 +132,7 @@ final class LockAttempts {
                         return Attempt.granted(grant.lease());
                     }
                     if (grant.refusal() != null) {
-                        return refused(resource, mode, ServerAnswer.Kind.ERROR, grant.refusal());
+                        return refused(ServerAnswer.Kind.ERROR, grant.refusal());
                     }
                     continue;
                 }
@@ -170,14 +159,12 @@ final class LockAttempts {
             }
         } catch (NoAnswer e) {
             return refused(
-                    resource,
-                    mode,
                     ServerAnswer.Kind.TIMED_OUT,
                     "no answer from the ensemble to '" + e.getMessage() + "' within the "
                             + (wait ? "wait" : "connection timeout"));
         } catch (KeeperException e) {
             if (retryable(e.code())) {
-                return refused(resource, mode, ServerAnswer.Kind.ERROR, e.getMessage());
+                return refused(ServerAnswer.Kind.ERROR, e.getMessage());
             }
             throw new QuorumlockException(
                     "ZooKeeper refused to lock '" + resource + "' under " + lock.ensemble() + ": " + e.getMessage(), e);
@@ -434,13 +421,9 @@ final class LockAttempts {
         }
     }
 
-    /** A refusal that another attempt may overcome; in {@link Mode#TRY}, also a warning. */
-    private Attempt<FencedLease> refused(String resource, Mode mode, ServerAnswer.Kind vote, String detail) {
-        ServerAnswer answer = answer(vote, detail);
-        if (mode == Mode.TRY) {
-            log.warn("could not try to lock '{}': {}", resource, answer);
-        }
-        return Attempt.refused(answer, true);
+    /** A refusal that another attempt may overcome. */
+    private Attempt<FencedLease> refused(ServerAnswer.Kind vote, String detail) {
+        return Attempt.refused(answer(vote, detail), true);
     }
 
     /** Sends a request in the background; the future completes with Curator's answer. */

@@ -189,8 +189,9 @@ public final class ZooKeeperLock implements DistributedLock<FencedLease> {
      * @param ttl only checked to be positive: the lease lives as long as the session, and its
      *     {@link FencedLease#validity()} is the {@linkplain #sessionTimeout() session timeout}
      *     whatever the ttl
-     * @return the lease, or empty if the lock is held or queued for, or the ensemble could not be
-     *     reached within the connection timeout
+     * @return the lease, or empty if another client holds the lock or is queued for it
+     * @throws LockUnavailableException if the ensemble could not be reached within the connection
+     *     timeout or did not answer in time, with its answer as evidence
      * @throws IllegalArgumentException if the resource is not a valid node name or the TTL is not positive
      * @throws IllegalStateException if this lock was closed
      * @throws QuorumlockException if ZooKeeper refused the request for a reason other than the
@@ -203,7 +204,7 @@ public final class ZooKeeperLock implements DistributedLock<FencedLease> {
         long deadline = ticker.nanos() + connectionTimeout().toNanos();
         long end = deadline + AcquireLoop.overrun(connectionTimeout()).toNanos();
         return AcquireLoop.once(
-                resource, ticker, events, () -> attempts.attempt(resource, dir, deadline, end, LockAttempts.Mode.TRY));
+                resource, ticker, events, () -> attempts.attempt(resource, dir, deadline, end, LockAttempts.Mode.ONCE));
     }
 
     /**

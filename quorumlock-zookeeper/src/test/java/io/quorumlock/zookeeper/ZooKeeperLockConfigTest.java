@@ -144,7 +144,9 @@ class ZooKeeperLockConfigTest {
     void anUnreachableEnsembleIsReportedWithinTheWait() throws IOException {
         try (ZooKeeperLock lock = unreachable()) {
             long start = System.nanoTime();
-            assertThat(lock.tryAcquire("job", TTL)).isEmpty();
+            assertThatThrownBy(() -> lock.tryAcquire("job", TTL))
+                    .isInstanceOf(LockUnavailableException.class)
+                    .hasMessageContaining("no connection to the ensemble within the connection timeout");
             assertThatThrownBy(() -> lock.acquire("job", TTL, Duration.ofMillis(300)))
                     .isInstanceOfSatisfying(
                             LockUnavailableException.class,

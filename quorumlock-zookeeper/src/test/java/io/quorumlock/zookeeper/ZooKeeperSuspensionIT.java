@@ -75,6 +75,51 @@ class ZooKeeperSuspensionIT {
     }
 
     @Test
+    void tryAcquireIsEmptyWhenTheLockIsHeldAndThrowsWhenTheServerIsDown() throws Exception {
+        ZooKeeperLock a = newLock(Duration.ofSeconds(10));
+        ZooKeeperLock b = newLock(Duration.ofSeconds(4));
+        FencedLease held = a.acquire("down", TTL, WAIT);
+        assertThat(b.tryAcquire("down", TTL)).as("held by another client").isEmpty();
+        held.release();
+
+        server.stop();
+        io.quorumlock.LockUnavailableException down = org.junit.jupiter.api.Assertions.assertThrows(
+                io.quorumlock.LockUnavailableException.class,
+                () -> b.tryAcquire("down", TTL),
+                "tryAcquire with the server down");
+        assertThat(down.busy()).isFalse();
+        assertThat(down.lastAttempt())
+                .singleElement()
+                .extracting(io.quorumlock.ServerAnswer::kind)
+                .as("no connection, or a request sent before the client saw it break")
+                .isIn(io.quorumlock.ServerAnswer.Kind.UNREACHABLE, io.quorumlock.ServerAnswer.Kind.TIMED_OUT);
+        server.restart();
+    }
+
+    @Test
+    void asLockKeepsAHoldWhoseLeaseIsValidAgainAfterTheServerReturnsWithinTheSessionTimeout() throws Exception {
+        ZooKeeperLock a = newLock(Duration.ofSeconds(10));
+        io.quorumlock.DistributedReentrantLock<FencedLease> lock = a.asLock("doubted", TTL);
+        lock.lock();
+        FencedLease held = lock.lease().orElseThrow();
+
+        server.stop();
+        TestTime.await(Duration.ofSeconds(5), () -> !held.isValid(), "the lease to be suspended");
+        server.restart();
+        TestTime.await(Duration.ofSeconds(8), held::isValid, "the lease to be valid again after reconnection");
+
+        lock.lock(); // reentrant: the lease is held again, not lost
+        assertThat(lock.getHoldCount()).isEqualTo(2);
+        lock.unlock();
+        lock.unlock(); // releases the lease, without LeaseLostException
+        assertThat(held.lost()).isNotDone();
+        ZooKeeperLock b = newLock(Duration.ofSeconds(4));
+        try (FencedLease next = b.acquire("doubted", TTL, WAIT)) {
+            assertThat(next.fencingToken()).isGreaterThan(held.fencingToken());
+        }
+    }
+
+    @Test
     void withLockStopsTheWorkWhenTheConnectionIsSuspendedNotASessionTimeoutLater() throws Exception {
         Duration session = Duration.ofSeconds(10);
         ZooKeeperLock a = newLock(session);
