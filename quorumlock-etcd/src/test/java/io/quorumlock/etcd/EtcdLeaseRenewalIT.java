@@ -118,12 +118,13 @@ class EtcdLeaseRenewalIT {
 
     @Test
     void anExtensionThatCouldNotReachEtcdChangesNothing() {
-        Duration requestTimeout = TestTime.scaled(Duration.ofSeconds(1));
+        Duration requestTimeout = TestTime.scaled(Duration.ofSeconds(2));
         Duration ttl = Duration.ofSeconds(30);
         try (FaultProxies proxies = FaultProxies.inFrontOf(etcd.cluster());
                 EtcdLock lock = EtcdLock.builder()
                         .endpoints(proxies.uris())
                         .requestTimeout(requestTimeout)
+                        .connectTimeout(requestTimeout.dividedBy(2)) // fails as unreachable, not waiting
                         .build()) {
             FencedLease lease = lock.acquire("unreachable", ttl, Duration.ofSeconds(10));
             proxies.get(0).refuseConnections().reset(); // nothing reaches etcd
