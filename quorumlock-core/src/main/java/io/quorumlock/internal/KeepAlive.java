@@ -22,6 +22,9 @@ import org.slf4j.LoggerFactory;
  * doubt when a third is left with a renewal unanswered, and is lost when no round can end with the
  * loss notice left, or at its end. Notices are told once, on the notice threads, never on the
  * timer or a worker, and never while the lease's rounds are held.
+ *
+ * <p>A lease granted but not yet handed out (PENDING: an etcd lease while its lock is waited for)
+ * is kept alive as a held one; its doubt is then already told when it is handed out.
  */
 public final class KeepAlive {
 
@@ -136,11 +139,11 @@ public final class KeepAlive {
             started = true;
             this.ttlNanos = ttlNanos;
             startedNanos = core.nowNanos();
-            if (stopped || !core.state().held()) {
+            if (stopped || !kept()) {
                 stopped = true;
                 return;
             }
-            if (core.isValid()) {
+            if (renewable()) {
                 try {
                     next = timers.schedule(this::tick, 0);
                     return;
@@ -248,7 +251,7 @@ public final class KeepAlive {
         try {
             long sent = core.nowNanos();
             long endBefore = core.endNanos();
-            if (!core.state().held() || !core.isValid()) {
+            if (!renewable()) {
                 return null;
             }
             long cap = driver.endAfter(sent, ttl);
@@ -258,7 +261,7 @@ public final class KeepAlive {
                 result = driver.renew(ttl);
             } catch (RuntimeException | Error e) {
                 // An Error too: the work must never run on unwatched past its validity.
-                if (core.state().held()) {
+                if (kept()) {
                     log.error("renewal of the lease on '{}' failed", core.resource(), e);
                     core.events().extensionFailed(core.resource(), e);
                 }
@@ -267,7 +270,7 @@ public final class KeepAlive {
             long now = core.nowNanos();
             switch (result.renewal()) {
                 case RENEWED -> {
-                    if (!core.state().held() || core.endNanos() - now <= 0) {
+                    if (!kept() || core.endNanos() - now <= 0) {
                         result = Result.unknown("the renewal was answered after the lease's validity had run out");
                     } else {
                         long counted;
@@ -284,7 +287,7 @@ public final class KeepAlive {
                     }
                 }
                 case NOT_SENT -> {
-                    if (core.endNanos() != endBefore && core.state().held()) {
+                    if (core.endNanos() != endBefore && kept()) {
                         core.setEnd(endBefore, endBefore - now);
                     }
                 }
@@ -301,6 +304,17 @@ public final class KeepAlive {
     }
 
     // ---- kept alive --------------------------------------------------------------------------------
+
+    /** Whether the lease is granted and not over: held, or PENDING until it is handed out. */
+    private boolean kept() {
+        LeaseCore.State state = core.state();
+        return state.held() || state == LeaseCore.State.PENDING;
+    }
+
+    /** Whether a round may be sent: the lease is valid, or PENDING before its end. */
+    private boolean renewable() {
+        return core.isValid() || (core.state() == LeaseCore.State.PENDING && core.endNanos() - core.nowNanos() > 0);
+    }
 
     /** The TTL the times count with: the renewals', or a shorter one a round of unknown effect may have set. */
     private long counted() {
@@ -322,7 +336,7 @@ public final class KeepAlive {
             if (stopped) {
                 return;
             }
-            if (!core.state().held()) {
+            if (!kept()) {
                 stopped = true;
                 return;
             }

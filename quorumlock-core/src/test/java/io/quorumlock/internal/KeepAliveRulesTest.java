@@ -120,6 +120,37 @@ class KeepAliveRulesTest {
     }
 
     @Test
+    void aLeaseNotYetHandedOutIsKeptAliveUntilItIsAndAfter() {
+        long end = LeaseTimes.endAfter(ticker.nanos(), TTL);
+        LeaseCore core = new LeaseCore("r", ticker, LockEvents.of("test", listener), State.PENDING, end, TTL);
+        new KeepAlive(core, driver, timers, TTL, ROUND).start(TTL);
+
+        timers.advance(3 * TTL); // its lock waited for, longer than the TTL
+        assertThat(core.state()).isEqualTo(State.PENDING);
+        assertThat(driver.sentAt).hasSizeGreaterThanOrEqualTo(8);
+        assertThat(core.hold(core.endNanos(), ticker.nanos())).isTrue();
+
+        timers.advance(3 * TTL);
+        assertThat(core.isValid()).isTrue();
+        assertThat(core.inDoubt()).isNotDone();
+        assertThat(driver.sentAt).hasSizeGreaterThanOrEqualTo(17);
+    }
+
+    @Test
+    void aLeaseNotYetHandedOutWhoseHoldIsGoneIsLostWithoutTellingTheListener() {
+        long end = LeaseTimes.endAfter(ticker.nanos(), TTL);
+        LeaseCore core = new LeaseCore("r", ticker, LockEvents.of("test", listener), State.PENDING, end, TTL);
+        driver.answers.add(Result.gone("revoked"));
+        new KeepAlive(core, driver, timers, TTL, ROUND).start(TTL);
+
+        timers.advance(TTL);
+
+        assertThat(core.state()).isEqualTo(State.LOST);
+        assertThat(core.lost().join().getMessage()).contains("revoked");
+        assertThat(listener.names()).noneMatch(n -> n.startsWith("lost"));
+    }
+
+    @Test
     void aFailedExtensionThatSentNothingChangesNothing() {
         KeepAlive[] keepAlive = new KeepAlive[1];
         LeaseCore core = grantedAfter(0, keepAlive);

@@ -78,8 +78,22 @@ final class EtcdCalls {
         return call(request, what, true, deadline);
     }
 
+    /**
+     * Sends a request that may be repeated (a renewal) and waits up to the request timeout, or
+     * {@code deadline} if that comes first. It is sent again only when it failed at once (its member
+     * unreachable, its connection broken), never for want of an answer: a late answer still counts.
+     */
+    <T> T callAwaitingLateAnswers(Supplier<CompletableFuture<T>> request, String what, long deadline) {
+        return call(request, what, Long.MAX_VALUE, true, deadline);
+    }
+
     private <T> T call(Supplier<CompletableFuture<T>> request, String what, boolean repeatable, long deadline) {
         long perTryNanos = repeatable ? Math.min(requestTimeout.toNanos(), RESEND_AFTER.toNanos()) : Long.MAX_VALUE;
+        return call(request, what, perTryNanos, repeatable, deadline);
+    }
+
+    private <T> T call(
+            Supplier<CompletableFuture<T>> request, String what, long perTryNanos, boolean repeatable, long deadline) {
         long timeoutAt = ticker.nanos() + requestTimeout.toNanos();
         boolean byTheWait = deadline - timeoutAt < 0;
         long end = byTheWait ? deadline : timeoutAt;

@@ -1,20 +1,20 @@
 package io.quorumlock.etcd;
 
 import io.etcd.jetcd.ByteSequence;
-import io.etcd.jetcd.common.exception.ErrorCode;
-import io.etcd.jetcd.common.exception.EtcdException;
 import io.etcd.jetcd.lease.LeaseKeepAliveResponse;
 import io.quorumlock.FencedLease;
 import io.quorumlock.IllegalSettingException;
 import io.quorumlock.LeaseLostException;
+import io.quorumlock.ServerAnswer;
+import io.quorumlock.internal.KeepAlive;
 import io.quorumlock.internal.LeaseCore;
+import io.quorumlock.internal.LeaseTimes;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.Locale;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.RejectedExecutionException;
-import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.function.Supplier;
@@ -22,51 +22,45 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * One grant of an {@link EtcdLock}: an etcd lease kept alive by one keep-alive request every third
- * of its TTL, and the lock key tied to it.
+ * One grant of an {@link EtcdLock}: an etcd lease, and the lock key tied to it, kept alive by the
+ * lease engine ({@link KeepAlive}) from its grant on, while its lock is waited for and once it is
+ * handed out: one keep-alive request to etcd is one renewal, sent when two thirds of the TTL are
+ * left.
  *
- * <p>Time: the lease is known to live at least until its end on the lock's monotonic
- * clock. Every renewal is counted from when its request was sent, which is no later than when etcd
- * applied it: the grant, each keep-alive request and {@link #extend} give a lower bound (send time + TTL), however late their answer comes. Every bound also leaves an
- * allowance for the rate difference between etcd's clock and ours (1% of the TTL + 2 ms, as
- * Redlock does).
+ * <p>Time: the lease is known to live at least until its end on the lock's monotonic clock. The
+ * grant, each renewal and {@link #extend} are counted from when their request was sent, no later
+ * than when etcd applied it, however late the answer comes, less the drift allowance (1% of the
+ * TTL + 2 ms). etcd renews a lease with the TTL it was granted with, so a request whose answer was
+ * lost can only have lengthened the lease in etcd: the lease's end does not move for it.
  */
-final class EtcdLease implements FencedLease {
+final class EtcdLease implements FencedLease, KeepAlive.Driver {
 
     private static final Logger log = LoggerFactory.getLogger(EtcdLease.class);
-    /** How soon a keep-alive request that failed is sent again. */
+    /** How soon a revoke that failed is sent again. */
     private static final long RECOVERY_RETRY_MILLIS = 250;
+    /** What etcd says of a lease it no longer knows (jetcd turns a keep-alive answer with TTL 0 into it). */
+    private static final String NOT_FOUND = "requested lease not found";
 
     private final EtcdLock lock;
     /** PENDING while the lock is being waited for or checked, VALID once handed out; never SUSPENDED. */
     private final LeaseCore core;
 
+    private final KeepAlive keepAlive;
     private final String resource;
     private final long leaseId;
     private final long ttlSeconds;
     private final long ttlNanos;
-    private final long driftNanos;
     /**
      * Completes when the requests of a release or abandon are over: until then the lock follows the
      * lease, so that {@link EtcdLock#close()} waits for them before it closes its client.
      */
     private final CompletableFuture<Void> cleanedUp = new CompletableFuture<>();
-    /** Fires two thirds of the TTL after the last renewal. */
-    private ScheduledFuture<?> doubt;
+    /** The keep-alive request of the round under way, cancelled by a release. */
+    private volatile CompletableFuture<?> renewing;
 
     // Guarded by this.
     private ByteSequence key;
     private long token;
-    /** Sends a keep-alive request every third of the TTL. */
-    private ScheduledFuture<?> renewals;
-
-    private ScheduledFuture<?> deadline;
-    /** When a renewal's answer last came, by the keep-alive or {@link #extend}. */
-    private long lastRenewedNanos;
-    /** A keep-alive request failed: another one is sent shortly, without waiting for the next third. */
-    private boolean retryPending;
-
-    private LeaseLostException loss;
 
     EtcdLease(EtcdLock lock, String resource, long leaseId, long ttlSeconds, long grantSent, long granted) {
         this.lock = lock;
@@ -74,10 +68,10 @@ final class EtcdLease implements FencedLease {
         this.leaseId = leaseId;
         this.ttlSeconds = ttlSeconds;
         this.ttlNanos = TimeUnit.SECONDS.toNanos(ttlSeconds);
-        this.driftNanos = LeaseCore.driftNanos(ttlNanos);
-        long end = grantSent + ttlNanos - driftNanos;
+        long end = LeaseTimes.endAfter(grantSent, ttlNanos);
         this.core = new LeaseCore(resource, lock.ticker(), lock.events(), LeaseCore.State.PENDING, end, end - granted);
-        this.lastRenewedNanos = granted;
+        this.keepAlive = new KeepAlive(
+                core, this, lock.timers(), ttlNanos, lock.requestTimeout().toNanos());
     }
 
     @Override
@@ -96,9 +90,9 @@ final class EtcdLease implements FencedLease {
     }
 
     /**
-     * Completes when no renewal has come for two thirds of the lease's TTL (etcd may then expire
-     * the lease in the third that is left, and grant the lock to another client), or at the loss.
-     * The lease may still be renewed after that; work that must not outlive it ({@code withLock},
+     * Completes when a third of the lease's TTL is left with a renewal unanswered (etcd may then
+     * expire the lease in that third, and grant the lock to another client), or at the loss. The
+     * lease may still be renewed after that; work that must not outlive it ({@code withLock},
      * {@code quorumlock run}) stops here.
      */
     @Override
@@ -108,7 +102,7 @@ final class EtcdLease implements FencedLease {
 
     /**
      * How long the lease was known to live when it was handed out or last renewed: its TTL less the
-     * time the request took and the drift allowance.
+     * time since the request was sent and the drift allowance.
      */
     @Override
     public Duration validity() {
@@ -127,8 +121,8 @@ final class EtcdLease implements FencedLease {
 
     /**
      * Renews the etcd lease at once with one keep-alive request (the lease renews itself anyway
-     * every third of its TTL). etcd cannot change a lease's TTL: the lease is renewed for the
-     * TTL it was granted with, which must be at least {@code ttl}.
+     * when two thirds of its TTL are left). etcd cannot change a lease's TTL: the lease is renewed
+     * for the TTL it was granted with, which must be at least {@code ttl}.
      *
      * @return true if etcd renewed the lease; false if the lease is lost or etcd did not answer in
      *     time (the lease then keeps its earlier validity)
@@ -146,41 +140,17 @@ final class EtcdLease implements FencedLease {
                             + " ms: etcd cannot lengthen a lease's TTL (" + ttlSeconds
                             + " s); acquire the lock with a longer ttl");
         }
-        LeaseCore.State state = core.state();
-        if (state == LeaseCore.State.RELEASED) {
+        if (core.state() == LeaseCore.State.RELEASED) {
             throw new IllegalStateException("the lease on '" + resource + "' was released");
         }
-        if (state != LeaseCore.State.VALID) {
-            return false;
-        }
-        long sent = core.nowNanos();
-        LeaseKeepAliveResponse response;
-        try {
-            response =
-                    lock.calls().call(() -> lock.client().getLeaseClient().keepAliveOnce(leaseId), "renew the lease");
-        } catch (EtcdCalls.RequestFailed e) {
-            if (e.outcome.detail().contains("requested lease not found")) {
-                markLost("etcd no longer knows the lease (revoked or expired)", null);
-            }
-            log.debug("could not extend the lease on '{}': {}", resource, e.outcome);
-            lock.events().extended(resource, core.nowNanos() - sent, false);
-            return false;
-        }
-        long received = core.nowNanos();
-        boolean held;
-        synchronized (this) {
-            held = renewed(sent, response.getTTL(), received) && core.state() == LeaseCore.State.VALID;
-        }
-        lock.events().extended(resource, received - sent, held);
-        return held;
+        return core.state() == LeaseCore.State.VALID && keepAlive.extend(ttlNanos);
     }
 
     /**
      * Releases the lock: stops the keep-alive and revokes the etcd lease, which deletes the lock key
      * tied to it (the next waiter gets the lock at once), in one request bounded by the lock's
-     * request timeout. If a
-     * request fails, the lease runs out by itself within its TTL, since nobody keeps it alive any
-     * more. Idempotent.
+     * request timeout. If a request fails, the lease runs out by itself within its TTL, since nobody
+     * keeps it alive any more. Idempotent.
      */
     @Override
     public void release() {
@@ -197,21 +167,14 @@ final class EtcdLease implements FencedLease {
     }
 
     private void release(Long deadline) {
-        ByteSequence lockKey;
-        LeaseCore.State before;
-        synchronized (this) {
-            before = core.release();
-            lockKey = key;
-            if (before != LeaseCore.State.RELEASED) {
-                stopKeepingAlive();
-            }
-        }
+        LeaseCore.State before = core.release();
         if (before == LeaseCore.State.RELEASED) {
             if (deadline != null) {
                 awaitCleanUp(deadline); // by close(): another thread's requests may be under way
             }
             return;
         }
+        stopRenewals();
         try {
             // The revoke deletes the lock key with the lease (the key was checked to be tied to
             // it), and so lets the next waiter in.
@@ -222,8 +185,8 @@ final class EtcdLease implements FencedLease {
         log.debug(
                 "released '{}' (token {}, key {}, lease {})",
                 resource,
-                token,
-                lockKey == null ? null : lockKey.toString(StandardCharsets.UTF_8),
+                fencingToken(),
+                keyText(),
                 Long.toHexString(leaseId));
         core.released(before);
     }
@@ -244,32 +207,15 @@ final class EtcdLease implements FencedLease {
         return ttlSeconds;
     }
 
-    synchronized String lossMessage() {
-        return loss == null ? "(not lost)" : loss.getMessage();
+    /** Why the lease could not be handed out. */
+    String lossMessage() {
+        LeaseLostException loss = core.lost().getNow(null);
+        return loss != null ? loss.getMessage() : "its validity ran out (etcd lease " + Long.toHexString(leaseId) + ")";
     }
 
-    /**
-     * Starts renewing the lease with one keep-alive request every third of its TTL, and the timers
-     * that notice when the renewals stop.
-     */
-    synchronized void startKeepAlive() {
-        if (!live()) {
-            return;
-        }
-        if (deadline == null) {
-            scheduleDeadline();
-        }
-        if (doubt == null) {
-            scheduleDoubt();
-        }
-        if (renewals == null) {
-            long every = ttlNanos / 3;
-            try {
-                renewals = lock.scheduler().scheduleWithFixedDelay(this::renew, every, every, TimeUnit.NANOSECONDS);
-            } catch (RejectedExecutionException closing) {
-                renewals = null;
-            }
-        }
+    /** Keeps the lease alive from now on, renewing it at once if less than two thirds of its TTL are left. */
+    void startKeepAlive() {
+        keepAlive.start(ttlNanos);
     }
 
     /**
@@ -293,17 +239,79 @@ final class EtcdLease implements FencedLease {
      * nobody goes as soon as etcd is reached again, not only when the lease runs out.
      */
     void abandon(long end) {
-        synchronized (this) {
-            if (core.release() == LeaseCore.State.RELEASED) {
-                return;
-            }
-            stopKeepingAlive();
+        if (core.release() == LeaseCore.State.RELEASED) {
+            return;
         }
+        stopRenewals();
         try {
             revoke(end);
         } finally {
             cleanedUp();
         }
+    }
+
+    /**
+     * Ends the lease as lost because its lock is being closed: {@link #lost()} completes on the
+     * closing thread (so work under {@code withLock} is interrupted before the release lets another
+     * holder in), not on the lock's threads, which the close stops.
+     */
+    void loseOnClose() {
+        keepAlive.lose("the EtcdLock was closed while the lease was held", true);
+    }
+
+    // ---- its rounds, for the engine --------------------------------------------------------------
+
+    /**
+     * One keep-alive request, sent again only if it failed at once, answered within the request
+     * timeout and before the lease's end (past which the answer no longer matters).
+     */
+    @Override
+    public KeepAlive.Result renew(long ttlNanos) {
+        LeaseKeepAliveResponse answer;
+        try {
+            answer = lock.calls().callAwaitingLateAnswers(this::keepAliveOnce, "renew the lease", core.endNanos());
+        } catch (EtcdCalls.RequestFailed e) {
+            ServerAnswer outcome = e.outcome;
+            if (outcome.detail().contains(NOT_FOUND)) {
+                return KeepAlive.Result.gone("etcd no longer knows the lease (revoked or expired)");
+            }
+            log.debug("could not renew the lease on '{}': {}", resource, outcome);
+            // Told apart for the evidence only: whatever reached etcd renewed the lease to its own TTL.
+            return outcome.kind() == ServerAnswer.Kind.UNREACHABLE
+                    ? KeepAlive.Result.notSent(outcome.toString())
+                    : KeepAlive.Result.unknown(outcome.toString());
+        }
+        return answer.getTTL() > 0
+                ? KeepAlive.Result.RENEWED
+                : KeepAlive.Result.gone("etcd no longer knows the lease (revoked or expired)");
+    }
+
+    private CompletableFuture<LeaseKeepAliveResponse> keepAliveOnce() {
+        CompletableFuture<LeaseKeepAliveResponse> sent =
+                lock.client().getLeaseClient().keepAliveOnce(leaseId);
+        renewing = sent;
+        return sent;
+    }
+
+    @Override
+    public synchronized LeaseLostException evidence(String why) {
+        String held = core.state().held() ? ", token " + token : "";
+        return new LeaseLostException(resource, why + " (etcd lease " + Long.toHexString(leaseId) + held + ")", null);
+    }
+
+    // ---- clean-up ----------------------------------------------------------------------------------
+
+    /** Stops the renewals, cancelling the request of one under way, so that it ends at once. */
+    private void stopRenewals() {
+        CompletableFuture<?> request = renewing;
+        if (request != null) {
+            request.cancel(false);
+        }
+        keepAlive.stop();
+    }
+
+    private synchronized String keyText() {
+        return key == null ? null : key.toString(StandardCharsets.UTF_8);
     }
 
     private void revoke(long end) {
@@ -314,7 +322,7 @@ final class EtcdLease implements FencedLease {
         try {
             lock.calls().call(() -> lock.client().getLeaseClient().revoke(leaseId), "revoke the lease", end);
         } catch (EtcdCalls.RequestFailed e) {
-            if (!e.outcome.detail().contains("requested lease not found")) {
+            if (!e.outcome.detail().contains(NOT_FOUND)) {
                 log.debug(
                         "could not revoke lease {} of a failed attempt on '{}' yet ({}): revoking it in the"
                                 + " background",
@@ -358,7 +366,7 @@ final class EtcdLease implements FencedLease {
             return;
         }
         sent.orTimeout(lock.requestTimeout().toNanos(), TimeUnit.NANOSECONDS).whenComplete((revoked, error) -> {
-            if (error == null || String.valueOf(error.getMessage()).contains("requested lease not found")) {
+            if (error == null || String.valueOf(error.getMessage()).contains(NOT_FOUND)) {
                 log.debug("revoked lease {} of a failed attempt on '{}'", Long.toHexString(leaseId), resource);
                 return;
             }
@@ -368,7 +376,7 @@ final class EtcdLease implements FencedLease {
                 return;
             }
             try {
-                lock.scheduler().schedule(() -> revokeInBackground(until), pause, TimeUnit.NANOSECONDS);
+                lock.timers().schedule(() -> revokeInBackground(until), pause);
             } catch (RejectedExecutionException closing) {
                 log.debug(
                         "lease {} of '{}' runs out by itself: the lock was closed",
@@ -376,222 +384,6 @@ final class EtcdLease implements FencedLease {
                         resource);
             }
         });
-    }
-
-    // ---- keep-alive ------------------------------------------------------------------------------
-
-    /**
-     * Sends one keep-alive request, without blocking the lock's timer. Its renewal is counted from
-     * now, its send time: etcd cannot have applied it earlier, however late the answer comes.
-     * Requests are not waited for before the next is sent, so a slow answer delays no renewal.
-     */
-    private void renew() {
-        if (!live()) {
-            return;
-        }
-        long sent = core.nowNanos();
-        CompletableFuture<LeaseKeepAliveResponse> answer;
-        try {
-            // The client's balancer sends it to a member that answers.
-            answer = lock.client().getLeaseClient().keepAliveOnce(leaseId);
-        } catch (RuntimeException e) {
-            renewalFailed(e);
-            return;
-        }
-        // Handled on the thread that completes it: short, and never blocking.
-        answer.orTimeout(lock.requestTimeout().toNanos(), TimeUnit.NANOSECONDS)
-                .whenComplete((alive, failure) -> answered(sent, alive, failure));
-    }
-
-    private void answered(long sent, LeaseKeepAliveResponse alive, Throwable failure) {
-        if (failure instanceof java.util.concurrent.CompletionException wrapped && wrapped.getCause() != null) {
-            failure = wrapped.getCause();
-        }
-        // jetcd turns a keep-alive answer with TTL 0 into a NOT_FOUND error.
-        if ((failure instanceof EtcdException etcd && etcd.getErrorCode() == ErrorCode.NOT_FOUND)
-                || (failure == null && alive.getTTL() <= 0)) {
-            markLost("etcd no longer knows the lease (revoked or expired)", failure);
-            return;
-        }
-        if (failure != null) {
-            renewalFailed(failure);
-            return;
-        }
-        synchronized (this) {
-            renewed(sent, alive.getTTL(), core.nowNanos()); // counted from before the request
-        }
-    }
-
-    /**
-     * A keep-alive request failed (its member died, a network blip): the lease lives on in the
-     * cluster while a quorum does, so another request goes shortly. The deadline timer ends the
-     * lease if no renewal comes within its validity.
-     */
-    private void renewalFailed(Throwable failure) {
-        synchronized (this) {
-            if (!live() || retryPending) {
-                return;
-            }
-            retryPending = true;
-        }
-        log.debug("could not renew the lease on '{}': {}; trying again", resource, failure.toString());
-        try {
-            lock.scheduler().schedule(this::retry, RECOVERY_RETRY_MILLIS, TimeUnit.MILLISECONDS);
-        } catch (RejectedExecutionException closing) {
-            markLost("the keep-alive failed while the lock was closing", null);
-        }
-    }
-
-    private void retry() {
-        synchronized (this) {
-            retryPending = false;
-        }
-        renew();
-    }
-
-    /** Records a renewal known to have started no earlier than {@code renewedAt}; false if the lease is over. */
-    private boolean renewed(long renewedAt, long ttlSecondsNow, long received) {
-        long end = renewedAt + TimeUnit.SECONDS.toNanos(ttlSecondsNow) - driftNanos;
-        if (!core.extendTo(end, end - received)) {
-            return false;
-        }
-        lastRenewedNanos = received;
-        scheduleDoubt();
-        scheduleDeadline();
-        return true;
-    }
-
-    /** Whether the lease is PENDING or VALID: renewed, and its timers running. */
-    private boolean live() {
-        LeaseCore.State state = core.state();
-        return state == LeaseCore.State.PENDING || state == LeaseCore.State.VALID;
-    }
-
-    /** Marks the lease lost unless it is already over, when nothing can be trusted about it any more. */
-    private void markLost(String why, Throwable cause) {
-        markLost(why, cause, false);
-    }
-
-    /**
-     * Ends the lease as lost because its lock is being closed: {@link #lost()} completes on the
-     * closing thread (so work under {@code withLock} is interrupted before the release lets another
-     * holder in), not on the lock's timer, which the close stops.
-     */
-    void loseOnClose() {
-        markLost("the EtcdLock was closed while the lease was held", null, true);
-    }
-
-    private void markLost(String why, Throwable cause, boolean inline) {
-        Runnable[] tell = new Runnable[1];
-        synchronized (this) {
-            if (!live()) {
-                return;
-            }
-            boolean wasHeld = core.state() == LeaseCore.State.VALID;
-            LeaseLostException exception = new LeaseLostException(
-                    resource,
-                    why + " (etcd lease " + Long.toHexString(leaseId) + (wasHeld ? ", token " + token : "") + ")",
-                    cause);
-            if (!core.lose(exception, task -> tell[0] = task)) {
-                return;
-            }
-            loss = exception;
-            stopKeepingAlive();
-            if (wasHeld) {
-                log.warn("{}", exception.getMessage());
-            } else {
-                log.debug("{} while acquiring", exception.getMessage());
-            }
-        }
-        if (inline) {
-            tell[0].run();
-            return;
-        }
-        // Completed off jetcd's threads: whatever waits on lost() must not stall the client.
-        try {
-            lock.scheduler().execute(tell[0]);
-        } catch (RejectedExecutionException closing) {
-            tell[0].run();
-        }
-    }
-
-    /** (Re)arms the timer that puts the lease in doubt two thirds of its TTL after the last renewal. */
-    private void scheduleDoubt() {
-        if (doubt != null) {
-            doubt.cancel(false);
-        }
-        long delay = Math.max(0, lastRenewedNanos + doubtAfterNanos() - core.nowNanos());
-        try {
-            doubt = lock.scheduler().schedule(this::checkDoubt, delay, TimeUnit.NANOSECONDS);
-        } catch (RejectedExecutionException closing) {
-            doubt = null;
-        }
-    }
-
-    private long doubtAfterNanos() {
-        return doubtAfterNanos(ttlSeconds);
-    }
-
-    /** How long a lease of {@code ttlSeconds} may go without a renewal before it is in doubt: two thirds of it. */
-    static long doubtAfterNanos(long ttlSeconds) {
-        return TimeUnit.SECONDS.toNanos(ttlSeconds) * 2 / 3;
-    }
-
-    private void checkDoubt() {
-        long silent;
-        synchronized (this) {
-            silent = core.nowNanos() - lastRenewedNanos;
-            if (core.state() != LeaseCore.State.VALID || silent < doubtAfterNanos()) {
-                return;
-            }
-        }
-        core.doubt(new LeaseLostException(
-                resource,
-                "no keep-alive answer for " + silent / 1_000_000 + " ms, two thirds of the lease's TTL: etcd may"
-                        + " expire it in the third that is left (etcd lease " + Long.toHexString(leaseId) + ", token "
-                        + token + ")",
-                null));
-    }
-
-    /** (Re)arms the timer that marks the lease lost when its validity runs out without a renewal. */
-    private void scheduleDeadline() {
-        if (deadline != null) {
-            deadline.cancel(false);
-        }
-        long delay = Math.max(0, core.endNanos() - core.nowNanos());
-        try {
-            deadline = lock.scheduler().schedule(this::checkDeadline, delay, TimeUnit.NANOSECONDS);
-        } catch (RejectedExecutionException closing) {
-            deadline = null;
-        }
-    }
-
-    private void checkDeadline() {
-        synchronized (this) {
-            if (!live()) {
-                return;
-            }
-            if (core.endNanos() - core.nowNanos() > 0) {
-                scheduleDeadline(); // renewed meanwhile
-                return;
-            }
-        }
-        markLost("no keep-alive answer came within the lease's TTL: its validity ran out", null);
-    }
-
-    private void stopKeepingAlive() {
-        if (renewals != null) {
-            renewals.cancel(false);
-            renewals = null;
-        }
-        if (deadline != null) {
-            deadline.cancel(false);
-            deadline = null;
-        }
-        if (doubt != null) {
-            doubt.cancel(false);
-            doubt = null;
-        }
     }
 
     /**
@@ -610,7 +402,7 @@ final class EtcdLease implements FencedLease {
                 lock.calls().call(request, what, deadline);
             }
         } catch (EtcdCalls.RequestFailed e) {
-            if (e.outcome.detail().contains("requested lease not found")) {
+            if (e.outcome.detail().contains(NOT_FOUND)) {
                 log.debug("lease {} of '{}' was already gone", Long.toHexString(leaseId), resource);
             } else {
                 log.warn(

@@ -22,6 +22,7 @@ import io.quorumlock.internal.LockEvents;
 import io.quorumlock.internal.Secrets;
 import io.quorumlock.internal.Settings;
 import io.quorumlock.internal.Ticker;
+import io.quorumlock.internal.Timers;
 import java.net.URI;
 import java.net.URISyntaxException;
 import java.nio.charset.StandardCharsets;
@@ -35,8 +36,6 @@ import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
-import java.util.concurrent.ScheduledExecutorService;
-import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -60,14 +59,16 @@ import org.slf4j.LoggerFactory;
  * etcd no longer knows cannot put the key at all. The lease's validity counts from the send of
  * the grant, and from each renewal's send after that.
  *
- * <p>The lease is renewed by one keep-alive request every third of its TTL, each counted from
+ * <p>The lease is renewed by one keep-alive request when two thirds of its TTL are left (every
+ * third of the TTL while etcd answers, at once if the grant's answer came late), each counted from
  * when it was sent (no later than when etcd applied it), so that a lease never believes it has
- * more time left than etcd gives it, however late the answers come. A lease is lost when etcd says
- * so (the lease was revoked or expired), or when no renewal was answered within its validity. The
- * loss is reported as it happens: {@link FencedLease#lost()} completes, {@link
- * FencedLease#isValid()} turns false, and {@link #withLock} interrupts its work. A lost lease is
- * never trusted again; acquire a new one. Hand the token to the storage with every write, so a
- * holder that was paused past its lease is refused there.
+ * more time left than etcd gives it, however late the answers come. It is in doubt once a third
+ * of its TTL is left with a renewal unanswered. A lease is lost when etcd says so (the lease was
+ * revoked or expired), when no renewal can be answered in time any more, or when none was
+ * answered within its validity. The loss is reported as it happens: {@link FencedLease#lost()}
+ * completes, {@link FencedLease#isValid()} turns false, and {@link #withLock} interrupts its
+ * work. A lost lease is never trusted again; acquire a new one. Hand the token to the storage with
+ * every write, so a holder that was paused past its lease is refused there.
  *
  * <pre>{@code
  * try (EtcdLock lock = EtcdLock.builder()
@@ -90,6 +91,8 @@ public final class EtcdLock implements DistributedLock<FencedLease> {
     static final long MAX_TTL_SECONDS = 9_000_000_000L;
 
     private static final AtomicInteger instances = new AtomicInteger();
+    /** At most this many renewals wait on etcd at once. */
+    private static final int RENEWAL_WORKERS = 4;
 
     private final Client client;
     private final boolean ownsClient;
@@ -102,7 +105,9 @@ public final class EtcdLock implements DistributedLock<FencedLease> {
     /** How long past its wait an attempt may end: see {@link AcquireLoop#overrun}. */
     private final long overrunNanos;
 
-    private final ScheduledExecutorService scheduler;
+    /** The threads of the leases' renewals and notices. */
+    private final Timers timers;
+
     private final Set<EtcdLease> leases = ConcurrentHashMap.newKeySet();
     /** The requests of acquires in flight, cancelled on close: a closed client may never answer them. */
     private final Set<CompletableFuture<?>> requests = ConcurrentHashMap.newKeySet();
@@ -128,14 +133,7 @@ public final class EtcdLock implements DistributedLock<FencedLease> {
                 tryAcquireWait.toNanos(),
                 ByteSequence.from(builder.holder, StandardCharsets.UTF_8));
         this.overrunNanos = AcquireLoop.overrun(builder.requestTimeout).toNanos();
-        int instance = instances.incrementAndGet();
-        ScheduledThreadPoolExecutor executor = new ScheduledThreadPoolExecutor(1, task -> {
-            Thread thread = new Thread(task, "quorumlock-etcd-" + instance);
-            thread.setDaemon(true);
-            return thread;
-        });
-        executor.setRemoveOnCancelPolicy(true);
-        this.scheduler = executor;
+        this.timers = Timers.threads("etcd-" + instances.incrementAndGet(), RENEWAL_WORKERS);
     }
 
     /** Starts the configuration of a lock. */
@@ -235,12 +233,12 @@ public final class EtcdLock implements DistributedLock<FencedLease> {
 
     /**
      * A third of the lease's TTL (in whole seconds): a lease is {@linkplain FencedLease#inDoubt() in
-     * doubt} once no renewal came for two thirds of it, and etcd expires it at its end.
+     * doubt} once a third of its TTL is left with a renewal unanswered, and etcd expires it at its
+     * end.
      */
     @Override
     public Duration lossNotice(Duration ttl) {
-        long seconds = ttlSeconds(ttl);
-        return Duration.ofSeconds(seconds).minusNanos(EtcdLease.doubtAfterNanos(seconds));
+        return Duration.ofSeconds(ttlSeconds(ttl)).dividedBy(3);
     }
 
     /**
@@ -304,7 +302,7 @@ public final class EtcdLock implements DistributedLock<FencedLease> {
      * release etcd did not answer by then runs out within its TTL, no longer kept alive; releases
      * already under way in other threads are waited for as long, so the client is not closed under
      * them), ends the acquires still waiting with an {@link IllegalStateException} (their leases
-     * revoked with the others, so they leave no key), stops its timer thread and, if the lock built
+     * revoked with the others, so they leave no key), stops its threads and, if the lock built
      * its own client, closes it. Idempotent.
      */
     @Override
@@ -323,7 +321,7 @@ public final class EtcdLock implements DistributedLock<FencedLease> {
         for (CompletableFuture<?> request : List.copyOf(requests)) {
             request.cancel(false); // ends the acquires waiting for them
         }
-        scheduler.shutdownNow();
+        timers.close();
         if (ownsClient) {
             client.close();
         }
@@ -348,8 +346,8 @@ public final class EtcdLock implements DistributedLock<FencedLease> {
         return events;
     }
 
-    ScheduledExecutorService scheduler() {
-        return scheduler;
+    Timers timers() {
+        return timers;
     }
 
     Duration requestTimeout() {
@@ -449,11 +447,11 @@ public final class EtcdLock implements DistributedLock<FencedLease> {
         }
 
         /**
-         * The listener told of every grant, refusal, explicit extension ({@link FencedLease#extend}),
-         * loss and release of this lock, as backend {@code "etcd"} (the renewals of the keep-alive
-         * are not told): for metrics ({@code QuorumlockMetrics} of quorumlock-micrometer)
-         * or logs. One that throws is logged once and does not break the lock. The default is
-         * {@link LockListener#NONE}, which costs nothing.
+         * The listener told of every grant, refusal, extension (each renewal of the keep-alive, and
+         * {@link FencedLease#extend}), loss and release of this lock, as backend {@code "etcd"}: for
+         * metrics ({@code QuorumlockMetrics} of quorumlock-micrometer) or logs. One that throws is
+         * logged once and does not break the lock. The default is {@link LockListener#NONE}, which
+         * costs nothing.
          */
         public Builder listener(LockListener listener) {
             this.listener = listener;
