@@ -203,8 +203,7 @@ final class ZooKeeperLease implements FencedLease, KeepAlive.Driver {
         }
         long current = lock.currentSessionId();
         if (current != sessionId) {
-            lose(sessionChanged(current)
-                    + " while the connection was down: the old session's lock node is deleted by the" + " ensemble");
+            lose(sessionChanged(current, " while the connection was down"));
             return;
         }
         long sent = core.nowNanos();
@@ -276,8 +275,7 @@ final class ZooKeeperLease implements FencedLease, KeepAlive.Driver {
         }
         long current = handle.getSessionId();
         if (current != sessionId) {
-            return KeepAlive.Result.gone(
-                    sessionChanged(current) + ": the old session's lock node is deleted by the ensemble");
+            return KeepAlive.Result.gone(sessionChanged(current, ""));
         }
         ZooKeeper.States state = handle.getState();
         if (!state.isConnected()) {
@@ -341,8 +339,10 @@ final class ZooKeeperLease implements FencedLease, KeepAlive.Driver {
                 + hex(stat.getCzxid()) + "), not to this lease's";
     }
 
-    private String sessionChanged(long current) {
-        return "the ZooKeeper session changed from " + hex(sessionId) + " to " + hex(current);
+    /** Why a lease whose session became {@code current} is gone; {@code when} says when that was seen. */
+    private String sessionChanged(long current, String when) {
+        return "the ZooKeeper session changed from " + hex(sessionId) + " to " + hex(current) + when
+                + ": the old session's lock node is deleted by the ensemble";
     }
 
     LeaseCore.State state() {
