@@ -52,10 +52,9 @@ final class ConnectionWatch implements ConnectionStateListener {
             case SUSPENDED, READ_ONLY -> leases.forEach(l -> l.suspend("the connection to the ensemble is " + state));
             case CONNECTED, RECONNECTED -> leases.forEach(ZooKeeperLease::recheck);
             case LOST ->
-                leases.forEach(l -> l.lose(
-                        "the ZooKeeper session ended (Curator reported LOST: the ensemble expired the session,"
-                                + " or no server answered within the session timeout)",
-                        null));
+                leases.forEach(l ->
+                        l.lose("the ZooKeeper session ended (Curator reported LOST: the ensemble expired the session,"
+                                + " or no server answered within the session timeout)"));
         }
         wakeWaiters();
     }

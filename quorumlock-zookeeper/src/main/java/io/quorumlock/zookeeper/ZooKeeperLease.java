@@ -2,11 +2,15 @@ package io.quorumlock.zookeeper;
 
 import io.quorumlock.FencedLease;
 import io.quorumlock.LeaseLostException;
+import io.quorumlock.internal.KeepAlive;
 import io.quorumlock.internal.LeaseCore;
+import io.quorumlock.internal.LeaseTimes;
 import java.time.Duration;
 import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import org.apache.curator.framework.api.CuratorEvent;
 import org.apache.curator.utils.ZKPaths;
 import org.apache.zookeeper.KeeperException;
@@ -22,16 +26,19 @@ import org.slf4j.LoggerFactory;
  * as the session that created it.
  *
  * <p>States: VALID; SUSPENDED while the connection is down or until ownership is re-checked after
- * it came back; LOST once the session (or the node) is known to be gone; RELEASED. LOST and
- * RELEASED are final, and only the first of them happens: a released lease never reports a loss.
+ * it came back; LOST once the session (or the node) is known to be gone, or no heartbeat was
+ * answered in time; RELEASED. LOST and RELEASED are final, and only the first of them happens: a
+ * released lease never reports a loss.
  *
  * <p>The lease's end counts from what the ensemble has answered: the send time of the latest
  * request on this session that it answered (the listing of the queue at the grant, the re-check
- * after a reconnection, and the lease's own {@code exists} on its node every third of the session
- * timeout while valid), plus the session timeout, less the drift allowance. The ensemble heard
- * from the session no earlier than that send, so it cannot expire the session before the end.
+ * after a reconnection, and the lease's heartbeats), plus the session timeout, less the drift
+ * allowance. The ensemble heard from the session no earlier than that send, so it cannot expire
+ * the session before the end. The heartbeat is an {@code exists} on the lease's node, sent on the
+ * session by the lease engine ({@link KeepAlive}) when two thirds of the session timeout are left
+ * of the lease; the engine also tells the doubt and loses the lease at its deadline.
  */
-final class ZooKeeperLease implements FencedLease {
+final class ZooKeeperLease implements FencedLease, KeepAlive.Driver {
 
     private static final Logger log = LoggerFactory.getLogger(ZooKeeperLease.class);
 
@@ -42,19 +49,11 @@ final class ZooKeeperLease implements FencedLease {
     private final long sessionId;
     /** The session timeout, the lease's length. */
     private final Duration validity;
-    /** The clock drift allowance taken off the end: 1% of the session timeout + 2 ms. */
-    private final long driftNanos;
+    /** The longest a heartbeat waits for its answer. */
+    private final long roundNanos;
 
     private final NodeWatch watch;
-
-    /** The lease's own requests that keep its end moving; null before and after them. */
-    private ScheduledFuture<?> heartbeats;
-
-    private boolean heartbeatsStopped;
-    /** Whether one of the lease's own requests awaits its answer, and since when (the lock's ticker). */
-    private boolean heartbeatPending;
-
-    private long heartbeatSentNanos;
+    private final KeepAlive keepAlive;
 
     ZooKeeperLease(
             ZooKeeperLock lock,
@@ -70,15 +69,16 @@ final class ZooKeeperLease implements FencedLease {
         this.token = token;
         this.sessionId = sessionId;
         this.validity = validity;
-        this.driftNanos = LeaseCore.driftNanos(validity.toNanos());
+        this.roundNanos = ZooKeeperLock.heartbeatWaitNanos(validity);
         this.core = new LeaseCore(
                 resource,
                 lock.ticker(),
                 lock.events(),
                 LeaseCore.State.VALID,
-                answeredSentNanos + validity.toNanos() - driftNanos,
+                LeaseTimes.endAfter(answeredSentNanos, validity.toNanos()),
                 validity.toNanos());
         this.watch = watch;
+        this.keepAlive = new KeepAlive(core, this, lock.timers(), validity.toNanos(), roundNanos);
     }
 
     @Override
@@ -100,9 +100,10 @@ final class ZooKeeperLease implements FencedLease {
      * The countdown to the lease's end: the send time of the latest request on this session that
      * the ensemble answered, plus the {@linkplain #validity() session timeout}, less the drift
      * allowance (1% + 2 ms), never later than the ensemble may expire the session. While the
-     * session is connected, the lease's own request every third of the session timeout moves the
-     * end along, so it stays between about two thirds and all of the session timeout ahead.
-     * {@link Duration#ZERO} once it ran out, and while the lease is suspended, lost or released.
+     * session is connected, the lease's heartbeat, sent when two thirds of the session timeout are
+     * left, moves the end along, so it stays between about two thirds and all of the session
+     * timeout ahead. {@link Duration#ZERO} once it ran out, and while the lease is suspended, lost
+     * or released.
      */
     @Override
     public Duration remaining() {
@@ -140,9 +141,10 @@ final class ZooKeeperLease implements FencedLease {
     /**
      * Completes at the first suspension (Curator's SUSPENDED: no answer from the ensemble for about
      * two thirds of the session timeout, so it may expire the session in the third that is left,
-     * and another client then holds the lock) or at the loss, whichever comes first. The lease
-     * itself may still become valid again after a suspension; work that must not outlive it
-     * ({@code withLock}, {@code quorumlock run}) stops here.
+     * and another client then holds the lock), when a third of the session timeout is left without
+     * an answered heartbeat, or at the loss, whichever comes first. The lease itself may still
+     * become valid again after a suspension; work that must not outlive it ({@code withLock},
+     * {@code quorumlock run}) stops here.
      */
     @Override
     public CompletableFuture<LeaseLostException> inDoubt() {
@@ -155,6 +157,7 @@ final class ZooKeeperLease implements FencedLease {
         if (before == LeaseCore.State.RELEASED) {
             return;
         }
+        keepAlive.stop();
         lock.forget(this);
         log.debug("releasing '{}' (token {}, was {})", core.resource(), hex(token), before);
         lock.deleteLockNode(node, before == LeaseCore.State.VALID);
@@ -165,6 +168,16 @@ final class ZooKeeperLease implements FencedLease {
     void discard() {
         core.release();
         lock.forget(this);
+    }
+
+    /** Starts the heartbeats. */
+    void startHeartbeats() {
+        keepAlive.start(validity.toNanos());
+    }
+
+    /** Ends the lease as lost because its lock is being closed, telling it on the closing thread. */
+    void loseOnClose() {
+        keepAlive.lose("the ZooKeeperLock was closed while the lease was held", true);
     }
 
     // ---- driven by the lock's connection listener and the node watch ------------------------------
@@ -190,10 +203,7 @@ final class ZooKeeperLease implements FencedLease {
         }
         long current = lock.currentSessionId();
         if (current != sessionId) {
-            lose(
-                    "the ZooKeeper session changed from " + hex(sessionId) + " to " + hex(current)
-                            + " while the connection was down: the old session's lock node is deleted by the ensemble",
-                    null);
+            lose(sessionChanged(current, " while the connection was down"));
             return;
         }
         long sent = core.nowNanos();
@@ -215,22 +225,19 @@ final class ZooKeeperLease implements FencedLease {
         KeeperException.Code code = KeeperException.Code.get(event.getResultCode());
         Stat stat = event.getStat();
         if (code == KeeperException.Code.NONODE) {
-            lose("the lock node was gone when the connection came back", null);
+            lose("the lock node was gone when the connection came back");
         } else if (code != KeeperException.Code.OK || stat == null) {
             log.info(
                     "could not re-check '{}' after reconnection ({}); it stays suspended until the next reconnection",
                     core.resource(),
                     code);
-        } else if (stat.getEphemeralOwner() != sessionId || stat.getCzxid() != token) {
-            lose(
-                    "the lock node now belongs to session " + hex(stat.getEphemeralOwner()) + " (czxid "
-                            + hex(stat.getCzxid()) + "), not to this lease's",
-                    null);
+        } else if (!ours(stat)) {
+            lose(notOurs(stat));
         } else if (lock.currentSessionId() != sessionId) {
             log.info("re-checked '{}' on another session than the lease's; it stays suspended", core.resource());
         } else {
             long suspendedMillis = core.suspendedMillis();
-            if (core.resume(seen, endAfter(sent))) {
+            if (core.resume(seen, LeaseTimes.endAfter(sent, validity.toNanos()))) {
                 log.info(
                         "lease on '{}' (token {}) valid again after {} ms: the lock node is still this session's",
                         core.resource(),
@@ -240,111 +247,102 @@ final class ZooKeeperLease implements FencedLease {
         }
     }
 
-    /** The end a request sent at {@code sentNanos} and answered gives: the session cannot expire before. */
-    private long endAfter(long sentNanos) {
-        return sentNanos + validity.toNanos() - driftNanos;
+    /**
+     * Loses the lease with the evidence {@code why}, unless it was already lost or released; the
+     * notice is told on the lock's notice threads.
+     *
+     * @return true if this call lost it
+     */
+    boolean lose(String why) {
+        return keepAlive.lose(why, false);
     }
 
-    /** Starts the lease's own request every third of the session timeout, on the lock's scheduler. */
-    void startHeartbeats() {
-        long period = Math.max(1, validity.toNanos() / 3);
-        synchronized (this) {
-            if (heartbeatsStopped || heartbeats != null || !core.state().held()) {
-                return;
-            }
-            heartbeats = lock.every(period, this::heartbeat);
-        }
-    }
-
-    /** Stops the lease's own requests: it was released, discarded or lost. */
-    void stopHeartbeats() {
-        ScheduledFuture<?> scheduled;
-        synchronized (this) {
-            heartbeatsStopped = true;
-            scheduled = heartbeats;
-            heartbeats = null;
-        }
-        if (scheduled != null) {
-            scheduled.cancel(false);
-        }
-    }
+    // ---- its heartbeats, for the engine ------------------------------------------------------------
 
     /**
-     * Sends the lease's own cheap request, {@code exists} on its lock node, asynchronously on the
+     * One heartbeat: the lease's cheap request, {@code exists} on its lock node, sent on the
      * session's ZooKeeper handle (not through Curator's background retries, which could resend it
-     * on a later session); its answer moves the end. One at a time: another is sent only once the
-     * last was answered, or went a session timeout without an answer.
+     * on a later session), waited for up to the round's bound. Nothing is sent while the handle is
+     * not connected.
      */
-    private void heartbeat() {
+    @Override
+    public KeepAlive.Result renew(long ttlNanos) {
         ZooKeeper handle;
         try {
             handle = lock.client().getZookeeperClient().getZooKeeper();
         } catch (Exception e) {
-            log.debug("could not confirm the session of '{}' now: {}", core.resource(), e.toString());
-            return;
+            return KeepAlive.Result.notSent("no handle on the session: " + e);
         }
-        if (handle.getSessionId() != sessionId) {
-            return; // the connection listener settles a changed session
+        long current = handle.getSessionId();
+        if (current != sessionId) {
+            return KeepAlive.Result.gone(sessionChanged(current, ""));
         }
-        long sent = core.nowNanos();
-        synchronized (this) {
-            if (core.state() != LeaseCore.State.VALID
-                    || (heartbeatPending && sent - heartbeatSentNanos < validity.toNanos())) {
-                return;
-            }
-            heartbeatPending = true;
-            heartbeatSentNanos = sent;
+        ZooKeeper.States state = handle.getState();
+        if (!state.isConnected()) {
+            return KeepAlive.Result.notSent("the session's connection is " + state);
         }
+        CompletableFuture<KeepAlive.Result> answer = new CompletableFuture<>();
         try {
             String path = ZKPaths.fixForNamespace(lock.client().getNamespace(), node);
-            handle.exists(path, false, (rc, p, context, stat) -> heartbeatAnswered(sent, rc, stat), null);
+            handle.exists(path, false, (rc, p, context, stat) -> answer.complete(answered(rc, stat)), null);
         } catch (RuntimeException e) {
-            synchronized (this) {
-                heartbeatPending = false;
-            }
-            log.debug("could not confirm the session of '{}' now: {}", core.resource(), e.toString());
+            return KeepAlive.Result.notSent("the heartbeat could not be sent: " + e);
+        }
+        try {
+            return answer.get(roundNanos, TimeUnit.NANOSECONDS);
+        } catch (TimeoutException e) {
+            return KeepAlive.Result.unknown("no answer to the heartbeat within " + roundNanos / 1_000_000 + " ms");
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return KeepAlive.Result.unknown("interrupted while waiting for the heartbeat's answer");
+        } catch (ExecutionException e) {
+            return KeepAlive.Result.unknown("the heartbeat failed: " + e.getCause());
         }
     }
 
-    /** The answer to the lease's own request, on the handle of the lease's session. */
-    private void heartbeatAnswered(long sent, int rc, Stat stat) {
-        synchronized (this) {
-            if (heartbeatSentNanos == sent) {
-                heartbeatPending = false;
-            }
-        }
+    /** What the answer to a heartbeat says of the lease. */
+    private KeepAlive.Result answered(int rc, Stat stat) {
         KeeperException.Code code = KeeperException.Code.get(rc);
         if (code == KeeperException.Code.NONODE) {
-            lose("the lock node was gone while the session was alive", null);
+            return KeepAlive.Result.gone("the lock node was gone while the session was alive");
+        } else if (code == KeeperException.Code.SESSIONEXPIRED) {
+            return KeepAlive.Result.gone("the ensemble expired session " + hex(sessionId));
         } else if (code != KeeperException.Code.OK || stat == null) {
-            log.debug("could not confirm the session of '{}' ({}); its end does not move", core.resource(), code);
-        } else if (stat.getEphemeralOwner() != sessionId || stat.getCzxid() != token) {
-            lose(
-                    "the lock node now belongs to session " + hex(stat.getEphemeralOwner()) + " (czxid "
-                            + hex(stat.getCzxid()) + "), not to this lease's",
-                    null);
-        } else {
-            core.extendTo(endAfter(sent), validity.toNanos());
+            return KeepAlive.Result.unknown("the heartbeat was answered " + code);
+        } else if (!ours(stat)) {
+            return KeepAlive.Result.gone(notOurs(stat));
         }
+        return KeepAlive.Result.RENEWED;
     }
 
-    /**
-     * Marks the lease lost and completes {@link #lost()}, unless it was already lost or released.
-     *
-     * @return true if this call lost it
-     */
-    boolean lose(String why, Throwable cause) {
+    @Override
+    public LeaseLostException evidence(String why) {
         long suspendedMillis = core.suspendedMillis();
         String message = why
                 + (suspendedMillis >= 0 ? " (disconnected for " + suspendedMillis + " ms)" : "")
                 + "; lock node " + node + ", session " + hex(sessionId) + ", fencing token " + hex(token)
                 + ": another client may hold the lock now, and storage that has seen a newer token refuses this one";
-        LeaseLostException exception = new LeaseLostException(core.resource(), message, cause);
-        return core.lose(exception, tell -> {
-            lock.forget(this);
-            log.warn("{}", exception.getMessage());
-            tell.run();
-        });
+        return new LeaseLostException(core.resource(), message, null);
+    }
+
+    @Override
+    public void onLost() {
+        lock.lost(this);
+    }
+
+    private boolean ours(Stat stat) {
+        return stat.getEphemeralOwner() == sessionId && stat.getCzxid() == token;
+    }
+
+    private String notOurs(Stat stat) {
+        return "the lock node now belongs to session " + hex(stat.getEphemeralOwner()) + " (czxid "
+                + hex(stat.getCzxid()) + "), not to this lease's";
+    }
+
+    /** Why a lease whose session became {@code current} is gone; {@code when} says when that was seen. */
+    private String sessionChanged(long current, String when) {
+        return "the ZooKeeper session changed from " + hex(sessionId) + " to " + hex(current) + when
+                + ": the old session's lock node is deleted by the ensemble";
     }
 
     LeaseCore.State state() {
@@ -383,7 +381,7 @@ final class ZooKeeperLease implements FencedLease {
                     .usingWatcher(watch)
                     .inBackground((client, event) -> {
                         if (KeeperException.Code.get(event.getResultCode()) == KeeperException.Code.NONODE) {
-                            lose("the lock node was deleted while the session was alive", null);
+                            lose("the lock node was deleted while the session was alive");
                         }
                     })
                     .forPath(node);
@@ -431,7 +429,7 @@ final class ZooKeeperLease implements FencedLease {
                 return;
             }
             if (type == Event.EventType.NodeDeleted) {
-                target.lose("the lock node was deleted while the session was alive", null);
+                target.lose("the lock node was deleted while the session was alive");
             } else {
                 target.checkNode();
             }

@@ -18,16 +18,14 @@ import io.quorumlock.internal.LockEvents;
 import io.quorumlock.internal.Secrets;
 import io.quorumlock.internal.Settings;
 import io.quorumlock.internal.Ticker;
+import io.quorumlock.internal.Timers;
 import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.Objects;
 import java.util.Optional;
-import java.util.concurrent.RejectedExecutionException;
-import java.util.concurrent.ScheduledFuture;
-import java.util.concurrent.ScheduledThreadPoolExecutor;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.CuratorFrameworkFactory;
 import org.apache.curator.framework.imps.CuratorFrameworkState;
@@ -58,12 +56,14 @@ import org.slf4j.LoggerFactory;
  * bounded by the ensemble; a lock whose leases should last about {@code ttl} after a crash is built
  * with {@code sessionTimeout(ttl)}, and checks {@link #sessionTimeout()}. Liveness comes from
  * the session: when the connection drops (Curator's SUSPENDED), {@link FencedLease#isValid()}
- * turns false at once; when it comes back within the session timeout and the node is still this
- * session's, the lease is valid again. When the session is lost (Curator's LOST: the ensemble
- * expired it, or no server answered for the session timeout), {@link FencedLease#lost()}
- * completes with the evidence, and the ensemble frees the lock for the next contender. So after a
- * partition the old holder learns its loss within the session timeout, but a process pause can
- * still let it write late: hand the fencing token to the storage with every write.
+ * turns false at once; when it comes back and the node is still this session's, the lease is valid
+ * again. When the session is lost (Curator's LOST: the ensemble expired it, or no server answered
+ * for the session timeout), or the lease's heartbeats could not keep it (it stayed suspended, or
+ * unanswered, until no heartbeat could be answered with a tenth of the session timeout left of it),
+ * {@link FencedLease#lost()} completes with the evidence, and the lock goes to the next contender
+ * once the node is gone: with the session, or deleted by the lease when its session lives on. So
+ * after a partition the old holder learns its loss within the session timeout, but a process pause
+ * can still let it write late: hand the fencing token to the storage with every write.
  *
  * <p>What the {@link FencedLease} methods mean here: {@link FencedLease#validity()} is the session
  * timeout negotiated with the ensemble, the lease's length as a TTL would be (the ensemble keeps the
@@ -71,11 +71,11 @@ import org.slf4j.LoggerFactory;
  * countdown to the lease's end, which is the send time of the latest request on the session that
  * the ensemble answered, plus the session timeout, less a drift allowance of 1% + 2 ms: never later
  * than the ensemble may expire the session. While connected, each lease sends its own {@code exists}
- * on its node every third of the session timeout, which moves its end along; it is zero while the
- * lease is not valid; {@link FencedLease#extend(Duration)}
- * has nothing to extend and returns {@code isValid()}; {@link FencedLease#release()} deletes the
- * node (waiting for the delete when connected, else leaving it to Curator's guaranteed delete in
- * the background) and never throws, also after a loss.
+ * on its node, a heartbeat, when two thirds of the session timeout are left of it (at once if it
+ * was granted later than that), which moves its end along; it is zero while the lease is not
+ * valid; {@link FencedLease#extend(Duration)} has nothing to extend and returns {@code isValid()};
+ * {@link FencedLease#release()} deletes the node (waiting for the delete when connected, else
+ * leaving it to Curator's guaranteed delete in the background) and never throws, also after a loss.
  *
  * <pre>{@code
  * try (ZooKeeperLock zk = ZooKeeperLock.builder().connectString("zk1:2181,zk2:2181,zk3:2181").build()) {
@@ -97,6 +97,10 @@ public final class ZooKeeperLock implements DistributedLock<FencedLease> {
 
     private static final Duration DEFAULT_SESSION_TIMEOUT = Duration.ofSeconds(10);
     private static final Duration DEFAULT_CONNECTION_TIMEOUT = Duration.ofSeconds(5);
+    /** The lock's workers for the leases' heartbeats, which wait for the ensemble's answers. */
+    private static final int HEARTBEAT_WORKERS = 4;
+
+    private static final AtomicInteger instances = new AtomicInteger();
 
     private final CuratorFramework client;
     private final boolean ownsClient;
@@ -108,8 +112,8 @@ public final class ZooKeeperLock implements DistributedLock<FencedLease> {
     private final LockEvents events;
     /** The one clock of the lock and its leases. */
     private final Ticker ticker = Ticker.SYSTEM;
-    /** Runs the leases' own requests that keep their ends moving; its thread starts with the first. */
-    private final ScheduledThreadPoolExecutor scheduler;
+    /** The leases' timer, heartbeat workers and notice threads; they start with the first lease. */
+    private final Timers timers;
 
     private ZooKeeperLock(
             CuratorFramework client,
@@ -125,12 +129,7 @@ public final class ZooKeeperLock implements DistributedLock<FencedLease> {
         this.retry = retry;
         this.connection = new ConnectionWatch(client, this::ensemble, ticker);
         this.attempts = new LockAttempts(this, client, connection, holder.getBytes(StandardCharsets.UTF_8));
-        this.scheduler = new ScheduledThreadPoolExecutor(1, task -> {
-            Thread thread = new Thread(task, "quorumlock-zookeeper-leases");
-            thread.setDaemon(true);
-            return thread;
-        });
-        scheduler.setRemoveOnCancelPolicy(true);
+        this.timers = Timers.threads("zookeeper-" + instances.incrementAndGet(), HEARTBEAT_WORKERS);
     }
 
     /** Starts the configuration of a lock. */
@@ -328,13 +327,13 @@ public final class ZooKeeperLock implements DistributedLock<FencedLease> {
         }
         connection.close();
         for (ZooKeeperLease lease : connection.leases()) {
-            lease.lose("the ZooKeeperLock was closed while the lease was held", null);
+            lease.loseOnClose();
             if (!ownsClient) {
                 lease.release();
             }
         }
         connection.wakeWaiters();
-        scheduler.shutdownNow();
+        timers.close();
         if (ownsClient) {
             client.close();
         }
@@ -370,17 +369,33 @@ public final class ZooKeeperLock implements DistributedLock<FencedLease> {
         return Duration.ofMillis(client.getZookeeperClient().getLastNegotiatedSessionTimeoutMs());
     }
 
-    void forget(ZooKeeperLease lease) {
-        connection.forget(lease);
-        lease.stopHeartbeats();
+    Timers timers() {
+        return timers;
     }
 
-    /** Runs {@code task} every {@code periodNanos} on the lock's scheduler; null once the lock is closed. */
-    ScheduledFuture<?> every(long periodNanos, Runnable task) {
-        try {
-            return scheduler.scheduleWithFixedDelay(task, periodNanos, periodNanos, TimeUnit.NANOSECONDS);
-        } catch (RejectedExecutionException closed) {
-            return null;
+    /**
+     * How long a lease's heartbeat waits for its answer, for a session of {@code session}: a tenth
+     * of it. The ensemble answers a connected session in milliseconds; the bound leaves room for a
+     * few heartbeats more before the lease is given up.
+     */
+    static long heartbeatWaitNanos(Duration session) {
+        return session.toNanos() / 10;
+    }
+
+    void forget(ZooKeeperLease lease) {
+        connection.forget(lease);
+    }
+
+    /**
+     * A lease was lost: it no longer follows the connection, and its node is deleted in the
+     * background, since the session may live on (a lease given up while suspended, the connection
+     * then back) and the node would keep the lock from the next contender. A close leaves the
+     * nodes to the end of the session or to the releases.
+     */
+    void lost(ZooKeeperLease lease) {
+        connection.forget(lease);
+        if (!closed.get()) {
+            deleteLockNode(lease.node(), false);
         }
     }
 

@@ -3,7 +3,7 @@ package io.quorumlock.zookeeper;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.quorumlock.FencedLease;
-import io.quorumlock.internal.LeaseCore;
+import io.quorumlock.internal.LeaseTimes;
 import io.quorumlock.testkit.FaultProxies;
 import io.quorumlock.testkit.TestTime;
 import io.quorumlock.testkit.ZooKeeperServers;
@@ -102,7 +102,7 @@ class ZooKeeperLeaseValidityIT {
         Duration remaining = lease.remaining();
         long sampled = System.nanoTime();
         // Counted from a request sent during the acquire, less the drift allowance.
-        long drift = LeaseCore.driftNanos(SESSION.toNanos());
+        long drift = LeaseTimes.driftNanos(SESSION.toNanos());
         assertThat(remaining).isPositive().isLessThanOrEqualTo(SESSION.minusNanos(drift));
         assertThat(sampled + remaining.toNanos()).isGreaterThanOrEqualTo(before + SESSION.toNanos() - drift);
 

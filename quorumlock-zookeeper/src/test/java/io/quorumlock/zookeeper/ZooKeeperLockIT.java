@@ -11,7 +11,7 @@ import io.quorumlock.LockHolder;
 import io.quorumlock.LockUnavailableException;
 import io.quorumlock.QuorumlockException;
 import io.quorumlock.ServerAnswer;
-import io.quorumlock.internal.LeaseCore;
+import io.quorumlock.internal.LeaseTimes;
 import io.quorumlock.testkit.TestTime;
 import io.quorumlock.testkit.ZooKeeperServers;
 import java.lang.management.ManagementFactory;
@@ -138,7 +138,7 @@ class ZooKeeperLockIT {
         assertThat(first.remaining())
                 .as("counted from the grant's read, less the drift allowance")
                 .isPositive()
-                .isLessThanOrEqualTo(SESSION.minusNanos(LeaseCore.driftNanos(SESSION.toNanos())));
+                .isLessThanOrEqualTo(SESSION.minusNanos(LeaseTimes.driftNanos(SESSION.toNanos())));
         assertThat(b.tryAcquire("exclusion", TTL)).isEmpty();
         assertThat(a.tryAcquire("exclusion", TTL)).as("not reentrant").isEmpty();
 
