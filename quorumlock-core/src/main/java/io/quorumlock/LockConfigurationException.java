@@ -24,16 +24,16 @@ public class LockConfigurationException extends QuorumlockException {
         this.lastAttempt = List.copyOf(lastAttempt);
     }
 
-    private static String message(String resource, List<ServerAnswer> outcomes) {
-        List<ServerAnswer> wrong = outcomes.stream()
+    private static String message(String resource, List<ServerAnswer> answers) {
+        List<ServerAnswer> wrong = answers.stream()
                 .filter(o -> o.kind() == ServerAnswer.Kind.MISCONFIGURED)
                 .toList();
         return String.format(
                 "could not acquire '%s': %d of %d node%s refused with a configuration error: %s",
                 resource,
                 wrong.size(),
-                outcomes.size(),
-                outcomes.size() == 1 ? "" : "s",
+                answers.size(),
+                answers.size() == 1 ? "" : "s",
                 wrong.stream().map(o -> o.server() + " (" + o.detail() + ")").collect(Collectors.joining("; ")));
     }
 

@@ -66,31 +66,31 @@ public class LockUnavailableException extends QuorumlockException {
     }
 
     private static String message(
-            String resource, Duration waited, int attempts, int votes, int quorum, List<ServerAnswer> outcomes) {
-        String others = outcomes.stream()
+            String resource, Duration waited, int attempts, int votes, int quorum, List<ServerAnswer> answers) {
+        String others = answers.stream()
                 .filter(o -> o.kind() != ServerAnswer.Kind.GRANTED)
                 .map(ServerAnswer::toString)
                 .collect(Collectors.joining("; "));
-        if (outcomes.size() == 1 && quorum == 1) { // a single node: no other vote to count
+        if (answers.size() == 1 && quorum == 1) { // a single node: no other vote to count
             return tried(resource, waited, attempts)
                     + (others.isEmpty() ? "granted too late: no validity left" : others)
-                    + ownLease(outcomes);
+                    + ownLease(answers);
         }
-        boolean excluded = outcomes.stream().anyMatch(o -> o.kind() == ServerAnswer.Kind.EXCLUDED);
+        boolean excluded = answers.stream().anyMatch(o -> o.kind() == ServerAnswer.Kind.EXCLUDED);
         return tried(resource, waited, attempts)
                 + String.format(
                         "last attempt got %d of %d votes, %d needed%s%s",
                         votes,
-                        outcomes.size(),
+                        answers.size(),
                         quorum,
                         others.isEmpty() ? " (the votes came too late: no validity left)" : "; " + others,
                         excluded ? RESTART_GUARD_REMEDY : "")
-                + ownLease(outcomes);
+                + ownLease(answers);
     }
 
     /** The remedy for a lock refused because its own holder holds it, if a server said so. */
-    private static String ownLease(List<ServerAnswer> outcomes) {
-        return outcomes.stream().anyMatch(o -> o.detail().contains(Holders.OWN_LEASE)) ? REENTRANT_REMEDY : "";
+    private static String ownLease(List<ServerAnswer> answers) {
+        return answers.stream().anyMatch(o -> o.detail().contains(Holders.OWN_LEASE)) ? REENTRANT_REMEDY : "";
     }
 
     /** The resource that could not be locked. */
@@ -134,13 +134,13 @@ public class LockUnavailableException extends QuorumlockException {
     }
 
     /**
-     * Whether outcomes of an attempt that needed {@code quorum} yes votes show a held lock, as
+     * Whether answers of an attempt that needed {@code quorum} yes votes show a held lock, as
      * {@link #busy()} reads them.
      */
-    public static boolean busy(List<ServerAnswer> outcomes, int quorum) {
+    public static boolean busy(List<ServerAnswer> answers, int quorum) {
         int held = 0;
         int could = 0;
-        for (ServerAnswer outcome : outcomes) {
+        for (ServerAnswer outcome : answers) {
             ServerAnswer.Kind vote = outcome.kind();
             boolean mayHold = vote == ServerAnswer.Kind.HELD_BY_OTHER || vote == ServerAnswer.Kind.EXCLUDED;
             held += mayHold ? 1 : 0;

@@ -12,13 +12,13 @@ import org.junit.jupiter.api.Test;
 class LockUnavailableExceptionTest {
 
     private static LockUnavailableException votes(int quorum, ServerAnswer.Kind... votes) {
-        List<ServerAnswer> outcomes = new ArrayList<>();
+        List<ServerAnswer> answers = new ArrayList<>();
         int yes = 0;
         for (int i = 0; i < votes.length; i++) {
-            outcomes.add(new ServerAnswer("redis://10.0.0." + (i + 1) + ":6379", votes[i], ""));
+            answers.add(new ServerAnswer("redis://10.0.0." + (i + 1) + ":6379", votes[i], ""));
             yes += votes[i] == ServerAnswer.Kind.GRANTED ? 1 : 0;
         }
-        return new LockUnavailableException("job", Duration.ZERO, 1, yes, quorum, outcomes);
+        return new LockUnavailableException("job", Duration.ZERO, 1, yes, quorum, answers);
     }
 
     private static LockUnavailableException answer(ServerAnswer.Kind vote) {

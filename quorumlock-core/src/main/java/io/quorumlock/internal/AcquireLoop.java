@@ -220,11 +220,11 @@ public final class AcquireLoop {
 
         /**
          * A vote refused the attempt: {@code votes} yes votes of the {@code quorum} needed, a retry
-         * may find the votes free. The outcomes of every node, for the evidence, are asked for only
+         * may find the votes free. The answers of every node, for the evidence, are asked for only
          * if this is the last attempt.
          */
-        public static <L> Attempt<L> outvoted(int votes, int quorum, Supplier<List<ServerAnswer>> outcomes) {
-            return outvoted(votes, quorum, false, outcomes);
+        public static <L> Attempt<L> outvoted(int votes, int quorum, Supplier<List<ServerAnswer>> answers) {
+            return outvoted(votes, quorum, false, answers);
         }
 
         /**
@@ -232,8 +232,8 @@ public final class AcquireLoop {
          * another owner holds the lock, rather than for nodes that could not vote.
          */
         public static <L> Attempt<L> outvoted(
-                int votes, int quorum, boolean busy, Supplier<List<ServerAnswer>> outcomes) {
-            Objects.requireNonNull(outcomes, "outcomes");
+                int votes, int quorum, boolean busy, Supplier<List<ServerAnswer>> answers) {
+            Objects.requireNonNull(answers, "answers");
             return new Attempt<>(
                     null,
                     true,
@@ -241,7 +241,7 @@ public final class AcquireLoop {
                     0,
                     0,
                     (resource, waited, attempts) ->
-                            new LockUnavailableException(resource, waited, attempts, votes, quorum, outcomes.get()),
+                            new LockUnavailableException(resource, waited, attempts, votes, quorum, answers.get()),
                     "refused: " + votes + " yes vote" + (votes == 1 ? "" : "s") + ", " + quorum + " needed");
         }
 

@@ -42,7 +42,7 @@ final class Ballot {
     /** Where configuration errors are logged; null where they are not. */
     private final Misconfigurations misconfigurations;
 
-    private final ServerAnswer[] outcomes;
+    private final ServerAnswer[] answers;
     private int yes;
     private int no;
     private boolean expired;
@@ -72,7 +72,7 @@ final class Ballot {
         this.exclusion = exclusion;
         this.sameServer = sameServer;
         this.misconfigurations = misconfigurations;
-        this.outcomes = new ServerAnswer[nodes.size()];
+        this.answers = new ServerAnswer[nodes.size()];
     }
 
     void record(int node, ServerAnswer outcome) {
@@ -86,12 +86,12 @@ final class Ballot {
     }
 
     private synchronized void count(int node, ServerAnswer outcome) {
-        if (outcomes[node] != null) {
+        if (answers[node] != null) {
             return;
         }
         if (closed) {
             // Shown in the evidence, never counted: a late yes is not a grant (a failed grant releases it).
-            outcomes[node] = outcome.kind() == ServerAnswer.Kind.GRANTED
+            answers[node] = outcome.kind() == ServerAnswer.Kind.GRANTED
                     ? new ServerAnswer(
                             outcome.server(), ServerAnswer.Kind.TIMED_OUT, "granted only after the round had ended")
                     : outcome;
@@ -99,9 +99,9 @@ final class Ballot {
             return;
         }
         if (outcome.kind() == ServerAnswer.Kind.GRANTED) {
-            for (int other = 0; other < outcomes.length; other++) {
-                if (outcomes[other] != null
-                        && outcomes[other].kind() == ServerAnswer.Kind.GRANTED
+            for (int other = 0; other < answers.length; other++) {
+                if (answers[other] != null
+                        && answers[other].kind() == ServerAnswer.Kind.GRANTED
                         && sameServer.test(node, other)) {
                     outcome = new ServerAnswer(
                             outcome.server(),
@@ -111,7 +111,7 @@ final class Ballot {
                 }
             }
         }
-        outcomes[node] = outcome;
+        answers[node] = outcome;
         misconfigured |= outcome.kind() == ServerAnswer.Kind.MISCONFIGURED;
         if (counts.test(outcome.kind())) {
             yes++;
@@ -127,7 +127,7 @@ final class Ballot {
 
     /** A majority counted, or every node answered: clean-up may stop waiting. */
     synchronized boolean settled() {
-        return tally() == QuorumMath.Tally.QUORUM || yes + no == outcomes.length;
+        return tally() == QuorumMath.Tally.QUORUM || yes + no == answers.length;
     }
 
     /** The wait for this round ran into its deadline: nodes that have not answered timed out. */
@@ -137,7 +137,7 @@ final class Ballot {
 
     /**
      * Ends the counting and returns the yes votes: a reply recorded later shows in {@link
-     * #outcomes()}, a yes there as {@link ServerAnswer.Kind#TIMED_OUT}, and changes no count.
+     * #answers()}, a yes there as {@link ServerAnswer.Kind#TIMED_OUT}, and changes no count.
      */
     synchronized int close() {
         closed = true;
@@ -146,7 +146,7 @@ final class Ballot {
 
     /** Whether {@code node}'s reply has been counted. */
     synchronized boolean answered(int node) {
-        return outcomes[node] != null;
+        return answers[node] != null;
     }
 
     /** Some node refused with a configuration error. */
@@ -159,19 +159,19 @@ final class Ballot {
     }
 
     synchronized QuorumMath.Tally tally() {
-        return QuorumMath.tally(yes, no, outcomes.length);
+        return QuorumMath.tally(yes, no, answers.length);
     }
 
     /**
      * Every node's outcome so far. A node that has not answered is {@link ServerAnswer.Kind#TIMED_OUT} if the
      * wait ran into its deadline, else {@link ServerAnswer.Kind#PENDING}: the outcome was certain without it.
      */
-    synchronized List<ServerAnswer> outcomes() {
-        List<ServerAnswer> list = new ArrayList<>(outcomes.length);
-        for (int i = 0; i < outcomes.length; i++) {
+    synchronized List<ServerAnswer> answers() {
+        List<ServerAnswer> list = new ArrayList<>(answers.length);
+        for (int i = 0; i < answers.length; i++) {
             list.add(
-                    outcomes[i] != null
-                            ? outcomes[i]
+                    answers[i] != null
+                            ? answers[i]
                             : expired
                                     ? new ServerAnswer(
                                             nodes.get(i),

@@ -170,7 +170,7 @@ public final class Redlock implements DistributedLock<Lease>, Clocked {
         long start = ticker.nanos();
         Attempt attempt = attempt(sent, checkTtl(ttl), 0);
         if (attempt.lease().isEmpty() && attempt.misconfigured()) {
-            LockConfigurationException e = new LockConfigurationException(sent, 1, attempt.outcomes());
+            LockConfigurationException e = new LockConfigurationException(sent, 1, attempt.answers());
             if (events.on()) {
                 events.error(sent, ticker.nanos() - start, e);
             }
@@ -183,14 +183,14 @@ public final class Redlock implements DistributedLock<Lease>, Clocked {
             return attempt.lease();
         }
         long took = ticker.nanos() - start;
-        boolean busy = LockUnavailableException.busy(attempt.outcomes(), quorum());
+        boolean busy = LockUnavailableException.busy(attempt.answers(), quorum());
         if (events.on()) {
             events.refused(sent, took, busy);
         }
         if (!busy) {
             ensureOpen(); // a round cut short by close() says so
             throw new LockUnavailableException(
-                    sent, Duration.ofNanos(took), 1, attempt.votes(), quorum(), withHolders(sent, attempt.outcomes()));
+                    sent, Duration.ofNanos(took), 1, attempt.votes(), quorum(), withHolders(sent, attempt.answers()));
         }
         return Optional.empty();
     }
@@ -225,15 +225,15 @@ public final class Redlock implements DistributedLock<Lease>, Clocked {
                     return AcquireLoop.Attempt.granted(attempt.lease().get(), attempt.votes(), names.size());
                 }
                 if (attempt.misconfigured()) {
-                    throw new LockConfigurationException(sent, number, attempt.outcomes());
+                    throw new LockConfigurationException(sent, number, attempt.answers());
                 }
-                boolean busy = LockUnavailableException.busy(attempt.outcomes(), quorum());
+                boolean busy = LockUnavailableException.busy(attempt.answers(), quorum());
                 wait.refused(
                         !busy
                                 ? ReleaseWait.Refusal.OTHER
                                 : attempt.votes() == 0 ? ReleaseWait.Refusal.HOLDER : ReleaseWait.Refusal.CONTEST);
                 return AcquireLoop.Attempt.outvoted(
-                        attempt.votes(), quorum(), busy, () -> withHolders(sent, attempt.outcomes()));
+                        attempt.votes(), quorum(), busy, () -> withHolders(sent, attempt.answers()));
             });
             wait.granted();
             return lease;
@@ -374,7 +374,7 @@ public final class Redlock implements DistributedLock<Lease>, Clocked {
     // ---- one attempt, on Rounds ------------------------------------------------------------------
 
     /** The result of one attempt: the lease if granted, and the evidence either way. */
-    record Attempt(Optional<Lease> lease, int votes, List<ServerAnswer> outcomes, boolean misconfigured) {}
+    record Attempt(Optional<Lease> lease, int votes, List<ServerAnswer> answers, boolean misconfigured) {}
 
     /** One attempt, by a waiter with this id in the resource's line ({@link Scripts#LINE}), or 0. */
     Attempt attempt(String resource, Duration ttl, long waiter) {
@@ -404,7 +404,7 @@ public final class Redlock implements DistributedLock<Lease>, Clocked {
                     ttl.toMillis() * 1_000_000,
                     outcome.validityNanos(),
                     outcome.validUntilNanos());
-            return new Attempt(Optional.of(lease), outcome.votes(), outcome.outcomes(), false);
+            return new Attempt(Optional.of(lease), outcome.votes(), outcome.answers(), false);
         }
         if (log.isDebugEnabled()) {
             log.debug(
@@ -414,28 +414,28 @@ public final class Redlock implements DistributedLock<Lease>, Clocked {
                     names.size(),
                     quorum(),
                     outcome.validityNanos() / 1_000_000,
-                    outcome.outcomes());
+                    outcome.answers());
         }
-        return new Attempt(Optional.empty(), outcome.votes(), outcome.outcomes(), outcome.misconfigured());
+        return new Attempt(Optional.empty(), outcome.votes(), outcome.answers(), outcome.misconfigured());
     }
 
     /**
-     * The outcomes, with the holder read from each node that said {@code held by another owner}
+     * The answers, with the holder read from each node that said {@code held by another owner}
      * (the holder then, not necessarily at the vote): for the evidence of a refusal, off the hot path.
      */
-    private List<ServerAnswer> withHolders(String resource, List<ServerAnswer> outcomes) {
-        int[] held = java.util.stream.IntStream.range(0, outcomes.size())
-                .filter(i -> outcomes.get(i).kind() == ServerAnswer.Kind.HELD_BY_OTHER)
+    private List<ServerAnswer> withHolders(String resource, List<ServerAnswer> answers) {
+        int[] held = java.util.stream.IntStream.range(0, answers.size())
+                .filter(i -> answers.get(i).kind() == ServerAnswer.Kind.HELD_BY_OTHER)
                 .toArray();
         if (held.length == 0 || Thread.currentThread().isInterrupted()) {
-            return outcomes;
+            return answers;
         }
         Reply[] values = rounds.query(held, Command.get(resource));
-        List<ServerAnswer> named = new ArrayList<>(outcomes);
+        List<ServerAnswer> named = new ArrayList<>(answers);
         for (int i = 0; i < held.length; i++) {
             String who = Holder.of(values[i]);
             if (who != null) {
-                ServerAnswer o = outcomes.get(held[i]);
+                ServerAnswer o = answers.get(held[i]);
                 named.set(held[i], new ServerAnswer(o.server(), o.kind(), Holders.named(who, holder)));
             }
         }

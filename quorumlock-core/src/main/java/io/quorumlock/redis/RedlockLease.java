@@ -128,12 +128,11 @@ final class RedlockLease implements Lease, KeepAlive.Driver {
         if (outcome.held()) {
             return KeepAlive.Result.RENEWED;
         }
-        int nodes = outcome.outcomes().size();
+        int nodes = outcome.answers().size();
         return KeepAlive.Result.unknown(
                 outcome.votes() >= QuorumMath.quorum(nodes)
-                        ? "the extension ended after its validity had run out: " + outcome.outcomes()
-                        : "extension got " + outcome.votes() + " of " + nodes + " votes in time: "
-                                + outcome.outcomes());
+                        ? "the extension ended after its validity had run out: " + outcome.answers()
+                        : "extension got " + outcome.votes() + " of " + nodes + " votes in time: " + outcome.answers());
     }
 
     @Override

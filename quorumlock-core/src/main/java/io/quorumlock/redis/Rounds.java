@@ -110,11 +110,11 @@ final class Rounds {
             int votes,
             long validityNanos,
             long validUntilNanos,
-            List<ServerAnswer> outcomes,
+            List<ServerAnswer> answers,
             boolean misconfigured,
             boolean interrupted) {
 
-        /** This outcome as not held, with {@code evidence} for its outcomes. */
+        /** This outcome as not held, with {@code evidence} for its answers. */
         Outcome notHeld(List<ServerAnswer> evidence, boolean misconfigured) {
             return new Outcome(false, votes, validityNanos, validUntilNanos, evidence, misconfigured, interrupted);
         }
@@ -145,7 +145,7 @@ final class Rounds {
                 return outcome;
             }
             release(round, resource, token, 0, grants, null); // nobody to wake: it was not granted
-            return outcome.notHeld(ballot.outcomes(), ballot.misconfigured());
+            return outcome.notHeld(ballot.answers(), ballot.misconfigured());
         }
     }
 
@@ -615,7 +615,7 @@ final class Rounds {
             long validity = QuorumMath.validityNanos(ttlMillis * 1_000_000, now - start, driftFactor);
             boolean held = !interrupted && QuorumMath.isHeld(yes, names.size(), validity);
             return new Outcome(
-                    held, yes, validity, now + validity, ballot.outcomes(), ballot.misconfigured(), interrupted);
+                    held, yes, validity, now + validity, ballot.answers(), ballot.misconfigured(), interrupted);
         }
 
         @Override

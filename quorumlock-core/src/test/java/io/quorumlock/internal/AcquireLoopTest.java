@@ -115,13 +115,13 @@ class AcquireLoopTest {
     @Test
     void votesAreCountedAndTheirEvidenceIsReadOnlyForTheLastAttempt() {
         AtomicInteger reads = new AtomicInteger();
-        List<ServerAnswer> outcomes = List.of(
+        List<ServerAnswer> answers = List.of(
                 new ServerAnswer("redis://a:6379", ServerAnswer.Kind.HELD_BY_OTHER, "holder 42@web-1"),
                 new ServerAnswer("redis://b:6379", ServerAnswer.Kind.GRANTED, ""),
                 new ServerAnswer("redis://c:6379", ServerAnswer.Kind.TIMED_OUT, ""));
         Attempt<String> outvoted = Attempt.outvoted(1, 2, () -> {
             reads.incrementAndGet();
-            return outcomes;
+            return answers;
         });
         LockUnavailableException e =
                 catchUnavailable(() -> acquire(Duration.ofMillis(100), NO_PAUSE, taking(40, outvoted)));
@@ -129,7 +129,7 @@ class AcquireLoopTest {
         assertThat(reads).hasValue(1);
         assertThat(e.votes()).isEqualTo(1);
         assertThat(e.quorum()).isEqualTo(2);
-        assertThat(e.lastAttempt()).isEqualTo(outcomes);
+        assertThat(e.lastAttempt()).isEqualTo(answers);
         assertThat(e.getMessage()).contains("(3 attempts): last attempt got 1 of 3 votes, 2 needed");
     }
 

@@ -65,9 +65,9 @@ class DuplicateNodesIT {
             // The extension goes behind the alias's unanswered SET, and the server holds the token:
             // both entries of the one server say yes, and only one of them may count.
             Rounds.Outcome extension = redlock.rounds().extend(lease, TTL);
-            assertThat(extension.held()).as(extension.outcomes().toString()).isFalse();
-            assertThat(extension.votes()).as(extension.outcomes().toString()).isEqualTo(1);
-            assertThat(extension.outcomes())
+            assertThat(extension.held()).as(extension.answers().toString()).isFalse();
+            assertThat(extension.votes()).as(extension.answers().toString()).isEqualTo(1);
+            assertThat(extension.answers())
                     .filteredOn(o -> o.kind() == ServerAnswer.Kind.EXCLUDED)
                     .singleElement()
                     .satisfies(o -> assertThat(o.detail())

@@ -95,7 +95,7 @@ class LaneGrowthIT {
             Grant[] grants = new Grant[3];
             Rounds.Outcome granted = rounds.grant(ON_SECOND_LANE, "t", TTL_MILLIS, grants);
             assertThat(granted.held())
-                    .as("granted by nodes 0 and 1: %s", granted.outcomes())
+                    .as("granted by nodes 0 and 1: %s", granted.answers())
                     .isTrue();
 
             Transport.Lane busy = transport.borrow("busy", null); // another caller in a round
@@ -103,7 +103,7 @@ class LaneGrowthIT {
                 proxies.get(1).partition();
                 Rounds.Outcome extended = rounds.extend(ON_SECOND_LANE, "t", TTL_MILLIS, grants, Long.MAX_VALUE);
                 assertThat(extended.held())
-                        .as("extended by nodes 0 and 2: %s", extended.outcomes())
+                        .as("extended by nodes 0 and 2: %s", extended.answers())
                         .isTrue();
             } finally {
                 transport.giveBack(busy, "busy");

@@ -605,11 +605,11 @@ class RedlockAlgorithmTest {
         Rounds.Outcome round = redlock.rounds().extend(lease, TTL);
         assertThat(round.held()).isTrue();
         assertThat(round.votes()).isEqualTo(2);
-        assertThat(round.outcomes().get(2).kind()).isIn(ServerAnswer.Kind.EXCLUDED, ServerAnswer.Kind.PENDING);
+        assertThat(round.answers().get(2).kind()).isIn(ServerAnswer.Kind.EXCLUDED, ServerAnswer.Kind.PENDING);
         nodes.get(1).startedNanos = ticker.nanos();
         Rounds.Outcome second = redlock.rounds().extend(lease, TTL);
         assertThat(second.held()).isFalse();
-        assertThat(second.outcomes())
+        assertThat(second.answers())
                 .extracting(ServerAnswer::kind)
                 .endsWith(ServerAnswer.Kind.EXCLUDED, ServerAnswer.Kind.EXCLUDED);
     }

@@ -166,10 +166,10 @@ class TlsIT {
                 .tlsCaBundle(material.caCertificate())
                 .build()) {
             ServerAnswer first =
-                    timed(() -> attempt(redlock, "tls:plain")).outcomes().get(0);
+                    timed(() -> attempt(redlock, "tls:plain")).answers().get(0);
             assertThat(first.kind()).as(first.toString()).isEqualTo(ServerAnswer.Kind.TIMED_OUT);
             ServerAnswer second =
-                    timed(() -> attempt(redlock, "tls:plain")).outcomes().get(0);
+                    timed(() -> attempt(redlock, "tls:plain")).answers().get(0);
             assertThat(second.kind()).as(second.toString()).isEqualTo(ServerAnswer.Kind.UNREACHABLE);
             assertThat(second.detail())
                     .matches("not sent: TLS handshake not answered after \\d+ ms; if the node does not serve TLS,"
@@ -182,7 +182,7 @@ class TlsIT {
         try (Redlock redlock =
                 builder(List.of("redis://" + port(tlsNodes.get(0)))).build()) {
             ServerAnswer outcome =
-                    timed(() -> attempt(redlock, "tls:plain")).outcomes().get(0);
+                    timed(() -> attempt(redlock, "tls:plain")).answers().get(0);
             assertThat(outcome.kind()).isIn(ServerAnswer.Kind.ERROR, ServerAnswer.Kind.MISCONFIGURED);
             assertThat(outcome.detail()).contains("use rediss://").doesNotContain("\n");
         }
@@ -197,7 +197,7 @@ class TlsIT {
                 builder(uris).tlsCaBundle(material.caCertificate()).build()) {
             Redlock.Attempt attempt = attempt(redlock, "tls:five");
             assertThat(attempt.lease()).isPresent();
-            ServerAnswer bad = attempt.outcomes().get(4);
+            ServerAnswer bad = attempt.answers().get(4);
             // The four good nodes may decide before the bad one's handshake fails: then its reason
             // is not in this attempt's evidence, but checkNodes names it.
             assertThat(bad.kind()).as(bad.toString()).isIn(ServerAnswer.Kind.MISCONFIGURED, ServerAnswer.Kind.PENDING);
@@ -229,7 +229,7 @@ class TlsIT {
             boolean owed = false;
             while (System.nanoTime() < end) {
                 ServerAnswer outcome =
-                        timed(() -> attempt(redlock, "tls:silent")).outcomes().get(0);
+                        timed(() -> attempt(redlock, "tls:silent")).answers().get(0);
                 if (outcome.kind() == ServerAnswer.Kind.TIMED_OUT) {
                     fresh += owed ? 1 : 0;
                     owed = false;
@@ -297,7 +297,7 @@ class TlsIT {
                     return redlock.tryAcquire("tls:refused", TTL)
                             .map(granted -> new ServerAnswer(uri, ServerAnswer.Kind.GRANTED, "granted"))
                             .orElseGet(() ->
-                                    attempt(redlock, "tls:refused").outcomes().get(0));
+                                    attempt(redlock, "tls:refused").answers().get(0));
                 } catch (LockConfigurationException refusal) {
                     return refusal.lastAttempt().get(0);
                 }

@@ -36,7 +36,7 @@ final class EtcdCalls {
     private final String cluster;
     private final Duration requestTimeout;
 
-    /** Requests to {@code cluster} (as outcomes name it), each given up after {@code requestTimeout}. */
+    /** Requests to {@code cluster} (as answers name it), each given up after {@code requestTimeout}. */
     EtcdCalls(String cluster, Duration requestTimeout, Ticker ticker) {
         this.ticker = ticker;
         this.cluster = cluster;

@@ -62,7 +62,7 @@ class ZooKeeperProviderIT {
         return ZooKeeperLock.builder()
                 .connectString(zookeeper.getConnectString())
                 .sessionTimeout(TestTime.scaled(Duration.ofSeconds(6)))
-                .connectionTimeout(TestTime.scaled(Duration.ofSeconds(3)))
+                .connectTimeout(TestTime.scaled(Duration.ofSeconds(3)))
                 .build();
     }
 

@@ -42,8 +42,8 @@ class PropertyErrorsTest {
     @Test
     void aSettingWithoutPropertyIsNamedAsTheBuilderNamesIt() {
         assertThat(property(REDIS, "holder", -1)).isEqualTo("holder");
-        assertThat(property(QuorumlockAutoConfiguration.ZooKeeperLockConfiguration.PROPERTIES, "connectionTimeout", -1))
-                .isEqualTo("connectionTimeout");
+        assertThat(property(QuorumlockAutoConfiguration.ZooKeeperLockConfiguration.PROPERTIES, "connectTimeout", -1))
+                .isEqualTo("connectTimeout");
     }
 
     @Test

@@ -23,7 +23,7 @@ public final class ResultTable {
     public static List<String> lines(Torture.Result result) {
         List<String[]> rows = new ArrayList<>();
         rows.add(HEADERS);
-        for (Torture.Outcome o : result.outcomes()) {
+        for (Torture.Outcome o : result.answers()) {
             Verdict v = o.verdict();
             Report.Summary s = o.summary();
             rows.add(new String[] {
@@ -42,7 +42,7 @@ public final class ResultTable {
         List<String> lines = new ArrayList<>(align(rows));
         lines.add("");
         lines.add("faults injected:");
-        for (Torture.Outcome o : result.outcomes()) {
+        for (Torture.Outcome o : result.answers()) {
             Map<String, Integer> faults = o.summary().faultsByKind();
             lines.add("  " + o.strategy().label() + ": "
                     + (faults.isEmpty()
@@ -52,7 +52,7 @@ public final class ResultTable {
                                     .collect(Collectors.joining(", "))));
         }
         result.skipped().forEach((strategy, reason) -> lines.add("  " + strategy.label() + ": skipped, " + reason));
-        for (Torture.Outcome o : result.outcomes()) {
+        for (Torture.Outcome o : result.answers()) {
             Verdict v = o.verdict();
             if (!o.violated() && v.overlaps().isEmpty()) {
                 continue;

@@ -131,16 +131,16 @@ public final class Torture {
     /**
      * A run's result.
      *
-     * @param outcomes one per strategy, in the order of {@link Strategy}
+     * @param answers one per strategy, in the order of {@link Strategy}
      * @param schedule the faults drawn
      * @param skipped strategies left out, with the reason
      * @param report the report.html written
      */
-    public record Result(List<Outcome> outcomes, List<Fault> schedule, Map<Strategy, String> skipped, Path report) {
+    public record Result(List<Outcome> answers, List<Fault> schedule, Map<Strategy, String> skipped, Path report) {
 
         /** 0 when no strategy that claims correctness showed a violation, else 1. */
         public int exitCode() {
-            return outcomes.stream().anyMatch(o -> o.strategy().claimsCorrectness() && o.violated()) ? 1 : 0;
+            return answers.stream().anyMatch(o -> o.strategy().claimsCorrectness() && o.violated()) ? 1 : 0;
         }
     }
 
@@ -221,19 +221,19 @@ public final class Torture {
         }
         progress.status().accept("");
 
-        List<Outcome> outcomes = new ArrayList<>();
+        List<Outcome> answers = new ArrayList<>();
         List<Report.Run> reportRuns = new ArrayList<>();
         for (Run run : runs) {
             List<Event> events = History.readAll(run.historyFiles());
             List<Event> faults = Checker.inWallOrder(events).stream()
                     .filter(e -> e.kind() == Kind.FAULT && e.op() == Event.Op.START)
                     .toList();
-            outcomes.add(new Outcome(run.strategy, Report.summarize(events), Checker.check(events), faults));
+            answers.add(new Outcome(run.strategy, Report.summarize(events), Checker.check(events), faults));
             reportRuns.add(new Report.Run(run.strategy.label(), events));
         }
         Path report = options.out().resolve("report.html");
         Report.write(report, reportRuns);
-        return new Result(outcomes, schedule, skipped, report);
+        return new Result(answers, schedule, skipped, report);
     }
 
     private static void runWindow(

@@ -62,7 +62,7 @@ class TortureIT {
             assertThat(result.skipped()).as(shown).isEmpty();
         }
         assertThat(progress).anyMatch(line -> line.startsWith("torture "));
-        for (Torture.Outcome outcome : result.outcomes()) {
+        for (Torture.Outcome outcome : result.answers()) {
             Map<String, Integer> faults = outcome.summary().faultsByKind();
             assertThat(outcome.summary().operations())
                     .as(outcome.strategy() + "\n" + shown)
@@ -107,13 +107,13 @@ class TortureIT {
         // A pause strikes a client that reaches a write within 1.5 s of its time (the first fault,
         // 0.6 s into the run; the clients are connected before it starts). On a busy machine a
         // strategy's clients can all be elsewhere then; it must strike somewhere.
-        assertThat(result.outcomes())
+        assertThat(result.answers())
                 .as(shown)
                 .anyMatch(o -> o.summary().faultsByKind().containsKey("pause"));
         // An expiry strikes a client that holds the lock within 1.5 s of its time; after a kill and
         // a slow member, etcd can keep every client out that long (a leader change renews the
         // lease of an attempt given up). It must strike somewhere.
-        assertThat(result.outcomes().stream()
+        assertThat(result.answers().stream()
                         .filter(o -> o.strategy().fenced())
                         .mapToInt(o -> o.summary().faultsByKind().getOrDefault("expire", 0)))
                 .as(shown)
@@ -121,12 +121,12 @@ class TortureIT {
         assertThat(result.exitCode()).as(shown).isZero();
 
         String html = Files.readString(result.report());
-        for (Torture.Outcome outcome : result.outcomes()) {
+        for (Torture.Outcome outcome : result.answers()) {
             assertThat(html).contains(outcome.strategy().label().replace("+", "+"));
         }
         try (var dirs = Files.list(out)) {
             assertThat(dirs.filter(Files::isDirectory).count())
-                    .isEqualTo(result.outcomes().size());
+                    .isEqualTo(result.answers().size());
         }
         assertThat(ProcessHandle.current().descendants().filter(Processes::isRunning))
                 .as("client processes and servers left behind")
@@ -149,13 +149,13 @@ class TortureIT {
                 PostgresServer.available(), PostgresServer.unavailableReason().orElse(""));
         Torture.Result result = databaseRun(EnumSet.of(Strategy.POSTGRES, Strategy.POSTGRES_UNFENCED), 20261202L, out);
         String shown = String.join("\n", ResultTable.lines(result));
-        assertThat(result.outcomes())
+        assertThat(result.answers())
                 .extracting(Torture.Outcome::strategy)
                 .as(shown)
                 .containsExactly(Strategy.POSTGRES, Strategy.POSTGRES_UNFENCED);
-        staysCorrect(result.outcomes().get(0), out, result.schedule(), shown);
+        staysCorrect(result.answers().get(0), out, result.schedule(), shown);
 
-        Torture.Outcome unfenced = result.outcomes().get(1);
+        Torture.Outcome unfenced = result.answers().get(1);
         assertThat(unfenced.verdict().writesAcknowledged()).as(shown).isPositive();
         assertThat(unfenced.summary().faultsByKind())
                 .as(shown)
@@ -178,8 +178,8 @@ class TortureIT {
         assumeTrue(MariaDbServer.available(), MariaDbServer.unavailableReason().orElse(""));
         Torture.Result result = databaseRun(EnumSet.of(Strategy.MARIADB), 20261203L, out);
         String shown = String.join("\n", ResultTable.lines(result));
-        assertThat(result.outcomes()).extracting(Torture.Outcome::strategy).containsExactly(Strategy.MARIADB);
-        staysCorrect(result.outcomes().get(0), out, result.schedule(), shown);
+        assertThat(result.answers()).extracting(Torture.Outcome::strategy).containsExactly(Strategy.MARIADB);
+        staysCorrect(result.answers().get(0), out, result.schedule(), shown);
         assertThat(result.exitCode()).as(shown).isZero();
     }
 
@@ -205,7 +205,7 @@ class TortureIT {
                         Duration.ofSeconds(2)),
                 new Torture.Progress(line -> {}, line -> {}));
         String shown = String.join("\n", ResultTable.lines(result));
-        Torture.Outcome leader = result.outcomes().get(0);
+        Torture.Outcome leader = result.answers().get(0);
         assertThat(leader.verdict().writesAcknowledged()).as(shown).isPositive();
         assertThat(leader.verdict().staleAccepted()).as(shown).isEmpty();
         assertThat(leader.violated()).as(shown).isFalse();

@@ -7,8 +7,8 @@ import org.apache.curator.RetrySleeper;
 
 /**
  * Curator's retry policy for the client the lock builds itself: the lock's {@link RetryPolicy}
- * backoff, for at most the connection timeout. Each try already waits up to the connection
- * timeout for a connection, so one operation takes at most about twice the connection timeout in
+ * backoff, for at most the connect timeout. Each try already waits up to the connect
+ * timeout for a connection, so one operation takes at most about twice the connect timeout in
  * the background; an attempt waits for it only until its own end, and {@code acquire} then decides
  * itself whether its wait allows another attempt. Deletes are not lost by giving up early: Curator
  * finishes guaranteed deletes, and deletes the nodes of failed protected creates, in the background.

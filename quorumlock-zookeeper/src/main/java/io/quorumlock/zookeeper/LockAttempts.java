@@ -83,8 +83,7 @@ final class LockAttempts {
             if (!connection.awaitConnected(deadline)) {
                 return refused(
                         ServerAnswer.Kind.UNREACHABLE,
-                        "no connection to the ensemble"
-                                + (wait ? " within the wait" : " within the connection timeout"));
+                        "no connection to the ensemble" + (wait ? " within the wait" : " within the connect timeout"));
             }
             Created created = create(dir, end);
             ours = created.path();
@@ -161,7 +160,7 @@ final class LockAttempts {
             return refused(
                     ServerAnswer.Kind.TIMED_OUT,
                     "no answer from the ensemble to '" + e.getMessage() + "' within the "
-                            + (wait ? "wait" : "connection timeout"));
+                            + (wait ? "wait" : "connect timeout"));
         } catch (KeeperException e) {
             if (retryable(e.code())) {
                 return refused(ServerAnswer.Kind.ERROR, e.getMessage());
@@ -372,7 +371,7 @@ final class LockAttempts {
         String failed = "could not tell who holds '" + resource + "' on " + lock.ensemble() + ": ";
         try {
             if (!connection.awaitConnected(deadline)) {
-                throw new QuorumlockException(failed + "no connection to the ensemble within the connection timeout");
+                throw new QuorumlockException(failed + "no connection to the ensemble within the connect timeout");
             }
             answer(send(cb -> client.sync().inBackground(cb).forPath(dir)), end, "sync");
             while (true) {
@@ -404,8 +403,7 @@ final class LockAttempts {
                         new LockHolder(name, OptionalLong.of(read.getStat().getCzxid())));
             }
         } catch (NoAnswer e) {
-            throw new QuorumlockException(
-                    failed + "no answer to '" + e.getMessage() + "' within the connection timeout");
+            throw new QuorumlockException(failed + "no answer to '" + e.getMessage() + "' within the connect timeout");
         } catch (KeeperException e) {
             throw new QuorumlockException(failed + e.getMessage(), e);
         } catch (InterruptedException e) {

@@ -158,11 +158,11 @@ public final class ZooKeeperLock implements DistributedLock<FencedLease> {
      * lease after it last heard from the holder, and the {@link FencedLease#validity()} of every
      * lease, whatever the ttl asked for. It is what {@link Builder#sessionTimeout} asked for, bounded
      * by the server to its {@code minSessionTimeout} and {@code maxSessionTimeout} (by default 2 and
-     * 20 times its {@code tickTime}). Before the first connection, waits for it up to the connection
+     * 20 times its {@code tickTime}). Before the first connection, waits for it up to the connect
      * timeout.
      *
      * @return the negotiated session timeout, or empty if the client has not connected to the
-     *     ensemble (within the connection timeout, or before the thread was interrupted)
+     *     ensemble (within the connect timeout, or before the thread was interrupted)
      * @throws IllegalStateException if this lock was closed
      */
     public Optional<Duration> sessionTimeout() {
@@ -180,16 +180,16 @@ public final class ZooKeeperLock implements DistributedLock<FencedLease> {
 
     /**
      * Makes one attempt to lock {@code resource}: takes it if nobody holds it and nobody is
-     * waiting for it. If the client is not connected, waits up to the connection timeout for a
-     * connection first. It returns within the connection timeout and the {@linkplain
-     * AcquireLoop#overrun overrun} (the larger of 100 ms and a twentieth of the connection timeout:
+     * waiting for it. If the client is not connected, waits up to the connect timeout for a
+     * connection first. It returns within the connect timeout and the {@linkplain
+     * AcquireLoop#overrun overrun} (the larger of 100 ms and a twentieth of the connect timeout:
      * 250 ms by default), whatever the ensemble does.
      *
      * @param ttl only checked to be positive: the lease lives as long as the session, and its
      *     {@link FencedLease#validity()} is the {@linkplain #sessionTimeout() session timeout}
      *     whatever the ttl
      * @return the lease, or empty if another client holds the lock or is queued for it
-     * @throws LockUnavailableException if the ensemble could not be reached within the connection
+     * @throws LockUnavailableException if the ensemble could not be reached within the connect
      *     timeout or did not answer in time, with its answer as evidence
      * @throws IllegalArgumentException if the resource is not a valid node name or the TTL is not positive
      * @throws IllegalStateException if this lock was closed
@@ -200,8 +200,8 @@ public final class ZooKeeperLock implements DistributedLock<FencedLease> {
     public Optional<FencedLease> tryAcquire(String resource, Duration ttl) {
         String dir = lockDir(resource);
         checkTtl(ttl);
-        long deadline = ticker.nanos() + connectionTimeout().toNanos();
-        long end = deadline + AcquireLoop.overrun(connectionTimeout()).toNanos();
+        long deadline = ticker.nanos() + connectTimeout().toNanos();
+        long end = deadline + AcquireLoop.overrun(connectTimeout()).toNanos();
         return AcquireLoop.once(
                 resource, ticker, events, () -> attempts.attempt(resource, dir, deadline, end, LockAttempts.Mode.ONCE));
     }
@@ -211,14 +211,14 @@ public final class ZooKeeperLock implements DistributedLock<FencedLease> {
      * (woken by a watch, without polling) and for the connection. An attempt that fails for a
      * connection problem is repeated after the {@linkplain Builder#retry(RetryPolicy) retry}
      * backoff. The call returns within {@code maxWait} and the {@linkplain AcquireLoop#overrun
-     * overrun}, the larger of 100 ms and a twentieth of the {@linkplain Builder#connectionTimeout
-     * connection timeout} (250 ms by default), whatever the ensemble does: every request is waited
+     * overrun}, the larger of 100 ms and a twentieth of the {@linkplain Builder#connectTimeout
+     * connect timeout} (250 ms by default), whatever the ensemble does: every request is waited
      * for until the end of the wait and the overrun at most, also when the connection goes silent
      * (Curator's retries then go on in the background), and if no answer came the exception says
      * so. A node created for a request that was given up is deleted, when the ensemble is reached
      * again, or with the session. A {@code maxWait} of zero makes one attempt, as {@link
      * #tryAcquire} does: it waits for no holder, but for the connection (a lock just built has
-     * none yet) and its requests up to the connection timeout.
+     * none yet) and its requests up to the connect timeout.
      *
      * @param ttl only checked to be positive: the lease lives as long as the session, and its
      *     {@link FencedLease#validity()} is the {@linkplain #sessionTimeout() session timeout}
@@ -236,14 +236,14 @@ public final class ZooKeeperLock implements DistributedLock<FencedLease> {
         String dir = lockDir(resource);
         checkTtl(ttl);
         Settings.maxWait(maxWait);
-        long overrun = AcquireLoop.overrun(connectionTimeout()).toNanos();
+        long overrun = AcquireLoop.overrun(connectTimeout()).toNanos();
         boolean once = maxWait.isZero();
         return AcquireLoop.acquire(resource, maxWait, retry, ticker, events, (number, remainingNanos) -> {
             long now = ticker.nanos();
             // One attempt is tryAcquire's: it waits for no holder, but for the connection (a lock
-            // just built has none yet) up to the connection timeout, and so do its requests: the
+            // just built has none yet) up to the connect timeout, and so do its requests: the
             // first requests of a client on a busy machine take longer than the overrun.
-            long deadline = once ? now + connectionTimeout().toNanos() : now + remainingNanos;
+            long deadline = once ? now + connectTimeout().toNanos() : now + remainingNanos;
             long end = deadline + overrun;
             Attempt<FencedLease> attempt = attempts.attempt(
                     resource, dir, deadline, end, once ? LockAttempts.Mode.ONCE : LockAttempts.Mode.WAIT);
@@ -295,7 +295,7 @@ public final class ZooKeeperLock implements DistributedLock<FencedLease> {
      * holder's lease. Empty if no lock node is queued (free, released, or its session expired).
      * A contender whose node was created a moment ago and is first in line counts as the holder:
      * the lock is its to take. If the client is not connected, waits for a connection up to the
-     * {@linkplain Builder#connectionTimeout connection timeout}; every request is bounded by it
+     * {@linkplain Builder#connectTimeout connect timeout}; every request is bounded by it
      * and the {@linkplain AcquireLoop#overrun overrun}.
      *
      * @throws QuorumlockException naming the ensemble and what failed, if no connection or no
@@ -307,12 +307,12 @@ public final class ZooKeeperLock implements DistributedLock<FencedLease> {
     public Optional<LockHolder> holder(String resource) {
         String dir = lockDir(resource);
         checkOpen();
-        long deadline = ticker.nanos() + connectionTimeout().toNanos();
+        long deadline = ticker.nanos() + connectTimeout().toNanos();
         return attempts.holder(
                 resource,
                 dir,
                 deadline,
-                deadline + AcquireLoop.overrun(connectionTimeout()).toNanos());
+                deadline + AcquireLoop.overrun(connectTimeout()).toNanos());
     }
 
     /**
@@ -361,7 +361,7 @@ public final class ZooKeeperLock implements DistributedLock<FencedLease> {
         }
     }
 
-    private Duration connectionTimeout() {
+    private Duration connectTimeout() {
         return Duration.ofMillis(client.getZookeeperClient().getConnectionTimeoutMs());
     }
 
@@ -460,7 +460,7 @@ public final class ZooKeeperLock implements DistributedLock<FencedLease> {
         private String connectString;
         private CuratorFramework client;
         private Duration sessionTimeout;
-        private Duration connectionTimeout;
+        private Duration connectTimeout;
         private String basePath = DEFAULT_BASE_PATH;
         private RetryPolicy retry = RetryPolicy.DEFAULT;
         private String holder = Holders.defaultName();
@@ -508,7 +508,7 @@ public final class ZooKeeperLock implements DistributedLock<FencedLease> {
          * Uses an existing, started Curator client instead of creating one; {@link
          * ZooKeeperLock#close()} then leaves it open. Its namespace, timeouts and retry policy
          * apply: do not set {@link #connectString}, {@link #sessionTimeout} or {@link
-         * #connectionTimeout} too.
+         * #connectTimeout} too.
          */
         public Builder client(CuratorFramework client) {
             this.client = client;
@@ -534,8 +534,8 @@ public final class ZooKeeperLock implements DistributedLock<FencedLease> {
          * when not connected, and per try in Curator's operations. At most the session timeout.
          * The default is 5 s, or the session timeout if that is shorter.
          */
-        public Builder connectionTimeout(Duration timeout) {
-            this.connectionTimeout = timeout;
+        public Builder connectTimeout(Duration timeout) {
+            this.connectTimeout = timeout;
             return this;
         }
 
@@ -552,7 +552,7 @@ public final class ZooKeeperLock implements DistributedLock<FencedLease> {
          * The backoff between two attempts of {@link ZooKeeperLock#acquire} when one fails for a
          * connection problem (waiting for a held lock needs no polling: a watch wakes the next
          * contender), and, for the client this lock creates, between Curator's retries of one
-         * operation, for up to the connection timeout. The default is {@link RetryPolicy#DEFAULT}.
+         * operation, for up to the connect timeout. The default is {@link RetryPolicy#DEFAULT}.
          */
         public Builder retry(RetryPolicy policy) {
             this.retry = policy;
@@ -581,16 +581,16 @@ public final class ZooKeeperLock implements DistributedLock<FencedLease> {
                             + " with client(...)");
             validateConnectString();
             Duration session = sessionTimeout == null ? DEFAULT_SESSION_TIMEOUT : sessionTimeout;
-            Duration connection = connectionTimeout != null
-                    ? connectionTimeout
+            Duration connection = connectTimeout != null
+                    ? connectTimeout
                     : DEFAULT_CONNECTION_TIMEOUT.compareTo(session) < 0 ? DEFAULT_CONNECTION_TIMEOUT : session;
             checkTimeout("sessionTimeout", session, "10 s");
-            checkTimeout("connectionTimeout", connection, "5 s");
+            checkTimeout("connectTimeout", connection, "5 s");
             Settings.requireArgument(
                     connection.compareTo(session) <= 0,
-                    "connectionTimeout",
-                    "connectionTimeout (%d ms) must not be longer than sessionTimeout (%d ms): the session is lost"
-                            + " before such a connection is given up; lower connectionTimeout or raise sessionTimeout",
+                    "connectTimeout",
+                    "connectTimeout (%d ms) must not be longer than sessionTimeout (%d ms): the session is lost"
+                            + " before such a connection is given up; lower connectTimeout or raise sessionTimeout",
                     connection.toMillis(),
                     session.toMillis());
             CuratorFramework created = CuratorFrameworkFactory.builder()
@@ -613,9 +613,9 @@ public final class ZooKeeperLock implements DistributedLock<FencedLease> {
                     "both connectString and client are set: the client already knows its ensemble; set only one of"
                             + " them");
             Settings.requireArgument(
-                    sessionTimeout == null && connectionTimeout == null,
-                    sessionTimeout != null ? "sessionTimeout" : "connectionTimeout",
-                    "sessionTimeout and connectionTimeout configure the client this lock creates; with client(...)"
+                    sessionTimeout == null && connectTimeout == null,
+                    sessionTimeout != null ? "sessionTimeout" : "connectTimeout",
+                    "sessionTimeout and connectTimeout configure the client this lock creates; with client(...)"
                             + " set them on that CuratorFramework instead");
             CuratorFrameworkState state = client.getState();
             Settings.requireArgument(

@@ -12,7 +12,7 @@ final class TestLocks {
         return ZooKeeperLock.builder()
                 .connectString(connectString)
                 .sessionTimeout(sessionTimeout)
-                .connectionTimeout(sessionTimeout.dividedBy(2))
+                .connectTimeout(sessionTimeout.dividedBy(2))
                 .build();
     }
 }

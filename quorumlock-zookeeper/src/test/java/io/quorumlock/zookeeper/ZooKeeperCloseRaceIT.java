@@ -105,7 +105,7 @@ class ZooKeeperCloseRaceIT {
                 basePath -> ZooKeeperLock.builder()
                         .connectString(server.getConnectString())
                         .sessionTimeout(SESSION)
-                        .connectionTimeout(Duration.ofSeconds(5))
+                        .connectTimeout(Duration.ofSeconds(5))
                         .basePath(basePath)
                         .build(),
                 admin);

@@ -42,7 +42,7 @@ class ZooKeeperLockConfigTest {
         return ZooKeeperLock.builder()
                 .connectString("127.0.0.1:" + closedPort())
                 .sessionTimeout(Duration.ofSeconds(2))
-                .connectionTimeout(Duration.ofMillis(300))
+                .connectTimeout(Duration.ofMillis(300))
                 .build();
     }
 
@@ -70,19 +70,19 @@ class ZooKeeperLockConfigTest {
                 b -> b.connectString("zk1:2181").sessionTimeout(Duration.ZERO),
                 "sessionTimeout must be positive, was 0 ms (the default is 10 s)");
         rejects(
-                b -> b.connectString("zk1:2181").connectionTimeout(Duration.ofMillis(-5)),
-                "connectionTimeout must be positive, was -5 ms (the default is 5 s)");
+                b -> b.connectString("zk1:2181").connectTimeout(Duration.ofMillis(-5)),
+                "connectTimeout must be positive, was -5 ms (the default is 5 s)");
         rejects(b -> b.connectString("zk1:2181").sessionTimeout(Duration.ofDays(30)), "sessionTimeout must be at most");
         rejects(
                 b -> b.connectString("zk1:2181")
                         .sessionTimeout(Duration.ofSeconds(2))
-                        .connectionTimeout(Duration.ofSeconds(3)),
-                "connectionTimeout (3000 ms) must not be longer than sessionTimeout (2000 ms)",
-                "lower connectionTimeout or raise sessionTimeout");
+                        .connectTimeout(Duration.ofSeconds(3)),
+                "connectTimeout (3000 ms) must not be longer than sessionTimeout (2000 ms)",
+                "lower connectTimeout or raise sessionTimeout");
     }
 
     @Test
-    void aShortSessionTimeoutAloneShortensTheDefaultConnectionTimeout() {
+    void aShortSessionTimeoutAloneShortensTheDefaultConnectTimeout() {
         try (ZooKeeperLock lock = ZooKeeperLock.builder()
                 .connectString("127.0.0.1:1")
                 .sessionTimeout(Duration.ofSeconds(2))
@@ -146,7 +146,7 @@ class ZooKeeperLockConfigTest {
             long start = System.nanoTime();
             assertThatThrownBy(() -> lock.tryAcquire("job", TTL))
                     .isInstanceOf(LockUnavailableException.class)
-                    .hasMessageContaining("no connection to the ensemble within the connection timeout");
+                    .hasMessageContaining("no connection to the ensemble within the connect timeout");
             assertThatThrownBy(() -> lock.acquire("job", TTL, Duration.ofMillis(300)))
                     .isInstanceOfSatisfying(
                             LockUnavailableException.class,

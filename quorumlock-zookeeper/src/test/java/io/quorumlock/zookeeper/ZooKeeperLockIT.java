@@ -547,7 +547,7 @@ class ZooKeeperLockIT {
         ZooKeeperLock lock = ZooKeeperLock.builder()
                 .connectString(connectString)
                 .sessionTimeout(SESSION)
-                .connectionTimeout(SESSION.dividedBy(2))
+                .connectTimeout(SESSION.dividedBy(2))
                 .holder(holder)
                 .build();
         locks.add(lock);
@@ -614,7 +614,7 @@ class ZooKeeperLockIT {
     }
 
     @Test
-    void holderWithoutAnEnsembleIsAnOutageWithinTheConnectionTimeout() throws Exception {
+    void holderWithoutAnEnsembleIsAnOutageWithinTheConnectTimeout() throws Exception {
         int port;
         try (ServerSocket socket = new ServerSocket(0)) {
             port = socket.getLocalPort(); // closed again: nothing listens there

@@ -41,18 +41,18 @@ class ZooKeeperLockSettingsTest {
                 refusal("connectString", b -> b.connectString("user:pw@zk1:2181")),
                 refusal("sessionTimeout", b -> b.connectString(ENSEMBLE).sessionTimeout(Duration.ofSeconds(-1))),
                 refusal("sessionTimeout", b -> b.connectString(ENSEMBLE).sessionTimeout(Duration.ofDays(25))),
-                refusal("connectionTimeout", b -> b.connectString(ENSEMBLE).connectionTimeout(Duration.ZERO)),
+                refusal("connectTimeout", b -> b.connectString(ENSEMBLE).connectTimeout(Duration.ZERO)),
                 refusal(
-                        "connectionTimeout",
+                        "connectTimeout",
                         b -> b.connectString(ENSEMBLE)
                                 .sessionTimeout(Duration.ofSeconds(2))
-                                .connectionTimeout(Duration.ofSeconds(3))),
+                                .connectTimeout(Duration.ofSeconds(3))),
                 refusal("basePath", b -> b.connectString(ENSEMBLE).basePath("relative")),
                 refusal("retry", b -> b.connectString(ENSEMBLE).retry(null)),
                 refusal("listener", b -> b.connectString(ENSEMBLE).listener(null)),
                 refusal("connectString", b -> b.client(LATENT).connectString(ENSEMBLE)),
                 refusal("sessionTimeout", b -> b.client(LATENT).sessionTimeout(Duration.ofSeconds(3))),
-                refusal("connectionTimeout", b -> b.client(LATENT).connectionTimeout(Duration.ofSeconds(3))),
+                refusal("connectTimeout", b -> b.client(LATENT).connectTimeout(Duration.ofSeconds(3))),
                 refusal("client", b -> b.client(LATENT)));
     }
 
@@ -83,7 +83,7 @@ class ZooKeeperLockSettingsTest {
         }
         try (ZooKeeperLock lock = ZooKeeperLock.builder()
                 .connectString("127.0.0.1:" + closed)
-                .connectionTimeout(Duration.ofMillis(300))
+                .connectTimeout(Duration.ofMillis(300))
                 .build()) {
             Duration ttl = Duration.ofSeconds(30);
             assertThat(refusal(() -> lock.tryAcquire("", ttl)).setting()).isEqualTo("resource");

@@ -124,9 +124,9 @@ public final class LockOptions {
 
         /**
          * As {@link #open(Duration)}, waiting up to {@code connectTimeout} for the lock service to
-         * answer: the timeout of each etcd request; for ZooKeeper the connection timeout if it is
+         * answer: the timeout of each etcd request; for ZooKeeper the connect timeout if it is
          * longer than the library's 5 s (at most {@code ttl}), since a single attempt's requests
-         * are given the connection timeout and a slow ensemble's first ones take several round
+         * are given the connect timeout and a slow ensemble's first ones take several round
          * trips: wait for the first connection with {@link ZooKeeperLock#sessionTimeout()} for no
          * longer than {@code connectTimeout}. Null leaves the
          * libraries' defaults (5 s); Redis takes none (its rounds wait the node timeout).
@@ -165,7 +165,7 @@ public final class LockOptions {
                     ZooKeeperLock.builder()
                             .connectString(endpoints.get(0))
                             .sessionTimeout(ttl.orElse(null))
-                            .connectionTimeout(connectTimeout
+                            .connectTimeout(connectTimeout
                                     .filter(timeout -> timeout.compareTo(ZOOKEEPER_CONNECTION_TIMEOUT) > 0)
                                     .orElse(null))
                             .build();

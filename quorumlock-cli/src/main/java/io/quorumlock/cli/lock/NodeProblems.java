@@ -62,11 +62,11 @@ public record NodeProblems(List<String> endpoints, Optional<String> passwordSett
         return "refused with a configuration error: " + detail;
     }
 
-    /** The lines {@code run} prints for each node of {@code outcomes} that refused with a configuration error. */
-    public List<String> lines(List<ServerAnswer> outcomes) {
+    /** The lines {@code run} prints for each node of {@code answers} that refused with a configuration error. */
+    public List<String> lines(List<ServerAnswer> answers) {
         List<String> lines = new ArrayList<>();
-        for (int i = 0; i < outcomes.size(); i++) {
-            ServerAnswer outcome = outcomes.get(i);
+        for (int i = 0; i < answers.size(); i++) {
+            ServerAnswer outcome = answers.get(i);
             if (outcome.kind() == ServerAnswer.Kind.MISCONFIGURED) {
                 lines.add(outcome.server() + " " + reason(i, outcome.detail()));
             }

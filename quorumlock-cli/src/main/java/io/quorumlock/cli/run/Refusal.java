@@ -31,17 +31,17 @@ final class Refusal {
      *     not reached; null to name none
      */
     static String line(LockUnavailableException e, Duration wait, Duration connectTimeout) {
-        List<ServerAnswer> outcomes = e.lastAttempt();
-        boolean oneAuthority = outcomes.size() == 1 && e.quorum() == 1; // one node, or a consensus service
+        List<ServerAnswer> answers = e.lastAttempt();
+        boolean oneAuthority = answers.size() == 1 && e.quorum() == 1; // one node, or a consensus service
         String tries = wait.isZero() && e.attempts() == 1
                 ? "one attempt, --wait 0"
                 : "within --wait " + Formats.duration(wait) + ", " + e.attempts()
                         + (e.attempts() == 1 ? " attempt" : " attempts");
         String votes =
-                oneAuthority ? "" : "; " + e.votes() + " of " + outcomes.size() + " votes, " + e.quorum() + " needed";
+                oneAuthority ? "" : "; " + e.votes() + " of " + answers.size() + " votes, " + e.quorum() + " needed";
         String service = "";
         if (!e.busy()) {
-            boolean silent = outcomes.stream()
+            boolean silent = answers.stream()
                     .anyMatch(
                             o -> o.kind() == ServerAnswer.Kind.UNREACHABLE || o.kind() == ServerAnswer.Kind.TIMED_OUT);
             service = ": the lock service is " + (silent ? "unreachable" : "unavailable");
@@ -49,13 +49,13 @@ final class Refusal {
                 tries += "; --connect-timeout " + Formats.duration(connectTimeout);
             }
         }
-        return "lock '" + e.resource() + "' not acquired" + service + " (" + tries + votes + "): " + evidence(outcomes);
+        return "lock '" + e.resource() + "' not acquired" + service + " (" + tries + votes + "): " + evidence(answers);
     }
 
     /** The nodes that did not say yes, grouped by answer in the order the answers first appear. */
-    private static String evidence(List<ServerAnswer> outcomes) {
+    private static String evidence(List<ServerAnswer> answers) {
         Map<ServerAnswer.Kind, List<ServerAnswer>> byVote = new LinkedHashMap<>();
-        for (ServerAnswer outcome : outcomes) {
+        for (ServerAnswer outcome : answers) {
             if (outcome.kind() != ServerAnswer.Kind.GRANTED) {
                 byVote.computeIfAbsent(outcome.kind(), v -> new ArrayList<>()).add(outcome);
             }

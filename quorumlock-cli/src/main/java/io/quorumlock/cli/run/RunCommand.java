@@ -300,7 +300,7 @@ public final class RunCommand implements Callable<Integer> {
         warnOfAnEvenNumberOfNodes(backend);
         try (DistributedLock<? extends Lease> lock = open(backend, timeout)) {
             // The checks need the session timeout the ZooKeeper ensemble grants: an ensemble not
-            // reached within the connection timeout is left to the attempt to report, without a
+            // reached within the connect timeout is left to the attempt to report, without a
             // second wait, and the checks come once a lease was granted after all (--wait).
             boolean reached = !(lock instanceof ZooKeeperLock zooKeeper) || connected(zooKeeper, timeout);
             if (reached) {
