@@ -168,7 +168,7 @@ public final class KeepAlive {
      *     not valid
      */
     public boolean extend(long ttlNanos) {
-        Result result = round(ttlNanos);
+        Result result = round(ttlNanos, true);
         if (result == null) {
             return false;
         }
@@ -245,8 +245,12 @@ public final class KeepAlive {
 
     // ---- the rounds ------------------------------------------------------------------------------
 
-    /** One round after any under way; null, with nothing sent, if the lease is not valid. */
-    private Result round(long ttl) {
+    /**
+     * One round after any under way; null, with nothing sent, if the lease is not valid. What the
+     * driver throws goes to the caller of an {@link #extend} ({@code rethrow}); an automatic
+     * renewal that throws loses the lease.
+     */
+    private Result round(long ttl, boolean rethrow) {
         rounds.lock();
         try {
             long sent = core.nowNanos();
@@ -260,6 +264,9 @@ public final class KeepAlive {
             try {
                 result = driver.renew(ttl);
             } catch (RuntimeException | Error e) {
+                if (rethrow) {
+                    throw e;
+                }
                 // An Error too: the work must never run on unwatched past its validity.
                 if (kept()) {
                     log.error("renewal of the lease on '{}' failed", core.resource(), e);
@@ -385,7 +392,7 @@ public final class KeepAlive {
         synchronized (this) {
             ttl = ttlNanos;
         }
-        Result result = round(ttl);
+        Result result = round(ttl, false);
         if (result == null) {
             // Not valid now (suspended until the backend re-checks it, or over): nothing was sent.
             result = Result.notSent("the lease was not valid at its renewal");

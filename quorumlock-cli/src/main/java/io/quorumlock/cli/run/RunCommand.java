@@ -150,7 +150,7 @@ public final class RunCommand implements Callable<Integer> {
      * and the ZooKeeper client's stack traces when the ensemble is unreachable.
      */
     private static final String[] REPORTED_BY_RUN = {
-        "io.quorumlock.redis.Watchdog",
+        "io.quorumlock.internal.KeepAlive",
         "io.quorumlock.redis.client.RespLink",
         "io.quorumlock.redis.Redlock",
         "io.quorumlock.etcd.EtcdLease",
