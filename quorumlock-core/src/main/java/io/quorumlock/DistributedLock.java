@@ -106,7 +106,7 @@ public interface DistributedLock<L extends Lease> extends AutoCloseable {
      * tells when it must stop: the future completes, with the evidence, at the lease's notice of
      * loss ({@link #lossNotice}), before another client can be granted the lock; it never
      * completes if the lease is released first. The fenced leases keep themselves alive and give
-     * {@link FencedLease#inDoubt()}; {@code Redlock} starts its watchdog, which extends the lease
+     * {@link FencedLease#inDoubt()}; {@code Redlock} starts its keep-alive, which extends the lease
      * to {@code ttl} as its validity runs low.
      *
      * @param lease a lease granted by this lock, not yet released
@@ -146,7 +146,7 @@ public interface DistributedLock<L extends Lease> extends AutoCloseable {
     /**
      * The notice of loss for leases of {@code ttl}: how long before another client can be granted
      * the lock a lease kept alive by this lock is given up ({@link FencedLease#inDoubt()}, or the
-     * watchdog's loss for a TTL lease), so that {@code withLock} can interrupt the work and a
+     * keep-alive's loss for a TTL lease), so that {@code withLock} can interrupt the work and a
      * supervisor can stop a command in time. Work must stop within it.
      *
      * @throws IllegalArgumentException if the TTL is unusable with this lock

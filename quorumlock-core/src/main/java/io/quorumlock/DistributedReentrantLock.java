@@ -34,7 +34,7 @@ import org.slf4j.LoggerFactory;
  *
  * <p><b>The lease.</b> The first hold acquires a lease of the TTL given to {@code asLock} (or to
  * {@link #lock(Duration)}) and keeps it alive with {@link DistributedLock#keepAlive} until the
- * last unlock: a fenced lease keeps itself alive, a Redis lease is extended by the watchdog. The
+ * last unlock: a fenced lease keeps itself alive, a Redis lease is extended by its lock's keep-alive. The
  * lease can still be lost (a partition, a pause longer than the TTL, the key deleted by someone
  * else). The lock does not interrupt its holder then; code that holds the lock for long reads
  * {@link #lost()}, which completes at the lease's notice of loss ({@link

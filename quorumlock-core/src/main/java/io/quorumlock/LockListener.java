@@ -44,8 +44,8 @@ public interface LockListener {
     default void error(String backend, String resource, Duration took, RuntimeException error) {}
 
     /**
-     * An extension round of a lease ended (Redis only: the other backends keep their leases alive
-     * by a session or a keep-alive stream).
+     * A renewal of a lease ended: an automatic one while the lease is kept alive, or a caller's
+     * {@link Lease#extend}, on every backend.
      *
      * @param held whether the round extended the lease; one that did not may be retried
      */

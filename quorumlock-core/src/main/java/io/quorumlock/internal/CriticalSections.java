@@ -30,7 +30,7 @@ public final class CriticalSections {
 
     /**
      * Runs {@code work} while {@code lease} holds, then releases the lease; {@code lost} completes
-     * when the lease is known lost (for a TTL lease: when its watchdog could not extend it).
+     * when the lease is known lost (for a TTL lease: when its keep-alive could not extend it).
      */
     public static <T, X extends Exception> T run(
             Lease lease, CompletableFuture<LeaseLostException> lost, CriticalSection<T, X> work) throws X {

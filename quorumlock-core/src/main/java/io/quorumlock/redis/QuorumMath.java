@@ -5,7 +5,7 @@ import java.time.Duration;
 
 /**
  * The arithmetic of the algorithm, free of I/O and of waiting: quorum size, the validity of a
- * grant, when the outcome of a vote is certain, when a watchdog extends, and when the restart guard
+ * grant, when the outcome of a vote is certain, and when the restart guard
  * lets a node vote. Every time is in nanoseconds.
  */
 final class QuorumMath {

@@ -241,7 +241,7 @@ public final class Redlock implements DistributedLock<Lease>, Clocked {
     }
 
     /**
-     * Runs {@code work} while holding the lock, and releases it afterwards. A watchdog extends the
+     * Runs {@code work} while holding the lock, and releases it afterwards. The lease engine extends the
      * lease whenever two thirds of the TTL are left, so the work may take longer than the TTL;
      * a failed extension is retried after a short backoff as long as a retry can end with a tenth
      * of the TTL still left. When none can, when an extension throws, or when this lock is
@@ -261,13 +261,13 @@ public final class Redlock implements DistributedLock<Lease>, Clocked {
         Objects.requireNonNull(work, "work");
         ensureOpen();
         Lease lease = acquire(resource, ttl, maxWait);
-        // Its release stops the watchdog.
+        // Its release stops the keep-alive.
         return CriticalSections.run(lease, keepAlive(lease, ttl), () -> work.run(lease));
     }
 
     /**
      * Keeps a lease of this lock alive outside {@link #withLock}, for work that is not a Java call
-     * (a child process, a job driven by callbacks): the watchdog extends the lease to {@code ttl}
+     * (a child process, a job driven by callbacks): the lease engine extends the lease to {@code ttl}
      * whenever two thirds of the TTL are left of its remaining validity (at once if less are left
      * when this is called), until the lease is released, and retries a failed extension as {@link
      * #withLock} does. A lease whose validity already ran out is lost at once. Its rounds and the
@@ -297,7 +297,7 @@ public final class Redlock implements DistributedLock<Lease>, Clocked {
 
     /**
      * How much validity a lease kept alive by this lock ({@link #withLock}, {@link #keepAlive}) has
-     * left when the watchdog gives it up as lost: the time the work has to stop in before another
+     * left when the keep-alive gives it up as lost: the time the work has to stop in before another
      * client can be granted the lock. A tenth of the TTL.
      */
     @Override
@@ -354,7 +354,7 @@ public final class Redlock implements DistributedLock<Lease>, Clocked {
     }
 
     /**
-     * Ends every lease that the watchdog keeps alive ({@link #withLock}, {@link #keepAlive}) as
+     * Ends every lease that it keeps alive ({@link #withLock}, {@link #keepAlive}) as
      * lost: their {@code keepAlive} futures complete, their work in {@code withLock} is
      * interrupted and ends in {@link LeaseLostException}, and releasing them afterwards does
      * nothing (their keys run out with their TTL). Then closes every connection; deletes still

@@ -1006,8 +1006,8 @@ public final class JdbcLock implements DistributedLock<FencedLease>, Clocked {
         }
 
         /**
-         * The listener told of every grant, refusal, explicit extension, loss and release, as backend
-         * {@code "jdbc"} (the renewals are not told). The default is {@link LockListener#NONE}.
+         * The listener told of every grant, refusal, renewal (automatic or a caller's extension), loss
+         * and release, as backend {@code "jdbc"}. The default is {@link LockListener#NONE}.
          */
         public Builder listener(LockListener listener) {
             this.listener = listener;

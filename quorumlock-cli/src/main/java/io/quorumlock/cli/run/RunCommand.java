@@ -482,7 +482,7 @@ public final class RunCommand implements Callable<Integer> {
 
     /**
      * The grace after a lost lease, which must end before another host can be granted the lock: the
-     * loss is signalled with a notice of a tenth of the TTL with Redis (the watchdog gives up with
+     * loss is signalled with a notice of a tenth of the TTL with Redis (the keep-alive gives up with
      * that much validity left), a third with ZooKeeper (SUSPENDED comes two thirds into the session
      * timeout) and etcd (no renewal for two thirds of the TTL).
      */
