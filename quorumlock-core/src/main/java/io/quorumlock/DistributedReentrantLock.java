@@ -1,5 +1,7 @@
 package io.quorumlock;
 
+import io.quorumlock.internal.Clocked;
+import io.quorumlock.internal.Ticker;
 import java.time.Duration;
 import java.util.Objects;
 import java.util.Optional;
@@ -72,6 +74,9 @@ public final class DistributedReentrantLock<L extends Lease> implements Lock {
     private static final Duration SLICE = Duration.ofMinutes(1);
 
     private final DistributedLock<L> lock;
+    /** The lock's clock. */
+    private final Ticker ticker;
+
     private final String resource;
     private final Duration ttl;
     private final ReentrantLock local = new ReentrantLock();
@@ -90,6 +95,7 @@ public final class DistributedReentrantLock<L extends Lease> implements Lock {
 
     DistributedReentrantLock(DistributedLock<L> lock, String resource, Duration ttl) {
         this.lock = Objects.requireNonNull(lock, "lock");
+        this.ticker = Clocked.of(lock);
         if (resource == null || resource.isEmpty()) {
             throw new IllegalSettingException(
                     "resource", "resource must not be empty: name the thing to lock, e.g. \"invoices\"");
@@ -177,11 +183,11 @@ public final class DistributedReentrantLock<L extends Lease> implements Lock {
      * As {@link #tryLock(long, TimeUnit)}, with a lease of {@code ttl} if this call takes the lease.
      */
     public boolean tryLock(Duration waitTime, Duration ttl) throws InterruptedException {
-        long start = System.nanoTime();
+        long start = ticker.nanos();
         if (!local.tryLock(waitTime.toNanos(), TimeUnit.NANOSECONDS)) {
             return false;
         }
-        return hold(Math.max(0, waitTime.toNanos() - (System.nanoTime() - start)), true, ttl);
+        return hold(Math.max(0, waitTime.toNanos() - (ticker.nanos() - start)), true, ttl);
     }
 
     /**
@@ -348,7 +354,7 @@ public final class DistributedReentrantLock<L extends Lease> implements Lock {
 
     /** The lease from the lock service, or null if the wait ran out. */
     private L acquire(long waitNanos, boolean interruptible, Duration leaseTtl) throws InterruptedException {
-        long end = System.nanoTime() + Math.max(0, waitNanos);
+        long end = ticker.nanos() + Math.max(0, waitNanos);
         boolean interrupted = false;
         try {
             while (true) {
@@ -360,13 +366,13 @@ public final class DistributedReentrantLock<L extends Lease> implements Lock {
                     if (waitNanos == 0) {
                         return lock.tryAcquire(resource, leaseTtl).orElse(null);
                     }
-                    long left = waitNanos < 0 ? SLICE.toNanos() : Math.min(end - System.nanoTime(), SLICE.toNanos());
+                    long left = waitNanos < 0 ? SLICE.toNanos() : Math.min(end - ticker.nanos(), SLICE.toNanos());
                     return lock.acquire(resource, leaseTtl, Duration.ofNanos(Math.max(0, left)));
                 } catch (LockUnavailableException e) {
                     if (Thread.currentThread().isInterrupted()) {
                         continue; // seen at the top of the loop
                     }
-                    if (waitNanos >= 0 && end - System.nanoTime() <= 0) {
+                    if (waitNanos >= 0 && end - ticker.nanos() <= 0) {
                         if (!e.busy()) {
                             log.warn("could not lock '{}': {}", resource, e.getMessage());
                         }

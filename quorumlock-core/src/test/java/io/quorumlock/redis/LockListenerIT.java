@@ -77,7 +77,12 @@ class LockListenerIT {
             // The nodes have been up for less than an hour: none may vote for a lease of an hour.
             LockUnavailableException refusal = catchThrowableOfType(
                     () -> lock.acquire("guarded", Duration.ofHours(1), Duration.ZERO), LockUnavailableException.class);
-            assertThat(refusal.lastAttempt()).allMatch(o -> o.kind() == ServerAnswer.Kind.EXCLUDED);
+            // Three exclusions decide the vote of five: a node may answer after the decision.
+            assertThat(refusal.lastAttempt())
+                    .allMatch(o -> o.kind() == ServerAnswer.Kind.EXCLUDED || o.kind() == ServerAnswer.Kind.PENDING);
+            assertThat(refusal.lastAttempt())
+                    .filteredOn(o -> o.kind() == ServerAnswer.Kind.EXCLUDED)
+                    .hasSizeGreaterThanOrEqualTo(3);
             assertThat(refusal.busy()).isTrue();
             assertThat(lock.tryAcquire("guarded", Duration.ofHours(1))).isEmpty();
             assertThat(heard.names()).containsExactly("busy guarded", "busy guarded");

@@ -16,6 +16,7 @@ import io.quorumlock.LockUnavailableException;
 import io.quorumlock.QuorumlockException;
 import io.quorumlock.RetryPolicy;
 import io.quorumlock.internal.AcquireLoop;
+import io.quorumlock.internal.Clocked;
 import io.quorumlock.internal.CriticalSections;
 import io.quorumlock.internal.Holders;
 import io.quorumlock.internal.LockEvents;
@@ -83,7 +84,7 @@ import org.slf4j.LoggerFactory;
  * <p>Instances are thread-safe; share one per etcd cluster and close it on shutdown, which
  * releases the leases it still holds.
  */
-public final class EtcdLock implements DistributedLock<FencedLease> {
+public final class EtcdLock implements DistributedLock<FencedLease>, Clocked {
 
     private static final Logger log = LoggerFactory.getLogger(EtcdLock.class);
 
@@ -338,7 +339,9 @@ public final class EtcdLock implements DistributedLock<FencedLease> {
         return client;
     }
 
-    Ticker ticker() {
+    /** The lock's clock: every validity and deadline of the lock counts on it. */
+    @Override
+    public Ticker ticker() {
         return ticker;
     }
 

@@ -12,6 +12,7 @@ import io.quorumlock.QuorumlockException;
 import io.quorumlock.RetryPolicy;
 import io.quorumlock.internal.AcquireLoop;
 import io.quorumlock.internal.AcquireLoop.Attempt;
+import io.quorumlock.internal.Clocked;
 import io.quorumlock.internal.CriticalSections;
 import io.quorumlock.internal.Holders;
 import io.quorumlock.internal.LockEvents;
@@ -88,7 +89,7 @@ import org.slf4j.LoggerFactory;
  * <p>Instances are thread-safe; share one per ensemble and close it on shutdown. The lock is not
  * reentrant: a thread that acquires a resource it already holds waits for itself.
  */
-public final class ZooKeeperLock implements DistributedLock<FencedLease> {
+public final class ZooKeeperLock implements DistributedLock<FencedLease>, Clocked {
 
     private static final Logger log = LoggerFactory.getLogger(ZooKeeperLock.class);
 
@@ -341,7 +342,9 @@ public final class ZooKeeperLock implements DistributedLock<FencedLease> {
 
     // ---- what leases use -------------------------------------------------------------------------
 
-    Ticker ticker() {
+    /** The lock's clock: every validity and deadline of the lock counts on it. */
+    @Override
+    public Ticker ticker() {
         return ticker;
     }
 
