@@ -1,6 +1,7 @@
 package io.quorumlock.jdbc;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.catchThrowable;
 import static org.assertj.core.api.Assertions.catchThrowableOfType;
 
 import io.quorumlock.FencedLease;
@@ -179,11 +180,17 @@ class JdbcLockFaultIT {
             Future<Optional<FencedLease>> attempt = threads.submit(() -> gaveUp.tryAcquire("r", ttl));
             Engine.POSTGRESQL.awaitBlockedOn(direct, table); // the grant waits in the database
             server.pause();
-            assertThat(attempt.get(TestTime.scaled(Duration.ofSeconds(10)).toMillis(), TimeUnit.MILLISECONDS))
-                    .as("the client gave up")
-                    .isEmpty();
-            Thread.sleep(requestTimeout.multipliedBy(3).toMillis()); // the freeze lasts on
-            server.resume();
+            try {
+                // The client gives up: the database did not answer within the request timeout.
+                assertThat(catchThrowable(() -> attempt.get(
+                                TestTime.scaled(Duration.ofSeconds(10)).toMillis(), TimeUnit.MILLISECONDS)))
+                        .as("the client gave up")
+                        .isInstanceOf(java.util.concurrent.ExecutionException.class)
+                        .hasCauseInstanceOf(LockUnavailableException.class);
+                Thread.sleep(requestTimeout.multipliedBy(3).toMillis()); // the freeze lasts on
+            } finally {
+                server.resume();
+            }
             blocker.rollback(); // the waiting grant runs now, for a client that gave up on it
         }
 
