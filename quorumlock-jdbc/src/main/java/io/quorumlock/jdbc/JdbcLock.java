@@ -11,39 +11,23 @@ import io.quorumlock.LockListener;
 import io.quorumlock.LockUnavailableException;
 import io.quorumlock.QuorumlockException;
 import io.quorumlock.RetryPolicy;
-import io.quorumlock.ServerAnswer;
 import io.quorumlock.internal.AcquireLoop;
 import io.quorumlock.internal.Clocked;
 import io.quorumlock.internal.CriticalSections;
 import io.quorumlock.internal.Holders;
-import io.quorumlock.internal.KeepAlive;
-import io.quorumlock.internal.LeaseTimes;
 import io.quorumlock.internal.LockEvents;
 import io.quorumlock.internal.Settings;
 import io.quorumlock.internal.Ticker;
 import io.quorumlock.internal.Timers;
 import io.quorumlock.internal.Waiters;
-import java.sql.Connection;
-import java.sql.DatabaseMetaData;
 import java.sql.PreparedStatement;
 import java.sql.SQLException;
-import java.sql.SQLTimeoutException;
-import java.sql.SQLTransientConnectionException;
 import java.time.Duration;
 import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.OptionalLong;
-import java.util.Set;
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionException;
-import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.ExecutionException;
-import java.util.concurrent.RejectedExecutionException;
-import java.util.concurrent.SynchronousQueue;
-import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.regex.Pattern;
@@ -95,9 +79,6 @@ public final class JdbcLock implements DistributedLock<FencedLease>, Clocked {
     /** The shortest TTL is the request timeout divided by this: a grant must come back well within it. */
     private static final int TTL_FLOOR_DIVISOR = 10;
 
-    /** How many times one attempt draws a new token when the row changed hands under it. */
-    private static final int ROUNDS_PER_ATTEMPT = 3;
-
     /** The least time the first attempt of an {@code acquire} gets, for a cold connection. */
     private static final long FIRST_ATTEMPT_NANOS = TimeUnit.SECONDS.toNanos(1);
 
@@ -105,19 +86,10 @@ public final class JdbcLock implements DistributedLock<FencedLease>, Clocked {
     private static final Pattern TABLE_NAME =
             Pattern.compile("[A-Za-z_][A-Za-z0-9_]{0,56}(\\.[A-Za-z_][A-Za-z0-9_]{0,62})?");
 
-    /** How soon the undo of a grant whose answer was lost is first tried again; the wait doubles up to the request timeout. */
-    private static final long UNDO_RETRY_MILLIS = 250;
-
-    /** How many connections may be pending at once: more means the database does not answer. */
-    private static final int MAX_CONNECTING = 64;
-
     private static final AtomicInteger instances = new AtomicInteger();
 
-    private final DataSource dataSource;
     private final String table;
     private final int maxResourceLength;
-    private final String holder;
-    private final Dialect configuredDialect;
     private final long requestTimeoutNanos;
     private final long ttlFloorMillis;
     private final long overrunNanos;
@@ -127,14 +99,13 @@ public final class JdbcLock implements DistributedLock<FencedLease>, Clocked {
     private final Ticker ticker = Ticker.SYSTEM;
     /** The lock's timer, and its workers for renewals and clean-ups, which block on the database. */
     private final Timers timers;
-    /** The rows as the leases use them. */
-    private final Rows rows = new Rows();
-    /** Asks the data source for connections, so that no caller waits past its deadline. */
-    private final ThreadPoolExecutor connector;
-    /** The grants being undone: {@link #close()} makes a last try at each. */
-    private final Set<Undo> undoing = ConcurrentHashMap.newKeySet();
+    /** Connections within a deadline, and the table's statements once resolved. */
+    private final Connections connections;
+    /** The rows as the leases use them, and the leases held. */
+    private final JdbcRows rows;
+    /** One attempt, and the undo of grants whose answer was lost. */
+    private final JdbcAttempts attempts;
 
-    private final Set<JdbcLease> leases = ConcurrentHashMap.newKeySet();
     /** The threads waiting in {@link #acquire}, woken by releases where the database tells of them. */
     private final Waiters waiters = new Waiters();
     /** Listens for releases on PostgreSQL; made once the dialect is known. */
@@ -145,18 +116,9 @@ public final class JdbcLock implements DistributedLock<FencedLease>, Clocked {
     private final int instance;
     private final AtomicBoolean closed = new AtomicBoolean();
 
-    /** The table's statements for the database's dialect, made on the first connection. */
-    private volatile LockTable statements;
-    /** The database as messages name it (never with a password). */
-    private volatile String database;
-
     private JdbcLock(Builder builder, DataSource dataSource, String database) {
-        this.dataSource = dataSource;
-        this.database = database;
         this.table = builder.table;
         this.maxResourceLength = builder.maxResourceLength;
-        this.holder = builder.holder;
-        this.configuredDialect = builder.dialect;
         this.requestTimeoutNanos = builder.requestTimeout.toNanos();
         this.ttlFloorMillis = Math.max(1, builder.requestTimeout.toMillis() / TTL_FLOOR_DIVISOR);
         this.overrunNanos = AcquireLoop.overrun(builder.requestTimeout).toNanos();
@@ -165,22 +127,10 @@ public final class JdbcLock implements DistributedLock<FencedLease>, Clocked {
         this.events = LockEvents.of("jdbc", builder.listener);
         this.instance = instances.incrementAndGet();
         this.timers = Timers.threads("jdbc-" + instance, builder.renewalThreads);
-        this.connector = new ThreadPoolExecutor(
-                0,
-                MAX_CONNECTING,
-                30,
-                TimeUnit.SECONDS,
-                new SynchronousQueue<>(),
-                daemon("quorumlock-jdbc-" + instance + "-connect"));
-    }
-
-    private static java.util.concurrent.ThreadFactory daemon(String name) {
-        AtomicInteger count = new AtomicInteger();
-        return task -> {
-            Thread thread = new Thread(task, name + "-" + count.incrementAndGet());
-            thread.setDaemon(true);
-            return thread;
-        };
+        this.connections = new Connections(
+                dataSource, database, table, maxResourceLength, builder.dialect, ticker, requestTimeoutNanos, instance);
+        this.rows = new JdbcRows(connections, this::ttlMillis);
+        this.attempts = new JdbcAttempts(connections, rows, events, timers, builder.holder, closed);
     }
 
     /** Starts the configuration of a lock. */
@@ -212,7 +162,7 @@ public final class JdbcLock implements DistributedLock<FencedLease>, Clocked {
                 resource,
                 ticker,
                 events,
-                () -> attempt(resource, ttlMillis, ticker.nanos() + requestTimeoutNanos, null));
+                () -> attempts.attempt(resource, ttlMillis, ticker.nanos() + requestTimeoutNanos, null));
     }
 
     /**
@@ -245,7 +195,7 @@ public final class JdbcLock implements DistributedLock<FencedLease>, Clocked {
                                         requestTimeoutNanos,
                                         Math.max(remainingNanos, number == 1 ? FIRST_ATTEMPT_NANOS : 0) + overrunNanos);
                         pause.attempting();
-                        return attempt(resource, ttlMillis, ticker.nanos() + budget, pause);
+                        return attempts.attempt(resource, ttlMillis, ticker.nanos() + budget, pause);
                     });
             pause.granted();
             return lease;
@@ -258,7 +208,7 @@ public final class JdbcLock implements DistributedLock<FencedLease>, Clocked {
      */
     private PgListener listener() {
         PgListener current = listener;
-        LockTable resolved = statements;
+        LockTable resolved = connections.statements();
         if (current != null || resolved == null || resolved.channel == null || closed.get() || polls) {
             return current;
         }
@@ -267,17 +217,18 @@ public final class JdbcLock implements DistributedLock<FencedLease>, Clocked {
                 polls = !PgListener.driverPresent();
                 if (polls) {
                     log.info(
-                            "waiters for locks on {} poll with the backoff: pgjdbc is not on the class path", database);
+                            "waiters for locks on {} poll with the backoff: pgjdbc is not on the class path",
+                            connections.database());
                     return null;
                 }
                 listener = new PgListener(
                         resolved.channel,
-                        deadline -> connect(deadline, false),
+                        deadline -> connections.connect(deadline, false),
                         waiters,
                         ticker,
                         requestTimeoutNanos,
-                        daemon("quorumlock-jdbc-" + instance + "-listen"),
-                        database);
+                        Connections.daemon("quorumlock-jdbc-" + instance + "-listen"),
+                        connections.database());
             }
             return listener;
         }
@@ -324,15 +275,17 @@ public final class JdbcLock implements DistributedLock<FencedLease>, Clocked {
      */
     public void createTable() {
         requireOpen();
-        try (LockTable.Session session = open(ticker.nanos() + requestTimeoutNanos, false)) {
-            for (String ddl : ddl(statements.dialect)) {
+        try (LockTable.Session session = connections.open(ticker.nanos() + requestTimeoutNanos, false)) {
+            for (String ddl : ddl(connections.statements().dialect)) {
                 try (PreparedStatement statement = session.prepare(ddl)) {
                     statement.execute();
                 }
             }
         } catch (SQLException e) {
             throw new QuorumlockException(
-                    database + ": could not create the lock table " + table + ": " + SqlErrors.shortMessage(e), e);
+                    connections.database() + ": could not create the lock table " + table + ": "
+                            + SqlErrors.shortMessage(e),
+                    e);
         }
     }
 
@@ -349,8 +302,8 @@ public final class JdbcLock implements DistributedLock<FencedLease>, Clocked {
         requireOpen();
         long deadline = ticker.nanos() + timeout.toNanos();
         LockTable statements = null;
-        try (LockTable.Session session = open(deadline, false)) {
-            statements = this.statements;
+        try (LockTable.Session session = connections.open(deadline, false)) {
+            statements = connections.statements();
             long before = System.currentTimeMillis();
             long clock = statements.clockMillis(session);
             long after = System.currentTimeMillis();
@@ -359,11 +312,14 @@ public final class JdbcLock implements DistributedLock<FencedLease>, Clocked {
             statements.nextToken(session);
             long offset = clock - (before + after) / 2;
             return new DatabaseCheck(
-                    database, statements.dialect, Duration.ofMillis(offset), Duration.ofMillis(after - before));
+                    connections.database(),
+                    statements.dialect,
+                    Duration.ofMillis(offset),
+                    Duration.ofMillis(after - before));
         } catch (SQLException e) {
-            SqlErrors.Failure failure = classify(e, statements);
+            SqlErrors.Failure failure = connections.classify(e, statements);
             throw new QuorumlockException(
-                    database + ": " + failure.kind().description() + " (" + failure.detail() + ")", e);
+                    connections.database() + ": " + failure.kind().description() + " (" + failure.detail() + ")", e);
         }
     }
 
@@ -384,8 +340,8 @@ public final class JdbcLock implements DistributedLock<FencedLease>, Clocked {
         checkResource(resource);
         requireOpen();
         LockTable statements = null;
-        try (LockTable.Session session = open(ticker.nanos() + requestTimeoutNanos, false)) {
-            statements = this.statements;
+        try (LockTable.Session session = connections.open(ticker.nanos() + requestTimeoutNanos, false)) {
+            statements = connections.statements();
             return statements
                     .read(session, resource)
                     .filter(LockTable.Row::held)
@@ -395,9 +351,9 @@ public final class JdbcLock implements DistributedLock<FencedLease>, Clocked {
                                     .orElse(""),
                             OptionalLong.of(row.token())));
         } catch (SQLException e) {
-            SqlErrors.Failure failure = classify(e, statements);
+            SqlErrors.Failure failure = connections.classify(e, statements);
             throw new QuorumlockException(
-                    database + ": could not tell who holds '" + resource + "': "
+                    connections.database() + ": could not tell who holds '" + resource + "': "
                             + failure.kind().description() + " (" + failure.detail() + ")",
                     e);
         }
@@ -414,302 +370,26 @@ public final class JdbcLock implements DistributedLock<FencedLease>, Clocked {
         if (!closed.compareAndSet(false, true)) {
             return;
         }
-        List<JdbcLease> open = List.copyOf(leases);
+        List<JdbcLease> open = List.copyOf(rows.leases);
         for (JdbcLease lease : open) {
             lease.loseOnClose();
         }
         for (JdbcLease lease : open) {
             lease.release();
         }
-        for (Undo undo : List.copyOf(undoing)) {
-            lastTry(undo);
-        }
+        attempts.lastTries();
         PgListener listening = listener;
         if (listening != null) {
             listening.close();
         }
         timers.close(); // the releases of grants whose answer was lost still run
         // the connector's threads end by themselves when idle: those releases need it
-        if (dataSource instanceof UrlDataSource own) {
-            own.close(); // the connection it kept; those releases open their own
-        }
+        connections.close(); // the connection url(...) kept; those releases open their own
     }
 
     @Override
     public String toString() {
-        return "JdbcLock[" + database + ", table " + table + "]";
-    }
-
-    // ---- one attempt -----------------------------------------------------------------------------
-
-    /** @param wait the pauses of the acquire making the attempt, told of a holder; null for a try */
-    private AcquireLoop.Attempt<FencedLease> attempt(String resource, long ttlMillis, long deadline, ReleaseWait wait) {
-        long sent = ticker.nanos();
-        long pending = 0; // a token whose grant was sent without an answer yet
-        long granted = 0;
-        AcquireLoop.Attempt<FencedLease> refusal = null;
-        LockTable statements = null;
-        try (LockTable.Session session = open(deadline, false)) {
-            statements = this.statements;
-            boolean absent = false;
-            long token = 0;
-            long drawn = 0;
-            Optional<LockTable.Row> row = Optional.empty();
-            for (int round = 1; round <= ROUNDS_PER_ATTEMPT && granted == 0 && refusal == null; round++) {
-                if (token == 0) {
-                    token = statements.nextToken(session);
-                    drawn = token;
-                }
-                pending = token;
-                boolean taken = statements.take(session, resource, holder, token, ttlMillis, absent);
-                pending = 0;
-                if (taken) {
-                    granted = token;
-                } else {
-                    row = statements.read(session, resource);
-                    absent = row.isEmpty();
-                    if (row.isPresent() && row.get().held()) {
-                        refusal = busy(row.get());
-                        if (wait != null) {
-                            wait.held(row.get().millisLeft());
-                        }
-                    } else if (row.isPresent()) {
-                        token = 0; // free, but a newer token took it meanwhile: draw a newer one
-                    }
-                }
-            }
-            if (granted == 0 && refusal == null) {
-                String why = row.isPresent() && row.get().token() >= drawn
-                        ? "the row of '" + resource + "' holds token "
-                                + row.get().token()
-                                + ", newer than the sequence gave: if the sequence was reset, restart it above that"
-                        : "the lock changed hands during the attempt";
-                refusal = AcquireLoop.Attempt.refused(new ServerAnswer(database, ServerAnswer.Kind.ERROR, why), true);
-            }
-        } catch (SQLException e) {
-            if (granted == 0) {
-                SqlErrors.Failure failure = classify(e, statements);
-                ServerAnswer answer = new ServerAnswer(database, failure.kind(), failure.detail());
-                if (!failure.retryable()) {
-                    throw new LockConfigurationException(resource, 1, List.of(answer)); // refused: it did not run
-                }
-                if (pending != 0) {
-                    undo(resource, pending, TimeUnit.MILLISECONDS.toNanos(ttlMillis)); // it may still run
-                }
-                log.debug("attempt on '{}' failed: {}", resource, answer);
-                return AcquireLoop.Attempt.refused(answer, true);
-            }
-            log.debug("could not give back the connection of a grant: {}", SqlErrors.shortMessage(e));
-        }
-        return granted != 0 ? granted(resource, granted, ttlMillis, sent) : refusal;
-    }
-
-    private AcquireLoop.Attempt<FencedLease> granted(String resource, long token, long ttlMillis, long sent) {
-        long ttlNanos = TimeUnit.MILLISECONDS.toNanos(ttlMillis);
-        long now = ticker.nanos();
-        if (LeaseTimes.endAfter(sent, ttlNanos) - now <= 0) {
-            undo(resource, token, ttlNanos);
-            return AcquireLoop.Attempt.refused(
-                    new ServerAnswer(
-                            database,
-                            ServerAnswer.Kind.ERROR,
-                            "granted too late: the attempt took " + (now - sent) / 1_000_000 + " ms of the " + ttlMillis
-                                    + " ms TTL"),
-                    true);
-        }
-        JdbcLease lease =
-                new JdbcLease(rows, ticker, events, timers, resource, token, ttlNanos, sent, requestTimeoutNanos);
-        leases.add(lease);
-        if (closed.get()) {
-            lease.release();
-            throw new IllegalStateException("this JdbcLock was closed during the attempt");
-        }
-        lease.start(ttlNanos);
-        return AcquireLoop.Attempt.granted(lease);
-    }
-
-    private AcquireLoop.Attempt<FencedLease> busy(LockTable.Row row) {
-        String who = row.holder().map(Holders::shown).orElse("?");
-        return AcquireLoop.Attempt.busy(
-                who,
-                new ServerAnswer(
-                        database,
-                        ServerAnswer.Kind.HELD_BY_OTHER,
-                        Holders.named(who, holder) + ", fencing token " + row.token() + ", " + row.millisLeft()
-                                + " ms left by the database's clock"));
-    }
-
-    /** A grant of {@code ttlNanos} to undo, and how its tries went. */
-    private static final class Undo {
-        final String resource;
-        final long token;
-        final long ttlNanos;
-        long waitMillis = UNDO_RETRY_MILLIS;
-        /** When the database first answered with the row held by an older token, if it did. */
-        OptionalLong heldSince = OptionalLong.empty();
-
-        Undo(String resource, long token, long ttlNanos) {
-            this.resource = resource;
-            this.token = token;
-            this.ttlNanos = ttlNanos;
-        }
-    }
-
-    /**
-     * Undoes, in the background, a grant whose answer was lost or came too late: its statement may
-     * still run in the database after the client gave up on it (a database that froze, a row lock
-     * it waited for), and would then hold the row for a whole TTL. Each try {@linkplain
-     * LockTable#settle settles} the grant: it frees the row, or makes the statement unable to take
-     * it. The tries go on with a wait from 250 ms doubling up to the request timeout, also while
-     * the database does not answer, so that a grant landing later is freed within about a request
-     * timeout of the database answering again; while the row is held by an older token, for at
-     * most the grant's TTL. {@link #close()} makes a last try.
-     */
-    private void undo(String resource, long token, long ttlNanos) {
-        Undo undo = new Undo(resource, token, ttlNanos);
-        undoing.add(undo);
-        try {
-            timers.execute(() -> tryUndo(undo));
-        } catch (RejectedExecutionException closing) {
-            lastTry(undo);
-        }
-    }
-
-    /** What one try at undoing a grant came to. */
-    private enum Undone {
-        SETTLED,
-        /** The row is held by an older token: the grant's statement could take it once it is free. */
-        HELD,
-        NO_ANSWER
-    }
-
-    private void tryUndo(Undo undo) {
-        if (closed.get()) {
-            return; // close() makes the last try
-        }
-        Undone outcome = settle(undo);
-        if (outcome == Undone.SETTLED) {
-            undoing.remove(undo);
-            return;
-        }
-        long now = ticker.nanos();
-        if (outcome == Undone.HELD && undo.heldSince.isEmpty()) {
-            undo.heldSince = OptionalLong.of(now);
-        } else if (outcome == Undone.HELD && now - undo.heldSince.getAsLong() > undo.ttlNanos) {
-            undoing.remove(undo);
-            log.warn(
-                    "gave up undoing the grant of '{}' (token {}) whose answer was lost: the row stayed held by an"
-                            + " older token for its TTL",
-                    undo.resource,
-                    undo.token);
-            return;
-        }
-        long wait = undo.waitMillis;
-        undo.waitMillis = Math.max(wait, Math.min(2 * wait, TimeUnit.NANOSECONDS.toMillis(requestTimeoutNanos)));
-        try {
-            timers.schedule(() -> timers.execute(() -> tryUndo(undo)), TimeUnit.MILLISECONDS.toNanos(wait));
-        } catch (RejectedExecutionException closing) {
-            // close() makes the last try
-        }
-    }
-
-    /** The try {@link #close()} makes; a grant it cannot settle is logged. */
-    private void lastTry(Undo undo) {
-        if (settle(undo) == Undone.SETTLED) {
-            undoing.remove(undo);
-            return;
-        }
-        log.warn(
-                "closed before the grant of '{}' (token {}) whose answer was lost was undone: if it landed, the row"
-                        + " stays held until its TTL ({} ms) ends",
-                undo.resource,
-                undo.token,
-                TimeUnit.NANOSECONDS.toMillis(undo.ttlNanos));
-    }
-
-    /** One try at settling a grant, within the request timeout. */
-    private Undone settle(Undo undo) {
-        try (LockTable.Session session = open(ticker.nanos() + requestTimeoutNanos, true)) {
-            return statements.settle(session, undo.resource, undo.token) ? Undone.SETTLED : Undone.HELD;
-        } catch (SQLException e) {
-            log.debug(
-                    "could not undo the grant of '{}' (token {}) on {} yet: {}",
-                    undo.resource,
-                    undo.token,
-                    database,
-                    SqlErrors.shortMessage(e));
-            return Undone.NO_ANSWER;
-        }
-    }
-
-    // ---- for JdbcLease ---------------------------------------------------------------------------
-
-    /** The rows as a lease uses them: its renewals, its release, its end. */
-    private final class Rows implements JdbcLease.Rows {
-        /**
-         * Sets the expiry of the row held with {@code token} to {@code ttlNanos} from the database's
-         * now, within the request timeout and before {@code endNanos} (the lease's end, past which
-         * the answer no longer matters). Nothing is sent if no connection comes in that time.
-         */
-        @Override
-        public KeepAlive.Result renew(String resource, long token, long ttlNanos, long endNanos) {
-            long deadline = ticker.nanos() + requestTimeoutNanos;
-            LockTable.Session session;
-            try {
-                session = open(deadline - endNanos < 0 ? deadline : endNanos, true);
-            } catch (SQLException e) {
-                return KeepAlive.Result.notSent("no connection to " + database + ": " + SqlErrors.shortMessage(e));
-            }
-            try (session) {
-                return statements.renew(session, resource, token, TimeUnit.NANOSECONDS.toMillis(ttlNanos))
-                        ? KeepAlive.Result.RENEWED
-                        : KeepAlive.Result.gone("the lock's row no longer holds this lease's token: it expired and was"
-                                + " taken by another holder, or was freed by hand; storage that has seen a newer token"
-                                + " refuses this one");
-            } catch (SQLException e) {
-                log.debug("could not renew '{}' on {}: {}", resource, database, SqlErrors.shortMessage(e));
-                return KeepAlive.Result.unknown(
-                        "no answer to the renewal from " + database + ": " + SqlErrors.shortMessage(e));
-            }
-        }
-
-        @Override
-        public void release(String resource, long token) {
-            releaseRow(resource, token);
-        }
-
-        @Override
-        public long ttlMillis(Duration ttl) {
-            return JdbcLock.this.ttlMillis(ttl);
-        }
-
-        @Override
-        public void forget(JdbcLease lease) {
-            leases.remove(lease);
-        }
-    }
-
-    /**
-     * Frees the row if it holds {@code token}, within the request timeout, also on an interrupted
-     * thread; a failure is logged.
-     *
-     * @return true if it freed the row
-     */
-    boolean releaseRow(String resource, long token) {
-        try (LockTable.Session session = open(ticker.nanos() + requestTimeoutNanos, true)) {
-            if (statements.release(session, resource, token)) {
-                return true;
-            }
-            log.debug("the row of '{}' did not hold token {} at the release", resource, token);
-        } catch (SQLException e) {
-            log.warn(
-                    "could not free the row of '{}' (token {}) on {}; it expires by its TTL: {}",
-                    resource,
-                    token,
-                    database,
-                    SqlErrors.shortMessage(e));
-        }
-        return false;
+        return "JdbcLock[" + connections.database() + ", table " + table + "]";
     }
 
     /** The lock's clock: every validity and deadline of the lock counts on it. */
@@ -727,118 +407,6 @@ public final class JdbcLock implements DistributedLock<FencedLease>, Clocked {
     boolean listening() {
         PgListener current = listener;
         return current != null && current.listening() != 0;
-    }
-
-    /** What a failure means; {@code statements} is null if no connection was made. */
-    private SqlErrors.Failure classify(SQLException e, LockTable statements) {
-        return SqlErrors.classify(
-                e, statements != null, table, statements == null ? configuredDialect : statements.dialect);
-    }
-
-    // ---- connections and statements --------------------------------------------------------------
-
-    /**
-     * A connection for statements until {@code deadline}, with the table's statements resolved;
-     * {@code uninterruptibly} for a renewal or a release, which must not give up on an interrupt.
-     */
-    private LockTable.Session open(long deadline, boolean uninterruptibly) throws SQLException {
-        Connection connection = connect(deadline, uninterruptibly);
-        try {
-            statements(connection);
-            return new LockTable.Session(connection, ticker, deadline);
-        } catch (SQLException | RuntimeException e) {
-            connection.close();
-            throw e;
-        }
-    }
-
-    /**
-     * A connection from the data source by {@code deadline}: asked for on the connector thread, so
-     * that a database that accepts a connection and then stays silent (or a pool that waits for
-     * one) cannot hold the caller past the deadline. A connection that comes too late is closed.
-     */
-    private Connection connect(long deadline, boolean uninterruptibly) throws SQLException {
-        long left = deadline - ticker.nanos();
-        CompletableFuture<Connection> connecting;
-        try {
-            connecting = CompletableFuture.supplyAsync(
-                    () -> {
-                        try {
-                            return dataSource.getConnection();
-                        } catch (SQLException e) {
-                            throw new CompletionException(e);
-                        }
-                    },
-                    connector);
-        } catch (RejectedExecutionException e) {
-            throw new SQLTransientConnectionException(
-                    "too many connections to the database are pending (" + MAX_CONNECTING + "): it does not answer");
-        }
-        boolean interrupted = false;
-        try {
-            while (true) {
-                try {
-                    return connecting.get(Math.max(0, deadline - ticker.nanos()), TimeUnit.NANOSECONDS);
-                } catch (InterruptedException e) {
-                    if (!uninterruptibly) {
-                        connecting.thenAccept(JdbcLock::closeQuietly);
-                        Thread.currentThread().interrupt();
-                        throw new SQLException("interrupted while connecting to the database", e);
-                    }
-                    interrupted = true;
-                }
-            }
-        } catch (TimeoutException e) {
-            connecting.thenAccept(JdbcLock::closeQuietly);
-            throw new SQLTimeoutException(
-                    "no connection to the database within " + TimeUnit.NANOSECONDS.toMillis(Math.max(0, left)) + " ms");
-        } catch (ExecutionException e) {
-            Throwable cause = e.getCause();
-            if (cause instanceof SQLException sql) {
-                throw sql;
-            }
-            if (cause instanceof RuntimeException runtime) {
-                throw runtime;
-            }
-            throw new SQLException("could not connect to the database: " + cause, cause);
-        } finally {
-            if (interrupted) {
-                Thread.currentThread().interrupt();
-            }
-        }
-    }
-
-    private static void closeQuietly(Connection connection) {
-        try {
-            connection.close();
-        } catch (SQLException e) {
-            log.debug("could not close a connection that came too late: {}", e.toString());
-        }
-    }
-
-    private LockTable statements(Connection connection) throws SQLException {
-        LockTable resolved = statements;
-        if (resolved != null) {
-            return resolved;
-        }
-        DatabaseMetaData metadata = connection.getMetaData();
-        if (metadata.getURL() != null) {
-            database = UrlDataSource.redact(metadata.getURL());
-        }
-        Dialect dialect = configuredDialect;
-        if (dialect == null) {
-            String product = metadata.getDatabaseProductName();
-            dialect = Dialect.of(product, metadata.getDatabaseProductVersion())
-                    .orElseThrow(() -> new IllegalSettingException(
-                            "dialect",
-                            "JdbcLock runs on PostgreSQL, MariaDB and H2, not on " + Holders.shown(product)
-                                    + " (MySQL has no sequences for the fencing tokens); if this database speaks one"
-                                    + " of their dialects, name it with dialect(...)"));
-        }
-        dialect.checkMaxResourceLength(maxResourceLength);
-        resolved = new LockTable(table, dialect);
-        statements = resolved;
-        return resolved;
     }
 
     // ---- arguments -------------------------------------------------------------------------------
