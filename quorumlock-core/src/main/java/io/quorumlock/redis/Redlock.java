@@ -107,7 +107,8 @@ public final class Redlock implements DistributedLock<Lease>, Clocked {
             Ticker ticker,
             boolean restartGuard,
             String holder,
-            LockListener listener) {
+            LockListener listener,
+            Timers timers) {
         this.recheckNanos = recheck.toNanos();
         this.connectTimeoutNanos = connectTimeout.toNanos();
         this.transport = transport;
@@ -117,9 +118,17 @@ public final class Redlock implements DistributedLock<Lease>, Clocked {
         this.retry = retry;
         this.ticker = ticker;
         this.holder = holder;
-        this.timers = Timers.threads("redlock", KEEP_ALIVE_WORKERS);
+        this.timers = timers != null ? timers : Timers.threads("redlock", KEEP_ALIVE_WORKERS);
         this.rounds = new Rounds(
-                transport, this.names, nodeTimeout, connectTimeout, driftFactor, ticker, restartGuard, events, timers);
+                transport,
+                this.names,
+                nodeTimeout,
+                connectTimeout,
+                driftFactor,
+                ticker,
+                restartGuard,
+                events,
+                this.timers);
     }
 
     /** Starts the configuration of a lock. */
@@ -498,6 +507,9 @@ public final class Redlock implements DistributedLock<Lease>, Clocked {
         private boolean tlsClientCertificateSet;
         private boolean insecureTrustAll;
         private LockListener listener = LockListener.NONE;
+        private Ticker ticker = Ticker.SYSTEM;
+        /** Null: the lock makes its own. */
+        private Timers timers;
 
         private Builder() {}
 
@@ -692,6 +704,27 @@ public final class Redlock implements DistributedLock<Lease>, Clocked {
         }
 
         /**
+         * The clock every validity and deadline of the lock counts on; by default {@link
+         * Ticker#SYSTEM}, the monotonic clock. For tests that run the lock on a clock of their own.
+         * {@link Ticker} is an internal type of the library and may change in any release.
+         */
+        public Builder ticker(Ticker ticker) {
+            this.ticker = Settings.notNull("ticker", ticker, "pass a Ticker, or leave the default");
+            return this;
+        }
+
+        /**
+         * The threads that keep the lock's leases alive: a timer, workers for the renewals and
+         * threads for the notices; by default the lock's own, started on first use. For tests that
+         * run the leases' lives on timers of their own. The lock closes them when it is closed.
+         * {@link Timers} is an internal type of the library and may change in any release.
+         */
+        public Builder timers(Timers timers) {
+            this.timers = Settings.notNull("timers", timers, "pass Timers, or leave the default");
+            return this;
+        }
+
+        /**
          * The listener told of every grant, refusal, extension, loss and release of this lock, as
          * backend {@code "redis"}: for metrics ({@code QuorumlockMetrics} of quorumlock-micrometer)
          * or logs. One that throws is logged once and does not break the lock. The default is
@@ -722,17 +755,17 @@ public final class Redlock implements DistributedLock<Lease>, Clocked {
                     nodeTimeout.toNanos(),
                     connectTimeout().toNanos(),
                     maxConnectionsPerNode,
-                    Ticker.SYSTEM,
+                    ticker,
                     tls,
                     Scripts.ALL);
             // The lookups started with the transport; a name that takes longer is compared by its run_id.
             IllegalSettingException same =
-                    addresses.size() > 1 ? transport.sameAddress(Ticker.SYSTEM.nanos() + SAME_ADDRESS_NANOS) : null;
+                    addresses.size() > 1 ? transport.sameAddress(ticker.nanos() + SAME_ADDRESS_NANOS) : null;
             if (same != null) {
                 transport.close();
                 throw same;
             }
-            return create(transport, addresses, Ticker.SYSTEM);
+            return create(transport, addresses, ticker);
         }
 
         private TlsConfig tlsConfig() {
@@ -819,7 +852,8 @@ public final class Redlock implements DistributedLock<Lease>, Clocked {
                     ticker,
                     guard,
                     holder != null ? holder : Holders.defaultName(),
-                    listener);
+                    listener,
+                    timers);
         }
 
         private List<NodeAddress> validate() {

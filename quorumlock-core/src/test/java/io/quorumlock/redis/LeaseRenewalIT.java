@@ -194,4 +194,39 @@ class LeaseRenewalIT {
         // Told once, and not as released too: the listener hears one end of a lease.
         assertThat(listener.names()).filteredOn(e -> !e.startsWith("acquired")).containsExactly("lost c");
     }
+
+    @Test
+    void aLockRunsOnTheClockAndTheTimersItsBuilderIsGiven() {
+        java.util.concurrent.atomic.AtomicLong ahead = new java.util.concurrent.atomic.AtomicLong();
+        io.quorumlock.internal.Ticker clock = () -> System.nanoTime() + ahead.get();
+        List<String> renewedOn = new java.util.concurrent.CopyOnWriteArrayList<>();
+        LockListener listener = new LockListener() {
+            @Override
+            public void extended(String backend, String resource, Duration took, boolean held) {
+                renewedOn.add(Thread.currentThread().getName());
+            }
+        };
+        try (Redlock lock = Redlock.builder()
+                .nodes(redis.uris())
+                .restartGuard(false) // nodes just started
+                .ticker(clock)
+                .timers(io.quorumlock.internal.Timers.threads("given", 1))
+                .listener(listener)
+                .build()) {
+            Lease timed = lock.acquire("by-the-clock", Duration.ofSeconds(30), WAIT);
+            ahead.set(Duration.ofSeconds(31).toNanos());
+            assertThat(timed.isValid())
+                    .as("a 30 s lease, 31 s later by the lock's clock")
+                    .isFalse();
+            ahead.set(0);
+            timed.release();
+
+            Duration ttl = TestTime.scaled(Duration.ofMillis(600));
+            Lease kept = lock.acquire("kept", ttl, WAIT);
+            lock.keepAlive(kept, ttl);
+            TestTime.await(ttl.multipliedBy(3), () -> !renewedOn.isEmpty(), "a renewal");
+            kept.release();
+            assertThat(renewedOn).allMatch(name -> name.startsWith("quorumlock-given-worker"));
+        }
+    }
 }

@@ -116,9 +116,10 @@ public final class EtcdLock implements DistributedLock<FencedLease>, Clocked {
     private final AtomicBoolean closed = new AtomicBoolean();
     private final LockEvents events;
     /** The one clock of the lock, its calls and its leases. */
-    private final Ticker ticker = Ticker.SYSTEM;
+    private final Ticker ticker;
 
     private EtcdLock(Builder builder, Client client, boolean ownsClient, String cluster) {
+        this.ticker = builder.ticker;
         this.events = LockEvents.of("etcd", builder.listener);
         this.client = client;
         this.ownsClient = ownsClient;
@@ -134,7 +135,9 @@ public final class EtcdLock implements DistributedLock<FencedLease>, Clocked {
                 tryAcquireWait.toNanos(),
                 ByteSequence.from(builder.holder, StandardCharsets.UTF_8));
         this.overrunNanos = AcquireLoop.overrun(builder.requestTimeout).toNanos();
-        this.timers = Timers.threads("etcd-" + instances.incrementAndGet(), RENEWAL_WORKERS);
+        this.timers = builder.timers != null
+                ? builder.timers
+                : Timers.threads("etcd-" + instances.incrementAndGet(), RENEWAL_WORKERS);
     }
 
     /** Starts the configuration of a lock. */
@@ -435,6 +438,9 @@ public final class EtcdLock implements DistributedLock<FencedLease>, Clocked {
         private Duration tryAcquireWait = Duration.ofMillis(100);
         private String holder = Holders.defaultName();
         private LockListener listener = LockListener.NONE;
+        private Ticker ticker = Ticker.SYSTEM;
+        /** Null: the lock makes its own. */
+        private Timers timers;
 
         private Builder() {}
 
@@ -446,6 +452,27 @@ public final class EtcdLock implements DistributedLock<FencedLease>, Clocked {
          */
         public Builder holder(String name) {
             this.holder = name;
+            return this;
+        }
+
+        /**
+         * The clock every validity and deadline of the lock counts on; by default {@link
+         * Ticker#SYSTEM}, the monotonic clock. For tests that run the lock on a clock of their own.
+         * {@link Ticker} is an internal type of the library and may change in any release.
+         */
+        public Builder ticker(Ticker ticker) {
+            this.ticker = Settings.notNull("ticker", ticker, "pass a Ticker, or leave the default");
+            return this;
+        }
+
+        /**
+         * The threads that keep the lock's leases alive: a timer, workers for the renewals and
+         * threads for the notices; by default the lock's own, started on first use. For tests that
+         * run the leases' lives on timers of their own. The lock closes them when it is closed.
+         * {@link Timers} is an internal type of the library and may change in any release.
+         */
+        public Builder timers(Timers timers) {
+            this.timers = Settings.notNull("timers", timers, "pass Timers, or leave the default");
             return this;
         }
 

@@ -96,7 +96,7 @@ public final class JdbcLock implements DistributedLock<FencedLease>, Clocked {
     private final RetryPolicy retry;
     private final long recheckNanos;
     private final LockEvents events;
-    private final Ticker ticker = Ticker.SYSTEM;
+    private final Ticker ticker;
     /** The lock's timer, and its workers for renewals and clean-ups, which block on the database. */
     private final Timers timers;
     /** Connections within a deadline, and the table's statements once resolved. */
@@ -117,6 +117,7 @@ public final class JdbcLock implements DistributedLock<FencedLease>, Clocked {
     private final AtomicBoolean closed = new AtomicBoolean();
 
     private JdbcLock(Builder builder, DataSource dataSource, String database) {
+        this.ticker = builder.ticker;
         this.table = builder.table;
         this.maxResourceLength = builder.maxResourceLength;
         this.requestTimeoutNanos = builder.requestTimeout.toNanos();
@@ -126,7 +127,8 @@ public final class JdbcLock implements DistributedLock<FencedLease>, Clocked {
         this.recheckNanos = builder.recheck.toNanos();
         this.events = LockEvents.of("jdbc", builder.listener);
         this.instance = instances.incrementAndGet();
-        this.timers = Timers.threads("jdbc-" + instance, builder.renewalThreads);
+        this.timers =
+                builder.timers != null ? builder.timers : Timers.threads("jdbc-" + instance, builder.renewalThreads);
         this.connections = new Connections(
                 dataSource, database, table, maxResourceLength, builder.dialect, ticker, requestTimeoutNanos, instance);
         this.rows = new JdbcRows(connections, this::ttlMillis);
@@ -475,6 +477,10 @@ public final class JdbcLock implements DistributedLock<FencedLease>, Clocked {
         private Duration requestTimeout = Duration.ofSeconds(5);
         private RetryPolicy retry = RetryPolicy.DEFAULT;
         private LockListener listener = LockListener.NONE;
+        private Ticker ticker = Ticker.SYSTEM;
+        /** Null: the lock makes its own. */
+        private Timers timers;
+
         private int renewalThreads = 2;
         private Duration recheck = Duration.ofSeconds(1);
 
@@ -570,6 +576,27 @@ public final class JdbcLock implements DistributedLock<FencedLease>, Clocked {
          */
         public Builder retry(RetryPolicy policy) {
             this.retry = policy;
+            return this;
+        }
+
+        /**
+         * The clock every validity and deadline of the lock counts on; by default {@link
+         * Ticker#SYSTEM}, the monotonic clock. For tests that run the lock on a clock of their own.
+         * {@link Ticker} is an internal type of the library and may change in any release.
+         */
+        public Builder ticker(Ticker ticker) {
+            this.ticker = Settings.notNull("ticker", ticker, "pass a Ticker, or leave the default");
+            return this;
+        }
+
+        /**
+         * The threads that keep the lock's leases alive: a timer, workers for the renewals and
+         * threads for the notices; by default the lock's own, started on first use. For tests that
+         * run the leases' lives on timers of their own. The lock closes them when it is closed.
+         * {@link Timers} is an internal type of the library and may change in any release.
+         */
+        public Builder timers(Timers timers) {
+            this.timers = Settings.notNull("timers", timers, "pass Timers, or leave the default");
             return this;
         }
 

@@ -203,4 +203,40 @@ class JdbcLeaseRenewalIT {
         assertThat(lease.isValid()).isTrue();
         lease.release();
     }
+
+    @Test
+    void aLockRunsOnTheClockAndTheTimersItsBuilderIsGiven() {
+        java.util.concurrent.atomic.AtomicLong ahead = new java.util.concurrent.atomic.AtomicLong();
+        io.quorumlock.internal.Ticker clock = () -> System.nanoTime() + ahead.get();
+        List<String> renewedOn = new java.util.concurrent.CopyOnWriteArrayList<>();
+        JdbcLock lock = JdbcLock.builder()
+                .url(postgres.jdbcUrl())
+                .user(postgres.user())
+                .table("locks_renewal_" + (++tables))
+                .ticker(clock)
+                .timers(io.quorumlock.internal.Timers.threads("given", 1))
+                .listener(new io.quorumlock.LockListener() {
+                    @Override
+                    public void extended(String backend, String resource, Duration took, boolean held) {
+                        renewedOn.add(Thread.currentThread().getName());
+                    }
+                })
+                .build();
+        open.add(lock);
+        lock.createTable();
+
+        FencedLease timed = lock.acquire("by-the-clock", Duration.ofSeconds(30), Duration.ZERO);
+        ahead.set(Duration.ofSeconds(31).toNanos());
+        assertThat(timed.isValid())
+                .as("a 30 s lease, 31 s later by the lock's clock")
+                .isFalse();
+        ahead.set(0);
+        timed.release();
+
+        Duration ttl = TestTime.scaled(Duration.ofSeconds(1));
+        FencedLease kept = lock.acquire("kept", ttl, Duration.ZERO);
+        TestTime.await(ttl.multipliedBy(3), () -> !renewedOn.isEmpty(), "a renewal");
+        kept.release();
+        assertThat(renewedOn).allMatch(name -> name.startsWith("quorumlock-given-worker"));
+    }
 }

@@ -112,7 +112,7 @@ public final class ZooKeeperLock implements DistributedLock<FencedLease>, Clocke
     private final AtomicBoolean closed = new AtomicBoolean();
     private final LockEvents events;
     /** The one clock of the lock and its leases. */
-    private final Ticker ticker = Ticker.SYSTEM;
+    private final Ticker ticker;
     /** The leases' timer, heartbeat workers and notice threads; they start with the first lease. */
     private final Timers timers;
 
@@ -122,7 +122,10 @@ public final class ZooKeeperLock implements DistributedLock<FencedLease>, Clocke
             String basePath,
             RetryPolicy retry,
             String holder,
-            LockListener listener) {
+            LockListener listener,
+            Ticker ticker,
+            Timers timers) {
+        this.ticker = ticker;
         this.events = LockEvents.of("zookeeper", listener);
         this.client = client;
         this.ownsClient = ownsClient;
@@ -130,7 +133,8 @@ public final class ZooKeeperLock implements DistributedLock<FencedLease>, Clocke
         this.retry = retry;
         this.connection = new ConnectionWatch(client, this::ensemble, ticker);
         this.attempts = new LockAttempts(this, client, connection, holder.getBytes(StandardCharsets.UTF_8));
-        this.timers = Timers.threads("zookeeper-" + instances.incrementAndGet(), HEARTBEAT_WORKERS);
+        this.timers =
+                timers != null ? timers : Timers.threads("zookeeper-" + instances.incrementAndGet(), HEARTBEAT_WORKERS);
     }
 
     /** Starts the configuration of a lock. */
@@ -468,6 +472,9 @@ public final class ZooKeeperLock implements DistributedLock<FencedLease>, Clocke
         private RetryPolicy retry = RetryPolicy.DEFAULT;
         private String holder = Holders.defaultName();
         private LockListener listener = LockListener.NONE;
+        private Ticker ticker = Ticker.SYSTEM;
+        /** Null: the lock makes its own. */
+        private Timers timers;
 
         private Builder() {}
 
@@ -479,6 +486,27 @@ public final class ZooKeeperLock implements DistributedLock<FencedLease>, Clocke
          */
         public Builder holder(String name) {
             this.holder = name;
+            return this;
+        }
+
+        /**
+         * The clock every validity and deadline of the lock counts on; by default {@link
+         * Ticker#SYSTEM}, the monotonic clock. For tests that run the lock on a clock of their own.
+         * {@link Ticker} is an internal type of the library and may change in any release.
+         */
+        public Builder ticker(Ticker ticker) {
+            this.ticker = Settings.notNull("ticker", ticker, "pass a Ticker, or leave the default");
+            return this;
+        }
+
+        /**
+         * The threads that keep the lock's leases alive: a timer, workers for the renewals and
+         * threads for the notices; by default the lock's own, started on first use. For tests that
+         * run the leases' lives on timers of their own. The lock closes them when it is closed.
+         * {@link Timers} is an internal type of the library and may change in any release.
+         */
+        public Builder timers(Timers timers) {
+            this.timers = Settings.notNull("timers", timers, "pass Timers, or leave the default");
             return this;
         }
 
@@ -606,7 +634,7 @@ public final class ZooKeeperLock implements DistributedLock<FencedLease>, Clocke
                     .ensembleTracker(false)
                     .build();
             created.start();
-            return new ZooKeeperLock(created, true, basePath, retry, holder, listener);
+            return new ZooKeeperLock(created, true, basePath, retry, holder, listener, ticker, timers);
         }
 
         private ZooKeeperLock withClient() {
@@ -629,7 +657,7 @@ public final class ZooKeeperLock implements DistributedLock<FencedLease>, Clocke
                     state == CuratorFrameworkState.LATENT
                             ? "call client.start() before build()"
                             : "it was closed; pass an open client");
-            return new ZooKeeperLock(client, false, basePath, retry, holder, listener);
+            return new ZooKeeperLock(client, false, basePath, retry, holder, listener, ticker, timers);
         }
 
         private void validateConnectString() {
