@@ -44,7 +44,9 @@ class DuplicateNodesIT {
                         .node(alias.uri())
                         .node(redis.get(1).uri())
                         .restartGuard(false)
-                        .nodeTimeout(TestTime.scaled(Duration.ofMillis(200)))
+                        // Long enough for the alias's held replies to come back within the extension
+                        // on a loaded machine: a reply later than this counts as a timeout, not a vote.
+                        .nodeTimeout(TestTime.scaled(Duration.ofSeconds(1)))
                         .build()) {
             long sets = callsOnNode0("set");
             long scripts = callsOnNode0("evalsha") + callsOnNode0("eval");
