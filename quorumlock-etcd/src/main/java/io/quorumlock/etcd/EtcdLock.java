@@ -2,7 +2,6 @@ package io.quorumlock.etcd;
 
 import io.etcd.jetcd.ByteSequence;
 import io.etcd.jetcd.Client;
-import io.etcd.jetcd.ClientBuilder;
 import io.etcd.jetcd.kv.GetResponse;
 import io.etcd.jetcd.options.GetOption;
 import io.quorumlock.DistributedLock;
@@ -11,25 +10,18 @@ import io.quorumlock.IllegalSettingException;
 import io.quorumlock.LeaseLostException;
 import io.quorumlock.LeasedSection;
 import io.quorumlock.LockHolder;
-import io.quorumlock.LockListener;
 import io.quorumlock.LockUnavailableException;
 import io.quorumlock.QuorumlockException;
 import io.quorumlock.RetryPolicy;
 import io.quorumlock.internal.AcquireLoop;
 import io.quorumlock.internal.Clocked;
 import io.quorumlock.internal.CriticalSections;
-import io.quorumlock.internal.Holders;
 import io.quorumlock.internal.LockEvents;
-import io.quorumlock.internal.Secrets;
 import io.quorumlock.internal.Settings;
 import io.quorumlock.internal.Ticker;
 import io.quorumlock.internal.Timers;
-import java.net.URI;
-import java.net.URISyntaxException;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
-import java.util.ArrayList;
-import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
@@ -118,7 +110,7 @@ public final class EtcdLock implements DistributedLock<FencedLease>, Clocked {
     /** The one clock of the lock, its calls and its leases. */
     private final Ticker ticker;
 
-    private EtcdLock(Builder builder, Client client, boolean ownsClient, String cluster) {
+    EtcdLock(EtcdLockBuilder builder, Client client, boolean ownsClient, String cluster) {
         this.ticker = builder.ticker;
         this.events = LockEvents.of("etcd", builder.listener);
         this.client = client;
@@ -141,14 +133,14 @@ public final class EtcdLock implements DistributedLock<FencedLease>, Clocked {
     }
 
     /** Starts the configuration of a lock. */
-    public static Builder builder() {
-        return new Builder();
+    public static EtcdLockBuilder builder() {
+        return new EtcdLockBuilder();
     }
 
     /**
      * Makes one attempt to lock {@code resource} for {@code ttl}: if the lock is held, it waits at
-     * most {@linkplain Builder#tryAcquireWait(Duration) tryAcquireWait} (100 ms by default) for it
-     * to be released. It returns within the request timeout, plus tryAcquireWait, plus the
+     * most {@linkplain EtcdLockBuilder#tryAcquireWait(Duration) tryAcquireWait} (100 ms by default)
+     * for it to be released. It returns within the request timeout, plus tryAcquireWait, plus the
      * {@linkplain AcquireLoop#overrun overrun} of a twentieth of the request timeout (at least 100
      * ms), whatever etcd does: 5.35 s with the defaults.
      *
@@ -177,16 +169,16 @@ public final class EtcdLock implements DistributedLock<FencedLease>, Clocked {
     /**
      * Locks {@code resource} for {@code ttl}, waiting up to {@code maxWait} in etcd's queue for the
      * holders before it. A failed attempt (etcd unreachable, the lease lost while waiting) is
-     * retried after the {@linkplain Builder#retry(RetryPolicy) retry} delay while {@code maxWait}
-     * allows. A free lock is given at least {@linkplain Builder#tryAcquireWait(Duration)
-     * tryAcquireWait} to be granted, so a {@code maxWait} of zero acts as {@link #tryAcquire} that
-     * throws, bounded as {@code tryAcquire} is. Otherwise the call returns within {@code maxWait}
-     * (at least tryAcquireWait) and the {@linkplain AcquireLoop#overrun overrun}, the larger of 100
-     * ms and a twentieth of the {@linkplain Builder#requestTimeout request timeout} (250 ms by
-     * default), whatever etcd does: every request is bounded by what is left of the wait, and the
-     * overrun pays for the requests that end an attempt whose wait ran out (reading who holds the
-     * lock, checking a grant that came at the last moment). If etcd gave no answer within the wait,
-     * the exception says so.
+     * retried after the {@linkplain EtcdLockBuilder#retry(RetryPolicy) retry} delay while {@code
+     * maxWait} allows. A free lock is given at least {@linkplain
+     * EtcdLockBuilder#tryAcquireWait(Duration) tryAcquireWait} to be granted, so a {@code maxWait}
+     * of zero acts as {@link #tryAcquire} that throws, bounded as {@code tryAcquire} is. Otherwise
+     * the call returns within {@code maxWait} (at least tryAcquireWait) and the {@linkplain
+     * AcquireLoop#overrun overrun}, the larger of 100 ms and a twentieth of the {@linkplain
+     * EtcdLockBuilder#requestTimeout request timeout} (250 ms by default), whatever etcd does:
+     * every request is bounded by what is left of the wait, and the overrun pays for the requests
+     * that end an attempt whose wait ran out (reading who holds the lock, checking a grant that
+     * came at the last moment). If etcd gave no answer within the wait, the exception says so.
      *
      * @throws LockUnavailableException if the lock was not acquired in time, with the holder's key,
      *     create revision and lease as evidence when one was seen; the attempt revoked its own etcd
@@ -249,11 +241,11 @@ public final class EtcdLock implements DistributedLock<FencedLease>, Clocked {
      * Who holds {@code resource} now: the lock key with the lowest create revision under the
      * resource's lock name, the one etcd's lock service grants, read with one linearizable read
      * (which needs a quorum of members and a leader) within the {@linkplain
-     * Builder#requestTimeout request timeout}. The name is the key's value, as the holder's lock
-     * wrote it ({@link Builder#holder(String)}); the token is the key's create revision, the
-     * fencing token of the holder's lease. Empty if no key is queued: free, released, or the
-     * holder's etcd lease expired. A contender whose key was put a moment ago and is first in line
-     * counts as the holder: the lock is its to take.
+     * EtcdLockBuilder#requestTimeout request timeout}. The name is the key's value, as the holder's
+     * lock wrote it ({@link EtcdLockBuilder#holder(String)}); the token is the key's create
+     * revision, the fencing token of the holder's lease. Empty if no key is queued: free, released,
+     * or the holder's etcd lease expired. A contender whose key was put a moment ago and is first
+     * in line counts as the holder: the lock is its to take.
      *
      * @throws QuorumlockException naming the cluster and what failed, if etcd did not answer in
      *     time or refused the read
@@ -424,264 +416,6 @@ public final class EtcdLock implements DistributedLock<FencedLease>, Clocked {
     void requireOpen() {
         if (closed.get()) {
             throw new IllegalStateException("this EtcdLock is closed");
-        }
-    }
-
-    /** Configures an {@link EtcdLock}; every setting is checked in {@link #build()}. */
-    public static final class Builder {
-        private final List<String> endpoints = new ArrayList<>();
-        private Client client;
-        private String keyPrefix = "/quorumlock/locks/";
-        private RetryPolicy retry = RetryPolicy.DEFAULT;
-        private Duration requestTimeout = Duration.ofSeconds(5);
-        private Duration connectTimeout;
-        private Duration tryAcquireWait = Duration.ofMillis(100);
-        private String holder = Holders.defaultName();
-        private LockListener listener = LockListener.NONE;
-        private Ticker ticker = Ticker.SYSTEM;
-        /** Null: the lock makes its own. */
-        private Timers timers;
-
-        private Builder() {}
-
-        /**
-         * The name stored as the value of each lock key, so that a client refused a busy lock, and
-         * {@link EtcdLock#holder(String)}, learn who holds it ({@code holder billing-worker-1}).
-         * Printable ASCII, at most 64 characters, never a secret: it goes into messages and logs.
-         * The default is the process's {@code pid@host}.
-         */
-        public Builder holder(String name) {
-            this.holder = name;
-            return this;
-        }
-
-        /**
-         * The clock every validity and deadline of the lock counts on; by default {@link
-         * Ticker#SYSTEM}, the monotonic clock. For tests that run the lock on a clock of their own.
-         * {@link Ticker} is an internal type of the library and may change in any release.
-         */
-        public Builder ticker(Ticker ticker) {
-            this.ticker = Settings.notNull("ticker", ticker, "pass a Ticker, or leave the default");
-            return this;
-        }
-
-        /**
-         * The threads that keep the lock's leases alive: a timer, workers for the renewals and
-         * threads for the notices; by default the lock's own, started on first use. For tests that
-         * run the leases' lives on timers of their own. The lock closes them when it is closed.
-         * {@link Timers} is an internal type of the library and may change in any release.
-         */
-        public Builder timers(Timers timers) {
-            this.timers = Settings.notNull("timers", timers, "pass Timers, or leave the default");
-            return this;
-        }
-
-        /**
-         * The listener told of every grant, refusal, extension (each renewal of the keep-alive, and
-         * {@link FencedLease#extend}), loss and release of this lock, as backend {@code "etcd"}: for
-         * metrics ({@code QuorumlockMetrics} of quorumlock-micrometer) or logs. One that throws is
-         * logged once and does not break the lock. The default is {@link LockListener#NONE}, which
-         * costs nothing.
-         */
-        public Builder listener(LockListener listener) {
-            this.listener = listener;
-            return this;
-        }
-
-        /**
-         * Adds the client URLs of etcd members, {@code http://host:port}; list every member of the
-         * cluster, so that the client can go on when one is down. The lock builds its own jetcd
-         * client and closes it in {@link EtcdLock#close()}. Either this or {@link #client(Client)}.
-         */
-        public Builder endpoints(String... urls) {
-            Objects.requireNonNull(urls, "urls");
-            endpoints.addAll(List.of(urls));
-            return this;
-        }
-
-        /** Same as {@link #endpoints(String...)}. */
-        public Builder endpoints(List<String> urls) {
-            Objects.requireNonNull(urls, "urls");
-            endpoints.addAll(urls);
-            return this;
-        }
-
-        /**
-         * Uses a jetcd client that the application configured (TLS, authentication, namespace). The
-         * lock does not close it. Either this or {@link #endpoints(String...)}.
-         */
-        public Builder client(Client etcdClient) {
-            this.client = etcdClient;
-            return this;
-        }
-
-        /**
-         * The key prefix under which the locks live: the lock of {@code resource} is {@code
-         * keyPrefix + resource} (with {@code %} and {@code /} in the resource escaped as {@code %25}
-         * and {@code %2F}), and each waiter's key is that name, {@code /}, and its lease id in hex.
-         * Give the locks a range of keys that nothing else writes. The default is {@code
-         * "/quorumlock/locks/"}.
-         */
-        public Builder keyPrefix(String prefix) {
-            this.keyPrefix = prefix;
-            return this;
-        }
-
-        /**
-         * The backoff between two attempts of {@link EtcdLock#acquire} after an attempt failed
-         * (etcd unreachable, the lease lost while waiting). Waiting for a holder needs no retries:
-         * etcd queues the waiters. The default is {@link RetryPolicy#DEFAULT} (10 to 200 ms).
-         */
-        public Builder retry(RetryPolicy policy) {
-            this.retry = policy;
-            return this;
-        }
-
-        /**
-         * How long one request to etcd (grant, joining the queue, read-back, revoke) may take
-         * before it counts as failed. The default is 5 s, to cover the client's first connection
-         * (about 1 s).
-         */
-        public Builder requestTimeout(Duration timeout) {
-            this.requestTimeout = timeout;
-            return this;
-        }
-
-        /**
-         * How long the client the lock builds from the {@linkplain #endpoints(String...) endpoints}
-         * waits for a connection to a member before its requests fail as unreachable: a cluster that
-         * is down is reported within this time, while a member that answers, however slowly, is
-         * given the {@linkplain #requestTimeout(Duration) request timeout}: with this set, a request
-         * fails as soon as no member can be connected to rather than waiting for a connection. Not
-         * for a {@linkplain #client(Client) client given}, which has its own. The default is none:
-         * only the request timeout bounds a connection.
-         */
-        public Builder connectTimeout(Duration timeout) {
-            this.connectTimeout = timeout;
-            return this;
-        }
-
-        /**
-         * How long {@link EtcdLock#tryAcquire} waits for a held lock to be released, and the least
-         * time any attempt gives a free lock to be granted. The default is 100 ms.
-         */
-        public Builder tryAcquireWait(Duration wait) {
-            this.tryAcquireWait = wait;
-            return this;
-        }
-
-        /**
-         * Checks the configuration and builds the lock; the client connects lazily, on the first
-         * request.
-         *
-         * @throws IllegalSettingException naming the setting that is wrong and how to fix it
-         */
-        public EtcdLock build() {
-            Settings.requireArgument(
-                    client == null || endpoints.isEmpty(),
-                    "endpoints",
-                    "both endpoints(...) and client(...) are set: give the endpoints to your own jetcd client, or"
-                            + " let the lock build one from the endpoints");
-            Settings.requireArgument(
-                    client != null || !endpoints.isEmpty(),
-                    "endpoints",
-                    "no etcd endpoints: add the members' client URLs with endpoints(\"http://host:2379\", ...), or"
-                            + " pass a jetcd Client with client(...)");
-            List<URI> uris = client == null ? checkEndpoints() : List.of();
-            Settings.notEmpty(
-                    "keyPrefix",
-                    keyPrefix,
-                    "give the locks a range of keys of their own, such as \"/quorumlock/locks/\" (the default)");
-            Settings.retry(retry);
-            Settings.listener(listener);
-            String holderProblem = Holders.problem(holder).orElse(null);
-            Settings.requireArgument(holderProblem == null, "holder", "%s", holderProblem);
-            Settings.positive("requestTimeout", requestTimeout, " (the default is 5 s)");
-            Settings.positive(
-                    "tryAcquireWait",
-                    tryAcquireWait,
-                    " (the default is 100 ms): even a free lock needs a round trip to be granted");
-            if (connectTimeout != null) {
-                Settings.positive("connectTimeout", connectTimeout, ": leave it unset for jetcd's default");
-                Settings.requireArgument(
-                        client == null,
-                        "connectTimeout",
-                        "connectTimeout is for the client the lock builds from endpoints(...): set it on your own"
-                                + " jetcd Client with ClientBuilder.connectTimeout");
-            }
-            if (client != null) {
-                return new EtcdLock(this, client, false, "etcd (client given to the builder)");
-            }
-            ClientBuilder clientBuilder = Client.builder().endpoints(uris.toArray(URI[]::new));
-            if (connectTimeout != null) {
-                // Requests then fail once no member could be connected to for that long, instead
-                // of waiting for a connection until their own timeout.
-                clientBuilder.connectTimeout(connectTimeout).waitForReady(false).retryMaxDuration(connectTimeout);
-            }
-            Client built = clientBuilder.build();
-            return new EtcdLock(this, built, true, "etcd " + String.join(",", endpoints));
-        }
-
-        private List<URI> checkEndpoints() {
-            Set<URI> seen = new LinkedHashSet<>();
-            for (int i = 0; i < endpoints.size(); i++) {
-                String endpoint = endpoints.get(i);
-                URI uri = parse(endpoint, i);
-                if (!seen.add(uri)) {
-                    throw new IllegalSettingException(
-                            "endpoints", i, "endpoint " + endpoint + " is listed twice: list each etcd member once");
-                }
-            }
-            return List.copyOf(seen);
-        }
-
-        private static URI parse(String endpoint, int index) {
-            String remedy = ": give a member's client URL such as http://127.0.0.1:2379";
-            if (endpoint == null || endpoint.isBlank()) {
-                throw refused(index, "endpoint must not be empty" + remedy);
-            }
-            // Shown only as Secrets.redactUri shows it: credentials (up to the last '@'), a query and
-            // a fragment as ***. An endpoint that has any of those is refused.
-            String redacted = Secrets.redactUri(endpoint.trim());
-            String shown = "endpoint '" + redacted + "'";
-            if (!redacted.equals(endpoint.trim())) {
-                throw refused(
-                        index,
-                        shown + " must be just scheme, host and port (credentials go to your own jetcd Client)"
-                                + remedy);
-            }
-            if (!endpoint.contains("://")) {
-                throw refused(index, shown + " must start with http://" + remedy);
-            }
-            URI uri;
-            try {
-                uri = new URI(endpoint.trim());
-            } catch (URISyntaxException e) {
-                throw refused(index, shown + " is not a URL (" + e.getReason() + ")" + remedy);
-            }
-            if ("https".equalsIgnoreCase(uri.getScheme())) {
-                throw refused(
-                        index,
-                        shown + " needs TLS, which this builder does not"
-                                + " configure: build a jetcd Client with an SslContext and pass it with client(...)");
-            }
-            if (!"http".equalsIgnoreCase(uri.getScheme())) {
-                throw refused(index, shown + " must start with http://" + remedy);
-            }
-            if (uri.getHost() == null || uri.getPort() < 0) {
-                throw refused(index, shown + " must name a host and a port" + remedy);
-            }
-            if (uri.getRawPath() != null
-                    && !uri.getRawPath().isEmpty()
-                    && !uri.getRawPath().equals("/")) {
-                throw refused(index, shown + " must be just scheme, host and port" + remedy);
-            }
-            return URI.create("http://" + uri.getHost() + ":" + uri.getPort());
-        }
-
-        /** The refusal of the entry at {@code index} of the endpoints. */
-        private static IllegalSettingException refused(int index, String message) {
-            return new IllegalSettingException("endpoints", index, message);
         }
     }
 }

@@ -575,7 +575,7 @@ class EtcdLockIT {
         return opened(EtcdLock.builder().endpoints(etcd.endpoints()).holder(holder));
     }
 
-    private EtcdLock opened(EtcdLock.Builder builder) {
+    private EtcdLock opened(EtcdLockBuilder builder) {
         EtcdLock lock = builder.build();
         holderLocks.add(lock);
         return lock;

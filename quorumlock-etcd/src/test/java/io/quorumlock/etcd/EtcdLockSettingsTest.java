@@ -46,14 +46,14 @@ class EtcdLockSettingsTest {
                 refusal("connectTimeout", b -> b.client(CLIENT).connectTimeout(Duration.ofSeconds(1))));
     }
 
-    private static Arguments refusal(String named, Consumer<EtcdLock.Builder> config) {
+    private static Arguments refusal(String named, Consumer<EtcdLockBuilder> config) {
         return Arguments.of(named, config);
     }
 
     @ParameterizedTest(name = "{0}")
     @MethodSource("refusals")
-    void theBuilderNamesTheSetting(String named, Consumer<EtcdLock.Builder> config) {
-        EtcdLock.Builder builder = EtcdLock.builder();
+    void theBuilderNamesTheSetting(String named, Consumer<EtcdLockBuilder> config) {
+        EtcdLockBuilder builder = EtcdLock.builder();
         config.accept(builder);
         IllegalSettingException e = refusal(builder::build);
         assertThat(e.setting()

@@ -3,6 +3,7 @@ package io.quorumlock.spring;
 import io.quorumlock.DistributedLock;
 import io.quorumlock.LockListener;
 import io.quorumlock.etcd.EtcdLock;
+import io.quorumlock.etcd.EtcdLockBuilder;
 import io.quorumlock.jdbc.JdbcLock;
 import io.quorumlock.redis.Redlock;
 import io.quorumlock.zookeeper.ZooKeeperLock;
@@ -117,7 +118,7 @@ public class QuorumlockAutoConfiguration {
     @Conditional(OnBackend.Etcd.class)
     static class EtcdLockConfiguration {
 
-        /** The property of each setting of {@link EtcdLock.Builder} that the properties set. */
+        /** The property of each setting of {@link EtcdLockBuilder} that the properties set. */
         static final Map<String, String> PROPERTIES = Map.of("endpoints", "quorumlock.etcd.endpoints[]");
 
         @Bean(destroyMethod = "close")

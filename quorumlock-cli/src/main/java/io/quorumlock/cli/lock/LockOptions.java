@@ -3,6 +3,7 @@ package io.quorumlock.cli.lock;
 import io.quorumlock.DistributedLock;
 import io.quorumlock.Lease;
 import io.quorumlock.etcd.EtcdLock;
+import io.quorumlock.etcd.EtcdLockBuilder;
 import io.quorumlock.internal.Secrets;
 import io.quorumlock.jdbc.JdbcLock;
 import io.quorumlock.redis.Redlock;
@@ -170,7 +171,7 @@ public final class LockOptions {
                                     .orElse(null))
                             .build();
                 case ETCD -> {
-                    EtcdLock.Builder etcd = EtcdLock.builder().endpoints(endpoints);
+                    EtcdLockBuilder etcd = EtcdLock.builder().endpoints(endpoints);
                     // The connect timeout bounds reaching a member. The first requests of a JVM just
                     // started take longer than a connection on a busy machine (5 s and more): a
                     // member that answers is given ETCD_REQUEST_TIMEOUT.
