@@ -1,7 +1,6 @@
 package io.quorumlock;
 
 import io.quorumlock.internal.Clocked;
-import io.quorumlock.internal.CriticalSections;
 import io.quorumlock.internal.Settings;
 import io.quorumlock.internal.Ticker;
 import java.time.Duration;
@@ -9,7 +8,6 @@ import java.util.Optional;
 import java.util.OptionalLong;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.RejectedExecutionException;
@@ -57,18 +55,6 @@ public final class LeaderElection<L extends Lease> implements AutoCloseable {
 
     private static final Logger log = LoggerFactory.getLogger(LeaderElection.class);
 
-    /** How long one campaign waits for the lock before it asks again (each wait is woken by releases). */
-    private static final Duration CAMPAIGN_WAIT = Duration.ofMinutes(1);
-
-    /**
-     * How long a candidate that ended its term by choice leaves the role to the others at most,
-     * when none takes it: then it campaigns again.
-     */
-    private static final Duration HAND_OVER_WAIT = Duration.ofSeconds(1);
-
-    /** How often it looks meanwhile whether another candidate leads. */
-    private static final Duration HAND_OVER_LOOK = Duration.ofMillis(5);
-
     /** Numbers the candidates' threads. */
     private static final java.util.concurrent.atomic.AtomicInteger CANDIDATES =
             new java.util.concurrent.atomic.AtomicInteger();
@@ -80,8 +66,7 @@ public final class LeaderElection<L extends Lease> implements AutoCloseable {
     private final String name;
     private final Duration ttl;
     private final Listener<? super L> listener;
-    private final Work<L> work;
-    private final RetryPolicy retry;
+    /** The candidate's thread, running its {@link Campaign}. */
     private final Thread campaign;
     /** Calls the listener, one call at a time, in the order they were asked for. */
     private final ExecutorService telling;
@@ -93,16 +78,14 @@ public final class LeaderElection<L extends Lease> implements AutoCloseable {
     /** The term this candidate leads now; null if it does not. Guarded by this object. */
     private Term<L> current;
 
-    private LeaderElection(Builder<L> builder) {
+    LeaderElection(LeaderElectionBuilder<L> builder) {
         this.lock = builder.lock;
         this.ticker = Clocked.of(builder.lock);
         this.name = builder.name;
         this.ttl = builder.ttl;
         this.listener = builder.listener;
-        this.work = builder.work;
-        this.retry = builder.retry;
         String thread = "quorumlock-election-" + name + "-" + CANDIDATES.incrementAndGet();
-        this.campaign = new Thread(this::campaign, thread);
+        this.campaign = new Thread(new Campaign<>(this, builder, ticker, closed), thread);
         this.campaign.setDaemon(true);
         this.telling = Executors.newSingleThreadExecutor(task -> {
             Thread t = new Thread(task, thread + "-listener");
@@ -117,8 +100,8 @@ public final class LeaderElection<L extends Lease> implements AutoCloseable {
      *
      * @throws IllegalSettingException if the lock is null or the name empty
      */
-    public static <L extends Lease> Builder<L> builder(DistributedLock<L> lock, String name) {
-        return new Builder<>(
+    public static <L extends Lease> LeaderElectionBuilder<L> builder(DistributedLock<L> lock, String name) {
+        return new LeaderElectionBuilder<>(
                 Settings.notNull("lock", lock, "pass the lock the candidates share, such as a Redlock or a JdbcLock"),
                 Settings.resource(name, "billing-scheduler"));
     }
@@ -227,118 +210,25 @@ public final class LeaderElection<L extends Lease> implements AutoCloseable {
         }
     }
 
-    private LeaderElection<L> begin() {
+    LeaderElection<L> begin() {
         campaign.start();
         return this;
     }
 
-    /** The candidate's thread: campaigns, leads, and campaigns again, until closed. */
-    private void campaign() {
-        int failures = 0;
-        while (!closed.get()) {
-            L lease;
-            try {
-                lease = lock.acquire(name, ttl, CAMPAIGN_WAIT);
-                failures = 0;
-            } catch (LockUnavailableException e) {
-                if (!e.busy()) {
-                    log.warn("election '{}': cannot campaign now, trying again: {}", name, e.getMessage());
-                    failures = pause(++failures);
-                }
-                continue;
-            } catch (IllegalStateException e) {
-                if (!closed.getAndSet(true)) { // the lock is closed: nothing left to campaign with
-                    log.warn("election '{}': the candidate leaves the election: {}", name, e.getMessage());
-                }
-                break;
-            } catch (RuntimeException e) {
-                if (closed.get()) {
-                    break;
-                }
-                log.warn("election '{}': the campaign failed, trying again: {}", name, e.toString());
-                failures = pause(++failures);
-                continue;
-            }
-            lead(lease);
-        }
-        telling.shutdown(); // after the last term's revoked
-        Thread.interrupted();
+    /** The campaign's term begins: this candidate leads, and the threads in {@link #awaitLeadership} are woken. */
+    synchronized void leads(Term<L> term) {
+        current = term;
+        notifyAll();
     }
 
-    /** One term: from the grant to the loss, the work's return, a step-down or the close. */
-    private void lead(L lease) {
-        CompletableFuture<LeaseLostException> lost;
-        try {
-            lost = lock.keepAlive(lease, ttl);
-        } catch (RuntimeException e) {
-            lease.release();
-            if (closed.get()) {
-                return;
-            }
-            log.warn("election '{}': the lease could not be kept alive, campaigning again: {}", name, e.toString());
-            return;
-        }
-        Term<L> term = new Term<>(this, lease);
-        log.info("elected leader of '{}'{}", name, tokenText(term));
-        CompletableFuture<Boolean> elected = tell("elected", () -> listener.elected(term));
-        lost.thenAccept(term::lose); // its revoked is told after its elected
-        try {
-            if (!returned(elected)) { // told before anyone can see this candidate lead
-                term.end(); // the listener threw: the term ends
-            }
-            synchronized (this) {
-                current = term;
-                notifyAll();
-            }
-            if (closed.get()) {
-                term.end(); // closed during the grant: the term is over before it began
-            }
-            if (!term.ended.get()) { // else lost, stepped down or closed while the listener was told
-                CriticalSections.run(lease, term.ending, () -> {
-                    work.lead(term);
-                    return null;
-                });
-            }
-        } catch (LeaseLostException e) {
-            log.debug("election '{}': the term ended with the lease: {}", name, e.getMessage());
-        } catch (InterruptedException e) {
-            log.debug("election '{}': the leader's work was interrupted", name);
-        } catch (Exception e) {
-            log.warn("election '{}': the leader's work failed; stepping down and campaigning again", name, e);
-        } finally {
-            term.end();
-            returned(term.told); // the listener hears revoked before another candidate can be elected
-            Thread.interrupted(); // an interrupt meant for the work or the close: the release runs whole
-            lease.release();
-        }
-        if (!closed.get()) {
-            leaveTheRole();
-        }
+    /** Tells the listener that this candidate leads, for {@code term}, as {@code tell} does. */
+    CompletableFuture<Boolean> tellElected(Term<L> term) {
+        return tell("elected", () -> listener.elected(term));
     }
 
-    /**
-     * After a term ended, by choice or by a loss: waits until another candidate leads, {@link #HAND_OVER_WAIT} at
-     * most (the retry's first delay, if longer), so that a waiting candidate takes the role even when
-     * it hears the release late (a busy machine, a slow link). A lock without a queue (Redis, a
-     * database) would otherwise give it straight back to this one. Where the role is taken at once
-     * (ZooKeeper and etcd queue their waiters), this candidate campaigns again at once, behind the
-     * new leader.
-     */
-    private void leaveTheRole() {
-        long start = ticker.nanos();
-        long most = Math.max(retry.minDelay().toNanos(), HAND_OVER_WAIT.toNanos());
-        while (!closed.get() && ticker.nanos() - start < most) {
-            try {
-                if (lock.holder(name).isPresent()) {
-                    return;
-                }
-            } catch (QuorumlockException e) {
-                log.debug("election '{}': cannot tell who leads after stepping down: {}", name, e.getMessage());
-            } catch (RuntimeException e) {
-                return; // the lock is closed, or cannot tell: the campaign goes on, and meets it
-            }
-            sleep(HAND_OVER_LOOK);
-        }
+    /** The campaign ended: the listener's thread ends once it told what it was asked before. */
+    void stopTelling() {
+        telling.shutdown();
     }
 
     /** Ends a term once: no longer current, and the listener's revoked asked for. */
@@ -380,43 +270,7 @@ public final class LeaderElection<L extends Lease> implements AutoCloseable {
         }
     }
 
-    /**
-     * Waits until a call of the listener returned, even when interrupted (the flag stays set): true
-     * if it returned normally.
-     */
-    private static boolean returned(CompletableFuture<?> call) {
-        boolean interrupted = false;
-        try {
-            while (true) {
-                try {
-                    return !Boolean.FALSE.equals(call.get());
-                } catch (InterruptedException e) {
-                    interrupted = true;
-                } catch (ExecutionException e) {
-                    return false;
-                }
-            }
-        } finally {
-            if (interrupted) {
-                Thread.currentThread().interrupt();
-            }
-        }
-    }
-
-    private int pause(int failures) {
-        sleep(retry.delayAfter(failures));
-        return failures;
-    }
-
-    private static void sleep(Duration pause) {
-        try {
-            Thread.sleep(pause.toMillis());
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt(); // the close: the campaign ends
-        }
-    }
-
-    private static String tokenText(Term<?> term) {
+    static String tokenText(Term<?> term) {
         OptionalLong token = term.fencingToken();
         return token.isPresent() ? " (fencing token " + token.getAsLong() + ")" : "";
     }
@@ -431,14 +285,14 @@ public final class LeaderElection<L extends Lease> implements AutoCloseable {
         private final LeaderElection<L> election;
         private final L lease;
         /** Completes when the term ends, for whatever reason: what interrupts the work. */
-        private final CompletableFuture<LeaseLostException> ending = new CompletableFuture<>();
+        final CompletableFuture<LeaseLostException> ending = new CompletableFuture<>();
 
         private final CountDownLatch over = new CountDownLatch(1);
-        private final AtomicBoolean ended = new AtomicBoolean();
+        final AtomicBoolean ended = new AtomicBoolean();
         /** Completes once the listener's revoked for this term returned. */
-        private final CompletableFuture<Void> told = new CompletableFuture<>();
+        final CompletableFuture<Void> told = new CompletableFuture<>();
 
-        private Term(LeaderElection<L> election, L lease) {
+        Term(LeaderElection<L> election, L lease) {
             this.election = election;
             this.lease = lease;
         }
@@ -480,11 +334,11 @@ public final class LeaderElection<L extends Lease> implements AutoCloseable {
             return over.await(Settings.maxWait(maxWait).toNanos(), TimeUnit.NANOSECONDS);
         }
 
-        private void lose(LeaseLostException loss) {
+        void lose(LeaseLostException loss) {
             finish(Optional.of(loss));
         }
 
-        private void end() {
+        void end() {
             finish(Optional.empty());
         }
 
@@ -538,55 +392,5 @@ public final class LeaderElection<L extends Lease> implements AutoCloseable {
     @FunctionalInterface
     public interface Work<L extends Lease> {
         void lead(Term<L> term) throws Exception;
-    }
-
-    /** Sets a candidate up; {@link #start} joins the election. */
-    public static final class Builder<L extends Lease> {
-        private final DistributedLock<L> lock;
-        private final String name;
-        private Duration ttl = Duration.ofSeconds(30);
-        private Listener<? super L> listener = new Listener<>() {};
-        private Work<L> work = Term::awaitEnd;
-        private RetryPolicy retry = RetryPolicy.jitteredBackoff(Duration.ofMillis(100), Duration.ofSeconds(5));
-
-        private Builder(DistributedLock<L> lock, String name) {
-            this.lock = lock;
-            this.name = name;
-        }
-
-        /**
-         * The TTL of the leader's lease (30 s by default): a leader that dies leaves the role free
-         * within it; the notice of loss is the lock's for this TTL.
-         *
-         * @throws IllegalArgumentException if the lock cannot use this TTL
-         */
-        public Builder<L> ttl(Duration ttl) {
-            lock.lossNotice(Settings.ttl(ttl, " (the default is 30 s)"));
-            this.ttl = ttl;
-            return this;
-        }
-
-        /** Told of each term's start and end. */
-        public Builder<L> listener(Listener<? super L> listener) {
-            this.listener = Settings.notNull("listener", listener, "pass a listener, or leave the default");
-            return this;
-        }
-
-        /** What the leader does while it leads (by default: nothing, until the term ends). */
-        public Builder<L> work(Work<L> work) {
-            this.work = Settings.notNull("work", work, "pass the leader's work, or leave the default");
-            return this;
-        }
-
-        /** The pause after a campaign that failed for an outage (100 ms to 5 s, jittered, by default). */
-        public Builder<L> retry(RetryPolicy retry) {
-            this.retry = Settings.retry(retry);
-            return this;
-        }
-
-        /** Joins the election: a thread of its own campaigns until {@link LeaderElection#close}. */
-        public LeaderElection<L> start() {
-            return new LeaderElection<>(this).begin();
-        }
     }
 }

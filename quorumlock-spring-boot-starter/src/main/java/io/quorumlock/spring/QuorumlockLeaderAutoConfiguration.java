@@ -26,7 +26,7 @@ import org.springframework.core.type.AnnotatedTypeMetadata;
 @EnableConfigurationProperties(QuorumlockProperties.class)
 public class QuorumlockLeaderAutoConfiguration {
 
-    /** The property of each setting of {@code LeaderElection.Builder} that the properties set. */
+    /** The property of each setting of {@code LeaderElectionBuilder} that the properties set. */
     static final Map<String, String> PROPERTIES =
             Map.of("resource", "quorumlock.leader.election", "ttl", "quorumlock.leader.ttl");
 

@@ -2,6 +2,7 @@ package io.quorumlock.spring;
 
 import io.quorumlock.DistributedLock;
 import io.quorumlock.LeaderElection;
+import io.quorumlock.LeaderElectionBuilder;
 import io.quorumlock.Lease;
 import io.quorumlock.LeaseLostException;
 import java.time.Duration;
@@ -26,7 +27,7 @@ import org.springframework.context.SmartLifecycle;
 public final class QuorumlockLeadership implements SmartLifecycle {
 
     private final String holder;
-    private final LeaderElection.Builder<?> candidate;
+    private final LeaderElectionBuilder<?> candidate;
     private final String election;
     private final Duration ttl;
     private final ApplicationEventPublisher events;
@@ -49,7 +50,7 @@ public final class QuorumlockLeadership implements SmartLifecycle {
         this.candidate = candidate(lock, election, ttl, new Listener());
     }
 
-    private static <L extends Lease> LeaderElection.Builder<L> candidate(
+    private static <L extends Lease> LeaderElectionBuilder<L> candidate(
             DistributedLock<L> lock, String election, Duration ttl, LeaderElection.Listener<Lease> listener) {
         return LeaderElection.builder(lock, election).ttl(ttl).listener(listener);
     }
