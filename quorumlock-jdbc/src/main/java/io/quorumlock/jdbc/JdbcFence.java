@@ -7,7 +7,6 @@ import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.SQLFeatureNotSupportedException;
-import java.sql.SQLNonTransientException;
 import java.sql.SQLSyntaxErrorException;
 import java.sql.SQLTransactionRollbackException;
 import java.sql.Savepoint;
@@ -17,9 +16,7 @@ import java.util.Objects;
 import java.util.Optional;
 import java.util.OptionalLong;
 import java.util.Set;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Predicate;
-import java.util.regex.Pattern;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -101,10 +98,6 @@ public final class JdbcFence {
 
     private static final Logger log = LoggerFactory.getLogger(JdbcFence.class);
 
-    /** A regular SQL identifier (PostgreSQL's limit is 63 bytes), optionally qualified by a schema. */
-    private static final Pattern TABLE_NAME =
-            Pattern.compile("[A-Za-z_][A-Za-z0-9_]{0,62}(\\.[A-Za-z_][A-Za-z0-9_]{0,62})?");
-
     /** Integrity constraint violation: SQLSTATE class 23 (23505 on PostgreSQL and H2). */
     private static final String INTEGRITY_VIOLATION_CLASS = "23";
 
@@ -127,32 +120,28 @@ public final class JdbcFence {
      */
     private static final int MAX_ROUNDS = 5;
 
-    /** MariaDB's collation that compares names byte for byte, trailing spaces included, as the lock's table does. */
-    private static final String EXACT_COLLATION = "utf8mb4_nopad_bin";
-
     private final String table;
     private final int maxResourceLength;
     private final String update;
     private final String select;
     private final String insert;
     private final String insertOnConflictDoNothing;
-    private final String upsertKeepingNewest;
-    /** The databases (catalogs) whose fence table was seen to compare names exactly. */
-    private final Set<String> checkedOn = ConcurrentHashMap.newKeySet();
+    /** The token's record on MariaDB and MySQL. */
+    private final MariaDbFence mariaDb;
 
-    private JdbcFence(Builder builder) {
+    JdbcFence(JdbcFenceBuilder builder) {
         this.table = builder.table;
         this.maxResourceLength = builder.maxResourceLength;
         this.update = "UPDATE " + table + " SET token = ? WHERE resource = ? AND token <= ?";
         this.select = "SELECT token FROM " + table + " WHERE resource = ?";
         this.insert = "INSERT INTO " + table + " (resource, token) VALUES (?, ?)";
         this.insertOnConflictDoNothing = insert + " ON CONFLICT (resource) DO NOTHING";
-        this.upsertKeepingNewest = insert + " ON DUPLICATE KEY UPDATE token = GREATEST(token, VALUES(token))";
+        this.mariaDb = new MariaDbFence(table, insert, select);
     }
 
     /** {@return a builder with the defaults: table {@code quorumlock_fence}, resources up to 255 characters} */
-    public static Builder builder() {
-        return new Builder();
+    public static JdbcFenceBuilder builder() {
+        return new JdbcFenceBuilder();
     }
 
     /** {@return the name of the fence table} */
@@ -182,7 +171,7 @@ public final class JdbcFence {
      */
     public String ddl(Dialect dialect) {
         String resource = Objects.requireNonNull(dialect, "dialect") == Dialect.MARIADB
-                ? "VARCHAR(" + maxResourceLength + ") CHARACTER SET utf8mb4 COLLATE " + EXACT_COLLATION
+                ? "VARCHAR(" + maxResourceLength + ") CHARACTER SET utf8mb4 COLLATE " + MariaDbFence.EXACT_COLLATION
                         + " NOT NULL PRIMARY KEY"
                 : "VARCHAR(" + maxResourceLength + ") PRIMARY KEY";
         return "CREATE TABLE IF NOT EXISTS " + table + " (resource " + resource + ", token BIGINT NOT NULL)";
@@ -286,8 +275,10 @@ public final class JdbcFence {
 
     private void recordInRounds(Connection tx, String resource, long token) throws SQLException {
         if (isMariaDb(tx)) {
-            requireExactNames(tx);
-            recordOnMariaDb(tx, resource, token);
+            long newest = mariaDb.record(tx, resource, token);
+            if (newest > token) {
+                throw stale(resource, token, newest);
+            }
             return;
         }
         for (int round = 1; round <= MAX_ROUNDS; round++) {
@@ -297,8 +288,7 @@ public final class JdbcFence {
             OptionalLong newest = readNewestToken(tx, resource);
             if (newest.isPresent()) {
                 if (newest.getAsLong() > token) {
-                    log.debug("Refused stale token {} for '{}': newest is {}", token, resource, newest.getAsLong());
-                    throw new StaleTokenException(resource, token, newest.getAsLong());
+                    throw stale(resource, token, newest.getAsLong());
                 }
                 continue; // the row was committed between our two statements: update it now
             }
@@ -313,63 +303,10 @@ public final class JdbcFence {
                 SERIALIZATION_FAILURE);
     }
 
-    /**
-     * MariaDB (and MySQL) in one upsert and one locking read: under their default REPEATABLE READ,
-     * an update that finds no row takes gap locks that make first writers deadlock, and a plain
-     * read sees the transaction's snapshot, not the row a concurrent first writer committed. The
-     * upsert keeps the larger token and locks the row; {@code FOR UPDATE} reads the latest one.
-     */
-    private void recordOnMariaDb(Connection tx, String resource, long token) throws SQLException {
-        try (PreparedStatement statement = tx.prepareStatement(upsertKeepingNewest)) {
-            statement.setString(1, resource);
-            statement.setLong(2, token);
-            statement.executeUpdate();
-        }
-        long newest;
-        try (PreparedStatement statement = tx.prepareStatement(select + " FOR UPDATE")) {
-            statement.setString(1, resource);
-            try (ResultSet rows = statement.executeQuery()) {
-                rows.next();
-                newest = rows.getLong(1);
-            }
-        }
-        if (newest > token) {
-            log.debug("Refused stale token {} for '{}': newest is {}", token, resource, newest);
-            throw new StaleTokenException(resource, token, newest);
-        }
-    }
-
-    /**
-     * Refuses a MariaDB fence table whose {@code resource} column folds case or trailing spaces
-     * (the database's default collation), with the statement that migrates it. Read once per
-     * database; a table not there yet is left to the statements, which name it.
-     */
-    private void requireExactNames(Connection tx) throws SQLException {
-        String catalog = String.valueOf(tx.getCatalog());
-        if (checkedOn.contains(catalog) || dialect(tx) != Dialect.MARIADB) {
-            return; // MySQL has no utf8mb4_nopad_bin: not checked there
-        }
-        int dot = table.indexOf('.');
-        try (PreparedStatement statement = tx.prepareStatement("SELECT COLLATION_NAME, CHARACTER_MAXIMUM_LENGTH"
-                + " FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = COALESCE(?, DATABASE())"
-                + " AND TABLE_NAME = ? AND COLUMN_NAME = 'resource'")) {
-            statement.setString(1, dot < 0 ? null : table.substring(0, dot));
-            statement.setString(2, table.substring(dot + 1));
-            try (ResultSet rows = statement.executeQuery()) {
-                if (!rows.next()) {
-                    return;
-                }
-                String collation = rows.getString(1);
-                if (collation != null && !collation.toLowerCase(Locale.ROOT).endsWith("_nopad_bin")) {
-                    throw new SQLNonTransientException("the fence table " + table + " compares resource names by"
-                            + " the collation " + collation + ", under which 'Stock' and 'stock' or 'sku ' and 'sku'"
-                            + " are one resource, unlike the lock's: migrate it with ALTER TABLE " + table
-                            + " MODIFY resource VARCHAR(" + rows.getLong(2) + ") CHARACTER SET utf8mb4 COLLATE "
-                            + EXACT_COLLATION + " NOT NULL; and roll this transaction back");
-                }
-            }
-        }
-        checkedOn.add(catalog);
+    /** The refusal of {@code token}, logged. */
+    private static StaleTokenException stale(String resource, long token, long newest) {
+        log.debug("Refused stale token {} for '{}': newest is {}", token, resource, newest);
+        return new StaleTokenException(resource, token, newest);
     }
 
     /** {@code UPDATE ... WHERE token <= ?}: true if the row exists and its token was not newer. */
@@ -419,7 +356,7 @@ public final class JdbcFence {
     }
 
     /** The dialect whose DDL fits the connection's database: MariaDB's, or the portable one. */
-    private static Dialect dialect(Connection connection) throws SQLException {
+    static Dialect dialect(Connection connection) throws SQLException {
         DatabaseMetaData metadata = connection.getMetaData();
         return Dialect.of(metadata.getDatabaseProductName(), metadata.getDatabaseProductVersion())
                 .orElse(Dialect.POSTGRESQL);
@@ -481,57 +418,5 @@ public final class JdbcFence {
     @Override
     public String toString() {
         return "JdbcFence[" + table + "]";
-    }
-
-    /** Settings of a {@link JdbcFence}, checked by {@link #build()}. */
-    public static final class Builder {
-
-        private String table = "quorumlock_fence";
-        private int maxResourceLength = 255;
-
-        private Builder() {}
-
-        /**
-         * The fence table. The default is {@code quorumlock_fence}.
-         *
-         * @param table a SQL identifier (letters, digits and underscores, not starting with a digit,
-         *     at most 63 characters), optionally qualified by a schema: {@code fencing.quorumlock_fence}.
-         *     It is not quoted, so the database folds its case as usual.
-         * @return this builder
-         */
-        public Builder table(String table) {
-            this.table = Objects.requireNonNull(table, "table");
-            return this;
-        }
-
-        /**
-         * The longest resource name, the width of the {@code resource} column in {@link JdbcFence#ddl()}. The
-         * default is 255.
-         *
-         * @param maxResourceLength from 1 to 10,000 characters
-         * @return this builder
-         */
-        public Builder maxResourceLength(int maxResourceLength) {
-            this.maxResourceLength = maxResourceLength;
-            return this;
-        }
-
-        /**
-         * {@return the fence}
-         *
-         * @throws IllegalArgumentException if a setting is out of range; the message names it
-         */
-        public JdbcFence build() {
-            if (!TABLE_NAME.matcher(table).matches()) {
-                throw new IllegalArgumentException("table must be a SQL identifier (letters, digits and underscores,"
-                        + " not starting with a digit, at most 63 characters, optionally schema.table), was '"
-                        + table + "'");
-            }
-            if (maxResourceLength < 1 || maxResourceLength > 10_000) {
-                throw new IllegalArgumentException(
-                        "maxResourceLength must be from 1 to 10000 characters, was " + maxResourceLength);
-            }
-            return new JdbcFence(this);
-        }
     }
 }

@@ -7,10 +7,8 @@ import io.quorumlock.LeaseLostException;
 import io.quorumlock.LeasedSection;
 import io.quorumlock.LockConfigurationException;
 import io.quorumlock.LockHolder;
-import io.quorumlock.LockListener;
 import io.quorumlock.LockUnavailableException;
 import io.quorumlock.QuorumlockException;
-import io.quorumlock.RetryPolicy;
 import io.quorumlock.internal.AcquireLoop;
 import io.quorumlock.internal.Clocked;
 import io.quorumlock.internal.CriticalSections;
@@ -19,7 +17,6 @@ import io.quorumlock.internal.LockEvents;
 import io.quorumlock.internal.Settings;
 import io.quorumlock.internal.Ticker;
 import io.quorumlock.internal.Timers;
-import io.quorumlock.internal.Waiters;
 import java.sql.PreparedStatement;
 import java.sql.SQLException;
 import java.time.Duration;
@@ -30,10 +27,7 @@ import java.util.OptionalLong;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.regex.Pattern;
 import javax.sql.DataSource;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 /**
  * A fenced lock kept in the application's own database (PostgreSQL, MariaDB, H2): a correctness
@@ -47,7 +41,8 @@ import org.slf4j.LoggerFactory;
  * the row was deleted or the database restarted. A held lease renews its row every third of its
  * TTL; it is {@linkplain FencedLease#inDoubt() in doubt} once no renewal came for two thirds of
  * it, and lost at its end, or as soon as a renewal finds its token gone. Every statement runs on
- * its own in auto-commit, bounded by the {@linkplain Builder#requestTimeout request timeout}.
+ * its own in auto-commit, bounded by the {@linkplain JdbcLockBuilder#requestTimeout request
+ * timeout}.
  *
  * <p>A grant whose answer did not come in time may still land after its client gave up (its
  * statement waited in a database that froze). The lock undoes it in the background, trying again
@@ -65,13 +60,11 @@ import org.slf4j.LoggerFactory;
  *
  * <p>On PostgreSQL a waiter is woken by the release ({@code LISTEN}/{@code NOTIFY}, one connection
  * while threads wait) or when the holder's row ends; on MariaDB and H2 it polls with the
- * {@linkplain Builder#retry retry} backoff. Within one lock, the threads waiting for one resource
- * are woken in the order they came. Instances are thread-safe;
- * share one per database and close it on shutdown, which releases the leases it still holds.
+ * {@linkplain JdbcLockBuilder#retry retry} backoff. Within one lock, the threads waiting for one
+ * resource are woken in the order they came. Instances are thread-safe; share one per database
+ * and close it on shutdown, which releases the leases it still holds.
  */
 public final class JdbcLock implements DistributedLock<FencedLease>, Clocked {
-
-    private static final Logger log = LoggerFactory.getLogger(JdbcLock.class);
 
     /** The longest TTL: a year. */
     static final Duration MAX_TTL = Duration.ofDays(365);
@@ -82,10 +75,6 @@ public final class JdbcLock implements DistributedLock<FencedLease>, Clocked {
     /** The least time the first attempt of an {@code acquire} gets, for a cold connection. */
     private static final long FIRST_ATTEMPT_NANOS = TimeUnit.SECONDS.toNanos(1);
 
-    /** A regular SQL identifier, optionally qualified by a schema (PostgreSQL's limit is 63 bytes). */
-    private static final Pattern TABLE_NAME =
-            Pattern.compile("[A-Za-z_][A-Za-z0-9_]{0,56}(\\.[A-Za-z_][A-Za-z0-9_]{0,62})?");
-
     private static final AtomicInteger instances = new AtomicInteger();
 
     private final String table;
@@ -93,8 +82,6 @@ public final class JdbcLock implements DistributedLock<FencedLease>, Clocked {
     private final long requestTimeoutNanos;
     private final long ttlFloorMillis;
     private final long overrunNanos;
-    private final RetryPolicy retry;
-    private final long recheckNanos;
     private final LockEvents events;
     private final Ticker ticker;
     /** The lock's timer, and its workers for renewals and clean-ups, which block on the database. */
@@ -106,38 +93,32 @@ public final class JdbcLock implements DistributedLock<FencedLease>, Clocked {
     /** One attempt, and the undo of grants whose answer was lost. */
     private final JdbcAttempts attempts;
 
-    /** The threads waiting in {@link #acquire}, woken by releases where the database tells of them. */
-    private final Waiters waiters = new Waiters();
-    /** Listens for releases on PostgreSQL; made once the dialect is known. */
-    private volatile PgListener listener;
-    /** Set when no listener can be made: waiters poll. */
-    private volatile boolean polls;
+    /** The threads waiting in {@link #acquire}, and what wakes them. */
+    private final Wakeups wakeups;
 
-    private final int instance;
     private final AtomicBoolean closed = new AtomicBoolean();
 
-    private JdbcLock(Builder builder, DataSource dataSource, String database) {
+    JdbcLock(JdbcLockBuilder builder, DataSource dataSource, String database) {
         this.ticker = builder.ticker;
         this.table = builder.table;
         this.maxResourceLength = builder.maxResourceLength;
         this.requestTimeoutNanos = builder.requestTimeout.toNanos();
         this.ttlFloorMillis = Math.max(1, builder.requestTimeout.toMillis() / TTL_FLOOR_DIVISOR);
         this.overrunNanos = AcquireLoop.overrun(builder.requestTimeout).toNanos();
-        this.retry = builder.retry;
-        this.recheckNanos = builder.recheck.toNanos();
         this.events = LockEvents.of("jdbc", builder.listener);
-        this.instance = instances.incrementAndGet();
+        int instance = instances.incrementAndGet();
         this.timers =
                 builder.timers != null ? builder.timers : Timers.threads("jdbc-" + instance, builder.renewalThreads);
         this.connections = new Connections(
                 dataSource, database, table, maxResourceLength, builder.dialect, ticker, requestTimeoutNanos, instance);
         this.rows = new JdbcRows(connections, this::ttlMillis);
         this.attempts = new JdbcAttempts(connections, rows, events, timers, builder.holder, closed);
+        this.wakeups = new Wakeups(connections, builder.retry, builder.recheck.toNanos(), instance, closed);
     }
 
     /** Starts the configuration of a lock. */
-    public static Builder builder() {
-        return new Builder();
+    public static JdbcLockBuilder builder() {
+        return new JdbcLockBuilder();
     }
 
     /**
@@ -149,9 +130,9 @@ public final class JdbcLock implements DistributedLock<FencedLease>, Clocked {
      *     the database answered
      * @throws LockConfigurationException if the table is missing, the user lacks a privilege, or the
      *     database cannot store the resource name (a column narrower than {@link
-     *     Builder#maxResourceLength}), with the remedy
+     *     JdbcLockBuilder#maxResourceLength}), with the remedy
      * @throws IllegalArgumentException if the resource is empty, too long or has a NUL character, or
-     *     the TTL out of range (shorter than a tenth of the {@linkplain Builder#requestTimeout request timeout}, or longer
+     *     the TTL out of range (shorter than a tenth of the {@linkplain JdbcLockBuilder#requestTimeout request timeout}, or longer
      *     than a year)
      * @throws IllegalStateException if this lock was closed
      */
@@ -168,11 +149,12 @@ public final class JdbcLock implements DistributedLock<FencedLease>, Clocked {
     }
 
     /**
-     * Locks {@code resource} for {@code ttl}, trying again with the {@linkplain Builder#retry retry}
-     * backoff while another holder has it, up to {@code maxWait}. The statements of each attempt
-     * are bounded by what is left of the wait plus the {@linkplain AcquireLoop#overrun overrun}
-     * (the first attempt is given at least a second, for a cold connection), never more than the
-     * request timeout; a {@code maxWait} of zero makes one attempt, bounded by the request timeout.
+     * Locks {@code resource} for {@code ttl}, trying again with the {@linkplain
+     * JdbcLockBuilder#retry retry} backoff while another holder has it, up to {@code maxWait}. The
+     * statements of each attempt are bounded by what is left of the wait plus the {@linkplain
+     * AcquireLoop#overrun overrun} (the first attempt is given at least a second, for a cold
+     * connection), never more than the request timeout; a {@code maxWait} of zero makes one
+     * attempt, bounded by the request timeout.
      *
      * @throws LockUnavailableException if the lock was not acquired in time, naming the holder and
      *     how long its row has left by the database's clock, or what the database answered
@@ -188,7 +170,7 @@ public final class JdbcLock implements DistributedLock<FencedLease>, Clocked {
         long ttlMillis = ttlMillis(ttl);
         boolean once = Settings.maxWait(maxWait).isZero();
         requireOpen();
-        try (ReleaseWait pause = new ReleaseWait(waiters, this::listener, retry, recheckNanos, ticker)) {
+        try (ReleaseWait pause = wakeups.pause()) {
             FencedLease lease =
                     AcquireLoop.acquire(resource, maxWait, pause, ticker, events, (number, remainingNanos) -> {
                         long budget = once
@@ -201,38 +183,6 @@ public final class JdbcLock implements DistributedLock<FencedLease>, Clocked {
                     });
             pause.granted();
             return lease;
-        }
-    }
-
-    /**
-     * The listener for releases, once the first connection showed PostgreSQL and pgjdbc is on the
-     * class path; null otherwise (waiters poll).
-     */
-    private PgListener listener() {
-        PgListener current = listener;
-        LockTable resolved = connections.statements();
-        if (current != null || resolved == null || resolved.channel == null || closed.get() || polls) {
-            return current;
-        }
-        synchronized (waiters) {
-            if (listener == null && !polls) {
-                polls = !PgListener.driverPresent();
-                if (polls) {
-                    log.info(
-                            "waiters for locks on {} poll with the backoff: pgjdbc is not on the class path",
-                            connections.database());
-                    return null;
-                }
-                listener = new PgListener(
-                        resolved.channel,
-                        deadline -> connections.connect(deadline, false),
-                        waiters,
-                        ticker,
-                        requestTimeoutNanos,
-                        Connections.daemon("quorumlock-jdbc-" + instance + "-listen"),
-                        connections.database());
-            }
-            return listener;
         }
     }
 
@@ -328,9 +278,9 @@ public final class JdbcLock implements DistributedLock<FencedLease>, Clocked {
     /**
      * Who holds {@code resource} now: the holder and token columns of its row, if its lease has not
      * ended by the database's clock (one {@code SELECT}, in auto-commit, bounded by the {@linkplain
-     * Builder#requestTimeout request timeout}). The name is the holder lock's {@link
-     * Builder#holder(String)}; the token is the one its lease carries. Empty if there is no row, its
-     * lease was released, or it ended without a release.
+     * JdbcLockBuilder#requestTimeout request timeout}). The name is the holder lock's {@link
+     * JdbcLockBuilder#holder(String)}; the token is the one its lease carries. Empty if there is no
+     * row, its lease was released, or it ended without a release.
      *
      * @throws QuorumlockException naming the database and what failed (not reached, no answer within
      *     the request timeout, the table missing or not readable, with the remedy)
@@ -380,10 +330,7 @@ public final class JdbcLock implements DistributedLock<FencedLease>, Clocked {
             lease.release();
         }
         attempts.lastTries();
-        PgListener listening = listener;
-        if (listening != null) {
-            listening.close();
-        }
+        wakeups.close();
         timers.close(); // the releases of grants whose answer was lost still run
         // the connector's threads end by themselves when idle: those releases need it
         connections.close(); // the connection url(...) kept; those releases open their own
@@ -402,13 +349,12 @@ public final class JdbcLock implements DistributedLock<FencedLease>, Clocked {
 
     /** How many threads wait in {@link #acquire} for {@code resource} after a refusal. */
     int waiting(String resource) {
-        return waiters.waiting(resource);
+        return wakeups.waiting(resource);
     }
 
     /** Whether this lock listens for releases now. */
     boolean listening() {
-        PgListener current = listener;
-        return current != null && current.listening() != 0;
+        return wakeups.listening();
     }
 
     // ---- arguments -------------------------------------------------------------------------------
@@ -463,231 +409,4 @@ public final class JdbcLock implements DistributedLock<FencedLease>, Clocked {
      * @param roundTrip how long the read of the clock took
      */
     public record DatabaseCheck(String database, Dialect dialect, Duration clockOffset, Duration roundTrip) {}
-
-    /** Configures a {@link JdbcLock}; every setting is checked in {@link #build()}. */
-    public static final class Builder {
-        private DataSource dataSource;
-        private String url;
-        private String user;
-        private String password;
-        private String table = "quorumlock_locks";
-        private int maxResourceLength = 255;
-        private String holder = Holders.defaultName();
-        private Dialect dialect;
-        private Duration requestTimeout = Duration.ofSeconds(5);
-        private RetryPolicy retry = RetryPolicy.DEFAULT;
-        private LockListener listener = LockListener.NONE;
-        private Ticker ticker = Ticker.SYSTEM;
-        /** Null: the lock makes its own. */
-        private Timers timers;
-
-        private int renewalThreads = 2;
-        private Duration recheck = Duration.ofSeconds(1);
-
-        private Builder() {}
-
-        /**
-         * The database, as the application's {@link DataSource} (a pool such as HikariCP): the lock
-         * borrows a connection for each statement and gives it back at once. Either this or {@link
-         * #url}. Bound the pool's own connection timeout: the lock cannot bound how long the pool
-         * makes it wait for a connection.
-         */
-        public Builder dataSource(DataSource source) {
-            this.dataSource = source;
-            return this;
-        }
-
-        /**
-         * The database's JDBC URL, such as {@code jdbc:postgresql://db:5432/app}: the lock connects
-         * through {@link java.sql.DriverManager}, with connect and socket timeouts of the request
-         * timeout, and keeps one connection between statements (checked after a second idle,
-         * closed with the lock). The driver must be on the class path. Either this or {@link
-         * #dataSource}; for a busy service, give it a pool.
-         */
-        public Builder url(String jdbcUrl) {
-            this.url = jdbcUrl;
-            return this;
-        }
-
-        /** The user for the {@linkplain #url URL}; or in the URL itself. */
-        public Builder user(String user) {
-            this.user = user;
-            return this;
-        }
-
-        /** The password for the {@linkplain #url URL}; never shown in a message, a log or {@code toString()}. */
-        public Builder password(String password) {
-            this.password = password;
-            return this;
-        }
-
-        /**
-         * The lock table; its token sequence is named {@code <table>_token}. The default is {@code
-         * quorumlock_locks}.
-         *
-         * @param table a SQL identifier (letters, digits and underscores, not starting with a digit,
-         *     at most 57 characters, so that the sequence's name fits), optionally {@code schema.table}
-         */
-        public Builder table(String table) {
-            this.table = table;
-            return this;
-        }
-
-        /**
-         * The longest resource name, the width of the table's {@code resource} column. The default is
-         * 255; at most 897 on PostgreSQL (its btree index entry holds 2692 bytes of a name, and a
-         * Java character takes up to 3 in UTF-8), 768 on MariaDB (its key holds 3072 bytes of
-         * utf8mb4) and 10000 on H2, checked here if {@link #dialect} is set, else on the first
-         * connection.
-         */
-        public Builder maxResourceLength(int maxResourceLength) {
-            this.maxResourceLength = maxResourceLength;
-            return this;
-        }
-
-        /**
-         * How this process is named in the table's {@code holder} column and in other clients'
-         * refusals: 1 to 64 printable ASCII characters. The default is {@code pid@host}.
-         */
-        public Builder holder(String holder) {
-            this.holder = holder;
-            return this;
-        }
-
-        /** The database's dialect; by default read from the driver's metadata on the first connection. */
-        public Builder dialect(Dialect dialect) {
-            this.dialect = dialect;
-            return this;
-        }
-
-        /**
-         * How long one statement (or a connection through the {@linkplain #url URL}) may take before
-         * it counts as failed. The default is 5 s. A TTL must be at least a tenth of it (500 ms by
-         * default): a grant takes two statements and must come back well within its TTL.
-         */
-        public Builder requestTimeout(Duration timeout) {
-            this.requestTimeout = timeout;
-            return this;
-        }
-
-        /**
-         * The backoff between two attempts of {@link JdbcLock#acquire} while another holder has the
-         * lock. The default is {@link RetryPolicy#DEFAULT} (10 to 200 ms).
-         */
-        public Builder retry(RetryPolicy policy) {
-            this.retry = policy;
-            return this;
-        }
-
-        /**
-         * The clock every validity and deadline of the lock counts on; by default {@link
-         * Ticker#SYSTEM}, the monotonic clock. For tests that run the lock on a clock of their own.
-         * {@link Ticker} is an internal type of the library and may change in any release.
-         */
-        public Builder ticker(Ticker ticker) {
-            this.ticker = Settings.notNull("ticker", ticker, "pass a Ticker, or leave the default");
-            return this;
-        }
-
-        /**
-         * The threads that keep the lock's leases alive: a timer, workers for the renewals and
-         * threads for the notices; by default the lock's own, started on first use. For tests that
-         * run the leases' lives on timers of their own. The lock closes them when it is closed.
-         * {@link Timers} is an internal type of the library and may change in any release.
-         */
-        public Builder timers(Timers timers) {
-            this.timers = Settings.notNull("timers", timers, "pass Timers, or leave the default");
-            return this;
-        }
-
-        /**
-         * The listener told of every grant, refusal, renewal (automatic or a caller's extension), loss
-         * and release, as backend {@code "jdbc"}. The default is {@link LockListener#NONE}.
-         */
-        public Builder listener(LockListener listener) {
-            this.listener = listener;
-            return this;
-        }
-
-        /**
-         * On PostgreSQL, a thread waiting in {@link JdbcLock#acquire} is woken by the release
-         * ({@code LISTEN}/{@code NOTIFY}) or when the holder's row ends, and tries again at least
-         * this often anyway, in case a release went unheard (a pooler such as PgBouncer in
-         * transaction mode passes no notifications). The default is 1 s. On MariaDB and H2 a waiter
-         * polls with the {@linkplain #retry retry} backoff instead.
-         */
-        public Builder recheck(Duration interval) {
-            this.recheck = interval;
-            return this;
-        }
-
-        /**
-         * How many threads renew leases at once; a renewal waits for the database up to the request
-         * timeout. The default is 2.
-         */
-        public Builder renewalThreads(int threads) {
-            this.renewalThreads = threads;
-            return this;
-        }
-
-        /**
-         * Checks the configuration and builds the lock; it connects on first use.
-         *
-         * @throws IllegalSettingException naming the setting that is wrong and how to fix it
-         */
-        public JdbcLock build() {
-            Settings.requireArgument(
-                    dataSource == null || url == null,
-                    "url",
-                    "both dataSource(...) and url(...) are set: give the lock one of them");
-            Settings.requireArgument(
-                    dataSource != null || url != null,
-                    "url",
-                    "no database: give the lock the application's DataSource with dataSource(...), or a JDBC URL"
-                            + " with url(\"jdbc:postgresql://host:5432/db\")");
-            Settings.requireArgument(
-                    dataSource == null || (user == null && password == null),
-                    "user",
-                    "user(...) and password(...) are for url(...): a DataSource carries its own");
-            if (url != null) {
-                Settings.requireArgument(
-                        url.startsWith("jdbc:"),
-                        "url",
-                        "url '%s' must be a JDBC URL, such as jdbc:postgresql://host:5432/db or"
-                                + " jdbc:mariadb://host:3306/db",
-                        UrlDataSource.redact(url));
-            }
-            Settings.requireArgument(
-                    table != null && TABLE_NAME.matcher(table).matches(),
-                    "table",
-                    "table must be a SQL identifier (letters, digits and underscores, not starting with a digit,"
-                            + " at most 57 characters, optionally schema.table), was '%s'",
-                    table == null ? "null" : Holders.shown(table));
-            Settings.requireArgument(
-                    maxResourceLength >= 1 && maxResourceLength <= 10_000,
-                    "maxResourceLength",
-                    "maxResourceLength must be from 1 to 10000 characters, was %d (at most 897 on PostgreSQL, 768"
-                            + " on MariaDB)",
-                    maxResourceLength);
-            if (dialect != null) {
-                dialect.checkMaxResourceLength(maxResourceLength);
-            }
-            Holders.problem(holder).ifPresent(problem -> {
-                throw new IllegalSettingException("holder", problem);
-            });
-            Settings.positive("requestTimeout", requestTimeout, " (the default is 5 s)");
-            Settings.retry(retry);
-            Settings.listener(listener);
-            Settings.atLeast("renewalThreads", renewalThreads, 1);
-            Settings.positive("recheck", recheck, " (the default is 1 s)");
-            if (dataSource != null) {
-                return new JdbcLock(
-                        this,
-                        dataSource,
-                        "the database of " + dataSource.getClass().getSimpleName());
-            }
-            return new JdbcLock(
-                    this, new UrlDataSource(url, user, password, requestTimeout), UrlDataSource.redact(url));
-        }
-    }
 }

@@ -52,7 +52,7 @@ class JdbcFenceTest {
                 "f012345678901234567890123456789012345678901234567890123456789012" // 64 characters
             })
     void aTableThatIsNotAnIdentifierIsRefusedByName(String table) {
-        JdbcFence.Builder builder = JdbcFence.builder().table(table);
+        JdbcFenceBuilder builder = JdbcFence.builder().table(table);
         assertThatThrownBy(builder::build)
                 .isInstanceOf(IllegalArgumentException.class)
                 .hasMessageStartingWith("table must be a SQL identifier")

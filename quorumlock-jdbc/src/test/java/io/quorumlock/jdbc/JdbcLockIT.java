@@ -73,7 +73,7 @@ class JdbcLockIT {
         return lock(JdbcLock.builder().dataSource(database).table(table).holder(holder));
     }
 
-    private JdbcLock lock(JdbcLock.Builder builder) {
+    private JdbcLock lock(JdbcLockBuilder builder) {
         JdbcLock lock = builder.build();
         locks.add(lock);
         return lock;

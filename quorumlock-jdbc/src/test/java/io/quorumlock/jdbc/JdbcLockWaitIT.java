@@ -66,7 +66,7 @@ class JdbcLockWaitIT {
         return lock;
     }
 
-    private JdbcLock lock(JdbcLock.Builder builder) {
+    private JdbcLock lock(JdbcLockBuilder builder) {
         JdbcLock lock = builder.table(table).build();
         locks.add(lock);
         return lock;

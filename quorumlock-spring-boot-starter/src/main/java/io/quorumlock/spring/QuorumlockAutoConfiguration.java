@@ -5,6 +5,7 @@ import io.quorumlock.LockListener;
 import io.quorumlock.etcd.EtcdLock;
 import io.quorumlock.etcd.EtcdLockBuilder;
 import io.quorumlock.jdbc.JdbcLock;
+import io.quorumlock.jdbc.JdbcLockBuilder;
 import io.quorumlock.redis.Redlock;
 import io.quorumlock.zookeeper.ZooKeeperLock;
 import java.util.List;
@@ -140,7 +141,7 @@ public class QuorumlockAutoConfiguration {
     @Conditional(OnBackend.Jdbc.class)
     static class JdbcLockConfiguration {
 
-        /** The property of each setting of {@link JdbcLock.Builder} that the properties set. */
+        /** The property of each setting of {@link JdbcLockBuilder} that the properties set. */
         static final Map<String, String> PROPERTIES = Map.of(
                 "table", "quorumlock.jdbc.table",
                 "requestTimeout", "quorumlock.jdbc.request-timeout");
