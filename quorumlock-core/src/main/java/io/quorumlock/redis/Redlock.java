@@ -301,7 +301,7 @@ public final class Redlock implements DistributedLock<Lease>, Clocked {
         }
         checkTtl(ttl);
         own.keepAlive(ttl);
-        return own.lost().copy();
+        return own.lost();
     }
 
     /**

@@ -1,23 +1,21 @@
 package io.quorumlock.redis;
 
-import io.quorumlock.Lease;
 import io.quorumlock.LeaseLostException;
+import io.quorumlock.internal.CoreLease;
 import io.quorumlock.internal.KeepAlive;
 import io.quorumlock.internal.LeaseCore;
 import io.quorumlock.redis.Rounds.Grant;
 import java.time.Duration;
-import java.util.concurrent.CompletableFuture;
 
 /**
  * A lease granted by {@link Redlock}: its token, and each node's answer to the grant. Its rounds and
  * its clock are those of the lock's {@link Rounds}.
  */
-final class RedlockLease implements Lease, KeepAlive.Driver {
+final class RedlockLease extends CoreLease implements KeepAlive.Driver {
 
     /** The rounds of the lock that granted it: its extensions, its release and its events. */
     private final Rounds lock;
 
-    private final LeaseCore core;
     private final String token;
     private final Grant[] grants;
     /** The id its acquire had in the resource's line of waiters ({@link Scripts#LINE}); 0 if none. */
@@ -34,33 +32,13 @@ final class RedlockLease implements Lease, KeepAlive.Driver {
             long ttlNanos,
             long validityNanos,
             long validUntilNanos) {
+        super(new LeaseCore(
+                resource, lock.ticker(), lock.events(), LeaseCore.State.VALID, validUntilNanos, validityNanos));
         this.lock = lock;
         this.waiter = waiter;
-        this.core = new LeaseCore(
-                resource, lock.ticker(), lock.events(), LeaseCore.State.VALID, validUntilNanos, validityNanos);
         this.token = token;
         this.grants = grants;
         this.keepAlive = new KeepAlive(core, this, lock.timers(), ttlNanos, lock.roundNanos());
-    }
-
-    @Override
-    public String resource() {
-        return core.resource();
-    }
-
-    @Override
-    public Duration validity() {
-        return core.validity();
-    }
-
-    @Override
-    public Duration remaining() {
-        return core.remaining();
-    }
-
-    @Override
-    public boolean isValid() {
-        return core.isValid();
     }
 
     /**
@@ -73,14 +51,8 @@ final class RedlockLease implements Lease, KeepAlive.Driver {
     @Override
     public boolean extend(Duration ttl) {
         lock.checkTtl(ttl);
-        if (isReleased()) {
-            throw released();
-        }
+        checkNotReleased();
         return keepAlive.extend(ttl.toNanos());
-    }
-
-    private IllegalStateException released() {
-        return new IllegalStateException("the lease on '" + core.resource() + "' was released; acquire a new one");
     }
 
     @Override
@@ -101,9 +73,7 @@ final class RedlockLease implements Lease, KeepAlive.Driver {
 
     /** Keeps this lease alive, renewing to {@code ttl}, until it is released or lost. */
     void keepAlive(Duration ttl) {
-        if (isReleased()) {
-            throw released();
-        }
+        checkNotReleased();
         lock.keptAlive.add(this);
         keepAlive.start(ttl.toNanos());
         if (isReleased()) {
@@ -157,15 +127,6 @@ final class RedlockLease implements Lease, KeepAlive.Driver {
 
     long validUntilNanos() {
         return core.endNanos();
-    }
-
-    /** Completes when the keep-alive could not extend the lease, or its Redlock was closed. */
-    CompletableFuture<LeaseLostException> lost() {
-        return core.lost();
-    }
-
-    boolean isReleased() {
-        return core.state() == LeaseCore.State.RELEASED;
     }
 
     String token() {

@@ -6,6 +6,7 @@ import io.quorumlock.FencedLease;
 import io.quorumlock.IllegalSettingException;
 import io.quorumlock.LeaseLostException;
 import io.quorumlock.ServerAnswer;
+import io.quorumlock.internal.CoreLease;
 import io.quorumlock.internal.KeepAlive;
 import io.quorumlock.internal.LeaseCore;
 import io.quorumlock.internal.LeaseTimes;
@@ -33,7 +34,7 @@ import org.slf4j.LoggerFactory;
  * TTL + 2 ms). etcd renews a lease with the TTL it was granted with, so a request whose answer was
  * lost can only have lengthened the lease in etcd: the lease's end does not move for it.
  */
-final class EtcdLease implements FencedLease, KeepAlive.Driver {
+final class EtcdLease extends CoreLease implements FencedLease, KeepAlive.Driver {
 
     private static final Logger log = LoggerFactory.getLogger(EtcdLease.class);
     /** How soon a revoke that failed is sent again. */
@@ -42,9 +43,6 @@ final class EtcdLease implements FencedLease, KeepAlive.Driver {
     private static final String NOT_FOUND = "requested lease not found";
 
     private final EtcdLock lock;
-    /** PENDING while the lock is being waited for or checked, VALID once handed out; never SUSPENDED. */
-    private final LeaseCore core;
-
     private final KeepAlive keepAlive;
     private final String resource;
     private final long leaseId;
@@ -63,30 +61,24 @@ final class EtcdLease implements FencedLease, KeepAlive.Driver {
     private long token;
 
     EtcdLease(EtcdLock lock, String resource, long leaseId, long ttlSeconds, long grantSent, long granted) {
+        // PENDING while the lock is being waited for or checked, VALID once handed out; never SUSPENDED.
+        super(pending(lock, resource, LeaseTimes.endAfter(grantSent, TimeUnit.SECONDS.toNanos(ttlSeconds)), granted));
         this.lock = lock;
         this.resource = resource;
         this.leaseId = leaseId;
         this.ttlSeconds = ttlSeconds;
         this.ttlNanos = TimeUnit.SECONDS.toNanos(ttlSeconds);
-        long end = LeaseTimes.endAfter(grantSent, ttlNanos);
-        this.core = new LeaseCore(resource, lock.ticker(), lock.events(), LeaseCore.State.PENDING, end, end - granted);
         this.keepAlive = new KeepAlive(
                 core, this, lock.timers(), ttlNanos, lock.requestTimeout().toNanos());
     }
 
-    @Override
-    public String resource() {
-        return resource;
+    private static LeaseCore pending(EtcdLock lock, String resource, long end, long granted) {
+        return new LeaseCore(resource, lock.ticker(), lock.events(), LeaseCore.State.PENDING, end, end - granted);
     }
 
     @Override
     public synchronized long fencingToken() {
         return token;
-    }
-
-    @Override
-    public CompletableFuture<LeaseLostException> lost() {
-        return core.lost();
     }
 
     /**
@@ -97,26 +89,7 @@ final class EtcdLease implements FencedLease, KeepAlive.Driver {
      */
     @Override
     public CompletableFuture<LeaseLostException> inDoubt() {
-        return core.inDoubt();
-    }
-
-    /**
-     * How long the lease was known to live when it was handed out or last renewed: its TTL less the
-     * time since the request was sent and the drift allowance.
-     */
-    @Override
-    public Duration validity() {
-        return core.validity();
-    }
-
-    @Override
-    public Duration remaining() {
-        return core.remaining();
-    }
-
-    @Override
-    public boolean isValid() {
-        return core.isValid();
+        return super.inDoubt();
     }
 
     /**
@@ -140,9 +113,7 @@ final class EtcdLease implements FencedLease, KeepAlive.Driver {
                             + " ms: etcd cannot lengthen a lease's TTL (" + ttlSeconds
                             + " s); acquire the lock with a longer ttl");
         }
-        if (core.state() == LeaseCore.State.RELEASED) {
-            throw new IllegalStateException("the lease on '" + resource + "' was released");
-        }
+        checkNotReleased();
         return core.state() == LeaseCore.State.VALID && keepAlive.extend(ttlNanos);
     }
 

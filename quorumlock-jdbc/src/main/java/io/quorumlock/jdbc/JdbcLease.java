@@ -2,6 +2,7 @@ package io.quorumlock.jdbc;
 
 import io.quorumlock.FencedLease;
 import io.quorumlock.LeaseLostException;
+import io.quorumlock.internal.CoreLease;
 import io.quorumlock.internal.KeepAlive;
 import io.quorumlock.internal.LeaseCore;
 import io.quorumlock.internal.LeaseTimes;
@@ -28,7 +29,7 @@ import java.util.concurrent.TimeUnit;
  * renewal, and lost when no renewal can be answered in time, or when a renewal finds the row no
  * longer holds its token.
  */
-final class JdbcLease implements FencedLease, KeepAlive.Driver {
+final class JdbcLease extends CoreLease implements FencedLease, KeepAlive.Driver {
 
     /** The rows of the lock's table, as a lease uses them. */
     interface Rows {
@@ -46,7 +47,6 @@ final class JdbcLease implements FencedLease, KeepAlive.Driver {
     }
 
     private final Rows rows;
-    private final LeaseCore core;
     private final long token;
     private final KeepAlive keepAlive;
 
@@ -60,36 +60,19 @@ final class JdbcLease implements FencedLease, KeepAlive.Driver {
             long ttlNanos,
             long sentNanos,
             long roundNanos) {
+        super(core(resource, ticker, events, LeaseTimes.endAfter(sentNanos, ttlNanos)));
         this.rows = rows;
         this.token = token;
-        long end = LeaseTimes.endAfter(sentNanos, ttlNanos);
-        this.core = new LeaseCore(resource, ticker, events, LeaseCore.State.VALID, end, end - ticker.nanos());
         this.keepAlive = new KeepAlive(core, this, timers, ttlNanos, roundNanos);
     }
 
-    @Override
-    public String resource() {
-        return core.resource();
+    private static LeaseCore core(String resource, Ticker ticker, LockEvents events, long end) {
+        return new LeaseCore(resource, ticker, events, LeaseCore.State.VALID, end, end - ticker.nanos());
     }
 
     @Override
     public long fencingToken() {
         return token;
-    }
-
-    @Override
-    public Duration validity() {
-        return core.validity();
-    }
-
-    @Override
-    public Duration remaining() {
-        return core.remaining();
-    }
-
-    @Override
-    public boolean isValid() {
-        return core.isValid();
     }
 
     /**
@@ -104,15 +87,8 @@ final class JdbcLease implements FencedLease, KeepAlive.Driver {
     @Override
     public boolean extend(Duration ttl) {
         long ttlNanos = TimeUnit.MILLISECONDS.toNanos(rows.ttlMillis(ttl));
-        if (core.state() == LeaseCore.State.RELEASED) {
-            throw new IllegalStateException("the lease on '" + core.resource() + "' was released; acquire a new one");
-        }
+        checkNotReleased();
         return keepAlive.extend(ttlNanos);
-    }
-
-    @Override
-    public CompletableFuture<LeaseLostException> lost() {
-        return core.lost().copy();
     }
 
     /**
@@ -122,7 +98,7 @@ final class JdbcLease implements FencedLease, KeepAlive.Driver {
      */
     @Override
     public CompletableFuture<LeaseLostException> inDoubt() {
-        return core.inDoubt().copy();
+        return super.inDoubt();
     }
 
     /** Frees the row if it still holds this lease's token; idempotent. */

@@ -2,6 +2,7 @@ package io.quorumlock.zookeeper;
 
 import io.quorumlock.FencedLease;
 import io.quorumlock.LeaseLostException;
+import io.quorumlock.internal.CoreLease;
 import io.quorumlock.internal.KeepAlive;
 import io.quorumlock.internal.LeaseCore;
 import io.quorumlock.internal.LeaseTimes;
@@ -38,12 +39,11 @@ import org.slf4j.LoggerFactory;
  * session by the lease engine ({@link KeepAlive}) when two thirds of the session timeout are left
  * of the lease; the engine also tells the doubt and loses the lease at its deadline.
  */
-final class ZooKeeperLease implements FencedLease, KeepAlive.Driver {
+final class ZooKeeperLease extends CoreLease implements FencedLease, KeepAlive.Driver {
 
     private static final Logger log = LoggerFactory.getLogger(ZooKeeperLease.class);
 
     private final ZooKeeperLock lock;
-    private final LeaseCore core;
     private final String node;
     private final long token;
     private final long sessionId;
@@ -64,26 +64,21 @@ final class ZooKeeperLease implements FencedLease, KeepAlive.Driver {
             Duration validity,
             long answeredSentNanos,
             NodeWatch watch) {
+        super(new LeaseCore(
+                resource,
+                lock.ticker(),
+                lock.events(),
+                LeaseCore.State.VALID,
+                LeaseTimes.endAfter(answeredSentNanos, validity.toNanos()),
+                validity.toNanos()));
         this.lock = lock;
         this.node = node;
         this.token = token;
         this.sessionId = sessionId;
         this.validity = validity;
         this.roundNanos = ZooKeeperLock.heartbeatWaitNanos(validity);
-        this.core = new LeaseCore(
-                resource,
-                lock.ticker(),
-                lock.events(),
-                LeaseCore.State.VALID,
-                LeaseTimes.endAfter(answeredSentNanos, validity.toNanos()),
-                validity.toNanos());
         this.watch = watch;
         this.keepAlive = new KeepAlive(core, this, lock.timers(), validity.toNanos(), roundNanos);
-    }
-
-    @Override
-    public String resource() {
-        return core.resource();
     }
 
     /**
@@ -97,45 +92,18 @@ final class ZooKeeperLease implements FencedLease, KeepAlive.Driver {
     }
 
     /**
-     * The countdown to the lease's end: the send time of the latest request on this session that
-     * the ensemble answered, plus the {@linkplain #validity() session timeout}, less the drift
-     * allowance (1% + 2 ms), never later than the ensemble may expire the session. While the
-     * session is connected, the lease's heartbeat, sent when two thirds of the session timeout are
-     * left, moves the end along, so it stays between about two thirds and all of the session
-     * timeout ahead. {@link Duration#ZERO} once it ran out, and while the lease is suspended, lost
-     * or released.
-     */
-    @Override
-    public Duration remaining() {
-        return core.remaining();
-    }
-
-    /** True while the lease is neither suspended, lost nor released, and its end has not passed. */
-    @Override
-    public boolean isValid() {
-        return core.isValid();
-    }
-
-    /**
      * Nothing to extend: the session keeps the lock node alive. Returns whether the lease is valid.
      */
     @Override
     public boolean extend(Duration ttl) {
         lock.checkTtl(ttl);
-        if (core.state() == LeaseCore.State.RELEASED) {
-            throw new IllegalStateException("the lease on '" + core.resource() + "' was released; acquire a new one");
-        }
+        checkNotReleased();
         return isValid();
     }
 
     @Override
     public long fencingToken() {
         return token;
-    }
-
-    @Override
-    public CompletableFuture<LeaseLostException> lost() {
-        return core.lost().copy();
     }
 
     /**
@@ -148,7 +116,7 @@ final class ZooKeeperLease implements FencedLease, KeepAlive.Driver {
      */
     @Override
     public CompletableFuture<LeaseLostException> inDoubt() {
-        return core.inDoubt().copy();
+        return super.inDoubt();
     }
 
     @Override
