@@ -374,15 +374,6 @@ public final class ZooKeeperLock implements DistributedLock<FencedLease>, Clocke
         return timers;
     }
 
-    /**
-     * How long a lease's heartbeat waits for its answer, for a session of {@code session}: a tenth
-     * of it. The ensemble answers a connected session in milliseconds; the bound leaves room for a
-     * few heartbeats more before the lease is given up.
-     */
-    static long heartbeatWaitNanos(Duration session) {
-        return session.toNanos() / 10;
-    }
-
     void forget(ZooKeeperLease lease) {
         connection.forget(lease);
     }
