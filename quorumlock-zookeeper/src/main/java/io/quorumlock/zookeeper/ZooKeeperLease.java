@@ -69,7 +69,7 @@ final class ZooKeeperLease implements FencedLease, KeepAlive.Driver {
         this.token = token;
         this.sessionId = sessionId;
         this.validity = validity;
-        this.roundNanos = ZooKeeperLock.heartbeatWaitNanos(validity);
+        this.roundNanos = heartbeatWaitNanos(validity);
         this.core = new LeaseCore(
                 resource,
                 lock.ticker(),
@@ -79,6 +79,15 @@ final class ZooKeeperLease implements FencedLease, KeepAlive.Driver {
                 validity.toNanos());
         this.watch = watch;
         this.keepAlive = new KeepAlive(core, this, lock.timers(), validity.toNanos(), roundNanos);
+    }
+
+    /**
+     * How long a lease's heartbeat waits for its answer, for a session of {@code session}: a tenth
+     * of it. The ensemble answers a connected session in milliseconds; the bound leaves room for a
+     * few heartbeats more before the lease is given up.
+     */
+    private static long heartbeatWaitNanos(Duration session) {
+        return session.toNanos() / 10;
     }
 
     @Override
