@@ -8,6 +8,7 @@ import io.quorumlock.jdbc.JdbcLock;
 import io.quorumlock.jdbc.JdbcLockBuilder;
 import io.quorumlock.redis.Redlock;
 import io.quorumlock.zookeeper.ZooKeeperLock;
+import io.quorumlock.zookeeper.ZooKeeperLockBuilder;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
@@ -93,7 +94,7 @@ public class QuorumlockAutoConfiguration {
     @Conditional(OnBackend.ZooKeeper.class)
     static class ZooKeeperLockConfiguration {
 
-        /** The property of each setting of {@link ZooKeeperLock.Builder} that the properties set. */
+        /** The property of each setting of {@link ZooKeeperLockBuilder} that the properties set. */
         static final Map<String, String> PROPERTIES = Map.of(
                 "connectString", "quorumlock.zookeeper.connect-string",
                 "sessionTimeout", "quorumlock.zookeeper.session-timeout");
@@ -104,7 +105,7 @@ public class QuorumlockAutoConfiguration {
             QuorumlockProperties.ZooKeeper zookeeper = properties.getZookeeper();
             Placeholders.check("quorumlock.zookeeper.connect-string", zookeeper.getConnectString());
             return PropertyErrors.naming("quorumlock.zookeeper", PROPERTIES, () -> {
-                ZooKeeperLock.Builder builder = ZooKeeperLock.builder()
+                ZooKeeperLockBuilder builder = ZooKeeperLock.builder()
                         .connectString(zookeeper.getConnectString())
                         .listener(listener(listeners));
                 if (zookeeper.getSessionTimeout() != null) {

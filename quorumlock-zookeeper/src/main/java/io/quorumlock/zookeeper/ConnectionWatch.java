@@ -10,8 +10,6 @@ import java.util.function.Supplier;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.state.ConnectionState;
 import org.apache.curator.framework.state.ConnectionStateListener;
-import org.apache.zookeeper.WatchedEvent;
-import org.apache.zookeeper.Watcher;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -29,7 +27,7 @@ final class ConnectionWatch implements ConnectionStateListener {
     private final Supplier<String> ensemble;
     private final Ticker ticker;
     private final Set<ZooKeeperLease> leases = ConcurrentHashMap.newKeySet();
-    private final Set<Waiter> waiters = ConcurrentHashMap.newKeySet();
+    private final Set<ReleaseWait> releaseWaits = ConcurrentHashMap.newKeySet();
     /** Counts connection state changes, so a grant can tell whether one slipped in while it checked ownership. */
     private final AtomicLong changes = new AtomicLong();
     /** The connection state Curator reported last; null before the first report. */
@@ -66,7 +64,7 @@ final class ConnectionWatch implements ConnectionStateListener {
 
     /** Wakes every waiting contender, to look at the lock again. */
     void wakeWaiters() {
-        waiters.forEach(Waiter::wake);
+        releaseWaits.forEach(ReleaseWait::wake);
     }
 
     /**
@@ -113,43 +111,14 @@ final class ConnectionWatch implements ConnectionStateListener {
         return List.copyOf(leases);
     }
 
-    /** A waiter for a contender, woken by connection changes until it is {@linkplain #done done}. */
-    Waiter waiter() {
-        Waiter waiter = new Waiter();
-        waiters.add(waiter);
-        return waiter;
+    /** A contender's pause, woken by connection changes until it is {@linkplain #done done}. */
+    ReleaseWait releaseWait() {
+        ReleaseWait pause = new ReleaseWait();
+        releaseWaits.add(pause);
+        return pause;
     }
 
-    void done(Waiter waiter) {
-        waiters.remove(waiter);
-    }
-
-    /**
-     * Wakes a waiting contender when the node it waits for changes, or when the connection state
-     * does (watches of a lost session never fire).
-     */
-    static final class Waiter implements Watcher {
-        private boolean woken;
-
-        @Override
-        public void process(WatchedEvent event) {
-            wake();
-        }
-
-        synchronized void wake() {
-            woken = true;
-            notifyAll();
-        }
-
-        synchronized void await(long deadline, Ticker ticker) throws InterruptedException {
-            while (!woken) {
-                long left = deadline - ticker.nanos();
-                if (left <= 0) {
-                    return;
-                }
-                TimeUnit.NANOSECONDS.timedWait(this, left);
-            }
-            woken = false;
-        }
+    void done(ReleaseWait pause) {
+        releaseWaits.remove(pause);
     }
 }

@@ -7,16 +7,13 @@ import io.quorumlock.ServerAnswer;
 import io.quorumlock.internal.AcquireLoop.Attempt;
 import io.quorumlock.internal.Holders;
 import io.quorumlock.internal.LeaseCore;
+import io.quorumlock.zookeeper.ZooKeeperCalls.NoAnswer;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
 import java.util.Optional;
 import java.util.OptionalLong;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ExecutionException;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
 import org.apache.curator.framework.CuratorFramework;
-import org.apache.curator.framework.api.BackgroundCallback;
 import org.apache.curator.framework.api.CuratorEvent;
 import org.apache.curator.utils.ZKPaths;
 import org.apache.zookeeper.CreateMode;
@@ -31,10 +28,10 @@ import org.slf4j.LoggerFactory;
  * turn the first place into a lease whose fencing token is the node's czxid. A node that did not
  * become a lease is deleted as the attempt returns (in the background, guaranteed by Curator).
  *
- * <p>Every request goes out in the background and is waited for until the attempt's end at most,
- * whatever the ensemble does: a silent connection holds a synchronous call for most of the session
- * timeout and Curator's retries. A create given up at the end deletes its node when it is answered
- * after all, so no node is left that the ensemble would grant to nobody while the session lives.
+ * <p>Every request goes out in the background and is waited for until the attempt's end at most
+ * ({@link ZooKeeperCalls}), whatever the ensemble does. A create given up at the end deletes its
+ * node when it is answered after all, so no node is left that the ensemble would grant to nobody
+ * while the session lives.
  */
 final class LockAttempts {
 
@@ -45,6 +42,7 @@ final class LockAttempts {
     private final ZooKeeperLock lock;
     private final CuratorFramework client;
     private final ConnectionWatch connection;
+    private final ZooKeeperCalls calls;
     /** The data of this lock's nodes: who holds them, as refused contenders are told. */
     private final byte[] holder;
 
@@ -52,6 +50,7 @@ final class LockAttempts {
         this.lock = lock;
         this.client = client;
         this.connection = connection;
+        this.calls = new ZooKeeperCalls(lock.ticker());
         this.holder = holder.clone();
     }
 
@@ -78,7 +77,7 @@ final class LockAttempts {
         lock.checkOpen();
         String ours = null;
         boolean granted = false;
-        ConnectionWatch.Waiter waiter = connection.waiter();
+        ReleaseWait pause = connection.releaseWait();
         try {
             if (!connection.awaitConnected(deadline)) {
                 return refused(
@@ -93,7 +92,7 @@ final class LockAttempts {
                 lock.checkOpen();
                 if (!connection.reportedConnected()) {
                     // Curator has not yet reported the connection back: no grant on a doubtful connection.
-                    waiter.await(deadline, lock.ticker());
+                    pause.await(deadline, lock.ticker());
                     if (!connection.reportedConnected()) {
                         if (lock.ticker().nanos() - deadline >= 0) {
                             return refused(
@@ -108,7 +107,8 @@ final class LockAttempts {
                 early = null;
                 List<String> queue;
                 try {
-                    queue = answer(listing.answered(), end, "list the queue").getChildren();
+                    queue = calls.answer(listing.answered(), end, "list the queue")
+                            .getChildren();
                 } catch (KeeperException e) {
                     if (sentEarly) {
                         continue; // sent before the create made the parent, or before a reconnect: list again
@@ -144,9 +144,9 @@ final class LockAttempts {
                 }
                 try {
                     String predecessor = ZKPaths.makePath(dir, place.predecessor());
-                    answer(
-                            send(cb -> client.getData()
-                                    .usingWatcher(waiter)
+                    calls.answer(
+                            calls.send(cb -> client.getData()
+                                    .usingWatcher(pause)
                                     .inBackground(cb)
                                     .forPath(predecessor)),
                             end,
@@ -154,7 +154,7 @@ final class LockAttempts {
                 } catch (KeeperException.NoNodeException gone) {
                     continue;
                 }
-                waiter.await(deadline, lock.ticker());
+                pause.await(deadline, lock.ticker());
             }
         } catch (NoAnswer e) {
             return refused(
@@ -162,7 +162,7 @@ final class LockAttempts {
                     "no answer from the ensemble to '" + e.getMessage() + "' within the "
                             + (wait ? "wait" : "connect timeout"));
         } catch (KeeperException e) {
-            if (retryable(e.code())) {
+            if (ZooKeeperCalls.retryable(e.code())) {
                 return refused(ServerAnswer.Kind.ERROR, e.getMessage());
             }
             throw new QuorumlockException(
@@ -178,7 +178,7 @@ final class LockAttempts {
         } catch (Exception e) {
             throw new QuorumlockException("could not lock '" + resource + "': " + e, e);
         } finally {
-            connection.done(waiter);
+            connection.done(pause);
             if (ours != null && !granted) {
                 lock.deleteLockNode(ours, false);
             }
@@ -192,7 +192,7 @@ final class LockAttempts {
      */
     private Created create(String dir, long end) throws Exception {
         for (int tries = 1; ; tries++) {
-            CompletableFuture<CuratorEvent> created = send(cb -> client.create()
+            CompletableFuture<CuratorEvent> created = calls.send(cb -> client.create()
                     .creatingParentContainersIfNeeded()
                     .withProtection()
                     .withMode(CreateMode.EPHEMERAL_SEQUENTIAL)
@@ -202,12 +202,13 @@ final class LockAttempts {
             // create shows its node, and both take one round trip.
             Listing listing = list(dir);
             try {
-                CuratorEvent event = answer(created, end, "create the lock node");
+                CuratorEvent event = calls.answer(created, end, "create the lock node");
                 Stat stat = event.getStat();
                 if (stat == null || stat.getCzxid() == 0) {
                     // Curator found the node after a lost connection: its answer carries no Stat.
-                    stat = answer(
-                                    send(cb -> client.getData().inBackground(cb).forPath(event.getName())),
+                    stat = calls.answer(
+                                    calls.send(cb ->
+                                            client.getData().inBackground(cb).forPath(event.getName())),
                                     end,
                                     "read the lock node")
                             .getStat();
@@ -251,7 +252,7 @@ final class LockAttempts {
         ZooKeeperLease.NodeWatch watch = new ZooKeeperLease.NodeWatch();
         long sent = lock.ticker().nanos();
         return new Listing(
-                send(cb -> client.getChildren()
+                calls.send(cb -> client.getChildren()
                         .usingWatcher(watch)
                         .inBackground(cb)
                         .forPath(dir)),
@@ -326,8 +327,8 @@ final class LockAttempts {
         String waiting = others + " other contender" + (others == 1 ? "" : "s") + " waiting";
         try {
             String path = ZKPaths.makePath(dir, place.holder());
-            CuratorEvent read =
-                    answer(send(cb -> client.getData().inBackground(cb).forPath(path)), end, "read the holder");
+            CuratorEvent read = calls.answer(
+                    calls.send(cb -> client.getData().inBackground(cb).forPath(path)), end, "read the holder");
             Stat stat = read.getStat();
             byte[] data = read.getData();
             String facts = "session " + ZooKeeperLease.hex(stat.getEphemeralOwner()) + ", token "
@@ -373,12 +374,12 @@ final class LockAttempts {
             if (!connection.awaitConnected(deadline)) {
                 throw new QuorumlockException(failed + "no connection to the ensemble within the connect timeout");
             }
-            answer(send(cb -> client.sync().inBackground(cb).forPath(dir)), end, "sync");
+            calls.answer(calls.send(cb -> client.sync().inBackground(cb).forPath(dir)), end, "sync");
             while (true) {
                 List<String> queue;
                 try {
-                    queue = answer(
-                                    send(cb -> client.getChildren()
+                    queue = calls.answer(
+                                    calls.send(cb -> client.getChildren()
                                             .inBackground(cb)
                                             .forPath(dir)),
                                     end,
@@ -394,7 +395,8 @@ final class LockAttempts {
                 String path = ZKPaths.makePath(dir, order.get(0));
                 CuratorEvent read;
                 try {
-                    read = answer(send(cb -> client.getData().inBackground(cb).forPath(path)), end, "read the holder");
+                    read = calls.answer(
+                            calls.send(cb -> client.getData().inBackground(cb).forPath(path)), end, "read the holder");
                 } catch (KeeperException.NoNodeException gone) {
                     continue; // released between the two reads: the next in line, if any, holds it
                 }
@@ -424,59 +426,7 @@ final class LockAttempts {
         return Attempt.refused(answer(vote, detail), true);
     }
 
-    /** Sends a request in the background; the future completes with Curator's answer. */
-    private static CompletableFuture<CuratorEvent> send(Request request) throws Exception {
-        CompletableFuture<CuratorEvent> answered = new CompletableFuture<>();
-        request.send((curator, event) -> answered.complete(event));
-        return answered;
-    }
-
-    /**
-     * Waits for the answer to a request until {@code end} (the lock's ticker).
-     *
-     * @throws NoAnswer if none came by then
-     * @throws KeeperException if the ensemble refused the request
-     */
-    private CuratorEvent answer(CompletableFuture<CuratorEvent> answered, long end, String what)
-            throws InterruptedException, KeeperException, NoAnswer {
-        CuratorEvent event;
-        try {
-            event = answered.get(Math.max(0, end - lock.ticker().nanos()), TimeUnit.NANOSECONDS);
-        } catch (TimeoutException e) {
-            throw new NoAnswer(what);
-        } catch (ExecutionException e) {
-            throw new IllegalStateException("the answer to '" + what + "' failed", e.getCause()); // never completed so
-        }
-        KeeperException.Code code = KeeperException.Code.get(event.getResultCode());
-        if (code != KeeperException.Code.OK) {
-            throw KeeperException.create(code, event.getPath());
-        }
-        return event;
-    }
-
-    /** A Curator request, sent in the background with the callback given. */
-    @FunctionalInterface
-    private interface Request {
-        void send(BackgroundCallback callback) throws Exception;
-    }
-
-    /** No answer to a request came by the attempt's end. */
-    private static final class NoAnswer extends Exception {
-        private static final long serialVersionUID = 1L;
-
-        NoAnswer(String what) {
-            super(what, null, false, false);
-        }
-    }
-
     private ServerAnswer answer(ServerAnswer.Kind vote, String detail) {
         return new ServerAnswer(lock.ensemble(), vote, detail);
-    }
-
-    private static boolean retryable(KeeperException.Code code) {
-        return switch (code) {
-            case CONNECTIONLOSS, OPERATIONTIMEOUT, SESSIONEXPIRED, SESSIONMOVED, NONODE, NOTREADONLY -> true;
-            default -> false;
-        };
     }
 }

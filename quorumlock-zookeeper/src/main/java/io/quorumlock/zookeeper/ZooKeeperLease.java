@@ -76,9 +76,18 @@ final class ZooKeeperLease extends CoreLease implements FencedLease, KeepAlive.D
         this.token = token;
         this.sessionId = sessionId;
         this.validity = validity;
-        this.roundNanos = ZooKeeperLock.heartbeatWaitNanos(validity);
+        this.roundNanos = heartbeatWaitNanos(validity);
         this.watch = watch;
         this.keepAlive = new KeepAlive(core, this, lock.timers(), validity.toNanos(), roundNanos);
+    }
+
+    /**
+     * How long a lease's heartbeat waits for its answer, for a session of {@code session}: a tenth
+     * of it. The ensemble answers a connected session in milliseconds; the bound leaves room for a
+     * few heartbeats more before the lease is given up.
+     */
+    private static long heartbeatWaitNanos(Duration session) {
+        return session.toNanos() / 10;
     }
 
     /**

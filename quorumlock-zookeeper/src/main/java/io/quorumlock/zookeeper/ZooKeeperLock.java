@@ -14,13 +14,10 @@ import io.quorumlock.internal.AcquireLoop;
 import io.quorumlock.internal.AcquireLoop.Attempt;
 import io.quorumlock.internal.Clocked;
 import io.quorumlock.internal.CriticalSections;
-import io.quorumlock.internal.Holders;
 import io.quorumlock.internal.LockEvents;
-import io.quorumlock.internal.Secrets;
 import io.quorumlock.internal.Settings;
 import io.quorumlock.internal.Ticker;
 import io.quorumlock.internal.Timers;
-import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.Objects;
@@ -28,10 +25,7 @@ import java.util.Optional;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.apache.curator.framework.CuratorFramework;
-import org.apache.curator.framework.CuratorFrameworkFactory;
-import org.apache.curator.framework.imps.CuratorFrameworkState;
 import org.apache.zookeeper.KeeperException;
-import org.apache.zookeeper.client.ConnectStringParser;
 import org.apache.zookeeper.common.PathUtils;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -53,18 +47,19 @@ import org.slf4j.LoggerFactory;
  * <p>A lease lives as long as the ZooKeeper session that created its node, not for a TTL: the
  * {@code ttl} of the {@link DistributedLock} methods only has to be positive and does not change
  * how long a lease lasts. What bounds how long a crashed holder keeps the lock is the {@linkplain
- * #sessionTimeout() session timeout}, set with {@link Builder#sessionTimeout} (10 s by default) and
- * bounded by the ensemble; a lock whose leases should last about {@code ttl} after a crash is built
- * with {@code sessionTimeout(ttl)}, and checks {@link #sessionTimeout()}. Liveness comes from
- * the session: when the connection drops (Curator's SUSPENDED), {@link FencedLease#isValid()}
- * turns false at once; when it comes back and the node is still this session's, the lease is valid
- * again. When the session is lost (Curator's LOST: the ensemble expired it, or no server answered
- * for the session timeout), or the lease's heartbeats could not keep it (it stayed suspended, or
- * unanswered, until no heartbeat could be answered with a tenth of the session timeout left of it),
- * {@link FencedLease#lost()} completes with the evidence, and the lock goes to the next contender
- * once the node is gone: with the session, or deleted by the lease when its session lives on. So
- * after a partition the old holder learns its loss within the session timeout, but a process pause
- * can still let it write late: hand the fencing token to the storage with every write.
+ * #sessionTimeout() session timeout}, set with {@link ZooKeeperLockBuilder#sessionTimeout} (10 s by
+ * default) and bounded by the ensemble; a lock whose leases should last about {@code ttl} after a
+ * crash is built with {@code sessionTimeout(ttl)}, and checks {@link #sessionTimeout()}. Liveness
+ * comes from the session: when the connection drops (Curator's SUSPENDED), {@link
+ * FencedLease#isValid()} turns false at once; when it comes back and the node is still this
+ * session's, the lease is valid again. When the session is lost (Curator's LOST: the ensemble
+ * expired it, or no server answered for the session timeout), or the lease's heartbeats could not
+ * keep it (it stayed suspended, or unanswered, until no heartbeat could be answered with a tenth of
+ * the session timeout left of it), {@link FencedLease#lost()} completes with the evidence, and the
+ * lock goes to the next contender once the node is gone: with the session, or deleted by the lease
+ * when its session lives on. So after a partition the old holder learns its loss within the session
+ * timeout, but a process pause can still let it write late: hand the fencing token to the storage
+ * with every write.
  *
  * <p>What the {@link FencedLease} methods mean here: {@link FencedLease#validity()} is the session
  * timeout negotiated with the ensemble, the lease's length as a TTL would be (the ensemble keeps the
@@ -96,8 +91,6 @@ public final class ZooKeeperLock implements DistributedLock<FencedLease>, Clocke
     /** The default parent of the resources' lock nodes. */
     public static final String DEFAULT_BASE_PATH = "/quorumlock/locks";
 
-    private static final Duration DEFAULT_SESSION_TIMEOUT = Duration.ofSeconds(10);
-    private static final Duration DEFAULT_CONNECTION_TIMEOUT = Duration.ofSeconds(5);
     /** The lock's workers for the leases' heartbeats, which wait for the ensemble's answers. */
     private static final int HEARTBEAT_WORKERS = 4;
 
@@ -116,7 +109,7 @@ public final class ZooKeeperLock implements DistributedLock<FencedLease>, Clocke
     /** The leases' timer, heartbeat workers and notice threads; they start with the first lease. */
     private final Timers timers;
 
-    private ZooKeeperLock(
+    ZooKeeperLock(
             CuratorFramework client,
             boolean ownsClient,
             String basePath,
@@ -138,8 +131,8 @@ public final class ZooKeeperLock implements DistributedLock<FencedLease>, Clocke
     }
 
     /** Starts the configuration of a lock. */
-    public static Builder builder() {
-        return new Builder();
+    public static ZooKeeperLockBuilder builder() {
+        return new ZooKeeperLockBuilder();
     }
 
     /** The ensemble and base path, as {@code zookeeper://host:port,host:port/base/path}: for messages. */
@@ -161,10 +154,10 @@ public final class ZooKeeperLock implements DistributedLock<FencedLease>, Clocke
     /**
      * The session timeout the ensemble granted this lock's client: how long the ensemble keeps a
      * lease after it last heard from the holder, and the {@link FencedLease#validity()} of every
-     * lease, whatever the ttl asked for. It is what {@link Builder#sessionTimeout} asked for, bounded
-     * by the server to its {@code minSessionTimeout} and {@code maxSessionTimeout} (by default 2 and
-     * 20 times its {@code tickTime}). Before the first connection, waits for it up to the connect
-     * timeout.
+     * lease, whatever the ttl asked for. It is what {@link ZooKeeperLockBuilder#sessionTimeout}
+     * asked for, bounded by the server to its {@code minSessionTimeout} and {@code
+     * maxSessionTimeout} (by default 2 and 20 times its {@code tickTime}). Before the first
+     * connection, waits for it up to the connect timeout.
      *
      * @return the negotiated session timeout, or empty if the client has not connected to the
      *     ensemble (within the connect timeout, or before the thread was interrupted)
@@ -214,16 +207,16 @@ public final class ZooKeeperLock implements DistributedLock<FencedLease>, Clocke
     /**
      * Locks {@code resource}, waiting up to {@code maxWait}: for the holders ahead in the queue
      * (woken by a watch, without polling) and for the connection. An attempt that fails for a
-     * connection problem is repeated after the {@linkplain Builder#retry(RetryPolicy) retry}
-     * backoff. The call returns within {@code maxWait} and the {@linkplain AcquireLoop#overrun
-     * overrun}, the larger of 100 ms and a twentieth of the {@linkplain Builder#connectTimeout
-     * connect timeout} (250 ms by default), whatever the ensemble does: every request is waited
-     * for until the end of the wait and the overrun at most, also when the connection goes silent
-     * (Curator's retries then go on in the background), and if no answer came the exception says
-     * so. A node created for a request that was given up is deleted, when the ensemble is reached
-     * again, or with the session. A {@code maxWait} of zero makes one attempt, as {@link
-     * #tryAcquire} does: it waits for no holder, but for the connection (a lock just built has
-     * none yet) and its requests up to the connect timeout.
+     * connection problem is repeated after the {@linkplain ZooKeeperLockBuilder#retry(RetryPolicy)
+     * retry} backoff. The call returns within {@code maxWait} and the {@linkplain
+     * AcquireLoop#overrun overrun}, the larger of 100 ms and a twentieth of the {@linkplain
+     * ZooKeeperLockBuilder#connectTimeout connect timeout} (250 ms by default), whatever the
+     * ensemble does: every request is waited for until the end of the wait and the overrun at most,
+     * also when the connection goes silent (Curator's retries then go on in the background), and if
+     * no answer came the exception says so. A node created for a request that was given up is
+     * deleted, when the ensemble is reached again, or with the session. A {@code maxWait} of zero
+     * makes one attempt, as {@link #tryAcquire} does: it waits for no holder, but for the
+     * connection (a lock just built has none yet) and its requests up to the connect timeout.
      *
      * @param ttl only checked to be positive: the lease lives as long as the session, and its
      *     {@link FencedLease#validity()} is the {@linkplain #sessionTimeout() session timeout}
@@ -293,15 +286,15 @@ public final class ZooKeeperLock implements DistributedLock<FencedLease>, Clocke
     }
 
     /**
-     * Who holds {@code resource} now: the first lock node of the resource's queue, the one the
-     * lock grants, read after a {@code sync}, so that the server this client is connected to has
-     * caught up with the leader. The name is the data the holder's lock wrote into its node
-     * ({@link Builder#holder(String)}); the token is the node's czxid, the fencing token of the
-     * holder's lease. Empty if no lock node is queued (free, released, or its session expired).
+     * Who holds {@code resource} now: the first lock node of the resource's queue, the one the lock
+     * grants, read after a {@code sync}, so that the server this client is connected to has caught
+     * up with the leader. The name is the data the holder's lock wrote into its node ({@link
+     * ZooKeeperLockBuilder#holder(String)}); the token is the node's czxid, the fencing token of
+     * the holder's lease. Empty if no lock node is queued (free, released, or its session expired).
      * A contender whose node was created a moment ago and is first in line counts as the holder:
      * the lock is its to take. If the client is not connected, waits for a connection up to the
-     * {@linkplain Builder#connectTimeout connect timeout}; every request is bounded by it
-     * and the {@linkplain AcquireLoop#overrun overrun}.
+     * {@linkplain ZooKeeperLockBuilder#connectTimeout connect timeout}; every request is bounded by
+     * it and the {@linkplain AcquireLoop#overrun overrun}.
      *
      * @throws QuorumlockException naming the ensemble and what failed, if no connection or no
      *     answer came in time, or ZooKeeper refused the reads (such as for missing permissions)
@@ -323,7 +316,8 @@ public final class ZooKeeperLock implements DistributedLock<FencedLease>, Clocke
     /**
      * Closes the lock. Leases still held are lost ({@link FencedLease#lost()} completes, so work
      * under {@link #withLock} is interrupted) and their nodes deleted. A client this lock created
-     * is closed, which ends its session; a client passed to {@link Builder#client} is left open.
+     * is closed, which ends its session; a client passed to {@link ZooKeeperLockBuilder#client} is
+     * left open.
      */
     @Override
     public void close() {
@@ -378,15 +372,6 @@ public final class ZooKeeperLock implements DistributedLock<FencedLease>, Clocke
 
     Timers timers() {
         return timers;
-    }
-
-    /**
-     * How long a lease's heartbeat waits for its answer, for a session of {@code session}: a tenth
-     * of it. The ensemble answers a connected session in milliseconds; the bound leaves room for a
-     * few heartbeats more before the lease is given up.
-     */
-    static long heartbeatWaitNanos(Duration session) {
-        return session.toNanos() / 10;
     }
 
     void forget(ZooKeeperLease lease) {
@@ -460,265 +445,5 @@ public final class ZooKeeperLock implements DistributedLock<FencedLease>, Clocke
                     e);
         }
         return dir;
-    }
-
-    /** Configures a {@link ZooKeeperLock}; every setting is checked in {@link #build()}. */
-    public static final class Builder {
-        private String connectString;
-        private CuratorFramework client;
-        private Duration sessionTimeout;
-        private Duration connectTimeout;
-        private String basePath = DEFAULT_BASE_PATH;
-        private RetryPolicy retry = RetryPolicy.DEFAULT;
-        private String holder = Holders.defaultName();
-        private LockListener listener = LockListener.NONE;
-        private Ticker ticker = Ticker.SYSTEM;
-        /** Null: the lock makes its own. */
-        private Timers timers;
-
-        private Builder() {}
-
-        /**
-         * The name stored as the data of each lock node, so that a contender refused a busy lock,
-         * and {@link ZooKeeperLock#holder(String)}, learn who holds it ({@code held by
-         * billing-worker-1}). Printable ASCII, at most 64 characters, never a secret: it goes into
-         * messages and logs. The default is the process's {@code pid@host}.
-         */
-        public Builder holder(String name) {
-            this.holder = name;
-            return this;
-        }
-
-        /**
-         * The clock every validity and deadline of the lock counts on; by default {@link
-         * Ticker#SYSTEM}, the monotonic clock. For tests that run the lock on a clock of their own.
-         * {@link Ticker} is an internal type of the library and may change in any release.
-         */
-        public Builder ticker(Ticker ticker) {
-            this.ticker = Settings.notNull("ticker", ticker, "pass a Ticker, or leave the default");
-            return this;
-        }
-
-        /**
-         * The threads that keep the lock's leases alive: a timer, workers for the renewals and
-         * threads for the notices; by default the lock's own, started on first use. For tests that
-         * run the leases' lives on timers of their own. The lock closes them when it is closed.
-         * {@link Timers} is an internal type of the library and may change in any release.
-         */
-        public Builder timers(Timers timers) {
-            this.timers = Settings.notNull("timers", timers, "pass Timers, or leave the default");
-            return this;
-        }
-
-        /**
-         * The listener told of every grant, refusal, loss and release of this lock, as backend
-         * {@code "zookeeper"} (the session keeps leases alive: there are no extensions to tell
-         * of): for metrics ({@code QuorumlockMetrics} of quorumlock-micrometer) or logs. One that
-         * throws is logged once and does not break the lock. The default is {@link
-         * LockListener#NONE}, which costs nothing.
-         */
-        public Builder listener(LockListener listener) {
-            this.listener = listener;
-            return this;
-        }
-
-        /**
-         * The ensemble, as ZooKeeper writes it: {@code host:port,host:port,...}, optionally
-         * followed by a chroot path ({@code /app}). List every server of the ensemble. Either
-         * this or {@link #client} must be set. The client connects to these addresses only, also
-         * after the ensemble changes (Curator's ensemble tracker is off, since the addresses the
-         * servers publish are wrong behind a proxy, a NAT or a load balancer); to follow dynamic
-         * reconfiguration, pass a client built with the tracker on to {@link #client}.
-         */
-        public Builder connectString(String connectString) {
-            this.connectString = connectString;
-            return this;
-        }
-
-        /**
-         * Uses an existing, started Curator client instead of creating one; {@link
-         * ZooKeeperLock#close()} then leaves it open. Its namespace, timeouts and retry policy
-         * apply: do not set {@link #connectString}, {@link #sessionTimeout} or {@link
-         * #connectTimeout} too.
-         */
-        public Builder client(CuratorFramework client) {
-            this.client = client;
-            return this;
-        }
-
-        /**
-         * The ZooKeeper session timeout: how long the ensemble keeps the lock nodes of a client it
-         * no longer hears from, and so how long a crashed holder blocks the lock and how soon a
-         * partitioned holder learns its loss. A lease lives as long as the session: this, not the
-         * {@code ttl} passed to {@code acquire} or {@code tryAcquire}, is how long a lease outlives
-         * its holder. The server bounds it (by default between 2 and 20 times its {@code
-         * tickTime}), without an error; {@link ZooKeeperLock#sessionTimeout()} and each lease's
-         * {@link FencedLease#validity()} report the negotiated value. The default is 10 s.
-         */
-        public Builder sessionTimeout(Duration timeout) {
-            this.sessionTimeout = timeout;
-            return this;
-        }
-
-        /**
-         * How long to wait for a connection to the ensemble: in {@link ZooKeeperLock#tryAcquire}
-         * when not connected, and per try in Curator's operations. At most the session timeout.
-         * The default is 5 s, or the session timeout if that is shorter.
-         */
-        public Builder connectTimeout(Duration timeout) {
-            this.connectTimeout = timeout;
-            return this;
-        }
-
-        /**
-         * The parent path of the lock nodes; each resource gets the container node {@code
-         * <basePath>/<resource>}. The default is {@value ZooKeeperLock#DEFAULT_BASE_PATH}.
-         */
-        public Builder basePath(String path) {
-            this.basePath = path;
-            return this;
-        }
-
-        /**
-         * The backoff between two attempts of {@link ZooKeeperLock#acquire} when one fails for a
-         * connection problem (waiting for a held lock needs no polling: a watch wakes the next
-         * contender), and, for the client this lock creates, between Curator's retries of one
-         * operation, for up to the connect timeout. The default is {@link RetryPolicy#DEFAULT}.
-         */
-        public Builder retry(RetryPolicy policy) {
-            this.retry = policy;
-            return this;
-        }
-
-        /**
-         * Checks the configuration and builds the lock. A client created here starts connecting
-         * in the background: {@code build()} does not wait for the ensemble.
-         *
-         * @throws IllegalSettingException naming the setting that is wrong and how to fix it
-         */
-        public ZooKeeperLock build() {
-            validateBasePath();
-            String holderProblem = Holders.problem(holder).orElse(null);
-            Settings.requireArgument(holderProblem == null, "holder", "%s", holderProblem);
-            Settings.retry(retry);
-            Settings.listener(listener);
-            if (client != null) {
-                return withClient();
-            }
-            Settings.requireArgument(
-                    connectString != null && !connectString.isBlank(),
-                    "connectString",
-                    "no ensemble: set connectString(\"zk1:2181,zk2:2181,zk3:2181\") or pass a started Curator client"
-                            + " with client(...)");
-            validateConnectString();
-            Duration session = sessionTimeout == null ? DEFAULT_SESSION_TIMEOUT : sessionTimeout;
-            Duration connection = connectTimeout != null
-                    ? connectTimeout
-                    : DEFAULT_CONNECTION_TIMEOUT.compareTo(session) < 0 ? DEFAULT_CONNECTION_TIMEOUT : session;
-            checkTimeout("sessionTimeout", session, "10 s");
-            checkTimeout("connectTimeout", connection, "5 s");
-            Settings.requireArgument(
-                    connection.compareTo(session) <= 0,
-                    "connectTimeout",
-                    "connectTimeout (%d ms) must not be longer than sessionTimeout (%d ms): the session is lost"
-                            + " before such a connection is given up; lower connectTimeout or raise sessionTimeout",
-                    connection.toMillis(),
-                    session.toMillis());
-            CuratorFramework created = CuratorFrameworkFactory.builder()
-                    .connectString(connectString)
-                    .sessionTimeoutMs((int) session.toMillis())
-                    .connectionTimeoutMs((int) connection.toMillis())
-                    .retryPolicy(new CuratorRetry(retry, connection))
-                    // The connect string given is the one used: the ensemble tracker would swap in
-                    // the addresses the servers publish, around a proxy, a NAT or a load balancer.
-                    .ensembleTracker(false)
-                    .build();
-            created.start();
-            return new ZooKeeperLock(created, true, basePath, retry, holder, listener, ticker, timers);
-        }
-
-        private ZooKeeperLock withClient() {
-            Settings.requireArgument(
-                    connectString == null,
-                    "connectString",
-                    "both connectString and client are set: the client already knows its ensemble; set only one of"
-                            + " them");
-            Settings.requireArgument(
-                    sessionTimeout == null && connectTimeout == null,
-                    sessionTimeout != null ? "sessionTimeout" : "connectTimeout",
-                    "sessionTimeout and connectTimeout configure the client this lock creates; with client(...)"
-                            + " set them on that CuratorFramework instead");
-            CuratorFrameworkState state = client.getState();
-            Settings.requireArgument(
-                    state == CuratorFrameworkState.STARTED,
-                    "client",
-                    "the client passed to client(...) is %s, not STARTED: %s",
-                    state,
-                    state == CuratorFrameworkState.LATENT
-                            ? "call client.start() before build()"
-                            : "it was closed; pass an open client");
-            return new ZooKeeperLock(client, false, basePath, retry, holder, listener, ticker, timers);
-        }
-
-        private void validateConnectString() {
-            String redacted = Secrets.redactUri(connectString.trim());
-            if (!redacted.equals(connectString.trim())) {
-                // Not shown as given: what is before the last '@' may be a password.
-                throw new IllegalSettingException(
-                        "connectString",
-                        "connectString '" + redacted
-                                + "' is not a ZooKeeper connect string (it holds '@', '?' or '#': ZooKeeper takes no"
-                                + " credentials there; give them to your own Curator client with client(...)): write"
-                                + " host:port,host:port[/chroot], e.g. \"zk1:2181,zk2:2181,zk3:2181\"");
-            }
-            String problem;
-            try {
-                ConnectStringParser parsed = new ConnectStringParser(connectString.trim());
-                problem = parsed.getServerAddresses().isEmpty() ? "it names no server" : null;
-                for (InetSocketAddress address : parsed.getServerAddresses()) {
-                    if (address.getHostString().isBlank() || address.getPort() == 0) {
-                        problem = "'" + address.getHostString() + ":" + address.getPort() + "' is not host:port";
-                    }
-                }
-            } catch (RuntimeException e) {
-                problem = e.getMessage();
-            }
-            Settings.requireArgument(
-                    problem == null,
-                    "connectString",
-                    "connectString '%s' is not a ZooKeeper connect string (%s): write host:port,host:port[/chroot],"
-                            + " e.g. \"zk1:2181,zk2:2181,zk3:2181\"",
-                    connectString,
-                    problem);
-        }
-
-        private void validateBasePath() {
-            String problem = null;
-            if (basePath == null || !basePath.startsWith("/") || basePath.length() < 2) {
-                problem = "it must start with '/' and name a node";
-            } else if (basePath.endsWith("/")) {
-                problem = "it must not end with '/'";
-            } else if (basePath.equals("/zookeeper") || basePath.startsWith("/zookeeper/")) {
-                problem = "ZooKeeper reserves /zookeeper for itself";
-            } else {
-                try {
-                    PathUtils.validatePath(basePath);
-                } catch (IllegalArgumentException e) {
-                    problem = e.getMessage();
-                }
-            }
-            Settings.requireArgument(
-                    problem == null,
-                    "basePath",
-                    "basePath %s is not usable (%s): use an absolute ZooKeeper path such as the default %s",
-                    basePath == null ? "null" : "'" + basePath + "'",
-                    problem,
-                    DEFAULT_BASE_PATH);
-        }
-
-        private static void checkTimeout(String setting, Duration timeout, String byDefault) {
-            Settings.positive(setting, timeout, " (the default is " + byDefault + ")");
-            Settings.atMost(setting, timeout, Duration.ofMillis(Integer.MAX_VALUE));
-        }
     }
 }

@@ -23,8 +23,8 @@ class ZooKeeperLockConfigTest {
 
     private static final Duration TTL = Duration.ofSeconds(30);
 
-    private static void rejects(Consumer<ZooKeeperLock.Builder> config, String... message) {
-        ZooKeeperLock.Builder builder = ZooKeeperLock.builder();
+    private static void rejects(Consumer<ZooKeeperLockBuilder> config, String... message) {
+        ZooKeeperLockBuilder builder = ZooKeeperLock.builder();
         config.accept(builder);
         assertThatThrownBy(builder::build)
                 .isInstanceOf(IllegalArgumentException.class)

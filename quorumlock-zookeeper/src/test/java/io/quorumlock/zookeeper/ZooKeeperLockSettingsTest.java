@@ -56,14 +56,14 @@ class ZooKeeperLockSettingsTest {
                 refusal("client", b -> b.client(LATENT)));
     }
 
-    private static Arguments refusal(String named, Consumer<ZooKeeperLock.Builder> config) {
+    private static Arguments refusal(String named, Consumer<ZooKeeperLockBuilder> config) {
         return Arguments.of(named, config);
     }
 
     @ParameterizedTest(name = "{0}")
     @MethodSource("refusals")
-    void theBuilderNamesTheSetting(String named, Consumer<ZooKeeperLock.Builder> config) {
-        ZooKeeperLock.Builder builder = ZooKeeperLock.builder();
+    void theBuilderNamesTheSetting(String named, Consumer<ZooKeeperLockBuilder> config) {
+        ZooKeeperLockBuilder builder = ZooKeeperLock.builder();
         config.accept(builder);
         IllegalSettingException e = refusal(builder::build);
         assertThat(e.setting()
