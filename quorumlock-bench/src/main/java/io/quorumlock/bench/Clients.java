@@ -1,6 +1,7 @@
 package io.quorumlock.bench;
 
 import io.quorumlock.redis.Redlock;
+import io.quorumlock.redis.RedlockBuilder;
 import java.net.URI;
 import java.util.List;
 import org.apache.commons.pool2.impl.GenericObjectPoolConfig;
@@ -63,7 +64,7 @@ final class Clients {
      * grant until they have been up that long. None of the references has such a guard; once the
      * nodes are up for a TTL, it costs a comparison per vote.
      */
-    static Redlock.Builder quorumlockBuilder(List<String> uris) {
+    static RedlockBuilder quorumlockBuilder(List<String> uris) {
         return Redlock.builder().nodes(uris).restartGuard(false);
     }
 

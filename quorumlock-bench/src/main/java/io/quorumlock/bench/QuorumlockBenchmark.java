@@ -4,6 +4,7 @@ import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.quorumlock.Lease;
 import io.quorumlock.micrometer.QuorumlockMetrics;
 import io.quorumlock.redis.Redlock;
+import io.quorumlock.redis.RedlockBuilder;
 import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 import org.openjdk.jmh.annotations.Benchmark;
@@ -45,7 +46,7 @@ public class QuorumlockBenchmark extends NodesBenchmark {
     protected void connect() {
         trial.recordAcquires();
         key = trial.key();
-        Redlock.Builder builder = Clients.quorumlockBuilder(trial.uris());
+        RedlockBuilder builder = Clients.quorumlockBuilder(trial.uris());
         if (!tlsCa.isEmpty()) {
             builder.tlsCaBundle(java.nio.file.Path.of(tlsCa));
         }

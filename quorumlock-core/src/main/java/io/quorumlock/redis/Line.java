@@ -36,14 +36,14 @@ final class Line {
     /** How often a waiter joins again while it waits, to keep its place. */
     static final long REJOIN_NANOS = TimeUnit.MILLISECONDS.toNanos(PLACE_MILLIS / 3);
 
-    private final Rounds rounds;
+    private final Queries queries;
     private final List<String> names;
     private final int[] all;
     /** The nodes that refused the line, each told of once. */
     private final AtomicIntegerArray refused;
 
-    Line(Rounds rounds, List<String> names) {
-        this.rounds = rounds;
+    Line(Queries queries, List<String> names) {
+        this.queries = queries;
         this.names = names;
         this.all = IntStream.range(0, names.size()).toArray();
         this.refused = new AtomicIntegerArray(names.size());
@@ -66,7 +66,7 @@ final class Line {
      * place where it has one, for {@link #PLACE_MILLIS}. Whether a node took it.
      */
     boolean join(String resource, long id) {
-        Reply[] replies = rounds.query(all, Command.script(Scripts.JOIN, resource, Long.toString(id), PLACE_MILLIS));
+        Reply[] replies = queries.query(all, Command.script(Scripts.JOIN, resource, Long.toString(id), PLACE_MILLIS));
         boolean taken = false;
         for (int i = 0; i < replies.length; i++) {
             if (replies[i] instanceof Reply.Int) {
@@ -92,7 +92,7 @@ final class Line {
      */
     void leave(String resource, long id) {
         try {
-            rounds.tell(Command.script(Scripts.LEAVE, resource, Long.toString(id)));
+            queries.tell(Command.script(Scripts.LEAVE, resource, Long.toString(id)));
         } catch (IllegalStateException closed) {
             // the lock was closed meanwhile: the place runs out by itself
         }

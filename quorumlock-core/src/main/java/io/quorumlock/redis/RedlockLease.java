@@ -4,7 +4,6 @@ import io.quorumlock.LeaseLostException;
 import io.quorumlock.internal.CoreLease;
 import io.quorumlock.internal.KeepAlive;
 import io.quorumlock.internal.LeaseCore;
-import io.quorumlock.redis.Rounds.Grant;
 import java.time.Duration;
 
 /**

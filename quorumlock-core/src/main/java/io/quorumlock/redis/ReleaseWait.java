@@ -158,7 +158,8 @@ final class ReleaseWait implements AcquireLoop.Pause, AutoCloseable {
                 TimeUnit.NANOSECONDS.sleep(pause);
                 return next();
             }
-            if (refusal == Refusal.CONTEST && !rounds.heldByOne(resource)) { // a split vote: nobody will release
+            // a split vote: nobody will release
+            if (refusal == Refusal.CONTEST && !rounds.queries.heldByOne(resource)) {
                 long base = retry.minDelay().toNanos();
                 return pause(
                         QuorumMath.contestBackoffNanos(
@@ -187,7 +188,7 @@ final class ReleaseWait implements AcquireLoop.Pause, AutoCloseable {
             } else if (wakes > 0) {
                 pause = recheckNanos; // the lock changes hands: another release is coming
             } else {
-                pause = Math.min(recheckNanos, rounds.quorumFreeInNanos(resource));
+                pause = Math.min(recheckNanos, rounds.queries.quorumFreeInNanos(resource));
             }
             return pause(pause, nanosLeft);
         } catch (InterruptedException e) {

@@ -3,7 +3,6 @@ package io.quorumlock.redis;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.quorumlock.internal.Ticker;
-import io.quorumlock.redis.Rounds.Grant;
 import io.quorumlock.redis.client.NioTransport;
 import io.quorumlock.redis.client.NodeAddress;
 import io.quorumlock.redis.client.Transport;

@@ -30,7 +30,7 @@ class LockListenerIT {
     private static final Duration TTL = TestTime.scaled(Duration.ofSeconds(1));
     private static final Duration WAIT = TestTime.scaled(Duration.ofSeconds(5));
 
-    private static Redlock.Builder builder(LockListener listener) {
+    private static RedlockBuilder builder(LockListener listener) {
         return Redlock.builder()
                 .nodes(redis.uris())
                 .restartGuard(false)

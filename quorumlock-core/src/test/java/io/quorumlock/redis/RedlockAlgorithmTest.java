@@ -57,9 +57,9 @@ class RedlockAlgorithmTest {
     }
 
     /** A client of the first {@code n} nodes, made if need be, with its own {@code settings}. */
-    private Redlock cluster(int n, Ticker clock, Consumer<Redlock.Builder> settings) {
+    private Redlock cluster(int n, Ticker clock, Consumer<RedlockBuilder> settings) {
         makeNodes(n, clock);
-        Redlock.Builder builder = Redlock.builder()
+        RedlockBuilder builder = Redlock.builder()
                 .nodeTimeout(Duration.ofMillis(50))
                 .retry(RetryPolicy.jitteredBackoff(Duration.ofMillis(1), Duration.ofMillis(5)));
         settings.accept(builder);
@@ -566,7 +566,7 @@ class RedlockAlgorithmTest {
     void oneExcludedNodeLeavesAQuorumOfTheOthers() throws Exception {
         Redlock redlock = cluster(3);
         nodes.get(2).restart();
-        Redlock.Attempt attempt = redlock.attempt("r", TTL, 0);
+        RedlockAttempts.Attempt attempt = redlock.attempts().attempt("r", TTL, 0);
         assertThat(attempt.lease()).isPresent();
         assertThat(attempt.votes()).isEqualTo(2);
         attempt.lease().get().release();

@@ -11,8 +11,8 @@ import org.junit.jupiter.api.Test;
 /** Bad configuration and bad input fail fast, naming the setting and the remedy. No node is contacted. */
 class RedlockConfigTest {
 
-    private static void rejects(Consumer<Redlock.Builder> config, String... message) {
-        Redlock.Builder builder = Redlock.builder();
+    private static void rejects(Consumer<RedlockBuilder> config, String... message) {
+        RedlockBuilder builder = Redlock.builder();
         config.accept(builder);
         assertThatThrownBy(builder::build)
                 .isInstanceOf(IllegalArgumentException.class)

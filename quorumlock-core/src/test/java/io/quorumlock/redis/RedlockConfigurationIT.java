@@ -67,7 +67,7 @@ class RedlockConfigurationIT {
     }
 
     private Redlock client(List<String> uris, String password, String holder) {
-        Redlock.Builder builder = Redlock.builder()
+        RedlockBuilder builder = Redlock.builder()
                 .nodes(uris)
                 .restartGuard(false)
                 .password(password)

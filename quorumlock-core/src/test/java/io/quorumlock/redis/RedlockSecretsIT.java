@@ -113,7 +113,7 @@ class RedlockSecretsIT {
     @Test
     void badUrisAreRefusedWithoutTheirSecrets() {
         for (String uri : badUris()) {
-            for (Supplier<Redlock.Builder> builder : List.<Supplier<Redlock.Builder>>of(
+            for (Supplier<RedlockBuilder> builder : List.<Supplier<RedlockBuilder>>of(
                     () -> Redlock.builder().node(uri),
                     () -> Redlock.builder().nodes(List.of("redis://" + at(), uri)),
                     () -> Redlock.builder().node(uri).password(PASSWORD))) {

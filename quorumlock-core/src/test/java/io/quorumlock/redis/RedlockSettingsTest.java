@@ -48,14 +48,14 @@ class RedlockSettingsTest {
                 refusal("tlsClientCertificate[0]", b -> b.node("rediss://h:1").tlsClientCertificate(PEM, PEM)));
     }
 
-    private static Arguments refusal(String named, Consumer<Redlock.Builder> config) {
+    private static Arguments refusal(String named, Consumer<RedlockBuilder> config) {
         return Arguments.of(named, config);
     }
 
     @ParameterizedTest(name = "{0}")
     @MethodSource("refusals")
-    void theBuilderNamesTheSetting(String named, Consumer<Redlock.Builder> config) {
-        Redlock.Builder builder = Redlock.builder();
+    void theBuilderNamesTheSetting(String named, Consumer<RedlockBuilder> config) {
+        RedlockBuilder builder = Redlock.builder();
         config.accept(builder);
         IllegalSettingException e = refusal(builder::build);
         assertThat(e.setting()

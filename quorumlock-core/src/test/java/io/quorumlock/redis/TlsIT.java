@@ -73,7 +73,7 @@ class TlsIT {
         }
     }
 
-    private static Redlock.Builder builder(List<String> uris) {
+    private static RedlockBuilder builder(List<String> uris) {
         return Redlock.builder().nodes(uris).nodeTimeout(NODE_TIMEOUT).restartGuard(false);
     }
 
@@ -195,7 +195,7 @@ class TlsIT {
         uris.add(untrusted.uri());
         try (Redlock redlock =
                 builder(uris).tlsCaBundle(material.caCertificate()).build()) {
-            Redlock.Attempt attempt = attempt(redlock, "tls:five");
+            RedlockAttempts.Attempt attempt = attempt(redlock, "tls:five");
             assertThat(attempt.lease()).isPresent();
             ServerAnswer bad = attempt.answers().get(4);
             // The four good nodes may decide before the bad one's handshake fails: then its reason
@@ -288,8 +288,8 @@ class TlsIT {
     }
 
     /** The node's refusal, a configuration error, given promptly. */
-    private static ServerAnswer refused(String uri, Consumer<Redlock.Builder> tls) {
-        Redlock.Builder builder = builder(List.of(uri));
+    private static ServerAnswer refused(String uri, Consumer<RedlockBuilder> tls) {
+        RedlockBuilder builder = builder(List.of(uri));
         tls.accept(builder);
         try (Redlock redlock = builder.build()) {
             ServerAnswer outcome = timed(() -> {
@@ -309,8 +309,8 @@ class TlsIT {
     }
 
     /** One attempt, waiting for a lane no longer than the TTL. */
-    private static Redlock.Attempt attempt(Redlock redlock, String resource) {
-        return redlock.attempt(resource, TTL, 0);
+    private static RedlockAttempts.Attempt attempt(Redlock redlock, String resource) {
+        return redlock.attempts().attempt(resource, TTL, 0);
     }
 
     private static <T> T timed(java.util.function.Supplier<T> call) {

@@ -7,6 +7,7 @@ import io.quorumlock.etcd.EtcdLockBuilder;
 import io.quorumlock.jdbc.JdbcLock;
 import io.quorumlock.jdbc.JdbcLockBuilder;
 import io.quorumlock.redis.Redlock;
+import io.quorumlock.redis.RedlockBuilder;
 import io.quorumlock.zookeeper.ZooKeeperLock;
 import io.quorumlock.zookeeper.ZooKeeperLockBuilder;
 import java.util.List;
@@ -44,7 +45,7 @@ public class QuorumlockAutoConfiguration {
     @Conditional(OnBackend.Redis.class)
     static class RedisLockConfiguration {
 
-        /** The property of each setting of {@link Redlock.Builder} that the properties set. */
+        /** The property of each setting of {@link RedlockBuilder} that the properties set. */
         static final Map<String, String> PROPERTIES = Map.of(
                 "nodes", "quorumlock.redis.nodes[]",
                 "password", "quorumlock.redis.password",
@@ -67,7 +68,7 @@ public class QuorumlockAutoConfiguration {
             Placeholders.check("quorumlock.redis.tls.cert", Objects.toString(tls.getCert(), null));
             Placeholders.check("quorumlock.redis.tls.key", Objects.toString(tls.getKey(), null));
             return PropertyErrors.naming("quorumlock.redis", PROPERTIES, () -> {
-                Redlock.Builder builder = Redlock.builder()
+                RedlockBuilder builder = Redlock.builder()
                         .nodes(redis.getNodes())
                         .password(redis.getPassword())
                         .nodeTimeout(redis.getNodeTimeout())

@@ -7,6 +7,7 @@ import io.quorumlock.etcd.EtcdLockBuilder;
 import io.quorumlock.internal.Secrets;
 import io.quorumlock.jdbc.JdbcLock;
 import io.quorumlock.redis.Redlock;
+import io.quorumlock.redis.RedlockBuilder;
 import io.quorumlock.zookeeper.ZooKeeperLock;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -150,7 +151,7 @@ public final class LockOptions {
         private DistributedLock<? extends Lease> open(Optional<Duration> ttl, Optional<Duration> connectTimeout) {
             return switch (kind) {
                 case REDIS -> {
-                    Redlock.Builder redis =
+                    RedlockBuilder redis =
                             tls.configure(Redlock.builder().nodes(endpoints).password(password.orElse(null)));
                     // A lease for one command, from one attempt: waiting longer for a silent node
                     // costs run little, refusing a free lock skips the job on every host.
@@ -372,7 +373,7 @@ public final class LockOptions {
         }
 
         /** Gives the files to {@code builder}. */
-        public Redlock.Builder configure(Redlock.Builder builder) {
+        public RedlockBuilder configure(RedlockBuilder builder) {
             ca.ifPresent(builder::tlsCaBundle);
             if (certificate.isPresent()) {
                 builder.tlsClientCertificate(certificate.get(), key.orElseThrow());

@@ -1,0 +1,114 @@
+package io.quorumlock.redis;
+
+import io.quorumlock.Lease;
+import io.quorumlock.QuorumlockException;
+import io.quorumlock.ServerAnswer;
+import io.quorumlock.internal.Holders;
+import io.quorumlock.redis.client.Command;
+import io.quorumlock.redis.client.Reply;
+import java.security.SecureRandom;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HexFormat;
+import java.util.List;
+import java.util.Optional;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The attempts of a {@link Redlock}: one attempt (a new token, the grant round on {@link Rounds},
+ * the lease if a quorum said yes), and the holders read for the evidence of a refusal.
+ */
+final class RedlockAttempts {
+
+    private static final Logger log = LoggerFactory.getLogger(Redlock.class);
+
+    private final Rounds rounds;
+    /** How many nodes vote. */
+    private final int nodes;
+    /** Who holds the leases of this lock: stored beside each token, so that refusals can name it. */
+    private final String holder;
+
+    private final SecureRandom random = new SecureRandom();
+
+    RedlockAttempts(Rounds rounds, int nodes, String holder) {
+        this.rounds = rounds;
+        this.nodes = nodes;
+        this.holder = holder;
+    }
+
+    /** The result of one attempt: the lease if granted, and the evidence either way. */
+    record Attempt(Optional<Lease> lease, int votes, List<ServerAnswer> answers, boolean misconfigured) {}
+
+    /** One attempt, by a waiter with this id in the resource's line ({@link Scripts#LINE}), or 0. */
+    Attempt attempt(String resource, Duration ttl, long waiter) {
+        String token = newToken() + " " + holder; // compared whole: the holder is part of the token
+        Grant[] grants = new Grant[nodes];
+        Rounds.Outcome outcome = rounds.grant(resource, token, ttl.toMillis(), grants);
+        if (outcome.interrupted()) {
+            Thread.currentThread().interrupt();
+            throw new QuorumlockException("interrupted while acquiring '" + resource + "'");
+        }
+        if (outcome.held()) {
+            if (log.isDebugEnabled()) { // the hot path: no boxing, no substring unless asked for
+                log.debug(
+                        "acquired '{}' with {} of {} votes, validity {} ms, token {}...",
+                        resource,
+                        outcome.votes(),
+                        nodes,
+                        outcome.validityNanos() / 1_000_000,
+                        token.substring(0, 8));
+            }
+            RedlockLease lease = new RedlockLease(
+                    rounds,
+                    resource,
+                    token,
+                    grants,
+                    waiter,
+                    ttl.toMillis() * 1_000_000,
+                    outcome.validityNanos(),
+                    outcome.validUntilNanos());
+            return new Attempt(Optional.of(lease), outcome.votes(), outcome.answers(), false);
+        }
+        if (log.isDebugEnabled()) {
+            log.debug(
+                    "could not acquire '{}': {} of {} votes, {} needed, validity {} ms; {}",
+                    resource,
+                    outcome.votes(),
+                    nodes,
+                    QuorumMath.quorum(nodes),
+                    outcome.validityNanos() / 1_000_000,
+                    outcome.answers());
+        }
+        return new Attempt(Optional.empty(), outcome.votes(), outcome.answers(), outcome.misconfigured());
+    }
+
+    /**
+     * The answers, with the holder read from each node that said {@code held by another owner}
+     * (the holder then, not necessarily at the vote): for the evidence of a refusal, off the hot path.
+     */
+    List<ServerAnswer> withHolders(String resource, List<ServerAnswer> answers) {
+        int[] held = java.util.stream.IntStream.range(0, answers.size())
+                .filter(i -> answers.get(i).kind() == ServerAnswer.Kind.HELD_BY_OTHER)
+                .toArray();
+        if (held.length == 0 || Thread.currentThread().isInterrupted()) {
+            return answers;
+        }
+        Reply[] values = rounds.queries.query(held, Command.get(resource));
+        List<ServerAnswer> named = new ArrayList<>(answers);
+        for (int i = 0; i < held.length; i++) {
+            String who = Holder.of(values[i]);
+            if (who != null) {
+                ServerAnswer o = answers.get(held[i]);
+                named.set(held[i], new ServerAnswer(o.server(), o.kind(), Holders.named(who, holder)));
+            }
+        }
+        return named;
+    }
+
+    private String newToken() {
+        byte[] bytes = new byte[16];
+        random.nextBytes(bytes);
+        return HexFormat.of().formatHex(bytes);
+    }
+}
