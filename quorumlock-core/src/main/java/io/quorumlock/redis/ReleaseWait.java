@@ -3,7 +3,7 @@ package io.quorumlock.redis;
 import io.quorumlock.QuorumlockException;
 import io.quorumlock.RetryPolicy;
 import io.quorumlock.internal.AcquireLoop;
-import io.quorumlock.internal.Waiters;
+import io.quorumlock.internal.LocalLine;
 import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -15,7 +15,7 @@ import org.slf4j.LoggerFactory;
  *
  * <ul>
  *   <li>after a refusal by a holder of a quorum, sleeps until a release wakes it: one by a thread
- *       of this lock, or one by another client, heard on the nodes ({@link Wakeups}); or until the
+ *       of this lock, or one by another client, heard on the nodes ({@link ReleaseChannels}); or until the
  *       holder's keys run out on a quorum of nodes by their TTLs (read before the first sleep
  *       only: once a release woke it, the lock changes hands and another release is coming); or
  *       the recheck interval at most, in case a release went unheard. An attempt made before the
@@ -52,14 +52,14 @@ final class ReleaseWait implements AcquireLoop.Pause, AutoCloseable {
     static final long TURN_CHECK_NANOS = TimeUnit.MILLISECONDS.toNanos(100);
 
     private final Rounds rounds;
-    private final Waiters waiters;
+    private final LocalLine waiters;
     private final RetryPolicy retry;
     private final long recheckNanos;
     /** How long the first wait for the release channel may take: a connection being opened. */
     private final long listenNanos;
 
     private final String resource;
-    private Waiters.Waiter waiter;
+    private LocalLine.Waiter waiter;
     private boolean listening;
     /** The releases heard before the last attempt: a different count now means one came since. */
     private long heardBefore;
@@ -79,8 +79,8 @@ final class ReleaseWait implements AcquireLoop.Pause, AutoCloseable {
     /** Whether the acquire ended with the lock. */
     private boolean granted;
 
-    /** This waiter's id in the resource's line on the nodes ({@link Line}). */
-    private final long id = Line.newId();
+    /** This waiter's id in the resource's line on the nodes ({@link NodeLine}). */
+    private final long id = NodeLine.newId();
     /** Whether a node took this waiter into the line: it keeps its place while it pauses. */
     private boolean inLine;
     /** When a release last named this waiter's turn; 0 if none has. */
@@ -96,7 +96,7 @@ final class ReleaseWait implements AcquireLoop.Pause, AutoCloseable {
         this.recheckNanos = recheckNanos;
         this.listenNanos = listenNanos;
         this.heardBefore = waiters.releasesHeard(resource);
-        this.channelBefore = rounds.wakeups.heard(resource); // still subscribed from an earlier wait
+        this.channelBefore = rounds.channels.heard(resource); // still subscribed from an earlier wait
         this.attemptStart = rounds.nowNanos();
     }
 
@@ -142,7 +142,7 @@ final class ReleaseWait implements AcquireLoop.Pause, AutoCloseable {
         try {
             if (waiter == null) {
                 waiter = waiters.join(resource);
-                listening = rounds.wakeups.listen(resource);
+                listening = rounds.channels.listen(resource);
             }
             if (!waiter.first()) {
                 return awaitTurn(nanosLeft) && next();
@@ -169,13 +169,13 @@ final class ReleaseWait implements AcquireLoop.Pause, AutoCloseable {
             if (refusal == Refusal.OTHER) {
                 return pause(retry.delayAfter(failedAttempts).toNanos(), nanosLeft);
             }
-            if (listening && !channelBefore && rounds.wakeups.awaitHeard(resource, Math.min(nanosLeft, listenNanos))) {
+            if (listening && !channelBefore && rounds.channels.awaitHeard(resource, Math.min(nanosLeft, listenNanos))) {
                 // A release between the attempt and the subscription went unheard: try again now
                 // that every release is heard, and take the wake-up the subscription gave.
                 waiter.await(0);
                 return next();
             }
-            int heardOn = listening ? rounds.wakeups.heardOn(resource) : 0;
+            int heardOn = listening ? rounds.channels.heardOn(resource) : 0;
             if (heardOn > 0) {
                 inLine = rounds.line.join(resource, id) || inLine; // refused by a holder: in line for the next turn
             }
@@ -199,7 +199,7 @@ final class ReleaseWait implements AcquireLoop.Pause, AutoCloseable {
 
     /**
      * Sleeps {@code nanos} or until woken; if that does not fit in {@code nanosLeft}, only a
-     * wake-up is worth a retry. In the line, it joins again every {@link Line#REJOIN_NANOS} to
+     * wake-up is worth a retry. In the line, it joins again every {@link NodeLine#REJOIN_NANOS} to
      * keep its place, and a release that names another waiter's turn does not end the sleep: that
      * waiter tries now, and this one waits for the next release, or {@link #TURN_NANOS}.
      */
@@ -210,7 +210,7 @@ final class ReleaseWait implements AcquireLoop.Pause, AutoCloseable {
                     resource,
                     refusal,
                     TimeUnit.NANOSECONDS.toMillis(Math.min(nanos, nanosLeft)),
-                    listening ? rounds.wakeups.heardOn(resource) : 0,
+                    listening ? rounds.channels.heardOn(resource) : 0,
                     channelBefore ? "" : " (not all before the attempt)",
                     inLine ? "; in line" : "");
         }
@@ -218,12 +218,12 @@ final class ReleaseWait implements AcquireLoop.Pause, AutoCloseable {
         long end = now + nanosLeft;
         long until = now + Math.min(nanos, nanosLeft);
         while (now < until) {
-            if (waiter.await(inLine ? Math.min(until - now, Line.REJOIN_NANOS) : until - now)) {
+            if (waiter.await(inLine ? Math.min(until - now, NodeLine.REJOIN_NANOS) : until - now)) {
                 if (anothersTurn()) {
                     wakes++;
                     until = Math.min(end, rounds.nowNanos() + Math.min(recheckNanos, TURN_NANOS));
                 } else {
-                    if (rounds.wakeups.turn(resource) != id) {
+                    if (rounds.channels.turn(resource) != id) {
                         inTurn(end);
                     } else {
                         namedAt = rounds.nowNanos();
@@ -241,7 +241,7 @@ final class ReleaseWait implements AcquireLoop.Pause, AutoCloseable {
 
     /** Whether the last release heard named another waiter's turn, while this one is in line. */
     private boolean anothersTurn() {
-        long turn = rounds.wakeups.turn(resource);
+        long turn = rounds.channels.turn(resource);
         return inLine && turn != 0 && turn != id;
     }
 
@@ -252,7 +252,7 @@ final class ReleaseWait implements AcquireLoop.Pause, AutoCloseable {
      * not every release was heard may be the subscription's own, and is not counted as a release.
      */
     private boolean inTurn(long endNanos) throws InterruptedException {
-        long delay = QuorumMath.turnDelayNanos(rounds.wakeups.competitors(resource), wakes, attemptNanos);
+        long delay = QuorumMath.turnDelayNanos(rounds.channels.competitors(resource), wakes, attemptNanos);
         wakes += channelBefore ? 1 : 0;
         long left = endNanos - rounds.nowNanos();
         if (delay > 0 && left > 0) {
@@ -265,7 +265,7 @@ final class ReleaseWait implements AcquireLoop.Pause, AutoCloseable {
     private boolean next() {
         attemptStart = rounds.nowNanos();
         heardBefore = waiters.releasesHeard(resource);
-        channelBefore = listening && rounds.wakeups.heard(resource);
+        channelBefore = listening && rounds.channels.heard(resource);
         return true;
     }
 
@@ -309,7 +309,7 @@ final class ReleaseWait implements AcquireLoop.Pause, AutoCloseable {
             waiter.close();
         }
         if (listening) {
-            rounds.wakeups.stopListening(resource);
+            rounds.channels.stopListening(resource);
         }
     }
 }

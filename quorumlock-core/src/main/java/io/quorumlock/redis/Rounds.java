@@ -3,10 +3,10 @@ package io.quorumlock.redis;
 import io.quorumlock.IllegalSettingException;
 import io.quorumlock.ServerAnswer;
 import io.quorumlock.internal.LeaseTimes;
+import io.quorumlock.internal.LocalLine;
 import io.quorumlock.internal.LockEvents;
 import io.quorumlock.internal.Ticker;
 import io.quorumlock.internal.Timers;
-import io.quorumlock.internal.Waiters;
 import io.quorumlock.redis.client.Command;
 import io.quorumlock.redis.client.Transport;
 import java.time.Duration;
@@ -53,13 +53,13 @@ final class Rounds {
     private volatile boolean closed;
 
     /** The threads waiting in {@link Redlock#acquire}, by resource: a release wakes the first in line. */
-    final Waiters waiters = new Waiters();
+    final LocalLine waiters = new LocalLine();
     /** Releases by other clients, heard on the nodes while threads wait. */
-    final Wakeups wakeups;
+    final ReleaseChannels channels;
     /** What is read or told on the nodes outside the votes: holders, TTLs, the line's commands. */
     final Queries queries;
     /** The line of the waiters of every client on the nodes. */
-    final Line line;
+    final NodeLine line;
 
     /** A resource this lock released while other clients listened, and until when it leaves it to them. */
     private record Yield(String resource, long untilNanos) {}
@@ -88,9 +88,9 @@ final class Rounds {
         this.restartGuard = new RestartGuard(restartGuard, transport, ticker);
         this.events = events;
         this.misconfigurations = new Misconfigurations(names.size());
-        this.wakeups = new Wakeups(transport, waiters, names.size());
+        this.channels = new ReleaseChannels(transport, waiters, names.size());
         this.queries = new Queries(this);
-        this.line = new Line(queries, this.names);
+        this.line = new NodeLine(queries, this.names);
     }
 
     /**
@@ -227,11 +227,11 @@ final class Rounds {
             released = release(round, lease.resource(), lease.token(), lease.waiter(), lease.grants(), listeners);
         }
         long heard = listeners.get(); // 0 on the usual release, with nobody waiting anywhere
-        boolean others = heard > 0 && heard > (wakeups.heardOn(lease.resource()) > 0 ? 1 : 0);
-        if (!others || !wakeups.heard(lease.resource())) {
+        boolean others = heard > 0 && heard > (channels.heardOn(lease.resource()) > 0 ? 1 : 0);
+        if (!others || !channels.heard(lease.resource())) {
             // The next in line in this process tries at once. Where other clients wait too, and
             // this one hears the release's message, the message says whose turn it is instead.
-            wakeups.forgetTurn(lease.resource());
+            channels.forgetTurn(lease.resource());
             waiters.wake(lease.resource());
         }
         if (others) {

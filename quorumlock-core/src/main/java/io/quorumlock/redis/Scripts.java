@@ -35,7 +35,7 @@ final class Scripts {
      * KEYS[1] = lock key, ARGV[1] = a waiter's id, ARGV[2] = how long its place is kept, in ms.
      * Puts the waiter in the resource's {@link #LINE}, or keeps its place if it is in it, and
      * keeps it waiting for ARGV[2]. The id is also its place: it tells when the waiter came by its
-     * host's clock ({@link Line#newId}), so that every node puts the waiters in one order, whatever
+     * host's clock ({@link NodeLine#newId}), so that every node puts the waiters in one order, whatever
      * order their joins reach it in; but no earlier than a second before now by the node's clock,
      * so that a host whose clock is behind goes ahead of the waiters of the last second only.
      * Returns its place, 0 for the first.

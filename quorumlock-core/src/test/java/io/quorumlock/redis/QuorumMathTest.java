@@ -61,31 +61,32 @@ class QuorumMathTest {
 
     @Test
     void aReleaseMessageNamesHowManyClientsListened() {
-        assertThat(Wakeups.listeners("3f786850e387550fdab836ed7e6dc881de23001b 7"))
+        assertThat(ReleaseChannels.listeners("3f786850e387550fdab836ed7e6dc881de23001b 7"))
                 .isEqualTo(7);
-        assertThat(Wakeups.listeners("3f786850e387550fdab836ed7e6dc881de23001b 0"))
+        assertThat(ReleaseChannels.listeners("3f786850e387550fdab836ed7e6dc881de23001b 0"))
                 .isEqualTo(1);
         // a message of something else on the channel: no count, or garbage, or a huge number
-        assertThat(Wakeups.listeners("3f786850e387550fdab836ed7e6dc881de23001b"))
+        assertThat(ReleaseChannels.listeners("3f786850e387550fdab836ed7e6dc881de23001b"))
                 .isEqualTo(1);
-        assertThat(Wakeups.listeners("x abc")).isEqualTo(1);
-        assertThat(Wakeups.listeners("x 123456789012")).isEqualTo(1);
-        assertThat(Wakeups.listeners("")).isEqualTo(1);
+        assertThat(ReleaseChannels.listeners("x abc")).isEqualTo(1);
+        assertThat(ReleaseChannels.listeners("x 123456789012")).isEqualTo(1);
+        assertThat(ReleaseChannels.listeners("")).isEqualTo(1);
     }
 
     @Test
     void aReleaseMessageMayNameWhoseTurnItIs() {
         String digest = "3f786850e387550fdab836ed7e6dc881de23001b";
-        assertThat(Wakeups.listeners(digest + " 7 4611686018427387904")).isEqualTo(7);
-        assertThat(Wakeups.turnOf(digest + " 7 4611686018427387904")).isEqualTo(4611686018427387904L);
-        assertThat(Wakeups.turnOf(digest + " 7 " + Long.MAX_VALUE)).isEqualTo(Long.MAX_VALUE);
+        assertThat(ReleaseChannels.listeners(digest + " 7 4611686018427387904")).isEqualTo(7);
+        assertThat(ReleaseChannels.turnOf(digest + " 7 4611686018427387904")).isEqualTo(4611686018427387904L);
+        assertThat(ReleaseChannels.turnOf(digest + " 7 " + Long.MAX_VALUE)).isEqualTo(Long.MAX_VALUE);
         // no turn named (nobody in line, or an older release script), or not a waiter's id
-        assertThat(Wakeups.turnOf(digest + " 7")).isZero();
-        assertThat(Wakeups.turnOf(digest)).isZero();
-        assertThat(Wakeups.turnOf(digest + " 7 x")).isZero();
-        assertThat(Wakeups.turnOf(digest + " 7 -5")).isZero();
-        assertThat(Wakeups.turnOf(digest + " 7 99999999999999999999999")).isZero();
-        assertThat(Wakeups.turnOf("")).isZero();
+        assertThat(ReleaseChannels.turnOf(digest + " 7")).isZero();
+        assertThat(ReleaseChannels.turnOf(digest)).isZero();
+        assertThat(ReleaseChannels.turnOf(digest + " 7 x")).isZero();
+        assertThat(ReleaseChannels.turnOf(digest + " 7 -5")).isZero();
+        assertThat(ReleaseChannels.turnOf(digest + " 7 99999999999999999999999"))
+                .isZero();
+        assertThat(ReleaseChannels.turnOf("")).isZero();
     }
 
     @Test

@@ -31,7 +31,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 import redis.clients.jedis.Jedis;
 
 /**
- * Waiters are woken by releases. The threads of one client waiting for one resource take turns:
+ * LocalLine are woken by releases. The threads of one client waiting for one resource take turns:
  * the first in line waits, the others send nothing, and a release in the process hands the lock to
  * the next at once. A release by another client wakes the waiter through the release channel each
  * node publishes on; the waiter tries again when the holder's keys run out without a release;
@@ -149,7 +149,7 @@ class RedlockTurnsIT {
             try (Jedis jedis = redis.get(i).connect(Duration.ofSeconds(2))) {
                 // a waiter first in line whose client died: its place is kept for 3 s from now
                 jedis.zadd(Scripts.LINE + "r", 0, "42");
-                jedis.psetex(Scripts.WAITING + "r:42", Line.PLACE_MILLIS, "1");
+                jedis.psetex(Scripts.WAITING + "r:42", NodeLine.PLACE_MILLIS, "1");
             }
         }
         Redlock client = client(SLOW_POLL);
@@ -186,7 +186,7 @@ class RedlockTurnsIT {
     @Test
     void aWaiterWhoseClockIsBehindGoesAheadOfTheLastSecondsWaitersOnly() {
         try (Jedis jedis = redis.get(0).connect(Duration.ofSeconds(2))) {
-            long now = Line.newId();
+            long now = NodeLine.newId();
             long anHourAgo = now - (3_600_000_000L << 10);
             long aSecondAgo = now - (1_000_000L << 10);
             for (long id : new long[] {now - (2_000_000L << 10), anHourAgo, now}) {

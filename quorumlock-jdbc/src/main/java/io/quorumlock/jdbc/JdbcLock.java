@@ -94,7 +94,7 @@ public final class JdbcLock implements DistributedLock<FencedLease>, Clocked {
     private final JdbcAttempts attempts;
 
     /** The threads waiting in {@link #acquire}, and what wakes them. */
-    private final Wakeups wakeups;
+    private final ReleaseWaits waits;
 
     private final AtomicBoolean closed = new AtomicBoolean();
 
@@ -113,7 +113,7 @@ public final class JdbcLock implements DistributedLock<FencedLease>, Clocked {
                 dataSource, database, table, maxResourceLength, builder.dialect, ticker, requestTimeoutNanos, instance);
         this.rows = new JdbcRows(connections, this::ttlMillis);
         this.attempts = new JdbcAttempts(connections, rows, events, timers, builder.holder, closed);
-        this.wakeups = new Wakeups(connections, builder.retry, builder.recheck.toNanos(), instance, closed);
+        this.waits = new ReleaseWaits(connections, builder.retry, builder.recheck.toNanos(), instance, closed);
     }
 
     /** Starts the configuration of a lock. */
@@ -170,7 +170,7 @@ public final class JdbcLock implements DistributedLock<FencedLease>, Clocked {
         long ttlMillis = ttlMillis(ttl);
         boolean once = Settings.maxWait(maxWait).isZero();
         requireOpen();
-        try (ReleaseWait pause = wakeups.pause()) {
+        try (ReleaseWait pause = waits.pause()) {
             FencedLease lease =
                     AcquireLoop.acquire(resource, maxWait, pause, ticker, events, (number, remainingNanos) -> {
                         long budget = once
@@ -330,7 +330,7 @@ public final class JdbcLock implements DistributedLock<FencedLease>, Clocked {
             lease.release();
         }
         attempts.lastTries();
-        wakeups.close();
+        waits.close();
         timers.close(); // the releases of grants whose answer was lost still run
         // the connector's threads end by themselves when idle: those releases need it
         connections.close(); // the connection url(...) kept; those releases open their own
@@ -349,12 +349,12 @@ public final class JdbcLock implements DistributedLock<FencedLease>, Clocked {
 
     /** How many threads wait in {@link #acquire} for {@code resource} after a refusal. */
     int waiting(String resource) {
-        return wakeups.waiting(resource);
+        return waits.waiting(resource);
     }
 
     /** Whether this lock listens for releases now. */
     boolean listening() {
-        return wakeups.listening();
+        return waits.listening();
     }
 
     // ---- arguments -------------------------------------------------------------------------------

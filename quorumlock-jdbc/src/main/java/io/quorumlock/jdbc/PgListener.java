@@ -1,7 +1,7 @@
 package io.quorumlock.jdbc;
 
+import io.quorumlock.internal.LocalLine;
 import io.quorumlock.internal.Ticker;
-import io.quorumlock.internal.Waiters;
 import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
 import java.sql.SQLException;
@@ -46,7 +46,7 @@ final class PgListener implements AutoCloseable {
 
     private final String channel;
     private final Connector connector;
-    private final Waiters waiters;
+    private final LocalLine waiters;
     private final Ticker ticker;
     private final long requestTimeoutNanos;
     private final ThreadFactory threads;
@@ -75,7 +75,7 @@ final class PgListener implements AutoCloseable {
     PgListener(
             String channel,
             Connector connector,
-            Waiters waiters,
+            LocalLine waiters,
             Ticker ticker,
             long requestTimeoutNanos,
             ThreadFactory threads,

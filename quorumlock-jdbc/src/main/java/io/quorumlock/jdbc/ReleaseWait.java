@@ -3,14 +3,14 @@ package io.quorumlock.jdbc;
 import io.quorumlock.QuorumlockException;
 import io.quorumlock.RetryPolicy;
 import io.quorumlock.internal.AcquireLoop;
+import io.quorumlock.internal.LocalLine;
 import io.quorumlock.internal.Ticker;
-import io.quorumlock.internal.Waiters;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
 
 /**
  * The pauses of one {@link JdbcLock#acquire} between its attempts. With a {@link PgListener} that
- * listens, the waiter takes its turn in the {@link Waiters} queue and sleeps until a release wakes
+ * listens, the waiter takes its turn in the {@link LocalLine} queue and sleeps until a release wakes
  * it, the holder's row ends by the time the database gave it, or the lock's recheck interval
  * passes (a release that went unheard); an attempt made before the listener listened
  * is repeated at once once it does. Without one (MariaDB, H2, or a connection that cannot listen)
@@ -18,7 +18,7 @@ import java.util.function.Supplier;
  */
 final class ReleaseWait implements AcquireLoop.Pause, AutoCloseable {
 
-    private final Waiters waiters;
+    private final LocalLine waiters;
     private final Supplier<PgListener> listeners;
     private PgListener listener;
     private final RetryPolicy retry;
@@ -27,7 +27,7 @@ final class ReleaseWait implements AcquireLoop.Pause, AutoCloseable {
 
     private final Ticker ticker;
 
-    private Waiters.Waiter waiter;
+    private LocalLine.Waiter waiter;
     /** The listener's number when the last attempt started. */
     private long listenedBefore;
     /** Whether the last attempt found a holder, and when its row ends. */
@@ -36,7 +36,8 @@ final class ReleaseWait implements AcquireLoop.Pause, AutoCloseable {
     private long holderEndsNanos;
 
     /** @param listeners the lock's listener, null where the database cannot notify or is not known yet */
-    ReleaseWait(Waiters waiters, Supplier<PgListener> listeners, RetryPolicy retry, long recheckNanos, Ticker ticker) {
+    ReleaseWait(
+            LocalLine waiters, Supplier<PgListener> listeners, RetryPolicy retry, long recheckNanos, Ticker ticker) {
         this.waiters = waiters;
         this.listeners = listeners;
         this.retry = retry;

@@ -17,7 +17,7 @@ import org.slf4j.LoggerFactory;
 /**
  * The channels a client listens to on every node, on connections of their own: one per node, never
  * a lane's, so a subscription holds up no round. The connections are opened when the first channel
- * is subscribed and read by a thread of their own ({@code quorumlock-wakeups}). A channel stays
+ * is subscribed and read by a thread of their own ({@code quorumlock-release-channels}). A channel stays
  * subscribed for {@link #LINGER_NANOS} after its last listener left, so that a client that waits
  * for one resource again and again subscribes once; once no channel is left, the thread closes the
  * connections and ends. Each message is handed on once, whichever nodes repeat it ({@link
@@ -157,7 +157,7 @@ public final class Subscriptions implements AutoCloseable {
         Channel state = channels.computeIfAbsent(Command.asSent(channel), c -> new Channel(links.length));
         state.listeners++;
         if (thread == null) {
-            thread = new Thread(this::run, "quorumlock-wakeups");
+            thread = new Thread(this::run, "quorumlock-release-channels");
             thread.setDaemon(true);
             thread.start();
         }

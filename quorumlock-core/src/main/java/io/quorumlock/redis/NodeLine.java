@@ -17,7 +17,7 @@ import org.slf4j.LoggerFactory;
  * that wait for one resource in the order they came. A waiter that a holder refused joins it on
  * every node ({@link Scripts#JOIN}), and joins again while it waits to keep its place; each
  * release names the first in line who still waits ({@link Scripts#RELEASE}, {@link
- * Wakeups#turn}), which tries at once while the others go on waiting. A waiter's id is its place
+ * ReleaseChannels#turn}), which tries at once while the others go on waiting. A waiter's id is its place
  * (when its acquire began), so every node orders the line alike. A winner leaves the line on every
  * node, also those that did not grant it; a waiter that gives up leaves it; one whose client died
  * loses its place when it has not joined for {@link #PLACE_MILLIS}.
@@ -26,9 +26,9 @@ import org.slf4j.LoggerFactory;
  * missed a join, a newcomer that tries before the waiter whose turn it is, or a node that refuses
  * the line's keys make the order less fair, never two holders.
  */
-final class Line {
+final class NodeLine {
 
-    private static final Logger log = LoggerFactory.getLogger(Line.class);
+    private static final Logger log = LoggerFactory.getLogger(NodeLine.class);
 
     /** How long a waiter's place is kept after it joined: a waiter dead this long loses its place. */
     static final long PLACE_MILLIS = 3_000;
@@ -42,7 +42,7 @@ final class Line {
     /** The nodes that refused the line, each told of once. */
     private final AtomicIntegerArray refused;
 
-    Line(Queries queries, List<String> names) {
+    NodeLine(Queries queries, List<String> names) {
         this.queries = queries;
         this.names = names;
         this.all = IntStream.range(0, names.size()).toArray();

@@ -13,7 +13,7 @@ import java.util.concurrent.atomic.AtomicLongArray;
  * the others keep their turn. A thread that leaves without the lock after being woken passes the
  * wake-up on to the next. Knows no server and no clock.
  */
-public final class Waiters {
+public final class LocalLine {
 
     private final Map<String, ArrayDeque<Waiter>> queues = new HashMap<>();
     /**

@@ -5,15 +5,15 @@ import static org.assertj.core.api.Assertions.assertThat;
 import org.junit.jupiter.api.Test;
 
 /** The queue of waiting threads of one lock: pure logic, no database. */
-class WaitersTest {
+class LocalLineTest {
 
-    private final Waiters waiters = new Waiters();
+    private final LocalLine waiters = new LocalLine();
 
     @Test
     void aReleaseWakesTheFirstWaiterOfItsResourceOnly() throws Exception {
-        Waiters.Waiter first = waiters.join("r");
-        Waiters.Waiter second = waiters.join("r");
-        Waiters.Waiter other = waiters.join("other");
+        LocalLine.Waiter first = waiters.join("r");
+        LocalLine.Waiter second = waiters.join("r");
+        LocalLine.Waiter other = waiters.join("other");
 
         waiters.wake("r");
         waiters.wake("r"); // a second release before the first waiter woke is one wake-up
@@ -27,9 +27,9 @@ class WaitersTest {
 
     @Test
     void aWaiterThatLeavesWithoutUsingItsWakeUpPassesItOn() throws Exception {
-        Waiters.Waiter first = waiters.join("r");
-        Waiters.Waiter second = waiters.join("r");
-        Waiters.Waiter third = waiters.join("r");
+        LocalLine.Waiter first = waiters.join("r");
+        LocalLine.Waiter second = waiters.join("r");
+        LocalLine.Waiter third = waiters.join("r");
 
         waiters.wake("r");
         first.close(); // gave up (its wait ran out) before it used the wake-up
@@ -45,8 +45,8 @@ class WaitersTest {
 
     @Test
     void aWaiterThatUsedItsWakeUpPassesNothingOn() throws Exception {
-        Waiters.Waiter first = waiters.join("r");
-        Waiters.Waiter second = waiters.join("r");
+        LocalLine.Waiter first = waiters.join("r");
+        LocalLine.Waiter second = waiters.join("r");
 
         waiters.wake("r");
         assertThat(first.await(0)).isTrue(); // tried, and found the lock taken by another client
@@ -57,9 +57,9 @@ class WaitersTest {
 
     @Test
     void wakeAllWakesTheFirstWaiterOfEveryResource() throws Exception {
-        Waiters.Waiter r = waiters.join("r");
-        Waiters.Waiter behindR = waiters.join("r");
-        Waiters.Waiter s = waiters.join("s");
+        LocalLine.Waiter r = waiters.join("r");
+        LocalLine.Waiter behindR = waiters.join("r");
+        LocalLine.Waiter s = waiters.join("s");
 
         waiters.wakeAll();
 
@@ -71,7 +71,7 @@ class WaitersTest {
     @Test
     void aWakeUpForAResourceNobodyWaitsForIsDropped() throws Exception {
         waiters.wake("r");
-        Waiters.Waiter late = waiters.join("r");
+        LocalLine.Waiter late = waiters.join("r");
         assertThat(late.await(0)).isFalse();
         late.close();
         late.close(); // idempotent

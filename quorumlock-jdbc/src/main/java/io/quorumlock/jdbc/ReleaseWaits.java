@@ -1,7 +1,7 @@
 package io.quorumlock.jdbc;
 
 import io.quorumlock.RetryPolicy;
-import io.quorumlock.internal.Waiters;
+import io.quorumlock.internal.LocalLine;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -12,7 +12,7 @@ import org.slf4j.LoggerFactory;
  * the releases, made once the first connection showed the dialect. Where no listener can be made,
  * waiters poll with the lock's backoff.
  */
-final class Wakeups {
+final class ReleaseWaits {
 
     private static final Logger log = LoggerFactory.getLogger(JdbcLock.class);
 
@@ -24,13 +24,13 @@ final class Wakeups {
     private final AtomicBoolean closed;
 
     /** The threads waiting in {@link JdbcLock#acquire}, woken by releases where the database tells of them. */
-    private final Waiters waiters = new Waiters();
+    private final LocalLine waiters = new LocalLine();
     /** Listens for releases on PostgreSQL; made once the dialect is known. */
     private volatile PgListener listener;
     /** Set when no listener can be made: waiters poll. */
     private volatile boolean polls;
 
-    Wakeups(Connections connections, RetryPolicy retry, long recheckNanos, int instance, AtomicBoolean closed) {
+    ReleaseWaits(Connections connections, RetryPolicy retry, long recheckNanos, int instance, AtomicBoolean closed) {
         this.connections = connections;
         this.retry = retry;
         this.recheckNanos = recheckNanos;

@@ -1,6 +1,6 @@
 package io.quorumlock.redis;
 
-import io.quorumlock.internal.Waiters;
+import io.quorumlock.internal.LocalLine;
 import io.quorumlock.redis.client.Subscriptions;
 import io.quorumlock.redis.client.Transport;
 import java.util.Optional;
@@ -10,7 +10,7 @@ import java.util.Optional;
  * {@link Scripts#RELEASED} channel, and a lock with threads waiting for a resource listens to that
  * channel on every node, on connections of its own ({@link Subscriptions}), opened at the first
  * wait and closed a few seconds after the last. A message wakes the first waiter of the resource
- * in this process, as a release in this process does ({@link Waiters#wake}). A channel stays
+ * in this process, as a release in this process does ({@link LocalLine#wake}). A channel stays
  * subscribed a few seconds after the last wait, so a client that waits for one resource again and
  * again subscribes once.
  *
@@ -27,10 +27,10 @@ import java.util.Optional;
  * <p>The resources here are named as sent ({@link io.quorumlock.redis.client.Command#asSent}), as
  * {@link Redlock} passes them, so the channel a node's message names is the waiters' own.
  */
-final class Wakeups {
+final class ReleaseChannels {
 
     private final Transport transport;
-    private final Waiters waiters;
+    private final LocalLine waiters;
     /** On how many nodes a channel must be subscribed to share one with every quorum. */
     private final int enough;
     /**
@@ -47,7 +47,7 @@ final class Wakeups {
     /** Made at the first wait; empty if the transport cannot subscribe. Guarded by this object. */
     private Optional<Subscriptions> subscriptions;
 
-    Wakeups(Transport transport, Waiters waiters, int nodes) {
+    ReleaseChannels(Transport transport, LocalLine waiters, int nodes) {
         this.transport = transport;
         this.waiters = waiters;
         this.enough = nodes - QuorumMath.quorum(nodes) + 1;
