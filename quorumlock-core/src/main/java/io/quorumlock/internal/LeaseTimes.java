@@ -39,7 +39,16 @@ public final class LeaseTimes {
      * renewal's answer before any doubt.
      */
     public static long doubtAt(long endNanos, long ttlNanos, long dueNanos) {
-        return later(endNanos - ttlNanos / 3, dueNanos + (endNanos - dueNanos) / 2);
+        return later(endNanos - doubtNoticeNanos(ttlNanos), dueNanos + (endNanos - dueNanos) / 2);
+    }
+
+    /**
+     * How much validity a lease has left when it goes in doubt with a renewal unanswered: a third of
+     * the TTL, in which the servers may end it. Work that stops at the doubt ({@code withLock} on the
+     * fenced backends) has this long to stop in.
+     */
+    public static long doubtNoticeNanos(long ttlNanos) {
+        return ttlNanos / 3;
     }
 
     /**

@@ -36,6 +36,7 @@ class LeaseTimesTest {
         long round = 50 * MS;
         long end = 1_000 * MS;
         assertThat(LeaseTimes.lossNoticeNanos(TTL)).isEqualTo(300 * MS);
+        assertThat(LeaseTimes.doubtNoticeNanos(TTL)).isEqualTo(1_000 * MS);
         // Half a round, doubling up to two rounds.
         assertThat(LeaseTimes.retryAfterNanos(0, end, TTL, round, 1)).isEqualTo(25 * MS);
         assertThat(LeaseTimes.retryAfterNanos(0, end, TTL, round, 2)).isEqualTo(50 * MS);

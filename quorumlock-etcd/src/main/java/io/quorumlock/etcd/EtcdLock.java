@@ -16,6 +16,7 @@ import io.quorumlock.RetryPolicy;
 import io.quorumlock.internal.AcquireLoop;
 import io.quorumlock.internal.Clocked;
 import io.quorumlock.internal.CriticalSections;
+import io.quorumlock.internal.LeaseTimes;
 import io.quorumlock.internal.LockEvents;
 import io.quorumlock.internal.Settings;
 import io.quorumlock.internal.Ticker;
@@ -234,7 +235,7 @@ public final class EtcdLock implements DistributedLock<FencedLease>, Clocked {
      */
     @Override
     public Duration lossNotice(Duration ttl) {
-        return Duration.ofSeconds(ttlSeconds(ttl)).dividedBy(3);
+        return Duration.ofNanos(LeaseTimes.doubtNoticeNanos(TimeUnit.SECONDS.toNanos(ttlSeconds(ttl))));
     }
 
     /**

@@ -1,5 +1,6 @@
 package io.quorumlock.jdbc;
 
+import io.quorumlock.IllegalSettingException;
 import java.util.Objects;
 import java.util.regex.Pattern;
 
@@ -44,16 +45,19 @@ public final class JdbcFenceBuilder {
     /**
      * {@return the fence}
      *
-     * @throws IllegalArgumentException if a setting is out of range; the message names it
+     * @throws IllegalSettingException if a setting is out of range, naming it
      */
     public JdbcFence build() {
         if (!TABLE_NAME.matcher(table).matches()) {
-            throw new IllegalArgumentException("table must be a SQL identifier (letters, digits and underscores,"
-                    + " not starting with a digit, at most 63 characters, optionally schema.table), was '"
-                    + table + "'");
+            throw new IllegalSettingException(
+                    "table",
+                    "table must be a SQL identifier (letters, digits and underscores,"
+                            + " not starting with a digit, at most 63 characters, optionally schema.table), was '"
+                            + table + "'");
         }
         if (maxResourceLength < 1 || maxResourceLength > 10_000) {
-            throw new IllegalArgumentException(
+            throw new IllegalSettingException(
+                    "maxResourceLength",
                     "maxResourceLength must be from 1 to 10000 characters, was " + maxResourceLength);
         }
         return new JdbcFence(this);

@@ -13,6 +13,7 @@ import io.quorumlock.internal.AcquireLoop;
 import io.quorumlock.internal.Clocked;
 import io.quorumlock.internal.CriticalSections;
 import io.quorumlock.internal.Holders;
+import io.quorumlock.internal.LeaseTimes;
 import io.quorumlock.internal.LockEvents;
 import io.quorumlock.internal.Settings;
 import io.quorumlock.internal.Ticker;
@@ -207,7 +208,7 @@ public final class JdbcLock implements DistributedLock<FencedLease>, Clocked {
      */
     @Override
     public Duration lossNotice(Duration ttl) {
-        return Duration.ofMillis(ttlMillis(ttl) / 3);
+        return Duration.ofNanos(LeaseTimes.doubtNoticeNanos(TimeUnit.MILLISECONDS.toNanos(ttlMillis(ttl))));
     }
 
     /**

@@ -3,6 +3,7 @@ package io.quorumlock.jdbc;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.quorumlock.IllegalSettingException;
 import io.quorumlock.Lease;
 import io.quorumlock.QuorumlockException;
 import java.lang.reflect.Method;
@@ -54,7 +55,9 @@ class JdbcFenceTest {
     void aTableThatIsNotAnIdentifierIsRefusedByName(String table) {
         JdbcFenceBuilder builder = JdbcFence.builder().table(table);
         assertThatThrownBy(builder::build)
-                .isInstanceOf(IllegalArgumentException.class)
+                .isInstanceOfSatisfying(
+                        IllegalSettingException.class,
+                        e -> assertThat(e.setting()).isEqualTo("table"))
                 .hasMessageStartingWith("table must be a SQL identifier")
                 .hasMessageContaining("was '" + table + "'");
     }
@@ -62,7 +65,9 @@ class JdbcFenceTest {
     @Test
     void resourceLengthOutOfRangeIsRefusedByName() {
         assertThatThrownBy(() -> JdbcFence.builder().maxResourceLength(0).build())
-                .isInstanceOf(IllegalArgumentException.class)
+                .isInstanceOfSatisfying(
+                        IllegalSettingException.class,
+                        e -> assertThat(e.setting()).isEqualTo("maxResourceLength"))
                 .hasMessage("maxResourceLength must be from 1 to 10000 characters, was 0");
         assertThatThrownBy(() -> JdbcFence.builder().maxResourceLength(10_001).build())
                 .isInstanceOf(IllegalArgumentException.class)

@@ -14,6 +14,7 @@ import io.quorumlock.internal.AcquireLoop;
 import io.quorumlock.internal.AcquireLoop.Attempt;
 import io.quorumlock.internal.Clocked;
 import io.quorumlock.internal.CriticalSections;
+import io.quorumlock.internal.LeaseTimes;
 import io.quorumlock.internal.LockEvents;
 import io.quorumlock.internal.Settings;
 import io.quorumlock.internal.Ticker;
@@ -282,7 +283,8 @@ public final class ZooKeeperLock implements DistributedLock<FencedLease>, Clocke
     @Override
     public Duration lossNotice(Duration ttl) {
         checkTtl(ttl);
-        return sessionTimeout().orElse(Duration.ZERO).dividedBy(3);
+        return Duration.ofNanos(LeaseTimes.doubtNoticeNanos(
+                sessionTimeout().orElse(Duration.ZERO).toNanos()));
     }
 
     /**
