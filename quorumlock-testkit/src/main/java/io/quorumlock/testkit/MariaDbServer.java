@@ -388,7 +388,8 @@ public final class MariaDbServer implements AutoCloseable {
                 "--skip-test-db",
                 "--skip-name-resolve",
                 "--force", // no DNS lookup of the host name
-                "--extra-file=" + sql));
+                "--extra-file=" + sql,
+                "--tmpdir=" + tmpDir()));
         command.addAll(INNODB_OPTIONS); // passed on to the bootstrap server
         Duration timeout = TestTime.scaled(INSTALL_TIMEOUT);
         try {
@@ -450,6 +451,7 @@ public final class MariaDbServer implements AutoCloseable {
                 "--port=" + port,
                 "--bind-address=" + HOST,
                 "--socket=" + socket(),
+                "--tmpdir=" + tmpDir(),
                 "--pid-file=" + dir.resolve("mariadbd.pid"),
                 "--log-error=" + logFile(),
                 "--skip-name-resolve",
@@ -569,6 +571,19 @@ public final class MariaDbServer implements AutoCloseable {
 
     private Path dataDir() {
         return dir.resolve("data");
+    }
+
+    /**
+     * The server's own temporary directory, for its bootstrap too: a bootstrap in the shared /tmp
+     * once failed with "Could not remove temporary table '/tmp/#sql-temptable-...', error: 2".
+     */
+    private Path tmpDir() {
+        Path tmp = dir.resolve("tmp");
+        try {
+            return Files.createDirectories(tmp);
+        } catch (IOException e) {
+            throw new UncheckedIOException("Cannot create " + tmp, e);
+        }
     }
 
     private Path socket() {

@@ -43,7 +43,12 @@ final class Clients {
         Path dir;
         try (BufferedReader out =
                 new BufferedReader(new InputStreamReader(jvm.getInputStream(), StandardCharsets.UTF_8))) {
-            pid = Long.parseLong(out.readLine());
+            String first = out.readLine();
+            if (first == null) {
+                throw new AssertionError(program.getSimpleName() + " ended before it named its " + server
+                        + " (exit code " + jvm.waitFor() + "); its stderr is above");
+            }
+            pid = Long.parseLong(first);
             dir = Path.of(out.readLine());
         }
         assertThat(processGone(pid)).isFalse();
