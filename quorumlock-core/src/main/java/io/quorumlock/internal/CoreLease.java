@@ -44,12 +44,12 @@ public abstract class CoreLease implements Lease {
      * Completes, with the evidence, as soon as the lease is known to be lost. Never completes if
      * the lease is released first.
      */
-    public CompletableFuture<LeaseLostException> lost() {
+    public final CompletableFuture<LeaseLostException> lost() {
         return core.lost().copy();
     }
 
     /** Completes once this holder can no longer be sure that it holds the lease (at the latest at the loss). */
-    public CompletableFuture<LeaseLostException> inDoubt() {
+    public final CompletableFuture<LeaseLostException> inDoubt() {
         return core.inDoubt().copy();
     }
 

@@ -82,17 +82,6 @@ final class EtcdLease extends CoreLease implements FencedLease, KeepAlive.Driver
     }
 
     /**
-     * Completes when a third of the lease's TTL is left with a renewal unanswered (etcd may then
-     * expire the lease in that third, and grant the lock to another client), or at the loss. The
-     * lease may still be renewed after that; work that must not outlive it ({@code withLock},
-     * {@code quorumlock run}) stops here.
-     */
-    @Override
-    public CompletableFuture<LeaseLostException> inDoubt() {
-        return super.inDoubt();
-    }
-
-    /**
      * Renews the etcd lease at once with one keep-alive request (the lease renews itself anyway
      * when two thirds of its TTL are left). etcd cannot change a lease's TTL: the lease is renewed
      * for the TTL it was granted with, which must be at least {@code ttl}.

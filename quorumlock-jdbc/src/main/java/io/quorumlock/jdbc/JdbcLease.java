@@ -10,7 +10,6 @@ import io.quorumlock.internal.LockEvents;
 import io.quorumlock.internal.Ticker;
 import io.quorumlock.internal.Timers;
 import java.time.Duration;
-import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -89,16 +88,6 @@ final class JdbcLease extends CoreLease implements FencedLease, KeepAlive.Driver
         long ttlNanos = TimeUnit.MILLISECONDS.toNanos(rows.ttlMillis(ttl));
         checkNotReleased();
         return keepAlive.extend(ttlNanos);
-    }
-
-    /**
-     * Completes when a third of the TTL is left without an answered renewal: the database may let
-     * the row expire in the third that is left. The lease itself may still be renewed after that;
-     * work that must not outlive it ({@code withLock}, {@code quorumlock run}) stops here.
-     */
-    @Override
-    public CompletableFuture<LeaseLostException> inDoubt() {
-        return super.inDoubt();
     }
 
     /** Frees the row if it still holds this lease's token; idempotent. */

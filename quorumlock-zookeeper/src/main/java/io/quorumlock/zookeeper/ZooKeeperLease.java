@@ -38,6 +38,11 @@ import org.slf4j.LoggerFactory;
  * the session before the end. The heartbeat is an {@code exists} on the lease's node, sent on the
  * session by the lease engine ({@link KeepAlive}) when two thirds of the session timeout are left
  * of the lease; the engine also tells the doubt and loses the lease at its deadline.
+ *
+ * <p>The lease is in doubt at the first suspension (Curator's SUSPENDED: no answer from the
+ * ensemble for about two thirds of the session timeout, so it may expire the session in the third
+ * that is left), when a third of the session timeout is left without an answered heartbeat, or at
+ * the loss, whichever comes first; it may become valid again after a suspension.
  */
 final class ZooKeeperLease extends CoreLease implements FencedLease, KeepAlive.Driver {
 
@@ -113,19 +118,6 @@ final class ZooKeeperLease extends CoreLease implements FencedLease, KeepAlive.D
     @Override
     public long fencingToken() {
         return token;
-    }
-
-    /**
-     * Completes at the first suspension (Curator's SUSPENDED: no answer from the ensemble for about
-     * two thirds of the session timeout, so it may expire the session in the third that is left,
-     * and another client then holds the lock), when a third of the session timeout is left without
-     * an answered heartbeat, or at the loss, whichever comes first. The lease itself may still
-     * become valid again after a suspension; work that must not outlive it ({@code withLock},
-     * {@code quorumlock run}) stops here.
-     */
-    @Override
-    public CompletableFuture<LeaseLostException> inDoubt() {
-        return super.inDoubt();
     }
 
     @Override
