@@ -16,7 +16,7 @@ import java.util.function.Supplier;
 final class NodeInspector {
 
     private static final String KEEP_OUT = "or keep a restarted node out of the quorum for at least the longest TTL"
-            + " (the restart guard, Redlock.builder().restartGuard(...), on by default with several nodes, does this for its own client)";
+            + " (Redlock.builder().restartGuard(...), on by default with several nodes, does this for its own client)";
 
     private NodeInspector() {}
 
