@@ -165,7 +165,8 @@ public interface DistributedLock<L extends Lease> extends AutoCloseable {
      *
      * <p>What it reads on each backend: {@code Redlock}, the resource's key on every node at once,
      * and the owner whose key is on a quorum of them (a single node is a quorum of one), without
-     * a fencing token; ZooKeeper, the first lock node of the resource's queue; etcd, the lock key
+     * a fencing token (a key of another type, such as another library's hash, is an owner without
+     * a name); ZooKeeper, the first lock node of the resource's queue; etcd, the lock key
      * with the lowest create revision under the resource's lock name, as etcd's lock service
      * orders them; JDBC, the resource's row if its lease has not ended by the database's clock.
      * On the fenced backends the token is the current grant's, as {@link
