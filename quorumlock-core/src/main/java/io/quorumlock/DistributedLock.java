@@ -134,8 +134,10 @@ public interface DistributedLock<L extends Lease> extends AutoCloseable {
      * java.util.concurrent} or a framework that takes a {@code Lock}: {@code Lock lock =
      * locks.asLock("invoices", Duration.ofSeconds(30))}. Each first hold takes a lease of {@code
      * ttl} and keeps it alive ({@link #keepAlive}) until the last unlock; see {@link
-     * DistributedReentrantLock} for what happens when a lease is lost. Threads of this process that
-     * share the returned object queue locally first; make one per resource and share it.
+     * DistributedReentrantLock} for what happens when a lease is lost. The adapters that this lock
+     * makes for one resource share its hold in this process: a thread that holds the resource
+     * through one takes it again through another, and the threads of this process queue locally
+     * first, whichever adapter they use.
      *
      * @throws IllegalArgumentException if the resource or the TTL is unusable with this lock
      */
@@ -163,7 +165,8 @@ public interface DistributedLock<L extends Lease> extends AutoCloseable {
      *
      * <p>What it reads on each backend: {@code Redlock}, the resource's key on every node at once,
      * and the owner whose key is on a quorum of them (a single node is a quorum of one), without
-     * a fencing token; ZooKeeper, the first lock node of the resource's queue; etcd, the lock key
+     * a fencing token (a key of another type, such as another library's hash, is an owner without
+     * a name); ZooKeeper, the first lock node of the resource's queue; etcd, the lock key
      * with the lowest create revision under the resource's lock name, as etcd's lock service
      * orders them; JDBC, the resource's row if its lease has not ended by the database's clock.
      * On the fenced backends the token is the current grant's, as {@link

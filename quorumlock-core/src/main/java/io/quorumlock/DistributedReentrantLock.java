@@ -1,5 +1,6 @@
 package io.quorumlock;
 
+import io.quorumlock.SharedHold.Hold;
 import io.quorumlock.internal.Clocked;
 import io.quorumlock.internal.Ticker;
 import java.time.Duration;
@@ -22,17 +23,20 @@ import org.slf4j.LoggerFactory;
  * interruptible, and keeps the thread's interrupt status; {@link #lockInterruptibly()} throws
  * {@link InterruptedException} if the thread is interrupted on entry or while it waits; {@link
  * #tryLock()} makes one attempt; {@link #tryLock(long, TimeUnit)} waits up to the time given (a
- * time of zero or less makes one attempt) and is interruptible. The lock is reentrant per thread:
- * a thread that holds it takes it again at once, with no call to the servers, and only its last
- * {@link #unlock()} releases the lease. {@link #unlock()} by a thread that does not hold it throws
- * {@link IllegalMonitorStateException}. {@link #newCondition()} is not supported: a condition would
- * need the servers to wake a waiter in another process.
+ * time of zero or less makes one attempt) and is interruptible. The lock is reentrant per thread
+ * and resource: a thread that holds the resource takes it again at once, with no call to the
+ * servers, through this object or any other that the same lock object made for the same resource
+ * ({@code asLock("counter", ttl)} twice), and only its last {@link #unlock()} releases the lease.
+ * {@link #unlock()} by a thread that does not hold it throws {@link IllegalMonitorStateException}.
+ * {@link #newCondition()} is not supported: a condition would need the servers to wake a waiter in
+ * another process.
  *
- * <p><b>Two levels.</b> The threads of this process that use this object queue on a local {@link
- * ReentrantLock} first, with no network traffic between them; the one at the head then takes the
- * distributed lock, waiting for other processes. Threads that make an adapter each for the same
- * resource contend through the servers instead, as separate processes do. Nothing here blocks in
- * a {@code synchronized} block: virtual threads wait without holding their carrier.
+ * <p><b>Two levels.</b> The threads of this process that lock the resource through the adapters
+ * of one lock object queue on a local {@link ReentrantLock} first, with no network traffic between
+ * them; the one at the head then takes the distributed lock, waiting for other processes. Adapters
+ * made by two lock objects (two {@code Redlock}s for the same nodes) contend through the servers
+ * instead, as separate processes do. Nothing here blocks in a {@code synchronized} block: virtual
+ * threads wait without holding their carrier.
  *
  * <p><b>The lease.</b> The first hold acquires a lease of the TTL given to {@code asLock} (or to
  * {@link #lock(Duration)}) and keeps it alive with {@link DistributedLock#keepAlive} until the
@@ -79,19 +83,12 @@ public final class DistributedReentrantLock<L extends Lease> implements Lock {
 
     private final String resource;
     private final Duration ttl;
-    private final ReentrantLock local = new ReentrantLock();
-    /** The current hold's lease: set by the holder after the grant, cleared by its last unlock. */
-    private volatile Hold<L> hold;
 
-    /**
-     * A lease held, its notice of loss (for a fenced lease, its doubt: work stops there) and its
-     * loss (for a fenced lease, only the loss itself: a doubt may pass).
-     */
-    private record Hold<L>(
-            L lease,
-            CompletableFuture<LeaseLostException> notice,
-            CompletableFuture<LeaseLostException> lost,
-            CompletableFuture<LeaseLostException> revoked) {}
+    /** How a thread takes the local lock: true if it did, false if its wait ran out. */
+    @FunctionalInterface
+    private interface LocalTake {
+        boolean take(ReentrantLock local) throws InterruptedException;
+    }
 
     DistributedReentrantLock(DistributedLock<L> lock, String resource, Duration ttl) {
         this.lock = Objects.requireNonNull(lock, "lock");
@@ -131,9 +128,15 @@ public final class DistributedReentrantLock<L extends Lease> implements Lock {
      * already holds the lock keeps its lease).
      */
     public void lock(Duration ttl) {
-        local.lock();
         try {
-            hold(-1, false, ttl);
+            take(
+                    local -> {
+                        local.lock();
+                        return true;
+                    },
+                    -1,
+                    false,
+                    ttl);
         } catch (InterruptedException e) {
             throw new AssertionError("an uninterruptible wait was interrupted", e);
         }
@@ -147,8 +150,14 @@ public final class DistributedReentrantLock<L extends Lease> implements Lock {
      */
     @Override
     public void lockInterruptibly() throws InterruptedException {
-        local.lockInterruptibly();
-        hold(-1, true, ttl);
+        take(
+                local -> {
+                    local.lockInterruptibly();
+                    return true;
+                },
+                -1,
+                true,
+                ttl);
     }
 
     /**
@@ -157,11 +166,8 @@ public final class DistributedReentrantLock<L extends Lease> implements Lock {
      */
     @Override
     public boolean tryLock() {
-        if (!local.tryLock()) {
-            return false;
-        }
         try {
-            return hold(0, false, ttl);
+            return take(ReentrantLock::tryLock, 0, false, ttl);
         } catch (InterruptedException e) {
             throw new AssertionError("an uninterruptible attempt was interrupted", e);
         }
@@ -183,11 +189,8 @@ public final class DistributedReentrantLock<L extends Lease> implements Lock {
      * As {@link #tryLock(long, TimeUnit)}, with a lease of {@code ttl} if this call takes the lease.
      */
     public boolean tryLock(Duration waitTime, Duration ttl) throws InterruptedException {
-        long start = ticker.nanos();
-        if (!local.tryLock(waitTime.toNanos(), TimeUnit.NANOSECONDS)) {
-            return false;
-        }
-        return hold(Math.max(0, waitTime.toNanos() - (ticker.nanos() - start)), true, ttl);
+        long waitNanos = waitTime.toNanos();
+        return take(local -> local.tryLock(waitNanos, TimeUnit.NANOSECONDS), Math.max(0, waitNanos), true, ttl);
     }
 
     /**
@@ -199,21 +202,21 @@ public final class DistributedReentrantLock<L extends Lease> implements Lock {
      */
     @Override
     public void unlock() {
-        if (!local.isHeldByCurrentThread()) {
-            throw new IllegalMonitorStateException("'" + resource + "' is not locked by this thread");
-        }
-        if (local.getHoldCount() > 1) {
-            local.unlock();
+        SharedHold<L> shared = heldHere();
+        if (shared.local.getHoldCount() > 1) {
+            shared.local.unlock();
+            shared.leave();
             return;
         }
-        Hold<L> ending = hold;
+        Hold<L> ending = shared.hold;
         LeaseLostException loss;
         try {
-            loss = loss(ending).orElse(null);
+            loss = ending.loss(resource).orElse(null);
             ending.lease().release(); // isLocked() still tells of the hold's loss meanwhile
         } finally {
-            hold = null;
-            local.unlock();
+            shared.hold = null;
+            shared.local.unlock();
+            shared.leave();
         }
         if (loss != null) {
             throw loss;
@@ -231,25 +234,32 @@ public final class DistributedReentrantLock<L extends Lease> implements Lock {
                 + "' is locked across processes, and a condition would need the lock service to signal them");
     }
 
-    /** Whether the current thread holds this lock. */
+    /** Whether the current thread holds this lock (through this object or another of the resource). */
     public boolean isHeldByCurrentThread() {
-        return local.isHeldByCurrentThread();
+        SharedHold<L> shared = SharedHold.find(lock, resource);
+        return shared != null && shared.local.isHeldByCurrentThread();
     }
 
     /** How many holds of this lock the current thread has not ended; 0 if it does not hold it. */
     public int getHoldCount() {
-        return local.getHoldCount();
+        SharedHold<L> shared = SharedHold.find(lock, resource);
+        return shared == null ? 0 : shared.local.getHoldCount();
     }
 
     /**
-     * Whether a thread of this process holds this lock (through this object), or is being granted
-     * it; false once the hold's lease was lost or is not valid, or the hold was {@linkplain #revoke
-     * revoked}, even before its holder unlocks: the lock may then go to another client. A fenced
-     * lease in doubt that is valid again is held.
+     * Whether a thread of this process holds this lock (through any adapter of the resource made
+     * by this lock object), or is being granted it; false once the hold's lease was lost or is not
+     * valid, or the hold was {@linkplain #revoke revoked}, even before its holder unlocks: the lock
+     * may then go to another client. A fenced lease in doubt that is valid again is held.
      */
     public boolean isLocked() {
-        Hold<L> current = hold;
-        return local.isLocked() && (current == null || loss(current).isEmpty());
+        SharedHold<L> shared = SharedHold.find(lock, resource);
+        if (shared == null) {
+            return false;
+        }
+        Hold<L> current = shared.hold;
+        return shared.local.isLocked()
+                && (current == null || current.loss(resource).isEmpty());
     }
 
     /**
@@ -264,7 +274,7 @@ public final class DistributedReentrantLock<L extends Lease> implements Lock {
      * @return the lease of the hold told, or empty if no thread of this process holds the lock
      */
     public Optional<L> revoke(String why) {
-        Hold<L> current = hold;
+        Hold<L> current = current();
         if (current == null) {
             return Optional.empty();
         }
@@ -279,7 +289,7 @@ public final class DistributedReentrantLock<L extends Lease> implements Lock {
      * no thread does (or the holder is still being granted it).
      */
     public Optional<L> lease() {
-        Hold<L> current = hold;
+        Hold<L> current = current();
         return current == null ? Optional.empty() : Optional.of(current.lease());
     }
 
@@ -294,31 +304,57 @@ public final class DistributedReentrantLock<L extends Lease> implements Lock {
      * @throws IllegalMonitorStateException if the current thread does not hold this lock
      */
     public CompletableFuture<LeaseLostException> lost() {
-        if (!local.isHeldByCurrentThread()) {
-            throw new IllegalMonitorStateException("'" + resource + "' is not locked by this thread");
-        }
-        return hold.notice().copy();
+        return heldHere().hold.notice().copy();
     }
 
     @Override
     public String toString() {
-        Hold<L> current = hold;
+        Hold<L> current = current();
         return "DistributedReentrantLock['" + resource + "', "
                 + (current == null ? "not held in this process" : "held, lease " + current.lease()) + "]";
     }
 
+    /** The hold of this process on the resource, if a thread holds it now, else null. */
+    private Hold<L> current() {
+        SharedHold<L> shared = SharedHold.find(lock, resource);
+        return shared == null ? null : shared.hold;
+    }
+
     /**
-     * With the local lock just taken: takes the lease if this is the thread's first hold (or
-     * checks the lease of a hold it takes again), waiting up to {@code waitNanos} (forever if
-     * negative, one attempt if zero). Undoes the local hold unless the lock is held at the end.
+     * The shared hold of the resource, which the current thread holds.
+     *
+     * @throws IllegalMonitorStateException if the current thread does not hold it
+     */
+    private SharedHold<L> heldHere() {
+        SharedHold<L> shared = SharedHold.find(lock, resource);
+        if (shared == null || !shared.local.isHeldByCurrentThread()) {
+            throw new IllegalMonitorStateException("'" + resource + "' is not locked by this thread");
+        }
+        return shared;
+    }
+
+    /**
+     * Takes the local lock of the resource's {@link SharedHold} with {@code how}; then, if this
+     * is the thread's first hold, the lease, waiting up to what is left of {@code waitNanos}
+     * (forever if negative, one attempt if zero), or, if it takes the lock again, checks the
+     * lease. The thread counts among the hold's users until it gives up, or until its hold ends in
+     * {@link #unlock()}; the local hold is undone unless the lock is held at the end.
      *
      * @return true if held; false if the wait ran out
      */
-    private boolean hold(long waitNanos, boolean interruptible, Duration leaseTtl) throws InterruptedException {
+    private boolean take(LocalTake how, long waitNanos, boolean interruptible, Duration leaseTtl)
+            throws InterruptedException {
+        SharedHold<L> shared = SharedHold.enter(lock, resource);
+        boolean locally = false;
         boolean held = false;
         try {
-            if (local.getHoldCount() > 1) {
-                Optional<LeaseLostException> loss = loss(hold);
+            long start = ticker.nanos();
+            locally = how.take(shared.local);
+            if (!locally) {
+                return false;
+            }
+            if (shared.local.getHoldCount() > 1) {
+                Optional<LeaseLostException> loss = shared.hold.loss(resource);
                 if (loss.isPresent()) {
                     throw new LeaseLostException(
                             resource, "this thread holds the lock, but its lease was lost", loss.get());
@@ -327,7 +363,8 @@ public final class DistributedReentrantLock<L extends Lease> implements Lock {
                 return true;
             }
             Objects.requireNonNull(leaseTtl, "ttl");
-            L lease = acquire(waitNanos, interruptible, leaseTtl);
+            L lease = acquire(
+                    waitNanos < 0 ? -1 : Math.max(0, waitNanos - (ticker.nanos() - start)), interruptible, leaseTtl);
             if (lease == null) {
                 return false;
             }
@@ -338,7 +375,7 @@ public final class DistributedReentrantLock<L extends Lease> implements Lock {
                 lease.release();
                 throw e;
             }
-            hold = new Hold<>(
+            shared.hold = new Hold<>(
                     lease,
                     notice,
                     lease instanceof FencedLease fenced ? fenced.lost() : notice,
@@ -347,7 +384,10 @@ public final class DistributedReentrantLock<L extends Lease> implements Lock {
             return true;
         } finally {
             if (!held) {
-                local.unlock();
+                if (locally) {
+                    shared.local.unlock();
+                }
+                shared.leave();
             }
         }
     }
@@ -394,32 +434,5 @@ public final class DistributedReentrantLock<L extends Lease> implements Lock {
                 Thread.currentThread().interrupt();
             }
         }
-    }
-
-    /**
-     * The loss of {@code held}'s lease, if it was lost or is not valid now. A doubt that passed (a
-     * fenced lease valid again once its connection came back) is no loss.
-     */
-    private Optional<LeaseLostException> loss(Hold<L> held) {
-        LeaseLostException revoked = held.revoked().getNow(null);
-        if (revoked != null) {
-            return Optional.of(revoked);
-        }
-        LeaseLostException lost = held.lost().getNow(null);
-        if (lost != null) {
-            return Optional.of(lost);
-        }
-        if (!held.lease().isValid()) {
-            LeaseLostException doubt = held.notice().getNow(null);
-            return Optional.of(
-                    doubt != null
-                            ? doubt
-                            : new LeaseLostException(
-                                    resource,
-                                    "the lease ended while the lock was held (its validity ran out, or it was"
-                                            + " released)",
-                                    null));
-        }
-        return Optional.empty();
     }
 }

@@ -10,7 +10,8 @@ import java.util.OptionalLong;
  * @param name the holder name the owning lock was built with ({@code holder(...)} of each
  *     backend's builder, by default the owner's {@code pid@host}): the name a refusal shows as
  *     {@code holder ...}. Never a secret. Empty if the lock is held by an owner whose stored name
- *     is not a holder's name, such as another program's key or lock node
+ *     is not a holder's name, such as another program's key or lock node, or a Redis key of
+ *     another type than quorumlock's string (another library's lock, such as a hash)
  * @param fencingToken the fencing token of the current grant on the fenced backends (ZooKeeper,
  *     etcd, JDBC): the same as the holder's {@link FencedLease#fencingToken()}; empty on Redis,
  *     whose leases carry none

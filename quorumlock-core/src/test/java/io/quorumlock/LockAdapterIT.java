@@ -122,15 +122,41 @@ class LockAdapterIT {
         mine.unlock();
         assertThat(mine.getHoldCount()).isZero();
         assertThat(lease.isValid()).as("released by the last unlock").isFalse();
-        assertThat(inThread(() -> {
-                            boolean got = theirs.tryLock();
-                            if (got) {
-                                theirs.unlock();
-                            }
-                            return got;
-                        })
-                        .get())
+        assertThat(theOtherClientTakesAndReleases())
                 .as("free after the last unlock")
+                .isTrue();
+    }
+
+    @Test
+    void twoAdaptersOfOneLockForOneResourceAreOneHoldReentrantByName() throws Exception {
+        DistributedReentrantLock<Lease> again = first.asLock(RESOURCE, LONG);
+        mine.lock();
+        Lease lease = mine.lease().orElseThrow();
+
+        assertThat(again.tryLock())
+                .as("a second asLock of the resource, in the thread that holds it")
+                .isTrue();
+        assertThat(again.tryLock(Duration.ZERO, TTL)).isTrue();
+        assertThat(mine.getHoldCount()).isEqualTo(3);
+        assertThat(again.isHeldByCurrentThread()).isTrue();
+        assertThat(again.lease()).as("one hold, one lease").containsSame(lease);
+        assertThat(inThread(again::tryLock).get())
+                .as("another thread of this process, through the second adapter")
+                .isFalse();
+
+        again.unlock();
+        mine.unlock();
+        assertThat(lease.isValid()).as("held until the last unlock").isTrue();
+        again.unlock();
+        assertThat(lease.isValid())
+                .as("released by the last unlock, through either adapter")
+                .isFalse();
+        assertThat(mine.isLocked()).isFalse();
+        assertThat(SharedHold.find(first, RESOURCE))
+                .as("forgotten once no thread holds or waits")
+                .isNull();
+        assertThat(theOtherClientTakesAndReleases())
+                .as("another lock object: another owner, free after the last unlock")
                 .isTrue();
     }
 
@@ -295,14 +321,7 @@ class LockAdapterIT {
 
         assertThatThrownBy(mine::unlock).isInstanceOf(LeaseLostException.class).hasMessageContaining("taken away");
         assertThat(lease.isValid()).as("the lease after the holder's unlock").isFalse();
-        assertThat(inThread(() -> {
-                            boolean taken = theirs.tryLock();
-                            if (taken) {
-                                theirs.unlock();
-                            }
-                            return taken;
-                        })
-                        .get())
+        assertThat(theOtherClientTakesAndReleases())
                 .as("another client after the unlock")
                 .isTrue();
     }
@@ -346,6 +365,18 @@ class LockAdapterIT {
             }
         }
         return calls;
+    }
+
+    /** Whether the other client, in a thread of its own, takes the lock at once (and then unlocks). */
+    private boolean theOtherClientTakesAndReleases() throws Exception {
+        return inThread(() -> {
+                    boolean got = theirs.tryLock();
+                    if (got) {
+                        theirs.unlock();
+                    }
+                    return got;
+                })
+                .get();
     }
 
     private interface Call<T> {

@@ -36,4 +36,26 @@ final class Holder {
         String name = text.substring(TOKEN_LENGTH + 1);
         return Holders.problem(name).isEmpty() ? name : null;
     }
+
+    /**
+     * Whether a node's reply to a read of the key ({@code GET}) says that the key is not a string:
+     * a key that another library keeps at the resource's name, such as a Redisson lock's hash.
+     */
+    static boolean otherType(Reply value) {
+        return value instanceof Reply.Error error && error.message().startsWith("WRONGTYPE");
+    }
+
+    /**
+     * What a refusal's evidence says of a key of another type at {@code resource}, with the node's
+     * reply to {@code TYPE} (any other reply, such as an error, names no type).
+     */
+    static String otherLibrary(String resource, Reply type) {
+        String kind = !(type instanceof Reply.Simple simple)
+                ? "of another type"
+                : simple.text().equals("hash")
+                        ? "a hash, such as a Redisson lock"
+                        : "a " + Holders.shown(simple.text());
+        return "held by another library: the key '" + Holders.shown(resource) + "' is " + kind
+                + ", not quorumlock's string; the lock is free once that key is gone";
+    }
 }

@@ -104,10 +104,14 @@ final class Queries {
                 query(java.util.stream.IntStream.range(0, names.size()).toArray(), get);
         java.util.Map<String, Integer> keys = new java.util.HashMap<>();
         int unknown = 0;
+        int otherType = 0;
         String best = null;
         int bestCount = 0;
         for (int i = 0; i < replies.length; i++) {
-            if (replies[i] instanceof Reply.Bulk key) {
+            if (Holder.otherType(replies[i])) {
+                // another library's key, such as a hash: held, by no holder quorumlock can name
+                otherType += sameServerBefore(replies, i) ? 0 : 1;
+            } else if (replies[i] instanceof Reply.Bulk key) {
                 if (!sameServerBefore(replies, i)) {
                     int count = keys.merge(key.text(), 1, Integer::sum);
                     if (count > bestCount) {
@@ -124,7 +128,10 @@ final class Queries {
             String name = Holder.of(new Reply.Bulk(best));
             return Optional.of(new LockHolder(name == null ? "" : name, OptionalLong.empty()));
         }
-        if (bestCount + unknown < quorum) {
+        if (otherType >= quorum) {
+            return Optional.of(new LockHolder("", OptionalLong.empty()));
+        }
+        if (Math.max(bestCount, otherType) + unknown < quorum) {
             return Optional.empty();
         }
         List<String> answers = new java.util.ArrayList<>(replies.length);
@@ -151,6 +158,9 @@ final class Queries {
     private String answer(Command get, int node, Reply reply) {
         if (reply == Reply.Nil.NIL) {
             return names.get(node) + ": free";
+        }
+        if (Holder.otherType(reply)) {
+            return names.get(node) + ": held by another library (a key of another type than quorumlock's string)";
         }
         if (reply instanceof Reply.Bulk) {
             String name = Holder.of(reply);

@@ -85,7 +85,8 @@ final class RedlockAttempts {
 
     /**
      * The answers, with the holder read from each node that said {@code held by another owner}
-     * (the holder then, not necessarily at the vote): for the evidence of a refusal, off the hot path.
+     * (the holder then, not necessarily at the vote), or, where the key is not a string, its type
+     * ({@link Holder#otherLibrary}): for the evidence of a refusal, off the hot path.
      */
     List<ServerAnswer> withHolders(String resource, List<ServerAnswer> answers) {
         int[] held = java.util.stream.IntStream.range(0, answers.size())
@@ -95,12 +96,20 @@ final class RedlockAttempts {
             return answers;
         }
         Reply[] values = rounds.queries.query(held, Command.get(resource));
+        int[] otherType = java.util.stream.IntStream.range(0, held.length)
+                .filter(i -> Holder.otherType(values[i]))
+                .map(i -> held[i])
+                .toArray();
+        Reply[] types = otherType.length == 0 ? values : rounds.queries.query(otherType, Command.type(resource));
         List<ServerAnswer> named = new ArrayList<>(answers);
-        for (int i = 0; i < held.length; i++) {
+        for (int i = 0, typed = 0; i < held.length; i++) {
             String who = Holder.of(values[i]);
-            if (who != null) {
+            String detail = who != null
+                    ? Holders.named(who, holder)
+                    : Holder.otherType(values[i]) ? Holder.otherLibrary(resource, types[typed++]) : null;
+            if (detail != null) {
                 ServerAnswer o = answers.get(held[i]);
-                named.set(held[i], new ServerAnswer(o.server(), o.kind(), Holders.named(who, holder)));
+                named.set(held[i], new ServerAnswer(o.server(), o.kind(), detail));
             }
         }
         return named;

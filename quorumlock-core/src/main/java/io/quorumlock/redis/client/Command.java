@@ -4,7 +4,7 @@ import java.nio.charset.StandardCharsets;
 
 /**
  * One Redis command as the client sends it: {@code SET key value NX PX millis}, a script by
- * {@code EVALSHA} with one key and one or two arguments, {@code GET}, {@code PTTL}, {@code INFO},
+ * {@code EVALSHA} with one key and one or two arguments, {@code GET}, {@code PTTL}, {@code TYPE}, {@code INFO},
  * {@code CONFIG GET}, or, on a connection of {@link Subscriptions}, {@code SUBSCRIBE} and {@code
  * UNSUBSCRIBE} of one channel (the key). What a reply to it means is the sender's business; the client checks only that the reply
  * has a shape a Redis server answers the command with.
@@ -22,6 +22,8 @@ public record Command(Kind kind, String key, String value, long millis, Script s
         SCRIPT,
         GET,
         PTTL,
+        /** {@code TYPE key}: what kind of value a key holds, such as {@code string} or {@code hash}. */
+        TYPE,
         INFO,
         CONFIG_GET,
         SUBSCRIBE,
@@ -58,6 +60,10 @@ public record Command(Kind kind, String key, String value, long millis, Script s
         return new Command(Kind.UNSUBSCRIBE, channel, null, -1, null);
     }
 
+    public static Command type(String key) {
+        return new Command(Kind.TYPE, key, null, -1, null);
+    }
+
     public static Command info(String section) {
         return new Command(Kind.INFO, section, null, -1, null);
     }
@@ -88,6 +94,7 @@ public record Command(Kind kind, String key, String value, long millis, Script s
             case SCRIPT -> script.description() + " (EVALSHA)";
             case GET -> "GET";
             case PTTL -> "PTTL";
+            case TYPE -> "TYPE";
             case INFO -> "INFO";
             case CONFIG_GET -> "CONFIG GET";
             case SUBSCRIBE -> "SUBSCRIBE";
@@ -108,6 +115,7 @@ public record Command(Kind kind, String key, String value, long millis, Script s
             case SCRIPT -> reply instanceof Reply.Int;
             case GET -> reply instanceof Reply.Bulk || reply == Reply.Nil.NIL;
             case PTTL -> reply instanceof Reply.Int;
+            case TYPE -> reply instanceof Reply.Simple;
             case INFO -> reply instanceof Reply.Bulk;
             case CONFIG_GET, SUBSCRIBE, UNSUBSCRIBE -> reply instanceof Reply.Array;
         };

@@ -46,6 +46,7 @@ final class Resp {
             }
             case GET -> command(out, "GET", key);
             case PTTL -> command(out, "PTTL", key);
+            case TYPE -> command(out, "TYPE", key);
             case INFO -> command(out, "INFO", key);
             case CONFIG_GET -> command(out, "CONFIG", "GET", key);
             case SUBSCRIBE -> command(out, "SUBSCRIBE", key);

@@ -37,6 +37,15 @@ class RespTest {
     }
 
     @Test
+    void writesTypeAndTakesASimpleStringForItsReply() {
+        assertThat(written(Command.type("counter"), false)).isEqualTo("*2\r\n$4\r\nTYPE\r\n$7\r\ncounter\r\n");
+        assertThat(Command.type("counter").fits(new Reply.Simple("hash"))).isTrue();
+        assertThat(Command.type("counter").fits(new Reply.Bulk("hash")))
+                .as("no reply to TYPE")
+                .isFalse();
+    }
+
+    @Test
     void writesNonAsciiKeysAsUtf8() {
         assertThat(written(Command.script(DELETE, "재고:42", "t"), false)).contains("$9\r\n재고:42\r\n");
     }

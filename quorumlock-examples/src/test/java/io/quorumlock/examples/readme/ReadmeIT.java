@@ -8,12 +8,8 @@ import io.quorumlock.testkit.RedisServer;
 import io.quorumlock.testkit.RedisServers;
 import io.quorumlock.testkit.TlsMaterial;
 import io.quorumlock.testkit.ZooKeeperServers;
-import java.io.ByteArrayOutputStream;
 import java.io.IOException;
-import java.io.PrintStream;
-import java.lang.reflect.Method;
 import java.net.URLClassLoader;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -182,26 +178,6 @@ class ReadmeIT {
      * it printed.
      */
     private static String run(Readme.Block block, Map<String, String> addresses) throws Exception {
-        String text = block.text();
-        for (Map.Entry<String, String> swap : addresses.entrySet()) {
-            assertThat(text).as(block + " names " + swap.getKey()).contains(swap.getKey());
-            text = text.replace(swap.getKey(), swap.getValue());
-        }
-        Path dir = Files.createTempDirectory(classes, "run");
-        Readme.Block swapped = new Readme.Block(block.page(), block.language(), block.line(), text);
-        try (URLClassLoader own = SnippetCompiler.compile(List.of(swapped), dir)) {
-            Method main = SnippetCompiler.load(own, swapped).getMethod("main", String[].class);
-            PrintStream stdout = System.out;
-            ByteArrayOutputStream out = new ByteArrayOutputStream();
-            synchronized (ReadmeIT.class) {
-                System.setOut(new PrintStream(out, true, StandardCharsets.UTF_8));
-                try {
-                    main.invoke(null, (Object) new String[0]);
-                } finally {
-                    System.setOut(stdout);
-                }
-            }
-            return out.toString(StandardCharsets.UTF_8);
-        }
+        return SnippetCompiler.run(block, addresses, Files.createTempDirectory(classes, "run"));
     }
 }

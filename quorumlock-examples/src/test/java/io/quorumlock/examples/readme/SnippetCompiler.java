@@ -1,16 +1,21 @@
 package io.quorumlock.examples.readme;
 
+import java.io.ByteArrayOutputStream;
 import java.io.File;
 import java.io.IOException;
+import java.io.PrintStream;
 import java.io.UncheckedIOException;
+import java.lang.reflect.Method;
 import java.net.MalformedURLException;
 import java.net.URI;
 import java.net.URL;
 import java.net.URLClassLoader;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.jar.JarFile;
 import java.util.jar.Manifest;
 import javax.tools.Diagnostic;
@@ -61,6 +66,36 @@ final class SnippetCompiler {
             }
         }
         return new URLClassLoader(new URL[] {dir.toUri().toURL()}, SnippetCompiler.class.getClassLoader());
+    }
+
+    /**
+     * Compiles {@code block} into {@code dir} with each of {@code swaps} made in its text (such as
+     * the page's server addresses for the test's), runs its {@code main}, and returns what it
+     * printed. Fails if the block does not name each thing to swap.
+     */
+    static String run(Readme.Block block, Map<String, String> swaps, Path dir) throws Exception {
+        String text = block.text();
+        for (Map.Entry<String, String> swap : swaps.entrySet()) {
+            if (!text.contains(swap.getKey())) {
+                throw new AssertionError(block + " does not name " + swap.getKey());
+            }
+            text = text.replace(swap.getKey(), swap.getValue());
+        }
+        Readme.Block swapped = new Readme.Block(block.page(), block.language(), block.line(), text);
+        try (URLClassLoader own = compile(List.of(swapped), dir)) {
+            Method main = load(own, swapped).getMethod("main", String[].class);
+            PrintStream stdout = System.out;
+            ByteArrayOutputStream out = new ByteArrayOutputStream();
+            synchronized (SnippetCompiler.class) {
+                System.setOut(new PrintStream(out, true, StandardCharsets.UTF_8));
+                try {
+                    main.invoke(null, (Object) new String[0]);
+                } finally {
+                    System.setOut(stdout);
+                }
+            }
+            return out.toString(StandardCharsets.UTF_8);
+        }
     }
 
     static Class<?> load(ClassLoader loader, Readme.Block block) {

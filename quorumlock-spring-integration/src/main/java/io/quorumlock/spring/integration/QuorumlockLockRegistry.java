@@ -106,9 +106,9 @@ public final class QuorumlockLockRegistry<L extends Lease>
 
     /**
      * Forgets the locks that no thread of this process holds and that were last obtained more
-     * than {@code age} milliseconds ago; a lock obtained again later is a new object. A thread
-     * that obtained a lock before and takes it after its expiry contends with the new object's
-     * holders through the lock service, as another process would: still exclusive.
+     * than {@code age} milliseconds ago; a lock obtained again later is a new object, which shares
+     * the hold of the old one (both are {@code asLock}s of one resource on one lock): a thread that
+     * obtained a lock before and takes it after its expiry queues with the new object's users.
      */
     @Override
     public void expireUnusedOlderThan(long age) {
