@@ -18,8 +18,9 @@ import org.springframework.util.ClassUtils;
 /**
  * Matches when the properties choose one backend: the only one configured, or {@code
  * quorumlock.primary}. The database is configured by {@code quorumlock.jdbc.enabled=true} or by any
- * other {@code quorumlock.jdbc.*} property (unless {@code enabled} is false). A configuration that cannot choose (two backends and no primary, a primary
- * that is not configured, a backend whose module is missing) fails the start with the remedy.
+ * other {@code quorumlock.jdbc.*} property (unless {@code enabled} is false). A configuration that
+ * cannot choose (two backends and no primary, a primary that is not configured, a backend whose
+ * module is missing) fails the start with the remedy.
  */
 abstract class OnBackend extends SpringBootCondition {
 
