@@ -11,7 +11,10 @@ public enum Backend {
             "io.quorumlock:quorumlock-zookeeper"),
     /** etcd ({@code quorumlock.etcd.endpoints}). */
     ETCD("quorumlock.etcd.endpoints", "io.quorumlock.etcd.EtcdLock", "io.quorumlock:quorumlock-etcd"),
-    /** The application's own database, through its {@code DataSource} ({@code quorumlock.jdbc.enabled}). */
+    /**
+     * The application's own database, through its {@code DataSource} ({@code quorumlock.jdbc.enabled}, or
+     * any other {@code quorumlock.jdbc.*} property).
+     */
     JDBC("quorumlock.jdbc.enabled", "io.quorumlock.jdbc.JdbcLock", "io.quorumlock:quorumlock-jdbc");
 
     final String property;

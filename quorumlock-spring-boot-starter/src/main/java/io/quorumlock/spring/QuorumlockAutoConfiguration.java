@@ -1,6 +1,7 @@
 package io.quorumlock.spring;
 
 import io.quorumlock.DistributedLock;
+import io.quorumlock.Lease;
 import io.quorumlock.LockListener;
 import io.quorumlock.etcd.EtcdLock;
 import io.quorumlock.etcd.EtcdLockBuilder;
@@ -16,22 +17,38 @@ import java.util.Objects;
 import javax.sql.DataSource;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.boot.context.properties.ConfigurationPropertiesBindHandlerAdvisor;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
+import org.springframework.boot.context.properties.bind.Binder;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Conditional;
 import org.springframework.context.annotation.Configuration;
+import org.springframework.context.annotation.Fallback;
+import org.springframework.core.env.Environment;
 
 /**
  * The {@link DistributedLock} of the backend that the {@code quorumlock.*} properties configure,
  * as a bean of its own type ({@link Redlock}, {@link ZooKeeperLock}, {@link EtcdLock} or {@link
- * JdbcLock}) that the
- * context closes, told of its events by every {@link LockListener} bean. An application's own
- * {@code DistributedLock} bean replaces it.
+ * JdbcLock}) that the context closes, told of its events by every {@link LockListener} bean. A
+ * fenced lock is a {@code DistributedLock<FencedLease>}; the bean {@value #LEASE_VIEW} gives it to
+ * the injection points of {@code DistributedLock<Lease>} as well (a {@link Fallback} bean: where
+ * both match, the lock itself is injected). An application's own {@code DistributedLock} bean
+ * replaces them.
  */
 @AutoConfiguration
 @EnableConfigurationProperties(QuorumlockProperties.class)
 public class QuorumlockAutoConfiguration {
+
+    /** The name of the bean that gives a fenced lock to the injection points of {@code DistributedLock<Lease>}. */
+    static final String LEASE_VIEW = "quorumlockLock";
+
+    /** Refuses a {@code quorumlock.*} duration without a unit, naming the property. */
+    @Bean
+    static ConfigurationPropertiesBindHandlerAdvisor quorumlockDurationUnits() {
+        return DurationUnits.advisor();
+    }
 
     /** Every {@link LockListener} bean (such as the meters), in order, as the one listener of the lock. */
     static LockListener listener(ObjectProvider<LockListener> listeners) {
@@ -115,6 +132,13 @@ public class QuorumlockAutoConfiguration {
                 return builder.build();
             });
         }
+
+        @Bean(name = LEASE_VIEW, destroyMethod = "")
+        @Fallback
+        @ConditionalOnBean(name = "quorumlockZooKeeperLock")
+        DistributedLock<Lease> quorumlockLock(ZooKeeperLock lock) {
+            return new LeaseView(lock);
+        }
     }
 
     @Configuration(proxyBeanMethods = false)
@@ -137,6 +161,13 @@ public class QuorumlockAutoConfiguration {
                             .listener(listener(listeners))
                             .build());
         }
+
+        @Bean(name = LEASE_VIEW, destroyMethod = "")
+        @Fallback
+        @ConditionalOnBean(name = "quorumlockEtcdLock")
+        DistributedLock<Lease> quorumlockLock(EtcdLock lock) {
+            return new LeaseView(lock);
+        }
     }
 
     @Configuration(proxyBeanMethods = false)
@@ -152,14 +183,17 @@ public class QuorumlockAutoConfiguration {
         @ConditionalOnMissingBean(DistributedLock.class)
         JdbcLock quorumlockJdbcLock(
                 QuorumlockProperties properties,
+                Environment environment,
                 ObjectProvider<DataSource> dataSources,
                 ObjectProvider<LockListener> listeners) {
             QuorumlockProperties.Jdbc jdbc = properties.getJdbc();
             DataSource dataSource = dataSources.getIfUnique();
             if (dataSource == null) {
-                throw new QuorumlockPropertyException("quorumlock.jdbc.enabled is true, but the context has no single"
-                        + " DataSource bean: configure spring.datasource.url (with spring-boot-starter-jdbc), or mark"
-                        + " one DataSource @Primary");
+                String setBy = OnBackend.configured(Binder.get(environment), Backend.JDBC)
+                        .orElse(Backend.JDBC.property);
+                throw new QuorumlockPropertyException(setBy + " puts the lock in the application's database, but the"
+                        + " context has no single DataSource bean: configure spring.datasource.url (with"
+                        + " spring-boot-starter-jdbc), or mark one DataSource @Primary");
             }
             JdbcLock lock = PropertyErrors.naming(
                     "quorumlock.jdbc",
@@ -172,15 +206,27 @@ public class QuorumlockAutoConfiguration {
                             .build());
             if (jdbc.isCreateTable()) {
                 try {
-                    lock.createTable();
+                    DatabaseStart.createTable(lock, jdbc.getTable());
                 } catch (RuntimeException e) {
                     lock.close();
-                    throw new QuorumlockPropertyException(
-                            "quorumlock.jdbc.create-table: " + e.getMessage() + ": grant the right to create the"
-                                    + " table, or create it in a migration from JdbcLock.ddl and leave this false");
+                    throw e;
                 }
             }
             return lock;
+        }
+
+        /** The database's check once the context's singletons, migrations included, are up. */
+        @Bean
+        @ConditionalOnBean(name = "quorumlockJdbcLock")
+        DatabaseStart quorumlockDatabaseStart(JdbcLock lock, QuorumlockProperties properties) {
+            return new DatabaseStart(lock, properties.getJdbc().getRequestTimeout());
+        }
+
+        @Bean(name = LEASE_VIEW, destroyMethod = "")
+        @Fallback
+        @ConditionalOnBean(name = "quorumlockJdbcLock")
+        DistributedLock<Lease> quorumlockLock(JdbcLock lock) {
+            return new LeaseView(lock);
         }
     }
 }

@@ -1,18 +1,15 @@
 package io.quorumlock.spring;
 
-import io.quorumlock.etcd.EtcdLock;
-import io.quorumlock.jdbc.JdbcLock;
-import io.quorumlock.redis.Redlock;
-import io.quorumlock.zookeeper.ZooKeeperLock;
-import org.springframework.beans.factory.ObjectProvider;
+import java.util.function.Supplier;
+import org.springframework.beans.factory.ListableBeanFactory;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
-import org.springframework.boot.autoconfigure.condition.ConditionalOnSingleCandidate;
 import org.springframework.boot.health.autoconfigure.contributor.ConditionalOnEnabledHealthIndicator;
+import org.springframework.boot.health.contributor.Health;
 import org.springframework.boot.health.contributor.HealthIndicator;
 import org.springframework.context.annotation.Bean;
-import org.springframework.context.annotation.Configuration;
+import org.springframework.context.annotation.Conditional;
 
 /**
  * The health contributor {@code quorumlock} (bean {@code quorumlockHealthIndicator}) of the lock
@@ -20,55 +17,26 @@ import org.springframework.context.annotation.Configuration;
  * connection for ZooKeeper, a linearizable read for etcd, the lock's check for a database; with
  * {@code quorumlock.leader.election} set, the detail {@code leader} as well (the election, whether
  * this instance leads, the term's fencing token). Off with {@code
- * management.health.quorumlock.enabled=false}.
+ * management.health.quorumlock.enabled=false}. This is Boot 4's; {@link
+ * QuorumlockBoot3HealthAutoConfiguration} gives the same on Boot 3.5.
  */
 @AutoConfiguration(after = {QuorumlockAutoConfiguration.class, QuorumlockLeaderAutoConfiguration.class})
 @ConditionalOnClass(HealthIndicator.class)
 @ConditionalOnEnabledHealthIndicator("quorumlock")
+@Conditional(LockHealth.OnLock.class)
 public class QuorumlockHealthAutoConfiguration {
 
-    static final String BEAN = "quorumlockHealthIndicator";
+    static final String BEAN = LockHealth.BEAN;
 
-    @Configuration(proxyBeanMethods = false)
-    @ConditionalOnSingleCandidate(Redlock.class)
-    static class RedisHealthConfiguration {
-        @Bean(name = BEAN)
-        @ConditionalOnMissingBean(name = BEAN)
-        HealthIndicator quorumlockHealthIndicator(Redlock lock, ObjectProvider<QuorumlockLeadership> leadership) {
-            return LockHealth.withLeader(new LockHealth.Redis(lock), leadership);
-        }
-    }
-
-    @Configuration(proxyBeanMethods = false)
-    @ConditionalOnClass(ZooKeeperLock.class)
-    @ConditionalOnSingleCandidate(ZooKeeperLock.class)
-    static class ZooKeeperHealthConfiguration {
-        @Bean(name = BEAN)
-        @ConditionalOnMissingBean(name = BEAN)
-        HealthIndicator quorumlockHealthIndicator(ZooKeeperLock lock, ObjectProvider<QuorumlockLeadership> leadership) {
-            return LockHealth.withLeader(new LockHealth.ZooKeeper(lock), leadership);
-        }
-    }
-
-    @Configuration(proxyBeanMethods = false)
-    @ConditionalOnClass(EtcdLock.class)
-    @ConditionalOnSingleCandidate(EtcdLock.class)
-    static class EtcdHealthConfiguration {
-        @Bean(name = BEAN)
-        @ConditionalOnMissingBean(name = BEAN)
-        HealthIndicator quorumlockHealthIndicator(EtcdLock lock, ObjectProvider<QuorumlockLeadership> leadership) {
-            return LockHealth.withLeader(new LockHealth.Etcd(lock), leadership);
-        }
-    }
-
-    @Configuration(proxyBeanMethods = false)
-    @ConditionalOnClass(JdbcLock.class)
-    @ConditionalOnSingleCandidate(JdbcLock.class)
-    static class JdbcHealthConfiguration {
-        @Bean(name = BEAN)
-        @ConditionalOnMissingBean(name = BEAN)
-        HealthIndicator quorumlockHealthIndicator(JdbcLock lock, ObjectProvider<QuorumlockLeadership> leadership) {
-            return LockHealth.withLeader(new LockHealth.Jdbc(lock), leadership);
-        }
+    @Bean(name = BEAN)
+    @ConditionalOnMissingBean(name = BEAN)
+    HealthIndicator quorumlockHealthIndicator(ListableBeanFactory beans) {
+        Supplier<LockHealth.Report> lock = LockHealth.of(beans);
+        return () -> {
+            LockHealth.Report report = lock.get();
+            return (report.up() ? Health.up() : Health.down())
+                    .withDetails(report.details())
+                    .build();
+        };
     }
 }

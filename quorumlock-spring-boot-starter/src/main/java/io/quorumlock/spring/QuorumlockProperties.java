@@ -7,9 +7,10 @@ import java.util.List;
 import org.springframework.boot.context.properties.ConfigurationProperties;
 
 /**
- * The {@code quorumlock.*} properties: the nodes of one backend, Redis, ZooKeeper or etcd, give
- * the application its {@link io.quorumlock.DistributedLock}. Every value is checked when the
- * context starts; a bad one fails the start with a message naming the property.
+ * The {@code quorumlock.*} properties: one backend, Redis, ZooKeeper, etcd or the application's
+ * database, gives the application its {@link io.quorumlock.DistributedLock}. Every value is checked
+ * when the context starts; a bad one fails the start with a message naming the property. A duration
+ * needs its unit ({@code 30s}, {@code 200ms}): a bare number is refused.
  */
 @ConfigurationProperties(prefix = "quorumlock")
 public class QuorumlockProperties {
@@ -294,7 +295,10 @@ public class QuorumlockProperties {
     /** The database lock, on the application's DataSource (with quorumlock-jdbc). */
     public static class Jdbc {
 
-        /** Whether the lock lives in the application's database, through its one DataSource bean. */
+        /**
+         * Whether the lock lives in the application's database, through its one DataSource bean. Any
+         * other quorumlock.jdbc property turns it on as well; false keeps it off.
+         */
         private boolean enabled;
 
         /** The lock table; its token sequence is the table's name and _token. The default is quorumlock_locks. */

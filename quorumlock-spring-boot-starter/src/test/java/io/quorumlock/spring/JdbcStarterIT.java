@@ -6,6 +6,8 @@ import io.quorumlock.DistributedLock;
 import io.quorumlock.FencedLease;
 import io.quorumlock.jdbc.JdbcLock;
 import io.quorumlock.testkit.PostgresServerExtension;
+import java.sql.Connection;
+import java.sql.Statement;
 import java.time.Duration;
 import java.util.concurrent.TimeUnit;
 import javax.sql.DataSource;
@@ -64,14 +66,33 @@ class JdbcStarterIT {
     }
 
     @Test
-    void aMissingTableIsAHealthDownThatNamesTheRemedy() {
+    void aTableDroppedAfterTheStartIsAHealthDownThatNamesTheRemedy() {
         runner.withBean(DataSource.class, this::dataSource)
-                .withPropertyValues("quorumlock.jdbc.enabled=true", "quorumlock.jdbc.table=not_created")
+                .withPropertyValues("quorumlock.jdbc.create-table=true", "quorumlock.jdbc.table=dropped_locks")
                 .run(context -> {
+                    try (Connection connection = dataSource().getConnection();
+                            Statement statement = connection.createStatement()) {
+                        statement.execute("DROP TABLE dropped_locks");
+                    }
                     Health down = context.getBean(QuorumlockHealthAutoConfiguration.BEAN, HealthIndicator.class)
                             .health();
                     assertThat(down.getStatus()).isEqualTo(Status.DOWN);
-                    assertThat((String) down.getDetails().get("error")).contains("not_created", "does not exist");
+                    assertThat((String) down.getDetails().get("error")).contains("dropped_locks", "does not exist");
+                });
+    }
+
+    @Test
+    void aMissingTableStopsTheStartNamingCreateTable() {
+        runner.withBean(DataSource.class, this::dataSource)
+                .withPropertyValues("quorumlock.jdbc.enabled=true", "quorumlock.jdbc.table=not_created")
+                .run(context -> {
+                    assertThat(context).hasFailed();
+                    assertThat(context.getStartupFailure())
+                            .rootCause()
+                            .hasMessageContaining("not_created")
+                            .hasMessageContaining("does not exist");
+                    assertThat(context.getStartupFailure())
+                            .hasStackTraceContaining("set quorumlock.jdbc.create-table=true to create them at start");
                 });
     }
 
@@ -81,7 +102,9 @@ class JdbcStarterIT {
             assertThat(context).hasFailed();
             assertThat(context.getStartupFailure())
                     .rootCause()
-                    .hasMessageContaining("quorumlock.jdbc.enabled is true, but the context has no single DataSource");
+                    .hasMessageContaining(
+                            "quorumlock.jdbc.enabled=true puts the lock in the application's database, but"
+                                    + " the context has no single DataSource");
         });
     }
 

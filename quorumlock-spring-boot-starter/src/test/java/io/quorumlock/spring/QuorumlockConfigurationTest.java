@@ -5,6 +5,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.quorumlock.DistributedLock;
+import io.quorumlock.FencedLease;
+import io.quorumlock.Lease;
 import io.quorumlock.etcd.EtcdLock;
 import io.quorumlock.micrometer.QuorumlockMetrics;
 import io.quorumlock.redis.Redlock;
@@ -17,8 +19,11 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
+import javax.sql.DataSource;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.postgresql.ds.PGSimpleDataSource;
+import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.actuate.endpoint.SanitizableData;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.diagnostics.FailureAnalysis;
@@ -69,7 +74,7 @@ class QuorumlockConfigurationTest {
                         "quorumlock.primary=etcd")
                 .run(context -> {
                     assertThat(context).hasSingleBean(EtcdLock.class);
-                    assertThat(context).hasSingleBean(DistributedLock.class);
+                    assertThat(context.getBean(DistributedLock.class)).isSameAs(context.getBean(EtcdLock.class));
                     assertThat(context).doesNotHaveBean(Redlock.class);
                 });
     }
@@ -244,6 +249,15 @@ class QuorumlockConfigurationTest {
                 .run(context -> assertThat(reported(context.getStartupFailure()))
                         .isEqualTo("quorumlock.leader.ttl: ttl must be longer than 3 x nodeTimeout (300 ms), was"
                                 + " 200 ms: raise the ttl or lower nodeTimeout"));
+        electing(
+                        "quorumlock.jdbc.enabled=true",
+                        "quorumlock.leader.election=billing-scheduler",
+                        "quorumlock.leader.ttl=100ms")
+                .withBean(DataSource.class, QuorumlockConfigurationTest::nowhere)
+                .run(context -> assertThat(reported(context.getStartupFailure()))
+                        .startsWith(
+                                "quorumlock.leader.ttl: ttl must be at least a tenth of requestTimeout (500 ms), was"
+                                        + " 100 ms"));
     }
 
     @Test
@@ -291,9 +305,74 @@ class QuorumlockConfigurationTest {
         runner.withPropertyValues("quorumlock.zookeeper.connect-string=127.0.0.1:1")
                 .run(context -> {
                     assertThat(context).hasSingleBean(ZooKeeperLock.class);
-                    assertThat(context).hasSingleBean(DistributedLock.class);
+                    assertThat(context.getBean(DistributedLock.class)).isSameAs(context.getBean(ZooKeeperLock.class));
                     assertThat(context).hasBean(QuorumlockHealthAutoConfiguration.BEAN);
                 });
+    }
+
+    /** Classes that need the lock as each of its types. */
+    record Needs(
+            DistributedLock<Lease> lease,
+            DistributedLock<FencedLease> fenced,
+            DistributedLock<?> any,
+            ObjectProvider<DistributedLock<?>> unique) {}
+
+    @Test
+    void aFencedLockInjectsAsDistributedLockOfLeaseAndOfFencedLease() {
+        for (String backend : List.of(
+                "quorumlock.zookeeper.connect-string=127.0.0.1:1", "quorumlock.etcd.endpoints=http://127.0.0.1:2")) {
+            runner.withBean(Needs.class).withPropertyValues(backend).run(context -> {
+                assertThat(context).as(backend).hasNotFailed();
+                Needs needs = context.getBean(Needs.class);
+                DistributedLock<?> lock = needs.fenced();
+                assertThat(lock).isInstanceOfAny(ZooKeeperLock.class, EtcdLock.class);
+                assertThat(needs.lease()).isNotSameAs(lock).hasToString(lock.toString());
+                assertThat(needs.any()).isSameAs(lock);
+                assertThat(needs.unique().getIfUnique()).isSameAs(lock);
+            });
+        }
+    }
+
+    @Test
+    void aDurationWithoutAUnitFailsNamingThePropertyAndTheUnit() {
+        runner.withPropertyValues("quorumlock.redis.nodes=redis://127.0.0.1:1", "quorumlock.redis.node-timeout=50")
+                .run(context -> assertThat(reported(context.getStartupFailure()))
+                        .isEqualTo("quorumlock.redis.node-timeout=50 has no unit, and would be read as 50 ms: write the"
+                                + " unit, such as 50s for seconds (ms, s, m, h and d are understood)"));
+        electing(
+                        "quorumlock.zookeeper.connect-string=127.0.0.1:1",
+                        "quorumlock.leader.election=billing-scheduler",
+                        "quorumlock.leader.ttl=10")
+                .run(context -> assertThat(reported(context.getStartupFailure()))
+                        .startsWith("quorumlock.leader.ttl=10 has no unit"));
+        runner.withPropertyValues("quorumlock.redis.nodes=redis://127.0.0.1:1", "quorumlock.redis.node-timeout=50ms")
+                .run(context -> assertThat(context).hasNotFailed());
+    }
+
+    @Test
+    void anyJdbcPropertyTurnsTheDatabaseLockOnAndEnabledFalseKeepsItOff() {
+        runner.withPropertyValues("quorumlock.jdbc.create-table=true")
+                .run(context -> assertThat(reported(context.getStartupFailure()))
+                        .startsWith("quorumlock.jdbc.create-table puts the lock in the application's database, but the"
+                                + " context has no single DataSource bean"));
+        runner.withBean(DataSource.class, QuorumlockConfigurationTest::nowhere)
+                .withPropertyValues("quorumlock.jdbc.table=app_locks", "quorumlock.jdbc.request-timeout=2s")
+                .run(context -> assertThat(reported(context.getStartupFailure()))
+                        .as("the lock meets its database at start")
+                        .startsWith("quorumlock.jdbc: the database lock cannot start: the database did not answer ("));
+        runner.withBean(DataSource.class, QuorumlockConfigurationTest::nowhere)
+                .withPropertyValues("quorumlock.jdbc.enabled=false", "quorumlock.jdbc.table=app_locks")
+                .run(context -> {
+                    assertThat(context).hasNotFailed();
+                    assertThat(context).doesNotHaveBean(DistributedLock.class);
+                });
+    }
+
+    /** A database that nothing answers at. */
+    private static DataSource nowhere() {
+        PGSimpleDataSource dataSource = new PGSimpleDataSource();
+        dataSource.setUrl("jdbc:postgresql://127.0.0.1:1/app");
+        return dataSource;
     }
 
     @Test
