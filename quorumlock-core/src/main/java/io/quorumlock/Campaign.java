@@ -116,7 +116,13 @@ final class Campaign<L extends Lease> implements Runnable {
             }
             if (!term.ended.get()) { // else lost, stepped down or closed while the listener was told
                 CriticalSections.run(lease, term.ending, () -> {
-                    work.lead(term);
+                    try {
+                        work.lead(term);
+                    } finally {
+                        // Before run() releases the lease: revoked returns before another can be elected.
+                        term.end();
+                        returned(term.told);
+                    }
                     return null;
                 });
             }
