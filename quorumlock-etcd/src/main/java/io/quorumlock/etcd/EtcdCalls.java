@@ -166,6 +166,11 @@ final class EtcdCalls {
         Status status = Status.fromThrowable(failure);
         String said = code != null ? code.name() : status.getCode().name();
         String description = code != null ? failure.getMessage() : status.getDescription();
+        if (tlsFailure(failure)) {
+            description = "TLS handshake failed";
+        } else if (description != null) {
+            description = description.lines().findFirst().orElse(""); // not the channel's pipeline that follows
+        }
         if (description != null && !description.isBlank() && !description.equals(said)) {
             said += ": " + description;
         }
@@ -184,6 +189,17 @@ final class EtcdCalls {
             said += " (" + withoutClassNames(root) + ")";
         }
         return withoutClassNames(said);
+    }
+
+    /** Whether a failure came from the TLS handshake. */
+    private static boolean tlsFailure(Throwable failure) {
+        for (Throwable cause = failure; cause != null && cause != cause.getCause(); cause = cause.getCause()) {
+            if (cause instanceof javax.net.ssl.SSLException
+                    || cause instanceof java.security.cert.CertificateException) {
+                return true;
+            }
+        }
+        return false;
     }
 
     /**
