@@ -27,15 +27,34 @@ public class LockUnavailableException extends QuorumlockException {
     private final int votes;
     private final int quorum;
     private final transient List<ServerAnswer> lastAttempt;
+    /** How long the restart guard kept the votes out after the last attempt; null if it did not refuse it. */
+    private final Duration restartGuard;
 
     public LockUnavailableException(
             String resource, Duration waited, int attempts, int votes, int quorum, List<ServerAnswer> lastAttempt) {
-        super(message(resource, waited, attempts, votes, quorum, lastAttempt));
+        this(resource, waited, attempts, votes, quorum, lastAttempt, Optional.empty());
+    }
+
+    /**
+     * A refusal by votes, where {@code restartGuard} says, if present, that the restart guard
+     * refused the last attempt (see {@link #restartGuard()}) and for how long after it it keeps
+     * the votes out.
+     */
+    public LockUnavailableException(
+            String resource,
+            Duration waited,
+            int attempts,
+            int votes,
+            int quorum,
+            List<ServerAnswer> lastAttempt,
+            Optional<Duration> restartGuard) {
+        super(message(resource, waited, attempts, votes, quorum, lastAttempt, restartGuard));
         this.resource = resource;
         this.attempts = attempts;
         this.votes = votes;
         this.quorum = quorum;
         this.lastAttempt = List.copyOf(lastAttempt);
+        this.restartGuard = restartGuard.orElse(null);
     }
 
     /**
@@ -56,6 +75,7 @@ public class LockUnavailableException extends QuorumlockException {
         this.votes = 0;
         this.quorum = 1;
         this.lastAttempt = List.of(answer);
+        this.restartGuard = null;
     }
 
     /** How the message begins: {@code could not acquire 'r' within 200 ms (3 attempts): }. */
@@ -66,7 +86,13 @@ public class LockUnavailableException extends QuorumlockException {
     }
 
     private static String message(
-            String resource, Duration waited, int attempts, int votes, int quorum, List<ServerAnswer> answers) {
+            String resource,
+            Duration waited,
+            int attempts,
+            int votes,
+            int quorum,
+            List<ServerAnswer> answers,
+            Optional<Duration> restartGuard) {
         String others = answers.stream()
                 .filter(o -> o.kind() != ServerAnswer.Kind.GRANTED)
                 .map(ServerAnswer::toString)
@@ -78,6 +104,11 @@ public class LockUnavailableException extends QuorumlockException {
         }
         boolean excluded = answers.stream().anyMatch(o -> o.kind() == ServerAnswer.Kind.EXCLUDED);
         return tried(resource, waited, attempts)
+                + restartGuard
+                        .map(keptOut -> "no node names a holder, but the restart guard keeps the votes of nodes that"
+                                + " (re)started within the longest TTL asked for out for " + seconds(keptOut)
+                                + " more: ")
+                        .orElse("")
                 + String.format(
                         "last attempt got %d of %d votes, %d needed%s%s",
                         votes,
@@ -86,6 +117,12 @@ public class LockUnavailableException extends QuorumlockException {
                         others.isEmpty() ? " (the votes came too late: no validity left)" : "; " + others,
                         excluded ? RESTART_GUARD_REMEDY : "")
                 + ownLease(answers);
+    }
+
+    /** Whole seconds, rounded up: {@code 27 s}. */
+    private static String seconds(Duration duration) {
+        long seconds = duration.getSeconds() + (duration.getNano() > 0 ? 1 : 0);
+        return seconds + " s";
     }
 
     /** The remedy for a lock refused because its own holder holds it, if a server said so. */
@@ -116,6 +153,18 @@ public class LockUnavailableException extends QuorumlockException {
     /** What each node answered on the last attempt, in the order the nodes were configured. */
     public List<ServerAnswer> lastAttempt() {
         return lastAttempt;
+    }
+
+    /**
+     * Whether the restart guard refused the last attempt, and for how long after it it keeps the
+     * votes out: no node named a holder, and the nodes the guard kept out of the vote (nodes that
+     * may have started, or been failed over to, less than the longest TTL asked for ago, which may
+     * have lost a holder's key) would have made a quorum with the others. Such a refusal is also
+     * {@link #busy()}: it goes by itself, without a release, once the nodes have been up that long.
+     * Empty for any other refusal.
+     */
+    public Optional<Duration> restartGuard() {
+        return Optional.ofNullable(restartGuard);
     }
 
     /**

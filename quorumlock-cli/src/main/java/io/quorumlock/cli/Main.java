@@ -32,8 +32,8 @@ import picocli.CommandLine.UnmatchedArgumentException;
         mixinStandardHelpOptions = true,
         versionProvider = Main.Version.class,
         description =
-                "Distributed locks over Redis (a single node or Redlock), ZooKeeper and etcd, and the evidence of what they"
-                        + " guarantee.",
+                "Distributed locks over Redis (a single node or Redlock), ZooKeeper, etcd or a database (PostgreSQL,"
+                        + " MariaDB), and the evidence of what they guarantee.",
         subcommands = {RunCommand.class, CheckCommand.class, HelpCommand.class})
 public final class Main implements Callable<Integer> {
 
@@ -45,6 +45,7 @@ public final class Main implements Callable<Integer> {
 
     /** Runs the command line and exits with its exit code. */
     public static void main(String[] args) {
+        Verbosity.quietJavaLogging();
         System.exit(commandLine().execute(args));
     }
 
@@ -75,7 +76,7 @@ public final class Main implements Callable<Integer> {
      */
     private static int reportUsageError(ParameterException error, String[] args) {
         CommandLine command = error.getCommandLine();
-        String message = String.valueOf(error.getMessage()).replaceAll("\\s*\\R\\s*", " ");
+        String message = Text.plain(String.valueOf(error.getMessage()));
         if (error instanceof UnmatchedArgumentException unmatched
                 && !unmatched.getSuggestions().isEmpty()) {
             message += " (did you mean " + String.join(" or ", unmatched.getSuggestions()) + "?)";
@@ -87,9 +88,14 @@ public final class Main implements Callable<Integer> {
         return command.getCommandSpec().exitCodeOnInvalidInput();
     }
 
-    /** One line for a failure, rather than a stack trace; -v shows where it came from. */
+    /**
+     * One line for a failure, in words rather than a stack trace or an exception's class name; -v
+     * shows where it came from.
+     */
     private static int reportFailure(Exception failure, CommandLine command, ParseResult parsed) {
-        String message = failure.getMessage() == null ? failure.toString() : failure.getMessage();
+        String message = failure.getMessage() == null || failure.getMessage().isBlank()
+                ? "failed unexpectedly; run it again with -v for the details"
+                : Text.plain(failure.getMessage());
         command.getErr()
                 .println(command.getColorScheme()
                         .errorText(command.getCommandSpec().qualifiedName() + ": " + message));

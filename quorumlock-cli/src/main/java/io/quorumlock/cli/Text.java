@@ -34,6 +34,16 @@ public final class Text {
         return lines;
     }
 
+    /**
+     * {@code text} on one line and without the Java class names that some libraries' messages
+     * quote, such as {@code io.grpc.StatusRuntimeException: }: what the commands print is for
+     * people, the class names are in the stack trace that -v shows.
+     */
+    public static String plain(String text) {
+        return text.replaceAll("\\s*\\R\\s*", " ")
+                .replaceAll("\\b(?:[a-z][a-z0-9_]*\\.)+[A-Z][A-Za-z0-9_$]*(?:Exception|Error)\\b:?\\s*", "");
+    }
+
     /** The rows with each column padded to its widest cell, left-aligned, two spaces apart. */
     public static List<String> table(List<String[]> rows) {
         int[] widths = new int[rows.get(0).length];

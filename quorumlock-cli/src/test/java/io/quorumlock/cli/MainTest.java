@@ -78,6 +78,8 @@ class MainTest {
 
         assertThat(run.exitCode()).isZero();
         assertThat(run.out()).contains("Usage: quorumlock").containsPattern("(?m)^\\s+run\\s");
+        assertThat(run.out().replaceAll("\\s+", " "))
+                .contains("Redis (a single node or Redlock), ZooKeeper, etcd or a database (PostgreSQL, MariaDB)");
     }
 
     @Test

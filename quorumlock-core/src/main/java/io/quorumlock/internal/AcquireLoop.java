@@ -233,15 +233,29 @@ public final class AcquireLoop {
          */
         public static <L> Attempt<L> outvoted(
                 int votes, int quorum, boolean busy, Supplier<List<ServerAnswer>> answers) {
+            return outvoted(votes, quorum, busy, answers, Optional.empty());
+        }
+
+        /**
+         * As {@link #outvoted(int, int, boolean, Supplier)}; {@code restartGuard}, if present, says
+         * that the restart guard refused the votes, and for how long it keeps them out.
+         */
+        public static <L> Attempt<L> outvoted(
+                int votes,
+                int quorum,
+                boolean busy,
+                Supplier<List<ServerAnswer>> answers,
+                Optional<Duration> restartGuard) {
             Objects.requireNonNull(answers, "answers");
+            Objects.requireNonNull(restartGuard, "restartGuard");
             return new Attempt<>(
                     null,
                     true,
                     busy,
                     0,
                     0,
-                    (resource, waited, attempts) ->
-                            new LockUnavailableException(resource, waited, attempts, votes, quorum, answers.get()),
+                    (resource, waited, attempts) -> new LockUnavailableException(
+                            resource, waited, attempts, votes, quorum, answers.get(), restartGuard),
                     "refused: " + votes + " yes vote" + (votes == 1 ? "" : "s") + ", " + quorum + " needed");
         }
 

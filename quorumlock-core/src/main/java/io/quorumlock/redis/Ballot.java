@@ -91,10 +91,7 @@ final class Ballot {
         }
         if (closed) {
             // Shown in the evidence, never counted: a late yes is not a grant (a failed grant releases it).
-            answers[node] = outcome.kind() == ServerAnswer.Kind.GRANTED
-                    ? new ServerAnswer(
-                            outcome.server(), ServerAnswer.Kind.TIMED_OUT, "granted only after the round had ended")
-                    : outcome;
+            answers[node] = outcome.kind() == ServerAnswer.Kind.GRANTED ? lateYes(outcome.server()) : outcome;
             misconfigured |= outcome.kind() == ServerAnswer.Kind.MISCONFIGURED;
             return;
         }
@@ -120,6 +117,22 @@ final class Ballot {
         }
     }
 
+    /**
+     * A yes that came after the count was closed: past the wait for replies, it timed out; else the
+     * outcome was certain before it came, without it (the other nodes had refused, or were down).
+     */
+    private ServerAnswer lateYes(String server) {
+        return expired
+                ? new ServerAnswer(
+                        server,
+                        ServerAnswer.Kind.TIMED_OUT,
+                        "granted after the wait for replies had ended, too late to count")
+                : new ServerAnswer(
+                        server,
+                        ServerAnswer.Kind.PENDING,
+                        "granted, too late to count: the outcome was decided before its reply");
+    }
+
     /** A majority counted, or too few nodes left to reach one. */
     synchronized boolean decided() {
         return tally() != QuorumMath.Tally.OPEN;
@@ -137,7 +150,9 @@ final class Ballot {
 
     /**
      * Ends the counting and returns the yes votes: a reply recorded later shows in {@link
-     * #answers()}, a yes there as {@link ServerAnswer.Kind#TIMED_OUT}, and changes no count.
+     * #answers()}, a yes there as {@link ServerAnswer.Kind#PENDING} (or {@link
+     * ServerAnswer.Kind#TIMED_OUT} once the wait had expired) that says it was granted too late to
+     * count, and changes no count.
      */
     synchronized int close() {
         closed = true;

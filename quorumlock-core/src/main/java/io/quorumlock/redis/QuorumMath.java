@@ -175,10 +175,13 @@ final class QuorumMath {
         }
         long up = Math.max(0, nowNanos - start.nanos());
         return start.runIdChanged()
-                ? "restart guard: run_id changed " + seconds(up, false) + " ago (a restart or a failover), votes in "
+                ? RESTART_GUARD + "run_id changed " + seconds(up, false) + " ago (a restart or a failover), votes in "
                         + seconds(wait, true)
-                : "restart guard: up " + seconds(up, false) + ", votes in " + seconds(wait, true);
+                : RESTART_GUARD + "up " + seconds(up, false) + ", votes in " + seconds(wait, true);
     }
+
+    /** How the evidence of a vote the restart guard kept out begins. */
+    static final String RESTART_GUARD = "restart guard: ";
 
     /** Whole seconds from 10 s on, else tenths; rounded up or down. */
     static String seconds(long nanos, boolean roundUp) {

@@ -200,7 +200,9 @@ public final class Redlock implements DistributedLock<Lease>, Clocked {
      * others wait without sending anything.
      *
      * @throws LockUnavailableException if no attempt succeeded in time, with the votes of the last
-     *     one, each {@code held by another owner} naming the holder where it could be read
+     *     one, each {@code held by another owner} naming the holder where it could be read. After a
+     *     refusal by the restart guard ({@link LockUnavailableException#restartGuard()}) the next
+     *     attempt comes once the guard lets enough votes in, and none if {@code maxWait} ends first
      * @throws LockConfigurationException at once, without waiting further, if an attempt was not
      *     granted and a node refused with a configuration error (a wrong password, a replica)
      * @throws QuorumlockException if the thread was interrupted while waiting (the interrupt flag stays set)
@@ -225,12 +227,21 @@ public final class Redlock implements DistributedLock<Lease>, Clocked {
                     throw new LockConfigurationException(sent, number, attempt.answers());
                 }
                 boolean busy = LockUnavailableException.busy(attempt.answers(), quorum());
-                wait.refused(
-                        !busy
-                                ? ReleaseWait.Refusal.OTHER
-                                : attempt.votes() == 0 ? ReleaseWait.Refusal.HOLDER : ReleaseWait.Refusal.CONTEST);
+                long guard = rounds.restartGuard.refusalNanos(attempt.answers(), attempt.votes(), quorum());
+                if (guard >= 0) {
+                    wait.refusedByRestartGuard(guard);
+                } else {
+                    wait.refused(
+                            !busy
+                                    ? ReleaseWait.Refusal.OTHER
+                                    : attempt.votes() == 0 ? ReleaseWait.Refusal.HOLDER : ReleaseWait.Refusal.CONTEST);
+                }
                 return AcquireLoop.Attempt.outvoted(
-                        attempt.votes(), quorum(), busy, () -> attempts.withHolders(sent, attempt.answers()));
+                        attempt.votes(),
+                        quorum(),
+                        busy,
+                        () -> attempts.withHolders(sent, attempt.answers()),
+                        guard >= 0 ? Optional.of(Duration.ofNanos(guard)) : Optional.empty());
             });
             wait.granted();
             return lease;

@@ -26,6 +26,8 @@ import org.slf4j.LoggerFactory;
  *       attempts' time, more after each split in a row, so that one of the clients wins (the
  *       clean-up of a refused attempt tells no one); else waits for the holder's release, as above;
  *   <li>after a refusal that too few nodes answered to tell, sleeps the jittered backoff;
+ *   <li>after a refusal by the restart guard, sleeps until it lets enough votes in, or to the end
+ *       of the wait if that comes first;
  *   <li>where no node lets it listen, retries with the backoff, cut short by a release here.
  * </ul>
  */
@@ -73,6 +75,9 @@ final class ReleaseWait implements AcquireLoop.Pause, AutoCloseable {
     private long attemptStart;
 
     private long attemptNanos;
+    /** After a refusal by the restart guard: how long until it lets enough votes in. */
+    private long guardNanos;
+
     /** How many wake-ups this waiter had: how many releases it waited through. */
     private int wakes;
 
@@ -110,7 +115,18 @@ final class ReleaseWait implements AcquireLoop.Pause, AutoCloseable {
          */
         CONTEST,
         /** Too few nodes answered to tell. */
-        OTHER
+        OTHER,
+        /** The restart guard kept out the votes that would have granted it: they come in with time. */
+        RESTART_GUARD
+    }
+
+    /**
+     * The restart guard refused the attempt, and lets enough votes in after {@code nanos}: the
+     * next attempt comes then, not after a release.
+     */
+    void refusedByRestartGuard(long nanos) {
+        refused(Refusal.RESTART_GUARD);
+        guardNanos = nanos;
     }
 
     /** The attempt was refused, having met {@code refusal}. */
@@ -146,6 +162,12 @@ final class ReleaseWait implements AcquireLoop.Pause, AutoCloseable {
             }
             if (!waiter.first()) {
                 return awaitTurn(nanosLeft) && next();
+            }
+            if (refusal == Refusal.RESTART_GUARD) {
+                // Nobody will release: the votes come in once the nodes have been up long enough.
+                long pause = Math.max(guardNanos, MIN_RETRY_NANOS);
+                TimeUnit.NANOSECONDS.sleep(Math.min(pause, nanosLeft));
+                return pause <= nanosLeft && next();
             }
             if (namedAt != 0
                     && refusal != Refusal.OTHER

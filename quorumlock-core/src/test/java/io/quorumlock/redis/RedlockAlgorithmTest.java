@@ -554,12 +554,69 @@ class RedlockAlgorithmTest {
                 .contains("redis://node1:6379: excluded (restart guard: up 0 s, votes in 1 s)")
                 .endsWith("wait, or where every node fsyncs every write (appendfsync always), or in a test on nodes"
                         + " just started, build the lock with restartGuard(false)");
+        assertThat(e.restartGuard())
+                .as("no node names a holder: the guard refused it, for the rest of the TTL")
+                .contains(TTL);
+        assertThat(e.getMessage())
+                .contains("no node names a holder, but the restart guard keeps the votes of nodes that (re)started"
+                        + " within the longest TTL asked for out for 1 s more");
         await(() -> holders("r") == 0, "every yes to be released, the excluded ones too");
 
         ticker.advance(TTL.toNanos());
         assertThat(redlock.tryAcquire("r", TTL))
                 .as("up for a TTL: they vote again")
                 .isPresent();
+    }
+
+    @Test
+    void aHolderAmongTheExcludedNodesIsNoRefusalByTheRestartGuard() {
+        Redlock redlock = cluster(3);
+        assertThat(cluster(3, ticker, builder -> builder.restartGuard(false)).tryAcquire("r", TTL))
+                .isPresent();
+        nodes.get(1).restart(); // the holder's key lost on two nodes: node 0 still names it
+        nodes.get(2).restart();
+        LockUnavailableException e = org.junit.jupiter.api.Assertions.assertThrows(
+                LockUnavailableException.class, () -> redlock.acquire("r", TTL, Duration.ZERO));
+        assertThat(e.lastAttempt().get(0).kind()).isIn(ServerAnswer.Kind.HELD_BY_OTHER, ServerAnswer.Kind.PENDING);
+        assertThat(e.lastAttempt()).anySatisfy(o -> assertThat(o.kind()).isEqualTo(ServerAnswer.Kind.HELD_BY_OTHER));
+        assertThat(e.restartGuard())
+                .as("a holder is named: busy, whatever the guard")
+                .isEmpty();
+        assertThat(e.busy()).isTrue();
+    }
+
+    @Test
+    void anAcquireRefusedByTheRestartGuardForLongerThanItsWaitMakesOneAttempt() {
+        Redlock redlock = cluster(3);
+        nodes.get(1).restart();
+        nodes.get(2).restart();
+        long start = System.nanoTime();
+        LockUnavailableException e = org.junit.jupiter.api.Assertions.assertThrows(
+                LockUnavailableException.class, () -> redlock.acquire("r", TTL, TTL.dividedBy(2)));
+        // The fake clock stands still: an acquire that retried until the guard lets the votes in
+        // would never end; one that waits for the guard sleeps out its wait, once.
+        assertThat(e.attempts()).isEqualTo(1);
+        assertThat(e.restartGuard()).contains(TTL);
+        assertThat(Duration.ofNanos(System.nanoTime() - start))
+                .isGreaterThanOrEqualTo(TTL.dividedBy(2))
+                .isLessThan(TestTime.scaled(Duration.ofSeconds(3)));
+    }
+
+    @Test
+    void anAcquireRefusedByTheRestartGuardWaitsUntilItLetsTheVotesIn() {
+        Redlock redlock = realTimeCluster(3);
+        nodes.forEach(FakeNode::restart);
+        Duration wait = REAL_TTL.multipliedBy(5);
+        long start = System.nanoTime();
+        Lease lease = redlock.acquire("r", REAL_TTL, wait);
+        long took = System.nanoTime() - start;
+        lease.release();
+        assertThat(Duration.ofNanos(took))
+                .as("the nodes vote once up for the TTL")
+                .isGreaterThanOrEqualTo(REAL_TTL.minusMillis(50));
+        // One attempt refused, one after the guard's wait (and one more if the nodes were a hair short
+        // of the TTL), each a SET and its clean-up: no attempt every few milliseconds.
+        assertThat(nodes.get(0).calls.get()).as("requests to node 0").isLessThanOrEqualTo(8);
     }
 
     @Test

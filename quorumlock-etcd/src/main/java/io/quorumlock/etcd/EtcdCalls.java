@@ -152,7 +152,62 @@ final class EtcdCalls {
         boolean unreachable = grpcCode(cause) == Status.Code.UNAVAILABLE;
         return outcome(
                 unreachable ? ServerAnswer.Kind.UNREACHABLE : ServerAnswer.Kind.ERROR,
-                "'" + what + "' failed: " + cause);
+                "'" + what + "' failed: " + describe(cause));
+    }
+
+    /**
+     * A failure in words, without the client's class names: the gRPC status (or jetcd's error
+     * code) and its description, then the first cause's own words where they add what happened (a
+     * refused connection, a certificate not trusted), such as {@code UNAVAILABLE: io exception
+     * (Connection refused: /127.0.0.1:2379)}.
+     */
+    static String describe(Throwable failure) {
+        ErrorCode code = errorCode(failure);
+        Status status = Status.fromThrowable(failure);
+        String said = code != null ? code.name() : status.getCode().name();
+        String description = code != null ? failure.getMessage() : status.getDescription();
+        if (tlsFailure(failure)) {
+            description = "TLS handshake failed";
+        } else if (description != null) {
+            description = description.lines().findFirst().orElse(""); // not the channel's pipeline that follows
+        }
+        if (description != null && !description.isBlank() && !description.equals(said)) {
+            said += ": " + description;
+        }
+        if (status.getCode() == Status.Code.UNKNOWN && code == null && failure.getMessage() != null) {
+            said = failure.getMessage(); // not from gRPC: its own words
+        }
+        String root = null;
+        for (Throwable cause = failure.getCause();
+                cause != null && cause != cause.getCause();
+                cause = cause.getCause()) {
+            if (cause.getMessage() != null && !cause.getMessage().isBlank()) {
+                root = cause.getMessage(); // the innermost says what happened, the outer ones wrap it
+            }
+        }
+        if (root != null && !said.contains(root)) {
+            said += " (" + withoutClassNames(root) + ")";
+        }
+        return withoutClassNames(said);
+    }
+
+    /** Whether a failure came from the TLS handshake. */
+    private static boolean tlsFailure(Throwable failure) {
+        for (Throwable cause = failure; cause != null && cause != cause.getCause(); cause = cause.getCause()) {
+            if (cause instanceof javax.net.ssl.SSLException
+                    || cause instanceof java.security.cert.CertificateException) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /**
+     * {@code text} without the Java class names that some messages quote, such as the {@code
+     * sun.security.provider.certpath.SunCertPathBuilderException: } inside a TLS failure's.
+     */
+    private static String withoutClassNames(String text) {
+        return text.replaceAll("\\b(?:[a-z][a-z0-9_]*\\.)+[A-Z][A-Za-z0-9_$]*(?:Exception|Error)\\b:?\\s*", "");
     }
 
     /**

@@ -13,10 +13,13 @@ import io.quorumlock.internal.Ticker;
 import io.quorumlock.internal.Timers;
 import java.net.URI;
 import java.net.URISyntaxException;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashSet;
 import java.util.List;
+import java.util.Locale;
 import java.util.Objects;
 import java.util.Set;
 
@@ -25,6 +28,9 @@ public final class EtcdLockBuilder {
     private final List<String> endpoints = new ArrayList<>();
     private Client client;
     private Duration connectTimeout;
+    private Path tlsCaBundle;
+    private Path tlsCertificate;
+    private Path tlsKey;
 
     // Read by the lock's constructor once build() checked them.
     String keyPrefix = "/quorumlock/locks/";
@@ -84,9 +90,10 @@ public final class EtcdLockBuilder {
     }
 
     /**
-     * Adds the client URLs of etcd members, {@code http://host:port}; list every member of the
-     * cluster, so that the client can go on when one is down. The lock builds its own jetcd
-     * client and closes it in {@link EtcdLock#close()}. Either this or {@link #client(Client)}.
+     * Adds the client URLs of etcd members, {@code http://host:port}, or {@code https://host:port}
+     * for members that serve TLS (all alike); list every member of the cluster, so that the
+     * client can go on when one is down. The lock builds its own jetcd client and closes it in
+     * {@link EtcdLock#close()}. Either this or {@link #client(Client)}.
      */
     public EtcdLockBuilder endpoints(String... urls) {
         Objects.requireNonNull(urls, "urls");
@@ -98,6 +105,29 @@ public final class EtcdLockBuilder {
     public EtcdLockBuilder endpoints(List<String> urls) {
         Objects.requireNonNull(urls, "urls");
         endpoints.addAll(urls);
+        return this;
+    }
+
+    /**
+     * The CAs that the {@code https://} members' certificates must be issued by, as a PEM file of
+     * one or more certificates, in place of the JDK trust store. The members' names (the host of
+     * each endpoint) are checked against their certificates either way. The default is the JDK
+     * trust store.
+     */
+    public EtcdLockBuilder tlsCaBundle(Path caBundle) {
+        this.tlsCaBundle = caBundle;
+        return this;
+    }
+
+    /**
+     * The client certificate presented to {@code https://} members that require one (etcd's
+     * {@code --client-cert-auth}): a PEM certificate (intermediates may follow it) and its private
+     * key, an unencrypted PKCS#8 PEM file ({@code -----BEGIN PRIVATE KEY-----}). Keep the key file
+     * readable by this user only. The default is none.
+     */
+    public EtcdLockBuilder tlsClientCertificate(Path certificate, Path key) {
+        this.tlsCertificate = certificate;
+        this.tlsKey = key;
         return this;
     }
 
@@ -183,6 +213,7 @@ public final class EtcdLockBuilder {
                 "no etcd endpoints: add the members' client URLs with endpoints(\"http://host:2379\", ...), or"
                         + " pass a jetcd Client with client(...)");
         List<URI> uris = client == null ? checkEndpoints() : List.of();
+        checkTls(uris);
         Settings.notEmpty(
                 "keyPrefix",
                 keyPrefix,
@@ -208,6 +239,9 @@ public final class EtcdLockBuilder {
             return new EtcdLock(this, client, false, "etcd (client given to the builder)");
         }
         ClientBuilder clientBuilder = Client.builder().endpoints(uris.toArray(URI[]::new));
+        if (tls(uris)) {
+            configureTls(clientBuilder);
+        }
         if (connectTimeout != null) {
             // Requests then fail once no member could be connected to for that long, instead
             // of waiting for a connection until their own timeout.
@@ -215,6 +249,80 @@ public final class EtcdLockBuilder {
         }
         Client built = clientBuilder.build();
         return new EtcdLock(this, built, true, "etcd " + String.join(",", endpoints));
+    }
+
+    private static boolean tls(List<URI> uris) {
+        return !uris.isEmpty() && uris.get(0).getScheme().equals("https");
+    }
+
+    /** The TLS settings agree with each other, with the endpoints, and name readable files. */
+    private void checkTls(List<URI> uris) {
+        boolean files = tlsCaBundle != null || tlsCertificate != null || tlsKey != null;
+        String setting = tlsCaBundle != null ? "tlsCaBundle" : "tlsClientCertificate";
+        Settings.requireArgument(
+                !files || client == null,
+                setting,
+                "%s is for the client the lock builds from endpoints(...): configure TLS on your own jetcd Client"
+                        + " with ClientBuilder.sslContext",
+                setting);
+        Settings.requireArgument(
+                !files || client != null || tls(uris),
+                setting,
+                "%s set, but no endpoint is https://: write the members as https://host:port to connect with TLS",
+                setting);
+        Settings.requireArgument(
+                (tlsCertificate == null) == (tlsKey == null),
+                "tlsClientCertificate",
+                "tlsClientCertificate needs the client certificate and its key: give both");
+        readable("tlsCaBundle", tlsCaBundle);
+        readable("tlsClientCertificate", tlsCertificate);
+        readable("tlsClientCertificate", tlsKey);
+    }
+
+    private static void readable(String setting, Path file) {
+        Settings.requireArgument(
+                file == null || Files.isReadable(file),
+                setting,
+                "%s: cannot read %s: give a readable PEM file",
+                setting,
+                file);
+    }
+
+    /** TLS to the members: the CA bundle or the JDK trust store, and the client certificate if given. */
+    private void configureTls(ClientBuilder clientBuilder) {
+        try {
+            clientBuilder.sslContext(ssl -> {
+                pem("tlsCaBundle", tlsCaBundle, () -> {
+                    if (tlsCaBundle != null) {
+                        ssl.trustManager(tlsCaBundle.toFile());
+                    }
+                });
+                pem("tlsClientCertificate", tlsCertificate, () -> {
+                    if (tlsCertificate != null) {
+                        ssl.keyManager(tlsCertificate.toFile(), tlsKey.toFile());
+                    }
+                });
+            });
+        } catch (javax.net.ssl.SSLException | RuntimeException e) {
+            if (e instanceof IllegalSettingException setting) {
+                throw setting;
+            }
+            String setting = tlsCertificate != null ? "tlsClientCertificate" : "tlsCaBundle";
+            throw new IllegalSettingException(
+                    setting, setting + ": cannot set up TLS with these files (" + e.getMessage() + "): " + PEM_FORMATS);
+        }
+    }
+
+    private static final String PEM_FORMATS = "give PEM certificates (-----BEGIN CERTIFICATE-----) and an"
+            + " unencrypted PKCS#8 key (-----BEGIN PRIVATE KEY-----)";
+
+    /** Runs one step of the TLS set-up: a {@code file} it cannot use is refused, naming {@code setting}. */
+    private static void pem(String setting, Path file, Runnable step) {
+        try {
+            step.run();
+        } catch (RuntimeException e) {
+            throw new IllegalSettingException(setting, setting + ": cannot use " + file + ": " + PEM_FORMATS);
+        }
     }
 
     private List<URI> checkEndpoints() {
@@ -225,6 +333,13 @@ public final class EtcdLockBuilder {
             if (!seen.add(uri)) {
                 throw new IllegalSettingException(
                         "endpoints", i, "endpoint " + endpoint + " is listed twice: list each etcd member once");
+            }
+            if (!uri.getScheme().equals(seen.iterator().next().getScheme())) {
+                throw new IllegalSettingException(
+                        "endpoints",
+                        i,
+                        "endpoint " + endpoint + " is " + uri.getScheme() + "://, the first is not: connect to every"
+                                + " member with TLS (https://) or to none");
             }
         }
         return List.copyOf(seen);
@@ -245,7 +360,7 @@ public final class EtcdLockBuilder {
                     shown + " must be just scheme, host and port (credentials go to your own jetcd Client)" + remedy);
         }
         if (!endpoint.contains("://")) {
-            throw refused(index, shown + " must start with http://" + remedy);
+            throw refused(index, shown + " must start with http:// (or https:// for TLS)" + remedy);
         }
         URI uri;
         try {
@@ -253,14 +368,9 @@ public final class EtcdLockBuilder {
         } catch (URISyntaxException e) {
             throw refused(index, shown + " is not a URL (" + e.getReason() + ")" + remedy);
         }
-        if ("https".equalsIgnoreCase(uri.getScheme())) {
-            throw refused(
-                    index,
-                    shown + " needs TLS, which this builder does not"
-                            + " configure: build a jetcd Client with an SslContext and pass it with client(...)");
-        }
-        if (!"http".equalsIgnoreCase(uri.getScheme())) {
-            throw refused(index, shown + " must start with http://" + remedy);
+        String scheme = uri.getScheme() == null ? "" : uri.getScheme().toLowerCase(Locale.ROOT);
+        if (!scheme.equals("http") && !scheme.equals("https")) {
+            throw refused(index, shown + " must start with http:// (or https:// for TLS)" + remedy);
         }
         if (uri.getHost() == null || uri.getPort() < 0) {
             throw refused(index, shown + " must name a host and a port" + remedy);
@@ -270,7 +380,7 @@ public final class EtcdLockBuilder {
                 && !uri.getRawPath().equals("/")) {
             throw refused(index, shown + " must be just scheme, host and port" + remedy);
         }
-        return URI.create("http://" + uri.getHost() + ":" + uri.getPort());
+        return URI.create(scheme + "://" + uri.getHost() + ":" + uri.getPort());
     }
 
     /** The refusal of the entry at {@code index} of the endpoints. */

@@ -36,10 +36,9 @@ class EtcdLockBuilderTest {
                 .isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("must start with http://")
                 .hasMessageContaining("such as http://127.0.0.1:2379");
-        assertThatThrownBy(() -> build("https://10.0.0.1:2379"))
+        assertThatThrownBy(() -> build("ftp://10.0.0.1:2379"))
                 .isInstanceOf(IllegalArgumentException.class)
-                .hasMessageContaining("needs TLS")
-                .hasMessageContaining("client(...)");
+                .hasMessageContaining("must start with http:// (or https:// for TLS)");
         assertThatThrownBy(() -> build("http://10.0.0.1"))
                 .isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("must name a host and a port");
@@ -57,6 +56,42 @@ class EtcdLockBuilderTest {
                         .build())
                 .isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("is listed twice");
+    }
+
+    @Test
+    void tlsSettingsAgreeWithTheEndpointsAndNameReadableFiles(@org.junit.jupiter.api.io.TempDir java.nio.file.Path dir)
+            throws Exception {
+        java.nio.file.Path ca = java.nio.file.Files.writeString(dir.resolve("ca.pem"), "not a certificate");
+        EtcdLock.builder().endpoints("https://10.0.0.1:2379").build().close(); // the JDK trust store
+        assertThatThrownBy(() ->
+                        EtcdLock.builder().endpoints(LOCAL).tlsCaBundle(ca).build())
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("tlsCaBundle set, but no endpoint is https://");
+        assertThatThrownBy(() -> EtcdLock.builder()
+                        .endpoints("https://10.0.0.1:2379", "http://10.0.0.2:2379")
+                        .build())
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("with TLS (https://) or to none");
+        assertThatThrownBy(() -> EtcdLock.builder()
+                        .endpoints("https://10.0.0.1:2379")
+                        .tlsCaBundle(dir.resolve("missing.pem"))
+                        .build())
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("tlsCaBundle")
+                .hasMessageContaining("cannot read " + dir.resolve("missing.pem"));
+        assertThatThrownBy(() -> EtcdLock.builder()
+                        .endpoints("https://10.0.0.1:2379")
+                        .tlsCaBundle(ca)
+                        .build())
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageStartingWith("tlsCaBundle")
+                .hasMessageContaining("-----BEGIN CERTIFICATE-----");
+        assertThatThrownBy(() -> EtcdLock.builder()
+                        .endpoints("https://10.0.0.1:2379")
+                        .tlsClientCertificate(ca, null)
+                        .build())
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("tlsClientCertificate needs the client certificate and its key: give both");
     }
 
     @Test

@@ -35,7 +35,16 @@ class EtcdLockSettingsTest {
                 refusal("endpoints[1]", b -> b.endpoints(LOCAL, "127.0.0.1:2380")),
                 refusal("endpoints[0]", b -> b.endpoints("http://127.0.0.1:2379x", LOCAL)),
                 refusal("endpoints[2]", b -> b.endpoints(LOCAL, "http://127.0.0.1:2380", LOCAL + "/")),
-                refusal("endpoints[0]", b -> b.endpoints("https://127.0.0.1:2379")),
+                refusal("endpoints[1]", b -> b.endpoints("https://127.0.0.1:2379", LOCAL)),
+                refusal("tlsCaBundle", b -> b.endpoints(LOCAL).tlsCaBundle(java.nio.file.Path.of("ca.pem"))),
+                refusal(
+                        "tlsCaBundle",
+                        b -> b.endpoints("https://127.0.0.1:2379")
+                                .tlsCaBundle(java.nio.file.Path.of("missing-ca.pem"))),
+                refusal(
+                        "tlsClientCertificate",
+                        b -> b.client(CLIENT)
+                                .tlsClientCertificate(java.nio.file.Path.of("c.pem"), java.nio.file.Path.of("c.key"))),
                 refusal("endpoints[1]", b -> b.endpoints(LOCAL, " ")),
                 refusal("keyPrefix", b -> b.endpoints(LOCAL).keyPrefix("")),
                 refusal("retry", b -> b.endpoints(LOCAL).retry(null)),

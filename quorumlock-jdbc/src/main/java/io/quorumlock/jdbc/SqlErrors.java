@@ -47,6 +47,19 @@ final class SqlErrors {
     /** Invalid authorization (28000, 28P01): a wrong user or password. */
     private static final String INVALID_AUTHORIZATION_CLASS = "28";
 
+    /**
+     * A connection the client refused to make (08004), as PostgreSQL's driver does when the server
+     * asks for a password and none was given: an authentication failure when its message says so
+     * (MariaDB's "too many connections" is an 08004 too, and passes).
+     */
+    private static final String CONNECTION_REJECTED = "08004";
+
+    /** A database that does not exist: PostgreSQL's invalid_catalog_name. */
+    private static final String UNKNOWN_DATABASE = "3D000";
+
+    /** MariaDB's and MySQL's "Unknown database". */
+    private static final Set<Integer> MARIADB_UNKNOWN_DATABASE = Set.of(1049);
+
     private SqlErrors() {}
 
     /** How a failure is told to the caller. */
@@ -87,6 +100,17 @@ final class SqlErrors {
                     ServerAnswer.Kind.MISCONFIGURED,
                     "the database refused the user (" + shortMessage(e) + "): check the user and the password");
         }
+        if (sqlState(e, CONNECTION_REJECTED::equals).isPresent() && asksForPassword(e)) {
+            return new Failure(
+                    ServerAnswer.Kind.MISCONFIGURED,
+                    "the database asks for a password and none was given (" + shortMessage(e) + "): give the password");
+        }
+        if (sqlState(e, UNKNOWN_DATABASE::equals).isPresent() || hasErrorCode(e, MARIADB_UNKNOWN_DATABASE)) {
+            return new Failure(
+                    ServerAnswer.Kind.MISCONFIGURED,
+                    "the database named in the URL does not exist (" + shortMessage(e)
+                            + "): check the database name in the URL, or create the database");
+        }
         if (sqlState(e, state -> state.startsWith(DATA_EXCEPTION_CLASS) || state.equals(PROGRAM_LIMIT_EXCEEDED))
                         .isPresent()
                 || (dialect == Dialect.MARIADB && hasErrorCode(e, MARIADB_DATA))) {
@@ -109,6 +133,11 @@ final class SqlErrors {
             return new Failure(ServerAnswer.Kind.UNREACHABLE, shortMessage(e));
         }
         return new Failure(ServerAnswer.Kind.ERROR, shortMessage(e));
+    }
+
+    private static boolean asksForPassword(SQLException e) {
+        String message = String.valueOf(e.getMessage()).toLowerCase(java.util.Locale.ROOT);
+        return message.contains("password") || message.contains("authentication");
     }
 
     /** Whether {@code e} is a unique violation (SQLSTATE 23505, or MariaDB's 23000 with error 1062). */

@@ -70,6 +70,34 @@ class SqlErrorsTest {
     }
 
     @Test
+    void aMissingPasswordAndAnUnknownDatabaseAreConfigurationErrorsNotAnOutage() {
+        SqlErrors.Failure noPassword = classify(
+                new SQLException(
+                        "The server requested SCRAM-based authentication, but no password was provided.", "08004"),
+                false);
+        assertThat(noPassword.kind()).isEqualTo(ServerAnswer.Kind.MISCONFIGURED);
+        assertThat(noPassword.detail())
+                .startsWith("the database asks for a password and none was given")
+                .endsWith("give the password");
+        assertThat(classify(new SQLException("Too many connections", "08004", 1040), false)
+                        .kind())
+                .as("a full server is no configuration error")
+                .isEqualTo(ServerAnswer.Kind.UNREACHABLE);
+
+        SqlErrors.Failure postgres =
+                classify(new SQLException("FATAL: database \"nosuch\" does not exist", "3D000"), false);
+        SqlErrors.Failure mariadb = SqlErrors.classify(
+                new SQLException("Unknown database 'nosuch'", "42000", 1049), false, "t", Dialect.MARIADB);
+        for (SqlErrors.Failure unknown : new SqlErrors.Failure[] {postgres, mariadb}) {
+            assertThat(unknown.kind()).isEqualTo(ServerAnswer.Kind.MISCONFIGURED);
+            assertThat(unknown.detail())
+                    .startsWith("the database named in the URL does not exist")
+                    .contains("nosuch")
+                    .endsWith("check the database name in the URL, or create the database");
+        }
+    }
+
+    @Test
     void theServersMessageIsShownOnOnePrintableLine() {
         String shown = SqlErrors.shortMessage(new SQLException("bad\n\u0007thing " + "x".repeat(500), "XX000"));
         assertThat(shown).doesNotContain("\n").doesNotContain("\u0007").contains("characters)", "[SQLSTATE XX000]");

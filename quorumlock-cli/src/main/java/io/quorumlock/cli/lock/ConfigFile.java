@@ -23,7 +23,8 @@ import java.util.TreeSet;
  * redis.tls.cert = /etc/quorumlock/client.pem
  * redis.tls.key = /etc/quorumlock/client.key
  * zookeeper = zk1:2181,zk2:2181,zk3:2181
- * etcd = http://10.0.0.1:2379,http://10.0.0.2:2379
+ * etcd = https://10.0.0.1:2379,https://10.0.0.2:2379
+ * etcd.tls.ca = /etc/quorumlock/etcd-ca.pem
  * jdbc = jdbc:postgresql://db:5432/app
  * jdbc.user = locks
  * jdbc.password = s3cret
@@ -43,9 +44,16 @@ public record ConfigFile(Optional<Path> source, Properties properties) {
             "redis.tls.key",
             "zookeeper",
             "etcd",
+            "etcd.tls.ca",
+            "etcd.tls.cert",
+            "etcd.tls.key",
             "jdbc",
             "jdbc.user",
             "jdbc.password");
+
+    /** The keys a file may hold, for messages and the help. */
+    static final String KNOWN = "redis, redis.password, redis.tls.ca, redis.tls.cert, redis.tls.key, zookeeper, etcd,"
+            + " etcd.tls.ca, etcd.tls.cert, etcd.tls.key, jdbc, jdbc.user, jdbc.password";
 
     /** The file used when {@code --config} is not given. */
     public static Path defaultPath() {
@@ -71,9 +79,8 @@ public record ConfigFile(Optional<Path> source, Properties properties) {
         }
         for (String key : properties.stringPropertyNames()) {
             if (!KEYS.contains(key)) {
-                throw new IllegalArgumentException("--config: unknown setting '" + key + "' in " + file
-                        + "; known settings: redis, redis.password, redis.tls.ca, redis.tls.cert, redis.tls.key,"
-                        + " zookeeper, etcd, jdbc, jdbc.user, jdbc.password");
+                throw new IllegalArgumentException(
+                        "--config: unknown setting '" + key + "' in " + file + "; known settings: " + KNOWN);
             }
         }
         return new ConfigFile(Optional.of(file), properties);

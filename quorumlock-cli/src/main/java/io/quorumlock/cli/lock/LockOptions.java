@@ -1,6 +1,7 @@
 package io.quorumlock.cli.lock;
 
 import io.quorumlock.DistributedLock;
+import io.quorumlock.IllegalSettingException;
 import io.quorumlock.Lease;
 import io.quorumlock.etcd.EtcdLock;
 import io.quorumlock.etcd.EtcdLockBuilder;
@@ -14,10 +15,11 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import java.util.Locale;
 import java.util.Optional;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
+import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
+import picocli.CommandLine.Spec;
 
 /**
  * The options that name where the lock lives, mixed into the commands that take a lock: exactly
@@ -61,8 +63,16 @@ public final class LockOptions {
                         "create them with quorumlock check --jdbc URL --create-table, or in a migration")
                 .replace(
                         "check the user and the password",
-                        "check --jdbc-user (or the user in the URL) and the password, from QUORUMLOCK_JDBC_PASSWORD"
-                                + " or the config file's jdbc.password");
+                        "check --jdbc-user (or the user in the URL) and the password, from " + JDBC_PASSWORD_ENV
+                                + " or the config file's jdbc.password")
+                .replace(
+                        "give the password",
+                        "give it in " + JDBC_PASSWORD_ENV + " or the config file's jdbc.password, for --jdbc-user"
+                                + " (or the user in the URL)")
+                .replace(
+                        "check the database name in the URL, or create the database",
+                        "check the database at the end of the --jdbc URL (jdbc:...://HOST:PORT/DATABASE), or create"
+                                + " the database");
     }
 
     /** Where a lock lives. */
@@ -80,19 +90,19 @@ public final class LockOptions {
      * @param endpoints the Redis URIs, the ZooKeeper connect string (one element), the etcd URLs or
      *     the JDBC URL (one element)
      * @param password the Redis password for URIs without one, or the database password
-     * @param tls the Redis TLS files
+     * @param tls the TLS files of the Redis nodes or the etcd members
      * @param user the database user, if not in the JDBC URL
      */
     public record LockService(
-            Kind kind, List<String> endpoints, Optional<String> password, RedisTls tls, Optional<String> user) {
+            Kind kind, List<String> endpoints, Optional<String> password, TlsFiles tls, Optional<String> user) {
 
         /** A backend without TLS files. */
         public LockService(Kind kind, List<String> endpoints, Optional<String> password) {
-            this(kind, endpoints, password, RedisTls.NONE, Optional.empty());
+            this(kind, endpoints, password, TlsFiles.NONE, Optional.empty());
         }
 
-        /** A Redis backend with its TLS files. */
-        public LockService(Kind kind, List<String> endpoints, Optional<String> password, RedisTls tls) {
+        /** A Redis or etcd backend with its TLS files. */
+        public LockService(Kind kind, List<String> endpoints, Optional<String> password, TlsFiles tls) {
             this(kind, endpoints, password, tls, Optional.empty());
         }
 
@@ -148,7 +158,26 @@ public final class LockOptions {
                     : quarter.compareTo(LIBRARY_NODE_TIMEOUT) > 0 ? quarter : LIBRARY_NODE_TIMEOUT;
         }
 
+        /**
+         * Opens the lock, with a TLS file the builder refused named by its option ({@code
+         * --tls-ca}), not by the builder's setting ({@code tlsCaBundle}).
+         */
         private DistributedLock<? extends Lease> open(Optional<Duration> ttl, Optional<Duration> connectTimeout) {
+            try {
+                return lock(ttl, connectTimeout);
+            } catch (IllegalSettingException e) {
+                if (!e.setting().startsWith("tls")) {
+                    throw e;
+                }
+                throw new IllegalArgumentException(
+                        e.getMessage()
+                                .replace("tlsCaBundle", "--tls-ca")
+                                .replace("tlsClientCertificate", "--tls-cert and --tls-key"),
+                        e);
+            }
+        }
+
+        private DistributedLock<? extends Lease> lock(Optional<Duration> ttl, Optional<Duration> connectTimeout) {
             return switch (kind) {
                 case REDIS -> {
                     RedlockBuilder redis =
@@ -172,7 +201,7 @@ public final class LockOptions {
                                     .orElse(null))
                             .build();
                 case ETCD -> {
-                    EtcdLockBuilder etcd = EtcdLock.builder().endpoints(endpoints);
+                    EtcdLockBuilder etcd = tls.configure(EtcdLock.builder().endpoints(endpoints));
                     // The connect timeout bounds reaching a member. The first requests of a JVM just
                     // started take longer than a connection on a busy machine (5 s and more): a
                     // member that answers is given ETCD_REQUEST_TIMEOUT.
@@ -204,22 +233,22 @@ public final class LockOptions {
     @Option(
             names = "--tls-ca",
             paramLabel = "FILE",
-            description = "The CAs (PEM) that the rediss:// nodes' certificates must be issued by; default: the JDK"
-                    + " trust store. Config file: redis.tls.ca.")
+            description = "The CAs (PEM) that the rediss:// nodes' or https:// etcd members' certificates must be"
+                    + " issued by; default: the JDK trust store. Config file: redis.tls.ca, etcd.tls.ca.")
     private Path tlsCa;
 
     @Option(
             names = "--tls-cert",
             paramLabel = "FILE",
-            description = "A client certificate (PEM) for rediss:// nodes that require one (mutual TLS), with"
-                    + " --tls-key. Config file: redis.tls.cert.")
+            description = "A client certificate (PEM) for rediss:// nodes or https:// etcd members that require one"
+                    + " (mutual TLS), with --tls-key. Config file: redis.tls.cert, etcd.tls.cert.")
     private Path tlsCert;
 
     @Option(
             names = "--tls-key",
             paramLabel = "FILE",
             description = "The client certificate's private key: unencrypted PKCS#8 PEM (BEGIN PRIVATE KEY), RSA or"
-                    + " EC. Config file: redis.tls.key.")
+                    + " EC. Config file: redis.tls.key, etcd.tls.key.")
     private Path tlsKey;
 
     @Option(
@@ -233,7 +262,8 @@ public final class LockOptions {
             paramLabel = "ENDPOINTS",
             split = ",",
             hideParamSyntax = true,
-            description = "etcd endpoints, such as http://10.0.0.1:2379,http://10.0.0.2:2379: a fenced lock.")
+            description = "etcd endpoints, such as http://10.0.0.1:2379,http://10.0.0.2:2379, or https:// for members"
+                    + " that serve TLS (with --tls-ca, --tls-cert, --tls-key): a fenced lock.")
     private List<String> etcd;
 
     @Option(
@@ -253,10 +283,13 @@ public final class LockOptions {
     @Option(
             names = "--config",
             paramLabel = "FILE",
-            description = "Settings file (redis, redis.password, redis.tls.ca, redis.tls.cert, redis.tls.key,"
-                    + " zookeeper, etcd, jdbc, jdbc.user, jdbc.password as key = value lines); default:"
+            description = "Settings file (" + ConfigFile.KNOWN + " as key = value lines); default:"
                     + " ~/.config/quorumlock/config if it exists.")
     private Path config;
+
+    /** The command this is mixed into, for its warnings. */
+    @Spec(Spec.Target.MIXEE)
+    private CommandSpec command;
 
     /** Where the Redis password for URIs without one came from, once {@link #backend()} has read it; null if none. */
     private String passwordSetting;
@@ -287,28 +320,33 @@ public final class LockOptions {
                 .filter(p -> !p.isEmpty())
                 .or(() -> file.get("jdbc.password"));
         Optional<String> user = Optional.ofNullable(jdbcUser).or(() -> file.get("jdbc.user"));
-        if (redis != null || zookeeper != null || etcd != null || jdbc != null) {
+        boolean onCommandLine = redis != null || zookeeper != null || etcd != null || jdbc != null;
+        if (onCommandLine) {
             if (redis != null) {
-                named.add(new LockService(Kind.REDIS, trimmed(redis), password, redisTls(file)));
+                named.add(new LockService(Kind.REDIS, trimmed(redis), password, tls(file, "redis")));
             }
             if (zookeeper != null) {
                 named.add(new LockService(Kind.ZOOKEEPER, List.of(zookeeper.trim()), Optional.empty()));
             }
             if (etcd != null) {
-                named.add(new LockService(Kind.ETCD, trimmed(etcd), Optional.empty()));
+                named.add(new LockService(Kind.ETCD, trimmed(etcd), Optional.empty(), tls(file, "etcd")));
             }
             if (jdbc != null) {
-                named.add(new LockService(Kind.JDBC, List.of(jdbc.trim()), jdbcPassword, RedisTls.NONE, user));
+                JdbcUrls.check(jdbc.trim(), "--jdbc");
+                named.add(new LockService(Kind.JDBC, List.of(jdbc.trim()), jdbcPassword, TlsFiles.NONE, user));
             }
         } else {
             file.get("redis")
-                    .ifPresent(v -> named.add(new LockService(Kind.REDIS, split(v), password, redisTls(file))));
+                    .ifPresent(v -> named.add(new LockService(Kind.REDIS, split(v), password, tls(file, "redis"))));
             file.get("zookeeper")
                     .ifPresent(v -> named.add(new LockService(Kind.ZOOKEEPER, List.of(v), Optional.empty())));
-            file.get("etcd").ifPresent(v -> named.add(new LockService(Kind.ETCD, split(v), Optional.empty())));
-            file.get("jdbc")
+            file.get("etcd")
                     .ifPresent(
-                            v -> named.add(new LockService(Kind.JDBC, List.of(v), jdbcPassword, RedisTls.NONE, user)));
+                            v -> named.add(new LockService(Kind.ETCD, split(v), Optional.empty(), tls(file, "etcd"))));
+            file.get("jdbc").ifPresent(v -> {
+                JdbcUrls.check(v, "jdbc in " + file.source().orElseThrow());
+                named.add(new LockService(Kind.JDBC, List.of(v), jdbcPassword, TlsFiles.NONE, user));
+            });
         }
         if (named.isEmpty()) {
             throw new IllegalArgumentException("name where the lock lives: --redis URI[,URI...], --zookeeper"
@@ -316,92 +354,62 @@ public final class LockOptions {
                     + file.source().orElse(ConfigFile.defaultPath()) + ")");
         }
         if (named.size() > 1) {
+            List<String> options = named.stream().map(b -> option(b.kind())).toList();
             throw new IllegalArgumentException("name one backend only, not "
-                    + named.stream()
-                            .map(b -> "--" + b.kind().name().toLowerCase(java.util.Locale.ROOT))
-                            .toList()
-                    + (redis == null && zookeeper == null && etcd == null && jdbc == null
-                            ? " (all set in " + file.source().orElseThrow() + "; choose one on the command line)"
-                            : ""));
+                    + (options.size() == 2 ? "both " : "all of ")
+                    + String.join(", ", options.subList(0, options.size() - 1)) + " and "
+                    + options.get(options.size() - 1)
+                    + (onCommandLine
+                            ? ""
+                            : " (all set in " + file.source().orElseThrow() + "; choose one on the command line)"));
         }
         LockService backend = named.get(0);
         if (jdbcUser != null && backend.kind() != Kind.JDBC) {
             throw new IllegalArgumentException("--jdbc-user is for --jdbc");
         }
         boolean tlsOptions = tlsCa != null || tlsCert != null || tlsKey != null;
-        if (tlsOptions && backend.kind() != Kind.REDIS) {
-            throw new IllegalArgumentException("--tls-ca, --tls-cert and --tls-key are for Redis nodes (rediss://)");
+        if (tlsOptions && backend.kind() != Kind.REDIS && backend.kind() != Kind.ETCD) {
+            throw new IllegalArgumentException(
+                    "--tls-ca, --tls-cert and --tls-key are for Redis nodes (rediss://) and etcd members (https://)");
         }
-        if (backend.kind() == Kind.REDIS
-                && backend.tls().any()
+        String tlsScheme = backend.kind() == Kind.REDIS ? "rediss://" : "https://";
+        if (backend.tls().any()
                 && backend.endpoints().stream()
-                        .noneMatch(e -> e.toLowerCase(java.util.Locale.ROOT).startsWith("rediss://"))) {
-            throw new IllegalArgumentException("--tls-ca, --tls-cert and --tls-key (redis.tls.*) are for TLS nodes:"
-                    + " write them as rediss://host:port");
+                        .noneMatch(e -> e.toLowerCase(Locale.ROOT).startsWith(tlsScheme))) {
+            String prefix = backend.kind() == Kind.REDIS ? "redis" : "etcd";
+            throw new IllegalArgumentException("--tls-ca, --tls-cert and --tls-key (" + prefix + ".tls.*) are for"
+                    + " TLS " + (backend.kind() == Kind.REDIS ? "nodes" : "members") + ": write them as " + tlsScheme
+                    + "host:port");
         }
         if (backend.endpoints().isEmpty() || backend.endpoints().stream().anyMatch(String::isEmpty)) {
-            throw new IllegalArgumentException(
-                    "--" + backend.kind().name().toLowerCase(java.util.Locale.ROOT) + ": an empty address in the list");
+            throw new IllegalArgumentException(option(backend.kind()) + ": an empty address in the list");
         }
         if (file.exposesPassword()) {
-            // Not a static logger: picocli makes this mixin before -v is read, and a logger made
-            // then would fix the log level before Verbosity can set it.
-            Logger log = LoggerFactory.getLogger(LockOptions.class);
-            log.warn(
-                    "{} holds a password and others may read it: chmod 600 {}",
-                    file.source().orElseThrow(),
-                    file.source().orElseThrow());
+            warn(file.source().orElseThrow() + " holds a password and others may read it: chmod 600 "
+                    + file.source().orElseThrow());
         }
         return backend;
     }
 
-    /**
-     * The TLS files for the Redis nodes: each from the command line, else from the config file.
-     *
-     * @param ca the CA bundle, {@code --tls-ca}; empty for the JDK trust store
-     * @param certificate the client certificate, {@code --tls-cert}
-     * @param key its private key, {@code --tls-key}
-     */
-    public record RedisTls(Optional<Path> ca, Optional<Path> certificate, Optional<Path> key) {
-
-        /** No TLS files: rediss:// nodes are checked against the JDK trust store. */
-        public static final RedisTls NONE = new RedisTls(Optional.empty(), Optional.empty(), Optional.empty());
-
-        /** Whether any file is given. */
-        public boolean any() {
-            return ca.isPresent() || certificate.isPresent() || key.isPresent();
-        }
-
-        /** Gives the files to {@code builder}. */
-        public RedlockBuilder configure(RedlockBuilder builder) {
-            ca.ifPresent(builder::tlsCaBundle);
-            if (certificate.isPresent()) {
-                builder.tlsClientCertificate(certificate.get(), key.orElseThrow());
-            }
-            return builder;
-        }
+    /** The option that names a backend of {@code kind}, such as {@code --redis}. */
+    private static String option(Kind kind) {
+        return "--" + kind.name().toLowerCase(Locale.ROOT);
     }
 
-    private RedisTls redisTls(ConfigFile file) {
-        RedisTls tls = new RedisTls(
-                tlsFile(tlsCa, file, "redis.tls.ca", "--tls-ca"),
-                tlsFile(tlsCert, file, "redis.tls.cert", "--tls-cert"),
-                tlsFile(tlsKey, file, "redis.tls.key", "--tls-key"));
-        if (tls.certificate().isPresent() != tls.key().isPresent()) {
-            throw new IllegalArgumentException(
-                    "--tls-cert and --tls-key (redis.tls.cert, redis.tls.key) go together: give the client certificate"
-                            + " and its key");
+    /** One warning line on the command's stderr, as the command's own lines read. */
+    private void warn(String line) {
+        if (command == null) { // not mixed into a command
+            System.err.println("quorumlock: warning: " + line);
+            return;
         }
-        return tls;
+        java.io.PrintWriter err = command.commandLine().getErr();
+        err.println(command.qualifiedName() + ": warning: " + line);
+        err.flush();
     }
 
-    private static Optional<Path> tlsFile(Path option, ConfigFile file, String key, String name) {
-        Optional<Path> path = Optional.ofNullable(option).or(() -> file.get(key).map(Path::of));
-        if (path.isPresent() && !java.nio.file.Files.isReadable(path.get())) {
-            throw new IllegalArgumentException(
-                    name + " (" + key + "): cannot read " + path.get() + ": give a readable PEM file");
-        }
-        return path;
+    /** The TLS files of the backend whose config file keys begin with {@code prefix}. */
+    private TlsFiles tls(ConfigFile file, String prefix) {
+        return TlsFiles.of(tlsCa, tlsCert, tlsKey, file, prefix);
     }
 
     private static List<String> trimmed(List<String> values) {

@@ -15,7 +15,8 @@ import java.util.stream.Collectors;
  * the nodes grouped by their answer, such as {@code held by another owner: redis://10.0.0.1:6379,
  * redis://10.0.0.2:6379; unreachable: redis://10.0.0.3:6379 (connection refused)}. A refusal that
  * is not for a holder ({@link LockUnavailableException#busy()}) says first that the lock service is
- * unreachable (or unavailable, when it answered but could not grant the lock).
+ * unreachable (or unavailable, when it answered but could not grant the lock); one by the restart
+ * guard says so, and for how long.
  */
 final class Refusal {
 
@@ -32,13 +33,8 @@ final class Refusal {
      */
     static String line(LockUnavailableException e, Duration wait, Duration connectTimeout) {
         List<ServerAnswer> answers = e.lastAttempt();
-        boolean oneAuthority = answers.size() == 1 && e.quorum() == 1; // one node, or a consensus service
-        String tries = wait.isZero() && e.attempts() == 1
-                ? "one attempt, --wait 0"
-                : "within --wait " + Formats.duration(wait) + ", " + e.attempts()
-                        + (e.attempts() == 1 ? " attempt" : " attempts");
-        String votes =
-                oneAuthority ? "" : "; " + e.votes() + " of " + answers.size() + " votes, " + e.quorum() + " needed";
+        String tries = tries(e, wait);
+        String votes = votes(e);
         String service = "";
         if (!e.busy()) {
             boolean silent = answers.stream()
@@ -50,6 +46,38 @@ final class Refusal {
             }
         }
         return "lock '" + e.resource() + "' not acquired" + service + " (" + tries + votes + "): " + evidence(answers);
+    }
+
+    /**
+     * Why the restart guard refused the lock, such as {@code lock 'job' not acquired: no node names
+     * a holder, but the restart guard keeps the votes of nodes that (re)started less than --ttl 30s
+     * ago out for 27 s more (one attempt, --wait 0; 0 of 3 votes, 2 needed): excluded: ...; wait for
+     * them with --wait 28s, or run the nodes with appendfsync always, whose votes count at once}.
+     *
+     * @param keptOut how long the guard keeps the votes out, from {@link LockUnavailableException#restartGuard()}
+     * @param ttl --ttl: this process's longest TTL asked for, which the nodes must have been up for
+     */
+    static String restartGuard(LockUnavailableException e, Duration keptOut, Duration wait, Duration ttl) {
+        long seconds = (keptOut.toNanos() + 999_999_999) / 1_000_000_000; // rounded up
+        return "lock '" + e.resource() + "' not acquired: no node names a holder, but the restart guard keeps the"
+                + " votes of nodes that (re)started less than --ttl " + RunCommand.option(ttl) + " ago out for "
+                + seconds + " s more (" + tries(e, wait) + votes(e) + "): " + evidence(e.lastAttempt())
+                + "; wait for them with --wait " + (seconds + 1) + "s, or run the nodes with appendfsync always, whose"
+                + " votes count at once";
+    }
+
+    private static String tries(LockUnavailableException e, Duration wait) {
+        return wait.isZero() && e.attempts() == 1
+                ? "one attempt, --wait 0"
+                : "within --wait " + Formats.duration(wait) + ", " + e.attempts()
+                        + (e.attempts() == 1 ? " attempt" : " attempts");
+    }
+
+    private static String votes(LockUnavailableException e) {
+        boolean oneAuthority = e.lastAttempt().size() == 1 && e.quorum() == 1; // one node, or a consensus service
+        return oneAuthority
+                ? ""
+                : "; " + e.votes() + " of " + e.lastAttempt().size() + " votes, " + e.quorum() + " needed";
     }
 
     /** The nodes that did not say yes, grouped by answer in the order the answers first appear. */

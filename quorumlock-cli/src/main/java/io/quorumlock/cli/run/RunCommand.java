@@ -11,6 +11,7 @@ import io.quorumlock.cli.DurationConverter;
 import io.quorumlock.cli.Formats;
 import io.quorumlock.cli.Main;
 import io.quorumlock.cli.Signals;
+import io.quorumlock.cli.Text;
 import io.quorumlock.cli.Verbosity;
 import io.quorumlock.cli.lock.LockOptions;
 import io.quorumlock.cli.lock.LockOptions.Kind;
@@ -51,8 +52,8 @@ import picocli.CommandLine.Spec;
  * that it runs at most once at a time across machines (a cron job on several hosts). The lease is
  * kept alive while the command runs and released when it exits; run exits with the command's exit
  * code, or with {@value #NOT_ACQUIRED} when the lock is busy, {@value #UNAVAILABLE} when the lock
- * service could not be reached, and {@value #LEASE_LOST} when the lease was lost while the command
- * ran.
+ * service could not be reached, {@value #RESTART_GUARD} when Redis's restart guard kept the votes
+ * out, and {@value #LEASE_LOST} when the lease was lost while the command ran.
  */
 @Command(
         name = "run",
@@ -80,7 +81,10 @@ import picocli.CommandLine.Spec;
                     + " the Redis nodes answered, the ZooKeeper ensemble, etcd cluster or database is down or"
                     + " silent), the command does not run either: the line names what did not answer, and the exit"
                     + " code is 69. With --wait 0, a ZooKeeper ensemble, etcd cluster or database that is down or"
-                    + " silent is reported within --connect-timeout (2s by default; 5s for a database).",
+                    + " silent is reported within --connect-timeout (2s by default; 5s for a database). Redis nodes"
+                    + " that (re)started less than --ttl ago do not vote yet (the restart guard: they may have lost a"
+                    + " holder's key): when that, not a holder, refuses the lock, the line says for how long, and the"
+                    + " exit code is 73.",
             "",
             "If the lease is lost while the command runs (another holder may then start), the command and what it"
                     + " started get SIGTERM, and SIGKILL after --grace; run exits with 76. SIGINT and SIGTERM sent to"
@@ -91,11 +95,15 @@ import picocli.CommandLine.Spec;
         exitCodeListHeading = "%nExit codes:%n",
         exitCodeList = {
             "0-255:the command's exit code; 128+N when signal N ended it, as shells report it",
-            "1:a configuration error the lock service reported (a wrong or unneeded password, a replica or a"
-                    + " Redis Cluster member listed as a node, missing permissions), or run itself failed",
+            "1:a configuration error the lock service reported (a wrong, missing or unneeded password, a database"
+                    + " that does not exist, a replica or a Redis Cluster member listed as a node, missing"
+                    + " permissions), or run itself failed",
             "2:usage error (nothing was started)",
             "69:the lock service could not be reached: no quorum of it answered (down, refusing connections,"
                     + " silent) (EX_UNAVAILABLE); the command did not run",
+            "73:nobody holds the lock, but the restart guard kept the votes of Redis nodes that (re)started less"
+                    + " than --ttl ago out for longer than --wait (EX_CANTCREAT: the lock cannot be created yet); the"
+                    + " command did not run",
             "75:the lock is held by another owner: not acquired within --wait (EX_TEMPFAIL); the command did not"
                     + " run",
             "76:the lease was lost while the command ran and it was stopped (--on-lost=terminate)",
@@ -122,6 +130,15 @@ public final class RunCommand implements Callable<Integer> {
 
     /** The exit code when the lock was held by another owner throughout --wait: EX_TEMPFAIL of sysexits.h. */
     public static final int NOT_ACQUIRED = 75;
+    /**
+     * The exit code when nobody holds the lock but the restart guard kept the votes of Redis nodes
+     * that (re)started less than --ttl ago out for longer than --wait: EX_CANTCREAT of sysexits.h, the
+     * lock cannot be created yet. Not 75, a held lock's, nor 69, a service that cannot be reached:
+     * a cron host tells "the nodes just restarted" from both; of the sysexits codes that are left,
+     * the others name a broken set-up (usage, data, input, user, host, software, OS, I/O,
+     * permission, configuration).
+     */
+    public static final int RESTART_GUARD = 73;
     /**
      * The exit code when the lock was not acquired because the lock service could not be reached
      * (no quorum of it answered): EX_UNAVAILABLE of sysexits.h.
@@ -238,7 +255,8 @@ public final class RunCommand implements Callable<Integer> {
             order = 13,
             converter = DurationConverter.class,
             description = "How long to wait for a busy lock before giving up with exit code 75 (or for a lock"
-                    + " service that cannot be reached, before 69). While it waits, the command's start is"
+                    + " service that cannot be reached, before 69; for the restart guard, before 73). While it"
+                    + " waits, the command's start is"
                     + " prepared: a /bin/sh, parked until the lock is granted, then replaced by the command."
                     + " Default: ${DEFAULT-VALUE}, give up at once, as a cron job wants.")
     void setWait(Duration wait) {
@@ -263,11 +281,13 @@ public final class RunCommand implements Callable<Integer> {
             paramLabel = "TIME",
             order = 16,
             converter = DurationConverter.class,
-            description = "ZooKeeper and etcd: how long to wait for the lock service to answer before it counts as"
-                    + " unreachable (exit code 69): how long run waits for the first ZooKeeper connection (at most"
-                    + " --ttl), or the timeout of each etcd request. With --wait 0, run reports a service that is down within it; with"
-                    + " --wait, within it and --wait. Raise it for a service that is slow to answer. Redis rounds"
-                    + " give a silent node up to 500 ms instead (see --ttl). Default: 2s, or --ttl if shorter.")
+            description = "ZooKeeper, etcd and --jdbc: how long to wait for the lock service to answer before it"
+                    + " counts as unreachable (exit code 69): how long run waits for the first ZooKeeper connection"
+                    + " (at most --ttl), how long the etcd client tries to reach a member, or the connect and"
+                    + " statement timeout of the database. With --wait 0, run reports a service that is down within"
+                    + " it; with --wait, within it and --wait. Raise it for a service that is slow to answer. Redis"
+                    + " rounds give a silent node up to 500 ms instead (see --ttl). Default: 2s, or --ttl if shorter"
+                    + " (ZooKeeper); 5s for a database.")
     void setConnectTimeout(Duration connectTimeout) {
         require(
                 isPositive(connectTimeout),
@@ -320,6 +340,11 @@ public final class RunCommand implements Callable<Integer> {
             try {
                 lease = lock.acquire(resource, ttl, wait);
             } catch (LockUnavailableException e) {
+                Optional<Duration> guard = e.restartGuard();
+                if (guard.isPresent()) {
+                    report(Refusal.restartGuard(e, guard.get(), wait, ttl));
+                    return RESTART_GUARD;
+                }
                 boolean busy = e.busy();
                 report(Refusal.line(e, wait, busy || backend.kind() == Kind.REDIS ? null : timeout));
                 return busy ? NOT_ACQUIRED : UNAVAILABLE;
@@ -435,7 +460,8 @@ public final class RunCommand implements Callable<Integer> {
         }
         if (kind == Kind.REDIS) {
             if (connectTimeout != null) {
-                throw usage("--connect-timeout is for ZooKeeper and etcd: Redis rounds give a silent node up to 500 ms"
+                throw usage("--connect-timeout is for ZooKeeper, etcd and --jdbc: Redis rounds give a silent node up to"
+                        + " 500 ms"
                         + " (a quarter of --ttl if less), and a node that is down counts as a no at once");
             }
             return null;
@@ -529,7 +555,7 @@ public final class RunCommand implements Callable<Integer> {
     }
 
     /** A duration as an option value: 30s, 1500ms. */
-    private static String option(Duration duration) {
+    static String option(Duration duration) {
         return duration.toMillis() % 1000 == 0 ? duration.toSeconds() + "s" : duration.toMillis() + "ms";
     }
 
@@ -726,7 +752,7 @@ public final class RunCommand implements Callable<Integer> {
     /** One line on stderr, as {@code quorumlock run: ...}. */
     private void report(String line) {
         PrintWriter err = spec.commandLine().getErr();
-        err.println(spec.qualifiedName() + ": " + line.replace('\n', ' '));
+        err.println(spec.qualifiedName() + ": " + Text.plain(line));
         err.flush();
     }
 

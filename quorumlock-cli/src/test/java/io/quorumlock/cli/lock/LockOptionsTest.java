@@ -50,9 +50,7 @@ class LockOptionsTest {
         assertThatThrownBy(
                         () -> parse("--redis", "redis://a:1", "--etcd", "http://e:2379", "--config", empty.toString())
                                 .backend())
-                .hasMessageContaining("one backend only")
-                .hasMessageContaining("--redis")
-                .hasMessageContaining("--etcd");
+                .hasMessage("name one backend only, not both --redis and --etcd");
         assertThatThrownBy(() -> parse("--config", empty.toString()).backend())
                 .hasMessageContaining("--redis URI")
                 .hasMessageContaining(empty.toString());
@@ -87,5 +85,50 @@ class LockOptionsTest {
                 .hasMessageContaining("unknown setting 'redis.pasword'")
                 .hasMessageContaining(file.toString());
         assertThatThrownBy(() -> ConfigFile.read(dir.resolve("missing"))).hasMessageContaining("--config: cannot read");
+    }
+
+    @Test
+    void aJdbcUrlTheCommandLineCannotServeIsRefusedAsAUrlListingTheOnesItCan(@TempDir Path dir) throws IOException {
+        assertThatThrownBy(() -> parse("--jdbc", "jdbc:postgres://db:5432/app?password=s3cret")
+                        .backend())
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageStartingWith("--jdbc jdbc:postgres://db:5432/app?***: not a database URL this command"
+                        + " serves; give jdbc:postgresql://HOST[:PORT]/DATABASE (PostgreSQL) or"
+                        + " jdbc:mariadb://HOST[:PORT]/DATABASE (MariaDB)")
+                .hasMessageEndingWith("for PostgreSQL write jdbc:postgresql://")
+                .hasMessageNotContaining("s3cret")
+                .hasMessageNotContaining("class path");
+        assertThatThrownBy(() -> parse("--jdbc", "jdbc:mysql://db:3306/app").backend())
+                .hasMessageContaining("MySQL is not served")
+                .hasMessageContaining("jdbc:mariadb://");
+        assertThatThrownBy(() -> parse("--jdbc", "db:5432/app").backend()).hasMessageEndingWith("begins with jdbc:");
+        Path file = Files.writeString(dir.resolve("config"), "jdbc = jdbc:sqlserver://db:1433;databaseName=app\n");
+        assertThatThrownBy(() -> parse("--config", file.toString()).backend())
+                .hasMessageStartingWith(
+                        "jdbc in " + file + " jdbc:sqlserver://db:1433;databaseName=app: not a database URL");
+        assertThat(parse("--jdbc", "jdbc:mariadb://db:3306/app").backend().kind())
+                .isEqualTo(LockOptions.Kind.JDBC);
+    }
+
+    @Test
+    void theTlsFilesServeEtcdMembersOverHttps(@TempDir Path dir) throws IOException {
+        Path ca = Files.writeString(dir.resolve("ca.pem"), "");
+        Path empty = Files.writeString(dir.resolve("config"), "");
+        LockOptions.LockService etcd = parse(
+                        "--etcd", "https://e1:2379", "--tls-ca", ca.toString(), "--config", empty.toString())
+                .backend();
+        assertThat(etcd.tls().ca()).contains(ca);
+        assertThatThrownBy(
+                        () -> parse("--etcd", "http://e1:2379", "--tls-ca", ca.toString(), "--config", empty.toString())
+                                .backend())
+                .hasMessage("--tls-ca, --tls-cert and --tls-key (etcd.tls.*) are for TLS members: write them as"
+                        + " https://host:port");
+        assertThatThrownBy(
+                        () -> parse("--zookeeper", "zk:2181", "--tls-ca", ca.toString(), "--config", empty.toString())
+                                .backend())
+                .hasMessageContaining("are for Redis nodes (rediss://) and etcd members (https://)");
+        Path file = Files.writeString(
+                dir.resolve("etcd-config"), "etcd = https://e1:2379,https://e2:2379\netcd.tls.ca = " + ca + "\n");
+        assertThat(parse("--config", file.toString()).backend().tls().ca()).contains(ca);
     }
 }

@@ -7,8 +7,14 @@ import io.quorumlock.cli.CliRun;
 import io.quorumlock.jdbc.JdbcLock;
 import io.quorumlock.testkit.MariaDbServerExtension;
 import io.quorumlock.testkit.PostgresServerExtension;
+import io.quorumlock.testkit.TestTime;
 import java.net.ServerSocket;
+import java.nio.file.Files;
 import java.nio.file.Path;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.SQLException;
+import java.sql.Statement;
 import java.time.Duration;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
@@ -132,6 +138,78 @@ class RunJdbcIT {
                     .contains("--jdbc-user", "QUORUMLOCK_JDBC_PASSWORD", "jdbc.password")
                     .doesNotContain("wrong-s3cret");
         }
+    }
+
+    /**
+     * A user that must give a password (scram-sha-256 in pg_hba.conf, first in the file, for this
+     * user only) and gives none: a configuration error naming where the password comes from, not a
+     * database that is down.
+     */
+    @Test
+    void aMissingPasswordIsAConfigurationErrorNamingWhereThePasswordComesFrom() throws Exception {
+        String user = "scram_" + tables.incrementAndGet();
+        Path hba = postgres.server().dir().resolve("data").resolve("pg_hba.conf");
+        String original = Files.readString(hba);
+        try {
+            Files.writeString(hba, "host all " + user + " 127.0.0.1/32 scram-sha-256\n" + original);
+            try (Connection admin = DriverManager.getConnection(postgres.jdbcUrl(), postgres.user(), "");
+                    Statement sql = admin.createStatement()) {
+                sql.execute("SET password_encryption = 'scram-sha-256'");
+                sql.execute("CREATE ROLE " + user + " LOGIN PASSWORD 'right-s3cret'");
+                sql.execute("SELECT pg_reload_conf()");
+            }
+            TestTime.await(Duration.ofSeconds(10), () -> asksForAPassword(user), "pg_hba.conf to be reloaded");
+            try (RunProcess run = runAs(user, Map.of())) {
+                assertThat(run.exitCode()).as(run.err()).isEqualTo(1);
+                assertThat(run.err().lines().toList())
+                        .singleElement()
+                        .asString()
+                        .contains("asks for a password and none was given")
+                        .contains("QUORUMLOCK_JDBC_PASSWORD", "jdbc.password");
+            }
+            try (RunProcess run = runAs(user, Map.of("QUORUMLOCK_JDBC_PASSWORD", "wrong-s3cret"))) {
+                assertThat(run.exitCode()).as(run.err()).isEqualTo(1);
+                assertThat(run.err())
+                        .contains("refused the user", "--jdbc-user", "QUORUMLOCK_JDBC_PASSWORD")
+                        .doesNotContain("wrong-s3cret");
+            }
+        } finally {
+            Files.writeString(hba, original);
+            try (Connection admin = DriverManager.getConnection(postgres.jdbcUrl(), postgres.user(), "");
+                    Statement sql = admin.createStatement()) {
+                sql.execute("SELECT pg_reload_conf()");
+            }
+        }
+    }
+
+    private RunProcess runAs(String user, Map<String, String> env) {
+        return RunProcess.start(
+                dir, env, "--jdbc", postgres.jdbcUrl(), "--jdbc-user", user, "--resource", "r", "--", "true");
+    }
+
+    private boolean asksForAPassword(String user) {
+        try (Connection connection = DriverManager.getConnection(postgres.jdbcUrl(), user, "")) {
+            return false;
+        } catch (SQLException e) {
+            return String.valueOf(e.getMessage()).contains("password");
+        }
+    }
+
+    @Test
+    void anUnknownDatabaseIsAConfigurationErrorNamingTheUrl() throws Exception {
+        String url = "jdbc:postgresql://127.0.0.1:" + postgres.server().port() + "/no_such_db";
+        try (RunProcess run = RunProcess.start(
+                dir, Map.of(), "--jdbc", url, "--jdbc-user", postgres.user(), "--resource", "r", "--", "true")) {
+            assertThat(run.exitCode()).as(run.err()).isEqualTo(1);
+            assertThat(run.err().lines().toList())
+                    .singleElement()
+                    .asString()
+                    .contains("does not exist", "no_such_db")
+                    .contains("check the database at the end of the --jdbc URL");
+        }
+        CliRun checked = CliRun.of("check", "--jdbc", url, "--jdbc-user", postgres.user());
+        assertThat(checked.exitCode()).isEqualTo(1);
+        assertThat(checked.out()).startsWith("ERROR ").contains("no_such_db", "--jdbc URL");
     }
 
     @Test

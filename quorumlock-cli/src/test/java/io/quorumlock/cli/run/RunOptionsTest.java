@@ -115,7 +115,7 @@ class RunOptionsTest {
                                 + " less, or a longer --ttl"),
                 Arguments.of(
                         args("--redis", redis, "--resource", "job", "--connect-timeout", "5s"),
-                        "--connect-timeout is for ZooKeeper and etcd: Redis rounds give a silent node up to 500 ms"
+                        "--connect-timeout is for ZooKeeper, etcd and --jdbc: Redis rounds give a silent node up to 500 ms"
                                 + " (a quarter of --ttl if less), and a node that is down counts as a no at once"),
                 Arguments.of(
                         args("--redis", redis, "--resource", "job", "--on-lost", "ignore"),
@@ -128,7 +128,7 @@ class RunOptionsTest {
                         "--resource must not be empty: name the lock, such as --resource nightly-report"),
                 Arguments.of(
                         args("--redis", redis, "--zookeeper", address, "--resource", "job"),
-                        "name one backend only, not [--redis, --zookeeper]"),
+                        "name one backend only, not both --redis and --zookeeper"),
                 Arguments.of(
                         args("--config", emptyConfig.toString(), "--resource", "job"),
                         "name where the lock lives: --redis URI[,URI...], --zookeeper CONNECT_STRING, --etcd"
@@ -178,7 +178,9 @@ class RunOptionsTest {
                 .contains("--resource=NAME", "--ttl=TIME", "Default: 30s")
                 .contains("--wait=TIME", "Default: 0s", "--grace=TIME", "Default: 10s")
                 .contains("--on-lost=ACTION", "Default: terminate")
-                .contains("--connect-timeout=TIME", "Default: 2s, or --ttl if shorter")
+                .contains("--connect-timeout=TIME", "Default: 2s, or --ttl if shorter (ZooKeeper); 5s for a database")
+                .contains("73 nobody holds the lock, but the restart guard kept the votes", "(EX_CANTCREAT")
+                .contains("--jdbc=JDBC_URL", "--tls-ca=FILE", "https://")
                 .contains("Exit codes:", "0-255 the command's exit code; 128+N when signal N ended it")
                 .contains("2 usage error", "75 the lock is held by another owner", "76 the lease was lost")
                 .contains("69 the lock service could not be reached", "(EX_UNAVAILABLE)")
