@@ -116,8 +116,8 @@ public final class EtcdServer {
 
     /**
      * {@return whether the member answers {@code GET /health} with {@code "health":"true"}} That is,
-     * it runs, sees a leader and can serve a read. Never throws; takes at most half a second,
-     * scaled by {@link TestTime#scaledByLoad}: a busy member answers late, and is healthy all the same.
+     * it runs, sees a leader and can serve a read. Never throws; takes at most half a second times
+     * {@link TestTime#loadScale()}: a busy member answers late, and is healthy all the same.
      */
     public boolean isHealthy() {
         if (!isRunning() || isPaused()) {
@@ -291,7 +291,7 @@ public final class EtcdServer {
         return send(HttpRequest.newBuilder(URI.create(clientUrl() + path))
                 .POST(HttpRequest.BodyPublishers.ofString(json))
                 .header("Content-Type", "application/json")
-                .timeout(TestTime.scaledByLoad(PROBE_TIMEOUT))
+                .timeout(ServerWait.probeTimeout(PROBE_TIMEOUT))
                 .build());
     }
 
@@ -321,7 +321,7 @@ public final class EtcdServer {
     private Optional<String> get(String path) {
         return send(HttpRequest.newBuilder(URI.create(clientUrl() + path))
                 .GET()
-                .timeout(TestTime.scaledByLoad(PROBE_TIMEOUT))
+                .timeout(ServerWait.probeTimeout(PROBE_TIMEOUT))
                 .build());
     }
 

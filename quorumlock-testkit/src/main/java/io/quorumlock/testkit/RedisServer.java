@@ -492,7 +492,7 @@ public final class RedisServer implements AutoCloseable {
                 throw new IllegalStateException("redis-server exited with code " + process.exitValue()
                         + " before it was ready\n" + launchOutput());
             }
-            try (Jedis jedis = connect(TestTime.scaledByLoad(PROBE_TIMEOUT))) {
+            try (Jedis jedis = connect(ServerWait.probeTimeout(PROBE_TIMEOUT))) {
                 if ("PONG".equals(jedis.ping())) {
                     String info = jedis.info("server");
                     if (Long.toString(process.pid()).equals(infoField(info, "process_id"))) {

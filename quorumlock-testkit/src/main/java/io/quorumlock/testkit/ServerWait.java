@@ -113,6 +113,14 @@ public final class ServerWait {
         return new ServerWait(server, state, bound, TestTime.scale(), TestTime::loadScale, System::nanoTime, listeners);
     }
 
+    /**
+     * The timeout of one look at a starting server: {@code probe} times the load factor only, at
+     * most ten times {@code probe}, so that the wait looks again often enough to tell its progress.
+     */
+    static Duration probeTimeout(Duration probe) {
+        return Duration.ofNanos(Math.round(probe.toNanos() * TestTime.loadScale()));
+    }
+
     /** {@return the limit now: the bound times the time scale times the highest load factor seen} */
     Duration limit() {
         return Duration.ofNanos(Math.round(bound.toNanos() * scale * loadScale));

@@ -150,11 +150,11 @@ class EtcdClusterIT {
             assertThat(member.isHealthy()).isTrue();
             assertThat(lines).hasSize(2);
             assertThat(lines.get(0))
-                    .matches("etcd member member-0 at " + url + " not healthy after 5\\.\\d s; waiting up to [\\d.]+ s"
+                    .matches("etcd member member-0 at " + url + " not healthy after [\\d.]+ s; waiting up to [\\d.]+ s"
                             + " \\(load [\\d.]+ per processor\\)");
             assertThat(lines.get(1)).matches("etcd member member-0 at " + url + " healthy after [\\d.]+ s");
-            assertThat(statuses)
-                    .hasSizeGreaterThanOrEqualTo(4)
+            assertThat(statuses) // one per look at the member, a second apart at least
+                    .isNotEmpty()
                     .allMatch(status -> status.matches("waiting for etcd member member-0 at " + url
                             + " to be healthy: [\\d.]+ s \\(at most [\\d.]+ s\\)"));
         }

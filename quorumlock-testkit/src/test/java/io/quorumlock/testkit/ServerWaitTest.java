@@ -117,6 +117,21 @@ class ServerWaitTest {
     }
 
     @Test
+    void aLookAtTheServerWaitsLongerOnABusyMachineButNotTheWholeScale() {
+        String saved = System.setProperty(TestTime.TIME_SCALE_PROPERTY, "3");
+        try {
+            assertThat(ServerWait.probeTimeout(Duration.ofMillis(500)))
+                    .isBetween(Duration.ofMillis(500), Duration.ofSeconds(5));
+        } finally {
+            if (saved == null) {
+                System.clearProperty(TestTime.TIME_SCALE_PROPERTY);
+            } else {
+                System.setProperty(TestTime.TIME_SCALE_PROPERTY, saved);
+            }
+        }
+    }
+
+    @Test
     void durationsReadAsATerminalShowsThem() {
         assertThat(ServerWait.format(Duration.ofMillis(500))).isEqualTo("500 ms");
         assertThat(ServerWait.format(Duration.ofMillis(2_540))).isEqualTo("2.5 s");
