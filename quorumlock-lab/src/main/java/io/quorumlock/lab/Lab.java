@@ -6,6 +6,7 @@ import io.quorumlock.cli.run.RunCommand;
 import io.quorumlock.lab.demo.DemoCommand;
 import io.quorumlock.lab.nodes.NodesCommand;
 import io.quorumlock.lab.torture.TortureCommand;
+import io.quorumlock.testkit.TestTime;
 import java.util.concurrent.Callable;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
@@ -38,11 +39,20 @@ import picocli.CommandLine.Spec;
         })
 public final class Lab implements Callable<Integer> {
 
+    /**
+     * How much longer than in tests the lab waits for the servers it starts, unless {@value
+     * TestTime#TIME_SCALE_PROPERTY} is set: a demo on a busy machine should be slow, not fail.
+     */
+    static final String TIME_SCALE = "3";
+
     @Spec
     private CommandSpec spec;
 
     /** Runs the command line and exits with its exit code. */
     public static void main(String[] args) {
+        if (System.getProperty(TestTime.TIME_SCALE_PROPERTY) == null) {
+            System.setProperty(TestTime.TIME_SCALE_PROPERTY, TIME_SCALE);
+        }
         System.exit(commandLine().execute(args));
     }
 

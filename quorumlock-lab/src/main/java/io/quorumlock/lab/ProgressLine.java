@@ -1,5 +1,6 @@
 package io.quorumlock.lab;
 
+import io.quorumlock.testkit.ServerWait;
 import java.io.PrintWriter;
 
 /**
@@ -7,8 +8,11 @@ import java.io.PrintWriter;
  * itself ({@code \r}) and steps aside for the lines printed with {@link #println}. When the
  * output is piped or redirected, the status is dropped and only those lines are printed, so a log
  * or a script gets plain lines.
+ *
+ * <p>As a {@link ServerWait.Listener}, it shows what the servers of the test kit wait for while they
+ * start: the wait as the status, a slow one and its end as lines.
  */
-public final class ProgressLine {
+public final class ProgressLine implements ServerWait.Listener {
 
     private final PrintWriter out;
     private final boolean live;
@@ -29,6 +33,7 @@ public final class ProgressLine {
     }
 
     /** Replaces the status line; does nothing when not live. */
+    @Override
     public synchronized void status(String text) {
         if (live) {
             out.print("\r" + text + " ".repeat(Math.max(0, shown - text.length())));
@@ -42,6 +47,12 @@ public final class ProgressLine {
         clear();
         out.println(line);
         out.flush();
+    }
+
+    /** Prints a line that stays: as {@link #println}. */
+    @Override
+    public void line(String text) {
+        println(text);
     }
 
     /** Removes the status line from the screen. */

@@ -2,6 +2,7 @@ package io.quorumlock.lab;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.quorumlock.testkit.ServerWait;
 import java.io.PrintWriter;
 import java.io.StringWriter;
 import org.junit.jupiter.api.Test;
@@ -36,5 +37,19 @@ class ProgressLineTest {
         progress.clear();
 
         assertThat(screen.toString()).isEqualTo("fault!" + System.lineSeparator());
+    }
+
+    @Test
+    void asTheTestKitsListenerAServerWaitIsTheStatusAndASlowOneALineThatStaysWhenPiped() {
+        ServerWait.Listener progress = new ProgressLine(new PrintWriter(screen), false);
+
+        progress.status(
+                "waiting for etcd member member-2 at http://127.0.0.1:21824 to be healthy: 1.0 s (at most 45 s)");
+        progress.line("etcd member member-2 at http://127.0.0.1:21824 not healthy after 5.0 s; waiting up to 45 s"
+                + " (load 1 per processor)");
+
+        assertThat(screen.toString())
+                .isEqualTo("etcd member member-2 at http://127.0.0.1:21824 not healthy after 5.0 s; waiting up to 45 s"
+                        + " (load 1 per processor)" + System.lineSeparator());
     }
 }

@@ -181,16 +181,15 @@ public final class EtcdCluster implements AutoCloseable, Iterable<EtcdServer> {
      * @throws IllegalStateException if one is not healthy within the (scaled) timeout
      */
     public void awaitHealthy() {
-        Duration timeout = TestTime.scaled(READY_TIMEOUT);
-        long deadline = System.nanoTime() + timeout.toNanos();
         for (EtcdServer member : members) {
+            ServerWait wait = ServerWait.start(member.description(), "healthy", READY_TIMEOUT);
             while (member.isRunning() && !member.isPaused() && !member.isHealthy()) {
-                if (System.nanoTime() - deadline >= 0) {
-                    throw new IllegalStateException("etcd member " + member.name() + " at " + member.clientUrl()
-                            + " was not healthy within " + timeout.toMillis() + " ms\n" + member.launchOutput());
+                if (wait.expired()) {
+                    throw new IllegalStateException(wait.failure() + "\n" + member.launchOutput());
                 }
-                Processes.pollPause(10, "etcd");
+                wait.pause(10);
             }
+            wait.done();
         }
     }
 
@@ -288,9 +287,13 @@ public final class EtcdCluster implements AutoCloseable, Iterable<EtcdServer> {
 
     /** Waits until the launched members are healthy; false if one of them found its port taken. */
     private boolean awaitReady(List<EtcdServer> launched) {
-        Duration timeout = TestTime.scaled(READY_TIMEOUT);
-        long deadline = System.nanoTime() + timeout.toNanos();
         List<EtcdServer> pending = new ArrayList<>(launched);
+        ServerWait wait = ServerWait.start(
+                launched.size() == members.size()
+                        ? "etcd cluster of " + members.size() + " member" + (members.size() == 1 ? "" : "s")
+                        : launched.stream().map(EtcdServer::description).collect(Collectors.joining(", ")),
+                "healthy",
+                READY_TIMEOUT);
         while (true) {
             for (Iterator<EtcdServer> it = pending.iterator(); it.hasNext(); ) {
                 EtcdServer.Probe probe = it.next().probe(true);
@@ -302,15 +305,15 @@ public final class EtcdCluster implements AutoCloseable, Iterable<EtcdServer> {
                 }
             }
             if (pending.isEmpty()) {
+                wait.done();
                 return true;
             }
-            if (System.nanoTime() - deadline >= 0) {
-                throw new IllegalStateException("etcd cluster of " + members.size() + " not healthy within "
-                        + timeout.toMillis() + " ms; not healthy: "
+            if (wait.expired()) {
+                throw new IllegalStateException(wait.failure() + "; not healthy: "
                         + pending.stream().map(EtcdServer::name).collect(Collectors.joining(", ")) + "\n"
                         + pending.stream().map(EtcdServer::launchOutput).collect(Collectors.joining("\n")));
             }
-            Processes.pollPause(10, "etcd");
+            wait.pause(10);
         }
     }
 

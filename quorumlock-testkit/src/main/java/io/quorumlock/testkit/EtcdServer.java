@@ -116,7 +116,8 @@ public final class EtcdServer {
 
     /**
      * {@return whether the member answers {@code GET /health} with {@code "health":"true"}} That is,
-     * it runs, sees a leader and can serve a read. Never throws; takes at most half a second.
+     * it runs, sees a leader and can serve a read. Never throws; takes at most half a second times
+     * {@link TestTime#loadScale()}: a busy member answers late, and is healthy all the same.
      */
     public boolean isHealthy() {
         if (!isRunning() || isPaused()) {
@@ -153,25 +154,24 @@ public final class EtcdServer {
             return;
         }
         spawn();
-        Duration timeout = TestTime.scaled(READY_TIMEOUT);
-        long deadline = System.nanoTime() + timeout.toNanos();
+        // Healthy once it has rejoined and sees a leader; only serving while no majority runs.
+        boolean needHealth = cluster.majorityRunning();
+        ServerWait wait = ServerWait.start(description(), needHealth ? "healthy" : "serving", READY_TIMEOUT);
         while (true) {
-            boolean needHealth = cluster.majorityRunning();
             Probe probe = probe(needHealth);
             if (probe == Probe.READY) {
+                wait.done();
                 return;
             }
             if (probe == Probe.PORT_IN_USE) {
                 throw new IllegalStateException("Cannot start etcd member " + name + " again: port " + clientPort
                         + " or " + peerPort + " is now used by another process\n" + launchOutput());
             }
-            if (System.nanoTime() - deadline >= 0) {
+            if (wait.expired()) {
                 stop();
-                throw new IllegalStateException("etcd member " + name + " at " + clientUrl() + " was not "
-                        + (needHealth ? "healthy" : "serving") + " within " + timeout.toMillis() + " ms\n"
-                        + launchOutput());
+                throw new IllegalStateException(wait.failure() + "\n" + launchOutput());
             }
-            Processes.pollPause(10, "etcd");
+            wait.pause(10);
         }
     }
 
@@ -198,6 +198,11 @@ public final class EtcdServer {
     }
 
     // ---- for EtcdCluster -------------------------------------------------------------------------
+
+    /** {@code etcd member member-2 at http://127.0.0.1:21824}, for what is awaited. */
+    String description() {
+        return "etcd member " + name + " at " + clientUrl();
+    }
 
     synchronized void assignPorts(int client, int peer) {
         this.clientPort = client;
@@ -286,7 +291,7 @@ public final class EtcdServer {
         return send(HttpRequest.newBuilder(URI.create(clientUrl() + path))
                 .POST(HttpRequest.BodyPublishers.ofString(json))
                 .header("Content-Type", "application/json")
-                .timeout(PROBE_TIMEOUT)
+                .timeout(ServerWait.probeTimeout(PROBE_TIMEOUT))
                 .build());
     }
 
@@ -316,7 +321,7 @@ public final class EtcdServer {
     private Optional<String> get(String path) {
         return send(HttpRequest.newBuilder(URI.create(clientUrl() + path))
                 .GET()
-                .timeout(PROBE_TIMEOUT)
+                .timeout(ServerWait.probeTimeout(PROBE_TIMEOUT))
                 .build());
     }
 

@@ -107,16 +107,18 @@ public final class EtcdTlsServer implements AutoCloseable {
                 .sslContext(material.clientContext())
                 .connectTimeout(Duration.ofMillis(500))
                 .build();
-        long deadline = System.nanoTime() + TestTime.scaled(READY_TIMEOUT).toNanos();
+        ServerWait wait = ServerWait.start("etcd member with TLS at " + client, "healthy", READY_TIMEOUT);
         while (!server.healthy(http)) {
-            if (!process.isAlive() || System.nanoTime() - deadline > 0) {
+            if (!process.isAlive() || wait.expired()) {
                 String tail = Processes.tail(log, 0, LOG_TAIL_LINES);
                 server.close();
-                throw new IllegalStateException("etcd member with TLS at " + client + " was not healthy within "
-                        + TestTime.scaled(READY_TIMEOUT).toMillis() + " ms\n" + tail);
+                throw new IllegalStateException(
+                        (process.isAlive() ? wait.failure() : "etcd member with TLS at " + client + " exited") + "\n"
+                                + tail);
             }
-            Processes.pollPause(50, "etcd with TLS at " + client);
+            wait.pause(50);
         }
+        wait.done();
         return server;
     }
 
@@ -124,7 +126,7 @@ public final class EtcdTlsServer implements AutoCloseable {
         try {
             HttpResponse<String> response = http.send(
                     HttpRequest.newBuilder(URI.create(endpoint() + "/health"))
-                            .timeout(Duration.ofMillis(500))
+                            .timeout(ServerWait.probeTimeout(Duration.ofMillis(500)))
                             .build(),
                     HttpResponse.BodyHandlers.ofString());
             return response.statusCode() == 200 && response.body().contains("\"health\":\"true\"");

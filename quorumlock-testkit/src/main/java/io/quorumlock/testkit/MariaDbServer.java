@@ -391,7 +391,7 @@ public final class MariaDbServer implements AutoCloseable {
                 "--extra-file=" + sql,
                 "--tmpdir=" + tmpDir()));
         command.addAll(INNODB_OPTIONS); // passed on to the bootstrap server
-        Duration timeout = TestTime.scaled(INSTALL_TIMEOUT);
+        Duration timeout = TestTime.scaledByLoad(INSTALL_TIMEOUT);
         try {
             ProcessBuilder builder = new ProcessBuilder(command)
                     .directory(dir.toFile())
@@ -481,8 +481,7 @@ public final class MariaDbServer implements AutoCloseable {
      * server that fails to bind the port exits.
      */
     private Launch awaitReady() {
-        Duration timeout = TestTime.scaled(READY_TIMEOUT);
-        long deadline = System.nanoTime() + timeout.toNanos();
+        ServerWait wait = ServerWait.start("MariaDB on port " + port, "ready", READY_TIMEOUT);
         while (true) {
             if (!process.isAlive()) {
                 String output = launchOutput();
@@ -493,13 +492,13 @@ public final class MariaDbServer implements AutoCloseable {
                         "mariadbd exited with code " + process.exitValue() + " before it was ready\n" + output);
             }
             if (acceptsConnections() && answersQueries()) {
+                wait.done();
                 return Launch.READY;
             }
-            if (System.nanoTime() - deadline >= 0) {
-                throw new IllegalStateException("MariaDB on port " + port + " was not ready within "
-                        + timeout.toMillis() + " ms\n" + launchOutput());
+            if (wait.expired()) {
+                throw new IllegalStateException(wait.failure() + "\n" + launchOutput());
             }
-            Processes.pollPause(5, "MariaDB");
+            wait.pause(5);
         }
     }
 

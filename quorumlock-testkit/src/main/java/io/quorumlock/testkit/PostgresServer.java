@@ -366,7 +366,7 @@ public final class PostgresServer implements AutoCloseable {
                 "UTF8",
                 "--locale=C",
                 "--no-sync"));
-        Duration timeout = TestTime.scaled(INITDB_TIMEOUT);
+        Duration timeout = TestTime.scaledByLoad(INITDB_TIMEOUT);
         try {
             Process initdb = new ProcessBuilder(command)
                     .directory(dir.toFile())
@@ -449,8 +449,7 @@ public final class PostgresServer implements AutoCloseable {
      * accepts a TCP connection. A server that fails to bind the port exits.
      */
     private Launch awaitReady() {
-        Duration timeout = TestTime.scaled(READY_TIMEOUT);
-        long deadline = System.nanoTime() + timeout.toNanos();
+        ServerWait wait = ServerWait.start("PostgreSQL on port " + port, "ready", READY_TIMEOUT);
         while (true) {
             if (!process.isAlive()) {
                 postmasterPid = 0;
@@ -464,13 +463,13 @@ public final class PostgresServer implements AutoCloseable {
             long pid = readyPostmasterPid();
             if (pid != 0 && ours(pid) && acceptsConnections()) {
                 postmasterPid = pid;
+                wait.done();
                 return Launch.READY;
             }
-            if (System.nanoTime() - deadline >= 0) {
-                throw new IllegalStateException("PostgreSQL on port " + port + " was not ready within "
-                        + timeout.toMillis() + " ms\n" + launchOutput());
+            if (wait.expired()) {
+                throw new IllegalStateException(wait.failure() + "\n" + launchOutput());
             }
-            Processes.pollPause(5, "PostgreSQL");
+            wait.pause(5);
         }
     }
 

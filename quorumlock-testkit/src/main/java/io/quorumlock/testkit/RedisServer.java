@@ -483,8 +483,7 @@ public final class RedisServer implements AutoCloseable {
      */
     private Launch awaitReady() {
         Process process = server.process();
-        Duration timeout = TestTime.scaled(READY_TIMEOUT);
-        long deadline = System.nanoTime() + timeout.toNanos();
+        ServerWait wait = ServerWait.start("Redis node on port " + port, "ready", READY_TIMEOUT);
         while (true) {
             if (!process.isAlive()) {
                 if (launchOutput().contains("Address already in use")) {
@@ -493,22 +492,22 @@ public final class RedisServer implements AutoCloseable {
                 throw new IllegalStateException("redis-server exited with code " + process.exitValue()
                         + " before it was ready\n" + launchOutput());
             }
-            try (Jedis jedis = connect(PROBE_TIMEOUT)) {
+            try (Jedis jedis = connect(ServerWait.probeTimeout(PROBE_TIMEOUT))) {
                 if ("PONG".equals(jedis.ping())) {
                     String info = jedis.info("server");
                     if (Long.toString(process.pid()).equals(infoField(info, "process_id"))) {
                         version = infoField(info, "redis_version");
+                        wait.done();
                         return Launch.READY;
                     }
                 }
             } catch (JedisException notYet) {
                 // not listening yet, or still loading its append-only file
             }
-            if (System.nanoTime() - deadline >= 0) {
-                throw new IllegalStateException("Redis node on port " + port + " did not answer PING within "
-                        + timeout.toMillis() + " ms\n" + launchOutput());
+            if (wait.expired()) {
+                throw new IllegalStateException(wait.failure() + "\n" + launchOutput());
             }
-            Processes.pollPause(5, "a Redis node");
+            wait.pause(5);
         }
     }
 

@@ -1,5 +1,6 @@
 package io.quorumlock.testkit;
 
+import java.lang.management.ManagementFactory;
 import java.time.Duration;
 import java.util.Objects;
 import java.util.function.BooleanSupplier;
@@ -9,12 +10,17 @@ import java.util.function.BooleanSupplier;
  *
  * <p>Set {@value #TIME_SCALE_PROPERTY} to a positive factor, for example {@code
  * -Dquorumlock.test.timeScale=3} on a loaded CI machine, and every bound that goes through {@link
- * #scaled(Duration)} (including every wait inside this test kit) grows by that factor.
+ * #scaled(Duration)} (including every wait inside this test kit) grows by that factor. The kit's
+ * waits for a server to start also grow with the machine's load ({@link #scaledByLoad(Duration)}):
+ * a member that starts slowly on a busy machine is waited for.
  */
 public final class TestTime {
 
     /** The system property that holds the scale factor; {@code 1.0} when absent. */
     public static final String TIME_SCALE_PROPERTY = "quorumlock.test.timeScale";
+
+    /** The most {@link #loadScale()} multiplies a bound by, so that every wait stays bounded. */
+    public static final double MAX_LOAD_SCALE = 10.0;
 
     private static final long MAX_POLL_NANOS = Duration.ofMillis(50).toNanos();
 
@@ -54,6 +60,36 @@ public final class TestTime {
         Objects.requireNonNull(bound, "bound");
         double scale = scale();
         return scale == 1.0 ? bound : Duration.ofNanos(Math.round(bound.toNanos() * scale));
+    }
+
+    /**
+     * How busy this machine is: the system load average of the last minute per available
+     * processor, at least 1 and at most {@value #MAX_LOAD_SCALE}. It is 1 on an idle machine and
+     * where the load cannot be read; 4 on two processors with eight processes that want to run.
+     *
+     * @return the factor by which a server's start is likely to be slower than on an idle machine
+     */
+    public static double loadScale() {
+        return loadScale(
+                ManagementFactory.getOperatingSystemMXBean().getSystemLoadAverage(),
+                Runtime.getRuntime().availableProcessors());
+    }
+
+    static double loadScale(double loadAverage, int processors) {
+        if (!(loadAverage > 0) || processors < 1) {
+            return 1.0;
+        }
+        return Math.min(MAX_LOAD_SCALE, Math.max(1.0, loadAverage / processors));
+    }
+
+    /**
+     * Scales a bound on a server's start by {@link #scale()} and by {@link #loadScale()} now.
+     *
+     * @param bound the bound on an idle machine of normal speed
+     * @return {@code scaled(bound)} multiplied by the load factor
+     */
+    public static Duration scaledByLoad(Duration bound) {
+        return Duration.ofNanos(Math.round(scaled(bound).toNanos() * loadScale()));
     }
 
     /**

@@ -39,6 +39,12 @@ public final class ZooKeeperServers {
     /** The servers' tick: sessions may be as short as two ticks. */
     public static final int TICK_MILLIS = 100;
 
+    /** How long a server of an ensemble may take to join it, before scaling. */
+    private static final Duration JOIN_TIMEOUT = Duration.ofSeconds(20);
+
+    /** curator-test's waits for a server's start: 10 s times this property, read once. */
+    private static final String CURATOR_TIMING = "timing-multiple";
+
     private ZooKeeperServers() {}
 
     /** A standalone server with its data in {@code dir}; started. */
@@ -55,19 +61,26 @@ public final class ZooKeeperServers {
     public static TestingServer server(Path dir, int clientPort) throws Exception {
         requireCuratorTest();
         requireFree(clientPort);
+        scaleCuratorWaits();
         return new TestingServer(spec(dir.resolve("zk-standalone"), 1, clientPort), true);
     }
 
-    /** An ensemble of {@code size} servers with their data under {@code dir}; started. */
+    /**
+     * An ensemble of {@code size} servers with their data under {@code dir}; started, and every
+     * server serving as the leader or a follower.
+     */
     public static TestingCluster cluster(Path dir, int size) throws Exception {
         return cluster(dir, size, 0);
     }
 
     /**
      * An ensemble of {@code size} servers with their data under {@code dir}, whose client ports are
-     * {@code firstClientPort} and the following ones (0: free ports); started.
+     * {@code firstClientPort} and the following ones (0: free ports); started, and every server
+     * serving as the leader or a follower.
      *
      * @throws PortInUseException if another process holds one of the client ports
+     * @throws IllegalStateException if a server does not join the ensemble in time (the limit is
+     *     scaled as {@link ServerWait} says); nothing is left running then
      */
     public static TestingCluster cluster(Path dir, int size, int firstClientPort) throws Exception {
         requireCuratorTest();
@@ -79,16 +92,29 @@ public final class ZooKeeperServers {
             }
             specs.add(spec(dir.resolve("zk-" + id), id, clientPort));
         }
+        scaleCuratorWaits();
         TestingCluster cluster = new TestingCluster(specs);
-        cluster.start();
+        try {
+            cluster.start();
+            for (InstanceSpec server : cluster.getInstances()) {
+                awaitServing(server);
+            }
+        } catch (Exception e) {
+            try {
+                cluster.close();
+            } catch (IOException | RuntimeException closing) {
+                e.addSuppressed(closing);
+            }
+            throw e;
+        }
         return cluster;
     }
 
     /**
      * Starts a server of {@code cluster} again after {@link TestingCluster#killServer}, once its
-     * ports are free (a server restarted on a port still held fails to bind). ZooKeeper's request to
-     * exit the JVM when a server fails is turned into a log line, so that a failed restart cannot
-     * end the process that hosts the ensemble.
+     * ports are free (a server restarted on a port still held fails to bind), and waits until it has
+     * joined the ensemble again. ZooKeeper's request to exit the JVM when a server fails is turned
+     * into a log line, so that a failed restart cannot end the process that hosts the ensemble.
      */
     public static void restart(TestingCluster cluster, InstanceSpec server) throws Exception {
         ServiceUtils.setSystemExitProcedure(ServiceUtils.LOG_ONLY);
@@ -104,6 +130,27 @@ public final class ZooKeeperServers {
             }
         }
         cluster.restartServer(server);
+        awaitServing(server);
+    }
+
+    /** Waits until {@code server} answers {@code srvr} with its mode: it has joined the ensemble. */
+    private static void awaitServing(InstanceSpec server) {
+        ServerWait wait = ServerWait.start(
+                "ZooKeeper server " + server.getServerId() + " on port " + server.getPort(), "serving", JOIN_TIMEOUT);
+        while (!srvr(server).contains("Mode: ")) {
+            if (wait.expired()) {
+                throw new IllegalStateException(wait.failure());
+            }
+            wait.pause(20);
+        }
+        wait.done();
+    }
+
+    /** curator-test's own waits for a start, scaled as the kit's unless the property is set already. */
+    private static void scaleCuratorWaits() {
+        if (System.getProperty(CURATOR_TIMING) == null) {
+            System.setProperty(CURATOR_TIMING, Long.toString(Math.max(1, (long) Math.ceil(TestTime.scale()))));
+        }
     }
 
     /**

@@ -13,7 +13,8 @@
  * {@link io.quorumlock.testkit.PostgresServer} a PostgreSQL server, {@link
  * io.quorumlock.testkit.MariaDbServer} a MariaDB server; all three have JUnit 5 extensions.
  * {@link io.quorumlock.testkit.TestTime} scales every time bound for slow machines and waits for
- * conditions instead of sleeping.
+ * conditions instead of sleeping; a server's start is also waited for longer on a busy machine, and
+ * {@link io.quorumlock.testkit.ServerWait} lets a program show what is awaited.
  *
  * <p>Environment:
  *

@@ -13,6 +13,7 @@ import java.time.Duration;
 import java.util.Base64;
 import java.util.List;
 import java.util.Optional;
+import java.util.regex.Pattern;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.slf4j.Logger;
@@ -111,6 +112,39 @@ class EtcdClusterIT {
             for (EtcdServer member : etcd) {
                 assertThat(get(member, "before")).isEmpty();
             }
+        }
+    }
+
+    @Test
+    void aMemberThatRejoinsSlowlyIsWaitedForAndSaysWhatItWaitsFor() {
+        try (EtcdCluster etcd = EtcdCluster.start(3)) {
+            EtcdServer member = etcd.get(0);
+            String url = Pattern.quote(member.clientUrl());
+            // The member cannot rejoin while the others are frozen: they are thawed once its wait is told slow.
+            WaitRecorder told = new WaitRecorder(line -> {
+                if (line.contains(" not healthy after ")) {
+                    etcd.get(1).resume();
+                    etcd.get(2).resume();
+                }
+            });
+            member.stop();
+            etcd.get(1).pause();
+            etcd.get(2).pause();
+
+            try (ServerWait.Listening listening = ServerWait.listen(told)) {
+                member.startAgain();
+            }
+
+            assertThat(member.isHealthy()).isTrue();
+            assertThat(told.lines).hasSize(2);
+            assertThat(told.lines.get(0))
+                    .matches("etcd member member-0 at " + url + " not healthy after [\\d.]+ s; waiting up to [\\d.]+ s"
+                            + " \\(load [\\d.]+ per processor\\)");
+            assertThat(told.lines.get(1)).matches("etcd member member-0 at " + url + " healthy after [\\d.]+ s");
+            assertThat(told.statuses) // one per look at the member, a second apart at least
+                    .isNotEmpty()
+                    .allMatch(status -> status.matches("waiting for etcd member member-0 at " + url
+                            + " to be healthy: [\\d.]+ s \\(at most [\\d.]+ s\\)"));
         }
     }
 

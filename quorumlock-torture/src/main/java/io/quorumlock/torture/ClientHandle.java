@@ -1,6 +1,7 @@
 package io.quorumlock.torture;
 
 import io.quorumlock.testkit.Processes;
+import io.quorumlock.testkit.TestTime;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -62,6 +63,7 @@ abstract class ClientHandle implements AutoCloseable {
                 "-XX:+UseSerialGC",
                 "-XX:TieredStopAtLevel=1",
                 "-XX:-UsePerfData",
+                "-D" + TestTime.TIME_SCALE_PROPERTY + "=" + TestTime.scale(),
                 "-cp",
                 System.getProperty("java.class.path"),
                 ClientProcess.class.getName()));

@@ -4,7 +4,7 @@ import io.quorumlock.jdbc.JdbcFence;
 import io.quorumlock.testkit.EtcdCluster;
 import io.quorumlock.testkit.MariaDbServer;
 import io.quorumlock.testkit.PostgresServer;
-import io.quorumlock.testkit.Processes;
+import io.quorumlock.testkit.TestTime;
 import io.quorumlock.torture.Event.Kind;
 import java.io.IOException;
 import java.net.ServerSocket;
@@ -19,12 +19,13 @@ import java.util.EnumSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Optional;
 import java.util.Set;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Consumer;
 import java.util.stream.Collectors;
@@ -43,10 +44,10 @@ public final class Torture {
     /** The shared record's value at the start: far more than a run can decrement. */
     static final long INITIAL = 1_000_000;
 
+    /** How long a client may take to start, and a nemesis to heal its last fault, on an idle machine. */
     private static final Duration READY_TIMEOUT = Duration.ofSeconds(90);
+
     private static final Duration STOP_TIMEOUT = Duration.ofSeconds(15);
-    /** How long a pause or an expiry waits for its client to reach a write; it is dropped after that. */
-    private static final Duration STRIKE_WITHIN = Duration.ofMillis(1_500);
 
     /**
      * What to run.
@@ -207,7 +208,7 @@ public final class Torture {
             for (Run run : runs) {
                 for (ClientHandle client : run.clients) {
                     progress.status().accept("waiting for " + run.strategy.label() + " " + client.config.id());
-                    client.awaitReady(READY_TIMEOUT);
+                    client.awaitReady(TestTime.scaledByLoad(READY_TIMEOUT));
                 }
             }
             runWindow(options, schedule, runs, progress, keepAlive);
@@ -276,10 +277,13 @@ public final class Torture {
                                 faultsDone.get()));
                 Thread.sleep(250);
             }
-            progress.status().accept("stopping the clients");
-            for (Future<?> nemesis : running) {
-                nemesis.get(30, TimeUnit.SECONDS);
+            for (int i = 0; i < runs.size(); i++) {
+                progress.status()
+                        .accept("waiting for the last fault on "
+                                + runs.get(i).strategy.label() + " to heal");
+                awaitHealed(running.get(i), runs.get(i).strategy);
             }
+            progress.status().accept("stopping the clients");
         } finally {
             nemeses.shutdownNow();
             for (Run run : runs) {
@@ -292,6 +296,22 @@ public final class Torture {
                     SharedRecord.read(db, run.strategy.option()).value(),
                     System.nanoTime(),
                     System.currentTimeMillis()));
+        }
+    }
+
+    /**
+     * Waits for a nemesis to finish: its last heal waits for servers to start again, which takes
+     * longer on a busy machine. A failure of the nemesis is passed on as it is.
+     */
+    private static void awaitHealed(Future<?> nemesis, Strategy strategy) throws Exception {
+        Duration limit = TestTime.scaledByLoad(READY_TIMEOUT);
+        try {
+            nemesis.get(limit.toMillis(), TimeUnit.MILLISECONDS);
+        } catch (ExecutionException e) {
+            throw e.getCause() instanceof Exception cause ? cause : e;
+        } catch (TimeoutException e) {
+            throw new IllegalStateException("the last fault on " + strategy.label() + " was not healed within "
+                    + limit.toSeconds() + " s of the run's end");
         }
     }
 
@@ -357,92 +377,6 @@ public final class Torture {
             harness.close();
             nemesis.close();
             target.close();
-        }
-    }
-
-    /** Plays the schedule on one strategy's servers and clients. */
-    private record Nemesis(Run run, long startNanos) {
-
-        void play(List<Fault> schedule, AtomicInteger done) throws Exception {
-            for (Fault fault : schedule) {
-                sleepUntil(fault.atMillis());
-                boolean injected = switch (fault.kind()) {
-                    case PAUSE -> pause(fault);
-                    case EXPIRE -> expire(fault);
-                    default -> onServers(fault);
-                };
-                if (injected) {
-                    done.incrementAndGet();
-                }
-            }
-        }
-
-        private boolean onServers(Fault fault) throws InterruptedException {
-            // The start is marked when the injection began, not when it returned: a grant made while
-            // a quorum's clocks were being set forward (or a partition set up) then shows after it.
-            // The end is marked when the heal begins: until then the fault held all along. A nemesis
-            // that fell behind (a busy machine) starts a fault late and still heals it on schedule.
-            long nanos = System.nanoTime();
-            long wall = System.currentTimeMillis();
-            Optional<String> label = run.target.start(fault);
-            if (label.isEmpty()) {
-                return false;
-            }
-            run.nemesis.append(Event.fault(label.get(), true, nanos, wall));
-            sleepUntil(fault.endMillis());
-            long healNanos = System.nanoTime();
-            long healWall = System.currentTimeMillis();
-            run.target.heal(fault);
-            run.nemesis.append(Event.fault(label.get(), false, healNanos, healWall));
-            return true;
-        }
-
-        /**
-         * Freezes the first client to reach a write: every client is asked, one claims it. A
-         * client process is thawed by us once the pause is over; a thread sleeps by itself.
-         */
-        private boolean pause(Fault fault) throws InterruptedException {
-            long deadline = System.currentTimeMillis() + STRIKE_WITHIN.toMillis();
-            Path claim = run.dir.resolve("pause-" + fault.atMillis() + ".claim");
-            run.clients.forEach(c -> c.send("pause " + fault.durationMillis() + " " + deadline + " " + claim));
-            if (run.clients.get(0).pid().isEmpty()) {
-                return true;
-            }
-            while (true) {
-                for (ClientHandle client : run.clients) {
-                    long pid = client.pid().getAsLong();
-                    if (Processes.isStopped(pid)) {
-                        Thread.sleep(fault.durationMillis());
-                        Processes.signal(pid, "CONT", false, Duration.ofSeconds(5));
-                        return true;
-                    }
-                }
-                if (System.currentTimeMillis() > deadline + 500) {
-                    return false; // no client reached a write in time
-                }
-                Thread.sleep(5);
-            }
-        }
-
-        /**
-         * Has the session of the first client of a lock with tokens (fenced or not) to reach a
-         * write expired, while it holds the lock.
-         */
-        private boolean expire(Fault fault) {
-            if (!run.strategy.tokens()) {
-                return false;
-            }
-            long deadline = System.currentTimeMillis() + STRIKE_WITHIN.toMillis();
-            Path claim = run.dir.resolve("expire-" + fault.atMillis() + ".claim");
-            run.clients.forEach(c -> c.send("expire " + deadline + " " + claim));
-            return true;
-        }
-
-        private void sleepUntil(long atMillis) throws InterruptedException {
-            long wait = atMillis - (System.nanoTime() - startNanos) / 1_000_000;
-            if (wait > 0) {
-                Thread.sleep(wait);
-            }
         }
     }
 

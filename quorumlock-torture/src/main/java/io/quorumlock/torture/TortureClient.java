@@ -8,6 +8,7 @@ import io.quorumlock.LeaseLostException;
 import io.quorumlock.LockUnavailableException;
 import io.quorumlock.jdbc.JdbcFence;
 import io.quorumlock.jdbc.StaleTokenException;
+import io.quorumlock.testkit.TestTime;
 import io.quorumlock.torture.Event.Kind;
 import io.quorumlock.torture.Event.Op;
 import java.io.IOException;
@@ -85,7 +86,7 @@ final class TortureClient {
 
     /** How long one acquire may wait for the lock. */
     static final Duration MAX_WAIT = Duration.ofSeconds(1);
-    /** How long a client may take to be granted its own lock once before the run. */
+    /** How long a client may take to be granted its own lock once before the run, on an idle machine. */
     static final Duration WARM_UP_WITHIN = Duration.ofSeconds(60);
 
     private final Config config;
@@ -118,7 +119,7 @@ final class TortureClient {
     void open() throws SQLException {
         db = DriverManager.getConnection(config.jdbcUrl());
         lock = ClientLock.open(config.strategy(), config.endpoints(), config.ttlMillis());
-        lock.warmUp(config.resource() + "-warm-up-" + config.id(), WARM_UP_WITHIN);
+        lock.warmUp(config.resource() + "-warm-up-" + config.id(), TestTime.scaledByLoad(WARM_UP_WITHIN));
     }
 
     /** Handles one command line from the harness. */

@@ -5,6 +5,7 @@ import io.quorumlock.cli.Formats;
 import io.quorumlock.cli.Main;
 import io.quorumlock.cli.Verbosity;
 import io.quorumlock.lab.ProgressLine;
+import io.quorumlock.testkit.ServerWait;
 import java.io.PrintWriter;
 import java.time.Duration;
 import java.util.List;
@@ -105,7 +106,15 @@ public final class DemoCommand implements Callable<Integer> {
     public Integer call() throws Exception {
         long runSeed = seed != null ? seed : ThreadLocalRandom.current().nextLong();
         PrintWriter out = spec.commandLine().getOut();
-        result = new DemoRun(clients, stock, duration, runSeed, ProgressLine.forConsole(out)).run();
+        ProgressLine progress = ProgressLine.forConsole(out);
+        try (ServerWait.Listening waits = ServerWait.listen(progress)) {
+            return play(out, progress, runSeed);
+        }
+    }
+
+    /** The three parts, one after the other; the exit code. */
+    private int play(PrintWriter out, ProgressLine progress, long runSeed) throws Exception {
+        result = new DemoRun(clients, stock, duration, runSeed, progress).run();
         out.println();
         result.table().printTo(out);
         out.println();
@@ -115,7 +124,8 @@ public final class DemoCommand implements Callable<Integer> {
                 "The pause of the Redlock debate, " + PauseDemo.ROUNDS + " rounds each: A locks and reads the stock,"
                         + " pauses until its lease is gone; B locks, sells one unit, writes; A wakes up and writes.");
         out.flush();
-        pause = PauseDemo.run(out);
+        pause = PauseDemo.run(progress);
+        progress.clear();
         PauseDemo.table(pause).forEach(out::println);
         boolean fenceHeld = pause.get(1).lostUpdates() == 0 && pause.get(1).staleWritesRejected() == PauseDemo.ROUNDS;
         out.println();
@@ -128,6 +138,7 @@ public final class DemoCommand implements Callable<Integer> {
                 + " pauses until its session is gone; B is elected and sells; A wakes and writes.");
         out.flush();
         leader = PauseDemo.leader();
+        progress.clear();
         leader.timeline().forEach(out::println);
         boolean termFenced = leader.staleWriteRefused() && leader.tokenB() > leader.tokenA();
         out.println(

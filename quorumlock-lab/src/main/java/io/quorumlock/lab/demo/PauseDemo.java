@@ -5,11 +5,11 @@ import io.quorumlock.Lease;
 import io.quorumlock.examples.LeaderPauseTimeline;
 import io.quorumlock.examples.PauseTimeline;
 import io.quorumlock.jdbc.JdbcFence;
+import io.quorumlock.lab.ProgressLine;
 import io.quorumlock.redis.Redlock;
 import io.quorumlock.testkit.RedisServers;
 import io.quorumlock.testkit.ZooKeeperServers;
 import io.quorumlock.zookeeper.ZooKeeperLock;
-import java.io.PrintWriter;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.sql.Connection;
@@ -33,8 +33,8 @@ final class PauseDemo {
 
     private PauseDemo() {}
 
-    /** Plays both timelines; says on {@code out} what it waits for. */
-    static List<PauseTimeline.Result> run(PrintWriter out) throws Exception {
+    /** Plays both timelines; says on {@code progress} what it waits for. */
+    static List<PauseTimeline.Result> run(ProgressLine progress) throws Exception {
         Path dir = Files.createTempDirectory("quorumlock-zk-");
         JdbcDataSource database = new JdbcDataSource();
         database.setURL("jdbc:h2:mem:pause-demo;DB_CLOSE_DELAY=-1");
@@ -43,7 +43,7 @@ final class PauseDemo {
             PauseTimeline.Result unfenced;
             try (Redlock a = Redlock.builder().nodes(redis.uris()).build();
                     Redlock b = Redlock.builder().nodes(redis.uris()).build()) {
-                awaitTheRestartGuard(out, a, b);
+                awaitTheRestartGuard(progress, a, b);
                 unfenced = new PauseTimeline(database, REDLOCK_TTL)
                         .unfenced("Redlock alone", a, b, PauseDemo::sleepPastTheLease, ROUNDS);
             }
@@ -108,10 +108,9 @@ final class PauseDemo {
      * Redlock's restart guard, on by default, counts a node's vote only once it has been up for the
      * longest TTL: the nodes were just started, so each client's first lock waits for that.
      */
-    private static void awaitTheRestartGuard(PrintWriter out, Redlock... clients) {
-        out.println("The 3 Redis nodes were just started; Redlock's restart guard counts their votes once they"
+    private static void awaitTheRestartGuard(ProgressLine progress, Redlock... clients) {
+        progress.println("The 3 Redis nodes were just started; Redlock's restart guard counts their votes once they"
                 + " have been up for the TTL (" + REDLOCK_TTL.toMillis() + " ms): waiting for that.");
-        out.flush();
         for (Redlock client : clients) {
             client.acquire("warm-up", REDLOCK_TTL, Duration.ofSeconds(5)).release();
         }

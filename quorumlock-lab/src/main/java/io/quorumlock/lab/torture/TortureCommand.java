@@ -4,6 +4,7 @@ import io.quorumlock.cli.DurationConverter;
 import io.quorumlock.cli.Main;
 import io.quorumlock.cli.Verbosity;
 import io.quorumlock.lab.ProgressLine;
+import io.quorumlock.testkit.ServerWait;
 import io.quorumlock.torture.FaultKind;
 import io.quorumlock.torture.ResultTable;
 import io.quorumlock.torture.Screenshot;
@@ -190,7 +191,9 @@ public final class TortureCommand implements Callable<Integer> {
                 folder);
         console.flush();
         ProgressLine progress = ProgressLine.forConsole(console);
-        result = Torture.run(options, new Torture.Progress(progress::status, progress::println));
+        try (ServerWait.Listening waits = ServerWait.listen(progress)) {
+            result = Torture.run(options, new Torture.Progress(progress::status, progress::println));
+        }
         progress.clear();
         console.println();
         ResultTable.lines(result).forEach(console::println);
