@@ -282,6 +282,39 @@ class LockAdapterIT {
     }
 
     @Test
+    void anUnlockByAnInterruptedThreadFreesTheLockAtOnceAndKeepsTheStatus() throws Exception {
+        // As Spring Integration's leader initiator unlocks when its context stops: from a thread
+        // that the stop interrupted.
+        CompletableFuture<Boolean> holder = inThread(() -> {
+            mine.lock();
+            Thread.currentThread().interrupt();
+            mine.unlock();
+            return Thread.currentThread().isInterrupted();
+        });
+        assertThat(holder.get(LONG.toMillis(), TimeUnit.MILLISECONDS))
+                .as("interrupted status after unlock()")
+                .isTrue();
+        assertThat(mine.isLocked()).isFalse();
+        for (RedisServer node : redis.servers().servers()) {
+            try (Jedis jedis = node.connect(Duration.ofSeconds(2))) {
+                assertThat(jedis.exists(RESOURCE))
+                        .as("the key on %s after the unlock", node)
+                        .isFalse();
+            }
+        }
+        CompletableFuture<Boolean> other = inThread(() -> {
+            boolean taken = theirs.tryLock();
+            if (taken) {
+                theirs.unlock();
+            }
+            return taken;
+        });
+        assertThat(other.get(LONG.toMillis(), TimeUnit.MILLISECONDS))
+                .as("another client's tryLock() right after the unlock")
+                .isTrue();
+    }
+
+    @Test
     void aLostLeaseIsNoticedAndReportedByUnlock() throws Exception {
         mine.lock();
         mine.lock();

@@ -28,6 +28,8 @@ import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * A lock over one Redis node or a quorum of N independent Redis nodes (Redlock).
@@ -56,6 +58,8 @@ import java.util.concurrent.CompletableFuture;
  * <p>Instances are thread-safe; share one per set of nodes and close it on shutdown.
  */
 public final class Redlock implements DistributedLock<Lease>, Clocked {
+
+    private static final Logger log = LoggerFactory.getLogger(Redlock.class);
 
     /** At most this many extension rounds of kept-alive leases wait on the nodes at once. */
     private static final int KEEP_ALIVE_WORKERS = 4;
@@ -362,8 +366,9 @@ public final class Redlock implements DistributedLock<Lease>, Clocked {
     }
 
     /**
-     * Ends every lease that it keeps alive ({@link #withLock}, {@link #keepAlive}) as
-     * lost: their {@code keepAlive} futures complete, their work in {@code withLock} is
+     * First lets the releases begun on other threads go out (up to two connect timeouts), so that
+     * their keys are freed at once. Then ends every lease that it keeps alive ({@link #withLock},
+     * {@link #keepAlive}) as lost: their {@code keepAlive} futures complete, their work in {@code withLock} is
      * interrupted and ends in {@link LeaseLostException}, and releasing them afterwards does
      * nothing (their keys run out with their TTL). Then closes every connection; deletes still
      * owed an answer are left to the TTL. Every later call on this lock, and on the other leases
@@ -371,6 +376,12 @@ public final class Redlock implements DistributedLock<Lease>, Clocked {
      */
     @Override
     public void close() {
+        // A release begun before the close goes out on connections still open: one extension round
+        // under way, then the release's own round.
+        int left = rounds.releases.close(2 * rounds.roundNanos());
+        if (left > 0) {
+            log.warn("closing with {} releases still under way: their keys may stay until their TTL", left);
+        }
         rounds.close();
         for (RedlockLease lease : rounds.keptAlive) {
             lease.loseOnClose();

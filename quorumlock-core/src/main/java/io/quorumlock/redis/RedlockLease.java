@@ -56,14 +56,21 @@ final class RedlockLease extends CoreLease implements KeepAlive.Driver {
 
     @Override
     public void release() {
-        LeaseCore.State before = core.release();
-        if (before == LeaseCore.State.RELEASED) {
-            return;
+        boolean beforeClose = lock.releases.enter(); // if so, close() waits for the deletes to go out
+        try {
+            LeaseCore.State before = core.release();
+            if (before == LeaseCore.State.RELEASED) {
+                return;
+            }
+            keepAlive.stop(); // an extension round under way ends before the deletes go out
+            lock.keptAlive.remove(this);
+            lock.release(this, beforeClose);
+            core.released(before);
+        } finally {
+            if (beforeClose) {
+                lock.releases.exit();
+            }
         }
-        keepAlive.stop(); // an extension round under way ends before the deletes go out
-        lock.keptAlive.remove(this);
-        lock.release(this);
-        core.released(before);
     }
 
     boolean grantedBy(Rounds other) {

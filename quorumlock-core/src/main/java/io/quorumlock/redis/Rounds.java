@@ -5,6 +5,7 @@ import io.quorumlock.ServerAnswer;
 import io.quorumlock.internal.LeaseTimes;
 import io.quorumlock.internal.LocalLine;
 import io.quorumlock.internal.LockEvents;
+import io.quorumlock.internal.ReleaseGate;
 import io.quorumlock.internal.Ticker;
 import io.quorumlock.internal.Timers;
 import io.quorumlock.redis.client.Command;
@@ -47,6 +48,8 @@ final class Rounds {
     private final Timers timers;
     /** The leases kept alive and not yet released nor lost, which {@link Redlock#close()} loses. */
     final Set<RedlockLease> keptAlive = ConcurrentHashMap.newKeySet();
+    /** The releases under way, which {@link Redlock#close()} lets go out first. */
+    final ReleaseGate releases;
     /** Each node's configuration error, logged once rather than on every retry. */
     private final Misconfigurations misconfigurations;
 
@@ -85,6 +88,7 @@ final class Rounds {
         this.connectTimeoutNanos = connectTimeout.toNanos();
         this.driftFactor = driftFactor;
         this.ticker = ticker;
+        this.releases = new ReleaseGate(ticker);
         this.restartGuard = new RestartGuard(restartGuard, transport, ticker);
         this.events = events;
         this.misconfigurations = new Misconfigurations(names.size());
@@ -209,12 +213,16 @@ final class Rounds {
 
     // ---- release -------------------------------------------------------------------------------
 
-    /** Releases {@code lease}; one lost or ended by {@link #close()} is left to its TTL. */
-    void release(RedlockLease lease) {
-        if (closed && lease.lost().isDone()) {
+    /**
+     * Releases {@code lease}, {@code beforeClose} if its release began before the lock's {@link
+     * Redlock#close()}, which waits for it; one released after, if lost or ended by the close, is
+     * left to its TTL.
+     */
+    void release(RedlockLease lease, boolean beforeClose) {
+        if (!beforeClose && lease.lost().isDone()) {
             return; // ended by close(), or lost before: its keys run out with their TTL
         }
-        if (closed) {
+        if (!beforeClose) {
             throw new IllegalStateException("the Redlock that granted the lease on '" + lease.resource()
                     + "' is closed: the lease was not released and stays taken until its TTL runs out;"
                     + " release leases before closing their lock");

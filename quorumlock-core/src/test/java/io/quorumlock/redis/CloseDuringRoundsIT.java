@@ -2,18 +2,24 @@ package io.quorumlock.redis;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.quorumlock.Lease;
 import io.quorumlock.testkit.RedisServer;
 import io.quorumlock.testkit.RedisServersExtension;
+import io.quorumlock.testkit.TestTime;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.extension.RegisterExtension;
+import redis.clients.jedis.Jedis;
 
 /**
  * A Redlock closed while many callers are in rounds on its shared connections: every caller comes
@@ -80,6 +86,48 @@ class CloseDuringRoundsIT {
         assertThat(open)
                 .as("connections still open to the nodes after " + CLOSES + " closed Redlocks")
                 .isZero();
+    }
+
+    /**
+     * A release begun before {@code close()} (here held up behind an extension round on nodes that
+     * do not answer yet) still goes out: close waits for it, so the key does not stay for its TTL.
+     */
+    @Test
+    void aReleaseBegunBeforeCloseStillFreesTheKey() throws Exception {
+        Redlock redlock = Redlock.builder()
+                .nodes(redis.uris())
+                .restartGuard(false)
+                .nodeTimeout(TestTime.scaled(Duration.ofSeconds(2)))
+                .build();
+        String resource = "close:released";
+        Lease lease = redlock.acquire(resource, Duration.ofSeconds(30), Duration.ZERO);
+        ExecutorService threads = Executors.newFixedThreadPool(3);
+        try {
+            redis.servers().forEach(RedisServer::pause);
+            Future<Boolean> extension = threads.submit(() -> lease.extend(Duration.ofSeconds(30)));
+            Thread.sleep(50); // the extension's round goes out first; the release waits behind it
+            Future<?> release = threads.submit(lease::release);
+            TestTime.await(Duration.ofSeconds(5), () -> !lease.isValid(), "the release to begin");
+            Future<?> close = threads.submit(redlock::close);
+            Thread.sleep(100);
+            redis.servers().forEach(RedisServer::resume);
+            close.get(30, TimeUnit.SECONDS);
+            release.get(30, TimeUnit.SECONDS); // no IllegalStateException: it began before close
+            extension.get(30, TimeUnit.SECONDS);
+            for (RedisServer node : redis.servers()) {
+                try (Jedis jedis = node.connect(Duration.ofSeconds(2))) {
+                    assertThat(jedis.exists(resource)).as("the key on %s", node).isFalse();
+                }
+            }
+        } finally {
+            redis.servers().forEach(node -> {
+                if (node.isPaused()) {
+                    node.resume();
+                }
+            });
+            threads.shutdownNow();
+            redlock.close();
+        }
     }
 
     private static int openConnections() {
