@@ -287,8 +287,7 @@ class KeepAliveRulesTest {
                 }
             };
             long ttl = 300 * MS;
-            LeaseCore core = new LeaseCore(
-                    "r", Ticker.SYSTEM, LockEvents.of("test", listener), State.VALID, System.nanoTime() + ttl, ttl);
+            LeaseCore core = dueForRenewal(ttl);
             KeepAlive keepAlive = new KeepAlive(core, slow, threads, ttl, ROUND);
             keepAlive.start(ttl);
             assertThat(inRound.await(5, TimeUnit.SECONDS)).isTrue();
@@ -319,13 +318,23 @@ class KeepAliveRulesTest {
                 }
             };
             long ttl = 30 * MS;
-            LeaseCore core = new LeaseCore(
-                    "r", Ticker.SYSTEM, LockEvents.of("test", listener), State.VALID, System.nanoTime() + ttl, ttl);
+            LeaseCore core = dueForRenewal(ttl);
             CompletableFuture<String> toldOn =
                     core.lost().thenApply(loss -> Thread.currentThread().getName());
             new KeepAlive(core, gone, threads, ttl, MS).start(ttl);
 
             assertThat(toldOn.get(5, TimeUnit.SECONDS)).startsWith("quorumlock-test-notice");
         }
+    }
+
+    /**
+     * A lease of {@code ttl} on the fake clock, half of it gone: its first renewal is due at once,
+     * however long this thread takes to start its keep-alive.
+     */
+    private LeaseCore dueForRenewal(long ttl) {
+        LeaseCore core =
+                new LeaseCore("r", ticker, LockEvents.of("test", listener), State.VALID, ticker.nanos() + ttl, ttl);
+        ticker.advance(ttl / 2);
+        return core;
     }
 }
