@@ -22,6 +22,7 @@ import java.util.regex.Pattern;
 import java.util.stream.Collectors;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
@@ -98,9 +99,19 @@ public final class BenchCommand implements Callable<Integer> {
     private Path out = Path.of(".");
 
     @Option(
+            names = "--only",
+            order = 3,
+            paramLabel = "REGEX",
+            description = "Runs only the steps whose label (such as 'five-nodes / quorumlock') matches.")
+    private String only;
+
+    @Mixin
+    private BaselineOptions baseline = new BaselineOptions();
+
+    @Option(
             names = {"-h", "--help"},
             usageHelp = true,
-            order = 3,
+            order = 6,
             description = "Show this help and exit.")
     private boolean help;
 
@@ -109,13 +120,6 @@ public final class BenchCommand implements Callable<Integer> {
             hidden = true,
             description = "A few seconds, no JMH fork, two cases: checks that the command runs; measures nothing.")
     private boolean smoke;
-
-    @Option(
-            names = "--only",
-            hidden = true,
-            paramLabel = "REGEX",
-            description = "Runs only the steps whose label (such as 'five-nodes / quorumlock') matches.")
-    private String only;
 
     @Option(
             names = "--queued-threads",
@@ -149,6 +153,9 @@ public final class BenchCommand implements Callable<Integer> {
         if (queuedThreads != null && queuedThreads < 1) {
             throw new CommandLine.ParameterException(
                     spec.commandLine(), "--queued-threads must be at least 1, was " + queuedThreads);
+        }
+        if (baseline.baseline != null || baseline.rounds != null) {
+            return new BaselineRun(spec.commandLine(), baseline, only, smoke, queuedThreads, out).run();
         }
         Plan plan = queuedThreads == null ? chosen : chosen.withQueuedThreads(queuedThreads);
         PrintWriter console = spec.commandLine().getOut();
@@ -506,7 +513,7 @@ public final class BenchCommand implements Callable<Integer> {
         ProcessHandle.current().descendants().forEach(ProcessHandle::destroyForcibly);
     }
 
-    private static void deleteTree(Path root) {
+    static void deleteTree(Path root) {
         try (var paths = Files.walk(root)) {
             paths.sorted(java.util.Comparator.reverseOrder())
                     .forEach(p -> p.toFile().delete());
