@@ -92,13 +92,19 @@ final class BaselineJar {
         String label = full.substring(0, 7);
         Path cached = repository.resolve(CACHE).resolve(full + ".jar");
         if (Files.isRegularFile(cached)) {
-            progress.step("baseline " + label + ": the jar built before, " + cached);
+            progress.step("baseline " + label + ": the jar built before, " + shown(cached));
             return new Baseline(cached, label, Optional.of(full));
         }
         progress.step("building baseline " + label + "...");
         buildInWorktree(repository, full, cached, build, progress);
-        progress.step("baseline " + label + " built: " + cached);
+        progress.step("baseline " + label + " built: " + shown(cached));
         return new Baseline(cached, label, Optional.of(full));
+    }
+
+    /** A path as the output shows it: from the working directory when it is under it. */
+    static String shown(Path path) {
+        Path here = Path.of("").toAbsolutePath();
+        return path.startsWith(here) ? here.relativize(path).toString() : path.toString();
     }
 
     /** The Maven build of the bench jar and the modules it needs, offline when the local repository allows. */
@@ -140,6 +146,7 @@ final class BaselineJar {
         Worktree worktree = new Worktree(repository, checkout, scratch);
         Thread onCtrlC = new Thread(
                 () -> {
+                    BenchCommand.stopping = true;
                     ProcessHandle.current().descendants().forEach(ProcessHandle::destroyForcibly);
                     worktree.remove();
                 },

@@ -125,6 +125,7 @@ final class BaselineRun {
         Path scratch = Files.createTempDirectory("quorumlock-bench-baseline-");
         Thread onCtrlC = new Thread(
                 () -> {
+                    BenchCommand.stopping = true;
                     ProcessHandle.current().descendants().forEach(ProcessHandle::destroyForcibly);
                     BenchCommand.deleteTree(scratch);
                 },
@@ -161,8 +162,8 @@ final class BaselineRun {
                 + ", the new build and the old in turn; Java " + System.getProperty("java.version") + ", "
                 + Runtime.getRuntime().availableProcessors() + " cores";
         console.println();
-        console.println("quorumlock bench --baseline: new " + current.label() + " (" + current.jar() + "), old "
-                + old.label() + " (" + old.jar() + ")");
+        console.println("quorumlock bench --baseline: new " + current.label() + " (" + BaselineJar.shown(current.jar())
+                + "), old " + old.label() + " (" + BaselineJar.shown(old.jar()) + ")");
         console.println(setting);
         console.println();
         report.table().forEach(console::println);

@@ -77,8 +77,8 @@ public final class BenchCommand implements Callable<Integer> {
     /** The resources the 64 threads share in the second many-callers case: 8 callers each. */
     private static final int SHARED_RESOURCES = 8;
 
-    /** Set on Ctrl-C, once the shutdown hook has started to stop the nodes and forks. */
-    private static volatile boolean stopping;
+    /** Set on Ctrl-C, once the shutdown hook has started to stop the nodes and forks (or the child JVMs). */
+    static volatile boolean stopping;
 
     @Spec
     private CommandSpec spec;
@@ -141,7 +141,7 @@ public final class BenchCommand implements Callable<Integer> {
             String message = failure.getMessage() == null ? failure.toString() : failure.getMessage();
             command.getErr()
                     .println("quorumlock bench: "
-                            + (stopping ? "interrupted; its nodes and JMH forks were stopped" : message));
+                            + (stopping ? "interrupted; the processes it started were stopped" : message));
             return FAILURE;
         });
     }

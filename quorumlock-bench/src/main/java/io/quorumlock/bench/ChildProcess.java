@@ -44,7 +44,9 @@ final class ChildProcess implements AutoCloseable {
                         for (String read = in.readLine(); read != null; read = in.readLine()) {
                             String line = COLOURS.matcher(read).replaceAll("");
                             synchronized (last) {
-                                last.addLast(line);
+                                if (!line.isBlank()) {
+                                    last.addLast(line);
+                                }
                                 if (last.size() > KEPT_LINES) {
                                     last.removeFirst();
                                 }

@@ -56,7 +56,7 @@ class BaselineIT {
         assertThat(exit).as("exit code; stdout:%n%s%nstderr:%n%s", out, err).isZero();
         assertThat(out.toString())
                 .contains("round 1/2: new", "round 1/2: old", "round 2/2: new", "round 2/2: old (quorumlock-bench.jar)")
-                .contains("old quorumlock-bench.jar (" + jar + ")")
+                .contains("old quorumlock-bench.jar (target/quorumlock-bench.jar)")
                 .contains("2 rounds of --smoke --only '" + ONE_ROW + "'")
                 .contains("Every row measured", BaselineRun.JSON_FILE);
         List<String> table = out.toString().lines().toList();
