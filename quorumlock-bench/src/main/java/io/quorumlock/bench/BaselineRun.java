@@ -14,6 +14,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.OptionalInt;
+import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import java.util.regex.PatternSyntaxException;
 import java.util.stream.Collectors;
@@ -35,8 +36,11 @@ final class BaselineRun {
     /** Each child's output, in turn. */
     static final String LOG_FILE = "bench-baseline.log";
 
-    /** The time a child's progress lines start with. */
-    private static final Pattern ELAPSED = Pattern.compile("^\\d+:\\d\\d\\s+");
+    /** The time a child's progress lines start with: those are shown on the status line. */
+    private static final Pattern ELAPSED = Pattern.compile("^\\d+:\\d\\d {2}");
+
+    /** The most of a child's progress line shown on the status line. */
+    private static final int MAX_STATUS = 72;
 
     /**
      * One build: the name the table gives it, what the output calls it, its jar, and the command
@@ -203,7 +207,11 @@ final class BaselineRun {
         log.println("== " + step + ": " + String.join(" ", command));
         ChildProcess.Result result = ChildProcess.run(command, here(), timeout, line -> {
             log.println(line);
-            progress.status(ELAPSED.matcher(line).replaceFirst(""));
+            Matcher progressLine = ELAPSED.matcher(line);
+            if (progressLine.find()) {
+                String detail = line.substring(progressLine.end());
+                progress.status(detail.length() <= MAX_STATUS ? detail : detail.substring(0, MAX_STATUS) + "...");
+            }
         });
         Path file = results.resolve(BenchCommand.JSON_FILE);
         OptionalInt exit = result.exit();
