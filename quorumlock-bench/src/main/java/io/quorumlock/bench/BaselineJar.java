@@ -147,7 +147,7 @@ final class BaselineJar {
         Thread onCtrlC = new Thread(
                 () -> {
                     BenchCommand.stopping = true;
-                    ProcessHandle.current().descendants().forEach(ProcessHandle::destroyForcibly);
+                    BenchCommand.killChildren();
                     worktree.remove();
                 },
                 "quorumlock-bench-baseline-worktree");

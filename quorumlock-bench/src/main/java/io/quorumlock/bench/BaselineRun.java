@@ -130,7 +130,7 @@ final class BaselineRun {
         Thread onCtrlC = new Thread(
                 () -> {
                     BenchCommand.stopping = true;
-                    ProcessHandle.current().descendants().forEach(ProcessHandle::destroyForcibly);
+                    BenchCommand.killChildren();
                     BenchCommand.deleteTree(scratch);
                 },
                 "quorumlock-bench-baseline-killer");

@@ -508,8 +508,11 @@ public final class BenchCommand implements Callable<Integer> {
         return root;
     }
 
-    /** Ctrl-C: ends the JMH forks and the Redis nodes this JVM started (frozen ones too: SIGKILL). */
-    private static void killChildren() {
+    /**
+     * Ctrl-C: ends what this JVM started and what those started: the JMH forks and the Redis nodes
+     * (frozen ones too: SIGKILL), or the benches and the build of {@code --baseline}.
+     */
+    static void killChildren() {
         ProcessHandle.current().descendants().forEach(ProcessHandle::destroyForcibly);
     }
 
