@@ -22,6 +22,7 @@ import java.util.regex.Pattern;
 import java.util.stream.Collectors;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
@@ -76,8 +77,8 @@ public final class BenchCommand implements Callable<Integer> {
     /** The resources the 64 threads share in the second many-callers case: 8 callers each. */
     private static final int SHARED_RESOURCES = 8;
 
-    /** Set on Ctrl-C, once the shutdown hook has started to stop the nodes and forks. */
-    private static volatile boolean stopping;
+    /** Set on Ctrl-C, once the shutdown hook has started to stop the nodes and forks (or the child JVMs). */
+    static volatile boolean stopping;
 
     @Spec
     private CommandSpec spec;
@@ -98,9 +99,19 @@ public final class BenchCommand implements Callable<Integer> {
     private Path out = Path.of(".");
 
     @Option(
+            names = "--only",
+            order = 3,
+            paramLabel = "REGEX",
+            description = "Runs only the steps whose label (such as 'five-nodes / quorumlock') matches.")
+    private String only;
+
+    @Mixin
+    private BaselineOptions baseline = new BaselineOptions();
+
+    @Option(
             names = {"-h", "--help"},
             usageHelp = true,
-            order = 3,
+            order = 6,
             description = "Show this help and exit.")
     private boolean help;
 
@@ -109,13 +120,6 @@ public final class BenchCommand implements Callable<Integer> {
             hidden = true,
             description = "A few seconds, no JMH fork, two cases: checks that the command runs; measures nothing.")
     private boolean smoke;
-
-    @Option(
-            names = "--only",
-            hidden = true,
-            paramLabel = "REGEX",
-            description = "Runs only the steps whose label (such as 'five-nodes / quorumlock') matches.")
-    private String only;
 
     @Option(
             names = "--queued-threads",
@@ -137,7 +141,7 @@ public final class BenchCommand implements Callable<Integer> {
             String message = failure.getMessage() == null ? failure.toString() : failure.getMessage();
             command.getErr()
                     .println("quorumlock bench: "
-                            + (stopping ? "interrupted; its nodes and JMH forks were stopped" : message));
+                            + (stopping ? "interrupted; the processes it started were stopped" : message));
             return FAILURE;
         });
     }
@@ -149,6 +153,9 @@ public final class BenchCommand implements Callable<Integer> {
         if (queuedThreads != null && queuedThreads < 1) {
             throw new CommandLine.ParameterException(
                     spec.commandLine(), "--queued-threads must be at least 1, was " + queuedThreads);
+        }
+        if (baseline.baseline != null || baseline.rounds != null) {
+            return new BaselineRun(spec.commandLine(), baseline, only, smoke, queuedThreads, out).run();
         }
         Plan plan = queuedThreads == null ? chosen : chosen.withQueuedThreads(queuedThreads);
         PrintWriter console = spec.commandLine().getOut();
@@ -501,12 +508,15 @@ public final class BenchCommand implements Callable<Integer> {
         return root;
     }
 
-    /** Ctrl-C: ends the JMH forks and the Redis nodes this JVM started (frozen ones too: SIGKILL). */
-    private static void killChildren() {
+    /**
+     * Ctrl-C: ends what this JVM started and what those started: the JMH forks and the Redis nodes
+     * (frozen ones too: SIGKILL), or the benches and the build of {@code --baseline}.
+     */
+    static void killChildren() {
         ProcessHandle.current().descendants().forEach(ProcessHandle::destroyForcibly);
     }
 
-    private static void deleteTree(Path root) {
+    static void deleteTree(Path root) {
         try (var paths = Files.walk(root)) {
             paths.sorted(java.util.Comparator.reverseOrder())
                     .forEach(p -> p.toFile().delete());

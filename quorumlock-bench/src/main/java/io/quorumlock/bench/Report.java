@@ -32,7 +32,16 @@ final class Report {
                 notes(r)
             });
         }
-        int[] widths = new int[HEADER.length];
+        return aligned(rows, RIGHT);
+    }
+
+    /**
+     * Rows as lines: the first is the header, columns aligned (to the right where {@code right}
+     * says), the last column as it is, a blank line where the first column changes.
+     */
+    static List<String> aligned(List<String[]> rows, boolean[] right) {
+        String[] header = rows.get(0);
+        int[] widths = new int[header.length];
         for (String[] row : rows) {
             for (int i = 0; i < row.length; i++) {
                 widths[i] = Math.max(widths[i], row[i].length());
@@ -44,13 +53,13 @@ final class Report {
             if (previousCase != null && !previousCase.equals(row[0])) {
                 lines.add(""); // a blank line between cases
             }
-            previousCase = row == HEADER ? null : row[0];
+            previousCase = row == header ? null : row[0];
             StringBuilder line = new StringBuilder();
             for (int i = 0; i < row.length; i++) {
                 String cell = row[i];
                 if (i == row.length - 1) {
                     line.append(cell);
-                } else if (RIGHT[i]) {
+                } else if (right[i]) {
                     line.append(" ".repeat(widths[i] - cell.length()))
                             .append(cell)
                             .append("  ");
