@@ -4,6 +4,8 @@ import io.quorumlock.LeaseLostException;
 import io.quorumlock.internal.CoreLease;
 import io.quorumlock.internal.KeepAlive;
 import io.quorumlock.internal.LeaseCore;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
 import java.time.Duration;
 
 /**
@@ -19,8 +21,23 @@ final class RedlockLease extends CoreLease implements KeepAlive.Driver {
     private final Grant[] grants;
     /** The id its acquire had in the resource's line of waiters ({@link Scripts#LINE}); 0 if none. */
     private final long waiter;
-    /** Its rounds one at a time, and its renewals once kept alive. */
-    private final KeepAlive keepAlive;
+    /** The TTL of the grant: what its renewals ask for until told otherwise. */
+    private final long ttlNanos;
+    /**
+     * Its rounds one at a time, and its renewals once kept alive: made at its first extension or
+     * keep-alive, since most leases are released without either. Set once.
+     */
+    private volatile KeepAlive keepAlive;
+
+    private static final VarHandle KEEP_ALIVE;
+
+    static {
+        try {
+            KEEP_ALIVE = MethodHandles.lookup().findVarHandle(RedlockLease.class, "keepAlive", KeepAlive.class);
+        } catch (ReflectiveOperationException e) {
+            throw new ExceptionInInitializerError(e);
+        }
+    }
 
     RedlockLease(
             Rounds lock,
@@ -37,7 +54,18 @@ final class RedlockLease extends CoreLease implements KeepAlive.Driver {
         this.waiter = waiter;
         this.token = token;
         this.grants = grants;
-        this.keepAlive = new KeepAlive(core, this, lock.timers(), ttlNanos, lock.roundNanos());
+        this.ttlNanos = ttlNanos;
+    }
+
+    /** Its lease engine, made at the first call. */
+    private KeepAlive keepAlive() {
+        KeepAlive made = keepAlive;
+        if (made == null) {
+            made = new KeepAlive(core, this, lock.timers(), ttlNanos, lock.roundNanos());
+            KeepAlive earlier = (KeepAlive) KEEP_ALIVE.compareAndExchange(this, null, made);
+            made = earlier != null ? earlier : made;
+        }
+        return made;
     }
 
     /**
@@ -51,7 +79,7 @@ final class RedlockLease extends CoreLease implements KeepAlive.Driver {
     public boolean extend(Duration ttl) {
         lock.checkTtl(ttl);
         checkNotReleased();
-        return keepAlive.extend(ttl.toNanos());
+        return keepAlive().extend(ttl.toNanos());
     }
 
     @Override
@@ -60,7 +88,12 @@ final class RedlockLease extends CoreLease implements KeepAlive.Driver {
         if (before == LeaseCore.State.RELEASED) {
             return;
         }
-        keepAlive.stop(); // an extension round under way ends before the deletes go out
+        // An extension round under way ends before the deletes go out. Without an engine yet, none
+        // can be: one made after the release above finds the lease released and sends nothing.
+        KeepAlive made = keepAlive;
+        if (made != null) {
+            made.stop();
+        }
         lock.keptAlive.remove(this);
         lock.release(this);
         core.released(before);
@@ -74,20 +107,22 @@ final class RedlockLease extends CoreLease implements KeepAlive.Driver {
     void keepAlive(Duration ttl) {
         checkNotReleased();
         lock.keptAlive.add(this);
-        keepAlive.start(ttl.toNanos());
+        KeepAlive engine = keepAlive();
+        engine.start(ttl.toNanos());
         if (isReleased()) {
-            keepAlive.stop(); // released while it started: release() may not have seen it
+            engine.stop(); // released while it started: release() may not have seen it
         }
     }
 
     /** Whether {@link #keepAlive} was called. */
     boolean keptAlive() {
-        return keepAlive.started();
+        KeepAlive made = keepAlive;
+        return made != null && made.started();
     }
 
     /** Ends the lease as lost because its lock is closing, telling it on this thread. */
     void loseOnClose() {
-        keepAlive.loseOnClose();
+        keepAlive().loseOnClose();
     }
 
     /** One extension round, as the keep-alive runs it. */
@@ -121,7 +156,8 @@ final class RedlockLease extends CoreLease implements KeepAlive.Driver {
 
     /** The end once an extension round under way has ended. */
     long endAfterRounds() {
-        return keepAlive.endAfterRounds();
+        KeepAlive made = keepAlive;
+        return made != null ? made.endAfterRounds() : core.endNanos();
     }
 
     long validUntilNanos() {

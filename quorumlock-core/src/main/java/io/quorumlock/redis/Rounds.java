@@ -34,7 +34,9 @@ final class Rounds {
 
     final Transport transport;
     final List<String> names;
-    private final Duration nodeTimeout;
+    /** What every TTL must be longer than: {@link QuorumMath#ttlFloor} of the node timeout. */
+    private final Duration ttlFloor;
+
     final long nodeTimeoutNanos;
     final long connectTimeoutNanos;
     private final double driftFactor;
@@ -80,7 +82,7 @@ final class Rounds {
         this.transport = transport;
         this.timers = timers;
         this.names = List.copyOf(names);
-        this.nodeTimeout = nodeTimeout;
+        this.ttlFloor = QuorumMath.ttlFloor(nodeTimeout);
         this.nodeTimeoutNanos = nodeTimeout.toNanos();
         this.connectTimeoutNanos = connectTimeout.toNanos();
         this.driftFactor = driftFactor;
@@ -316,7 +318,7 @@ final class Rounds {
 
     /** The TTL, if it is usable with the node timeout. */
     Duration checkTtl(Duration ttl) {
-        String problem = QuorumMath.ttlProblem(ttl, nodeTimeout);
+        String problem = QuorumMath.ttlProblemOver(ttl, ttlFloor);
         if (problem != null) {
             throw new IllegalSettingException("ttl", problem);
         }
