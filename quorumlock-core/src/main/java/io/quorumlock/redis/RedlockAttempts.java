@@ -56,13 +56,25 @@ final class RedlockAttempts {
     }
 
     /** The result of one attempt: the lease if granted, and the evidence either way. */
-    record Attempt(Optional<Lease> lease, int votes, List<ServerAnswer> answers, boolean misconfigured) {}
+    record Attempt(Optional<Lease> lease, Rounds.Outcome outcome) {
+
+        int votes() {
+            return outcome.votes();
+        }
+
+        List<ServerAnswer> answers() {
+            return outcome.answers();
+        }
+
+        boolean misconfigured() {
+            return !outcome.held() && outcome.misconfigured();
+        }
+    }
 
     /** One attempt, by a waiter with this id in the resource's line ({@link Scripts#LINE}), or 0. */
     Attempt attempt(String resource, Duration ttl, long waiter) {
         String token = newToken(); // compared whole: the holder is part of the token
-        Grant[] grants = new Grant[nodes];
-        Rounds.Outcome outcome = rounds.grant(resource, token, ttl.toMillis(), grants);
+        Rounds.Outcome outcome = rounds.grant(resource, token, ttl.toMillis());
         if (outcome.interrupted()) {
             Thread.currentThread().interrupt();
             throw new QuorumlockException("interrupted while acquiring '" + resource + "'");
@@ -81,12 +93,12 @@ final class RedlockAttempts {
                     rounds,
                     resource,
                     token,
-                    grants,
+                    outcome.round(),
                     waiter,
                     ttl.toMillis() * 1_000_000,
                     outcome.validityNanos(),
                     outcome.validUntilNanos());
-            return new Attempt(Optional.of(lease), outcome.votes(), outcome.answers(), false);
+            return new Attempt(Optional.of(lease), outcome);
         }
         if (log.isDebugEnabled()) {
             log.debug(
@@ -98,7 +110,7 @@ final class RedlockAttempts {
                     outcome.validityNanos() / 1_000_000,
                     outcome.answers());
         }
-        return new Attempt(Optional.empty(), outcome.votes(), outcome.answers(), outcome.misconfigured());
+        return new Attempt(Optional.empty(), outcome);
     }
 
     /**

@@ -18,7 +18,8 @@ final class RedlockLease extends CoreLease implements KeepAlive.Driver {
     private final Rounds lock;
 
     private final String token;
-    private final Grant[] grants;
+    /** The round that granted it: each node's answer to the grant, which its later rounds follow. */
+    private final Round grant;
     /** The id its acquire had in the resource's line of waiters ({@link Scripts#LINE}); 0 if none. */
     private final long waiter;
     /** The TTL of the grant: what its renewals ask for until told otherwise. */
@@ -43,7 +44,7 @@ final class RedlockLease extends CoreLease implements KeepAlive.Driver {
             Rounds lock,
             String resource,
             String token,
-            Grant[] grants,
+            Round grant,
             long waiter,
             long ttlNanos,
             long validityNanos,
@@ -53,7 +54,7 @@ final class RedlockLease extends CoreLease implements KeepAlive.Driver {
         this.lock = lock;
         this.waiter = waiter;
         this.token = token;
-        this.grants = grants;
+        this.grant = grant;
         this.ttlNanos = ttlNanos;
     }
 
@@ -168,8 +169,8 @@ final class RedlockLease extends CoreLease implements KeepAlive.Driver {
         return token;
     }
 
-    Grant[] grants() {
-        return grants;
+    Round grant() {
+        return grant;
     }
 
     long waiter() {

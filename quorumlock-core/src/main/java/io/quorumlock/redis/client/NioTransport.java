@@ -10,13 +10,13 @@ import java.nio.channels.SelectionKey;
 import java.nio.channels.Selector;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.BooleanSupplier;
+import java.util.function.Consumer;
 import java.util.function.LongSupplier;
 
 /**
@@ -187,6 +187,7 @@ public final class NioTransport implements Transport {
     private RespLink link(int node, Selector selector, List<Script> toLoad, RespLink.Push push) {
         return new RespLink(
                 nodes.get(node),
+                node,
                 resolvers[node],
                 selector,
                 timeoutNanos,
@@ -256,9 +257,9 @@ public final class NioTransport implements Transport {
         private final ReentrantLock polling = new ReentrantLock();
         private final ReentrantLock sending = new ReentrantLock();
         private final Sends sent = sending::unlock;
-        private final ConcurrentLinkedQueue<Waiter> waiters = new ConcurrentLinkedQueue<>();
-
-        private record Waiter(Thread thread, BooleanSupplier done) {}
+        private final Waiters waiters = new Waiters();
+        /** Hands what the selector found ready to its link: made once, not at every poll. */
+        private final Consumer<SelectionKey> ready = this::ready;
 
         NioLane() {
             selector = openSelector();
@@ -284,8 +285,7 @@ public final class NioTransport implements Transport {
             if (done.getAsBoolean()) {
                 return true;
             }
-            Waiter me = new Waiter(Thread.currentThread(), done);
-            waiters.add(me);
+            Waiters.Waiter me = waiters.add(done);
             try {
                 boolean looked = false;
                 while (!done.getAsBoolean()) {
@@ -324,7 +324,7 @@ public final class NioTransport implements Transport {
         /** Waits up to {@code nanos} for the lane's channels and handles what is ready. */
         private void poll(long nanos) {
             try {
-                selector.select(this::ready, Math.max(1, TimeUnit.NANOSECONDS.toMillis(nanos + 999_999)));
+                selector.select(ready, Math.max(1, TimeUnit.NANOSECONDS.toMillis(nanos + 999_999)));
             } catch (IOException e) {
                 throw new UncheckedIOException("selector failed", e);
             } catch (ClosedSelectorException e) {
@@ -333,21 +333,14 @@ public final class NioTransport implements Transport {
         }
 
         /** Wakes the waiting callers whose rounds the last poll decided. */
-        private void wakeDecided(Waiter poller) {
-            for (Waiter waiter : waiters) {
-                if (waiter != poller && waiter.done().getAsBoolean()) {
-                    LockSupport.unpark(waiter.thread());
-                }
-            }
+        private void wakeDecided(Waiters.Waiter poller) {
+            waiters.wakeDone(poller);
         }
 
         /** With nobody polling, wakes a waiting caller to take over; a caller never waits unpolled. */
         private void handOver() {
             if (!polling.isLocked()) {
-                Waiter next = waiters.peek();
-                if (next != null) {
-                    LockSupport.unpark(next.thread());
-                }
+                waiters.wakeFirst();
             }
         }
 
@@ -363,7 +356,7 @@ public final class NioTransport implements Transport {
                 return false;
             }
             try {
-                selector.selectNow(this::ready);
+                selector.selectNow(ready);
             } catch (IOException e) {
                 throw new UncheckedIOException("selector failed", e);
             } catch (ClosedSelectorException e) {

@@ -28,6 +28,7 @@ final class RespLink implements Transport.Link {
     private static final Logger log = LoggerFactory.getLogger(RespLink.class);
 
     private final NodeAddress address;
+    private final int index;
     private final String name;
     private final Selector selector;
     private final long timeoutNanos;
@@ -83,6 +84,7 @@ final class RespLink implements Transport.Link {
 
     RespLink(
             NodeAddress address,
+            int index,
             Resolver resolver,
             Selector selector,
             long timeoutNanos,
@@ -93,6 +95,7 @@ final class RespLink implements Transport.Link {
             List<Script> scripts,
             Push push) {
         this.address = address;
+        this.index = index;
         this.push = push;
         this.tls = tls;
         this.scripts = scripts;
@@ -110,6 +113,11 @@ final class RespLink implements Transport.Link {
     @Override
     public String node() {
         return name;
+    }
+
+    @Override
+    public int index() {
+        return index;
     }
 
     @Override
