@@ -46,21 +46,28 @@ final class Ballot {
         private final ServerAnswer[] held;
         private final ServerAnswer[] pending;
         private final ServerAnswer[] timedOut;
+        private final ServerAnswer[] lateAfterWait;
+        private final ServerAnswer[] lateAfterOutcome;
 
         Nodes(List<String> names) {
             this.names = List.copyOf(names);
-            int n = names.size();
-            granted = new ServerAnswer[n];
-            held = new ServerAnswer[n];
-            pending = new ServerAnswer[n];
-            timedOut = new ServerAnswer[n];
-            for (int i = 0; i < n; i++) {
-                granted[i] = new ServerAnswer(names.get(i), ServerAnswer.Kind.GRANTED, "");
-                held[i] = new ServerAnswer(names.get(i), ServerAnswer.Kind.HELD_BY_OTHER, "");
-                pending[i] = new ServerAnswer(names.get(i), ServerAnswer.Kind.PENDING, "");
-                timedOut[i] =
-                        new ServerAnswer(names.get(i), ServerAnswer.Kind.TIMED_OUT, "no reply within the node timeout");
+            granted = each(ServerAnswer.Kind.GRANTED, "");
+            held = each(ServerAnswer.Kind.HELD_BY_OTHER, "");
+            pending = each(ServerAnswer.Kind.PENDING, "");
+            timedOut = each(ServerAnswer.Kind.TIMED_OUT, "no reply within the node timeout");
+            lateAfterWait = each(
+                    ServerAnswer.Kind.TIMED_OUT, "granted after the wait for replies had ended, too late to count");
+            lateAfterOutcome = each(
+                    ServerAnswer.Kind.PENDING, "granted, too late to count: the outcome was decided before its reply");
+        }
+
+        /** The answer of each node with {@code kind} and {@code detail}. */
+        private ServerAnswer[] each(ServerAnswer.Kind kind, String detail) {
+            ServerAnswer[] each = new ServerAnswer[names.size()];
+            for (int i = 0; i < each.length; i++) {
+                each[i] = new ServerAnswer(names.get(i), kind, detail);
             }
+            return each;
         }
 
         int size() {
@@ -129,7 +136,7 @@ final class Ballot {
         }
         if (closed) {
             // Shown in the evidence, never counted: a late yes is not a grant (a failed grant releases it).
-            answers[node] = outcome.kind() == ServerAnswer.Kind.GRANTED ? lateYes(outcome.server()) : outcome;
+            answers[node] = outcome.kind() == ServerAnswer.Kind.GRANTED ? lateYes(node) : outcome;
             misconfigured |= outcome.kind() == ServerAnswer.Kind.MISCONFIGURED;
             return;
         }
@@ -160,16 +167,8 @@ final class Ballot {
      * A yes that came after the count was closed: past the wait for replies, it timed out; else the
      * outcome was certain before it came, without it (the other nodes had refused, or were down).
      */
-    private ServerAnswer lateYes(String server) {
-        return expired
-                ? new ServerAnswer(
-                        server,
-                        ServerAnswer.Kind.TIMED_OUT,
-                        "granted after the wait for replies had ended, too late to count")
-                : new ServerAnswer(
-                        server,
-                        ServerAnswer.Kind.PENDING,
-                        "granted, too late to count: the outcome was decided before its reply");
+    private ServerAnswer lateYes(int node) {
+        return expired ? nodes.lateAfterWait[node] : nodes.lateAfterOutcome[node];
     }
 
     /** A majority counted, or too few nodes left to reach one. */

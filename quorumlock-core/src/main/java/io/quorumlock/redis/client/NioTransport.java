@@ -46,8 +46,8 @@ public final class NioTransport implements Transport {
     private final List<NioLane> lanes = new ArrayList<>();
     /** Callers in a round now, on any lane. */
     private int callers;
-    /** Resources with rounds under way that were borrowed while lanes could still be added. */
-    private final java.util.Map<String, InUse> inUse = new java.util.HashMap<>();
+    /** Resources with rounds under way that were borrowed while lanes could still be added, and their lanes. */
+    private final Pins<NioLane> inUse = new Pins<>();
     /** For the {@code rediss://} nodes; null if there are none. */
     private final TlsConfig tls;
     /** Loaded on every new connection. */
@@ -116,17 +116,15 @@ public final class NioTransport implements Transport {
 
     /** Under the lock of {@link #lanes}. */
     private NioLane laneOf(String resource) {
-        InUse use = resource == null ? null : inUse.get(resource);
-        if (use == null) {
-            NioLane lane = lanes.get(resource == null ? 0 : Math.floorMod(resource.hashCode(), lanes.size()));
+        NioLane lane = resource == null ? null : inUse.lane(resource);
+        if (lane == null) {
+            lane = lanes.get(resource == null ? 0 : Math.floorMod(resource.hashCode(), lanes.size()));
             if (resource == null || lanes.size() == maxLanes) {
                 return lane; // no lane will be added: the hash keeps choosing this one
             }
-            use = new InUse(lane);
-            inUse.put(resource, use);
         }
-        use.rounds++;
-        return use.lane;
+        inUse.pin(resource, lane);
+        return lane;
     }
 
     @Override
@@ -166,20 +164,9 @@ public final class NioTransport implements Transport {
     public void giveBack(Lane lane, String resource) {
         synchronized (lanes) {
             callers--;
-            InUse use = resource == null ? null : inUse.get(resource);
-            if (use != null && --use.rounds == 0) {
-                inUse.remove(resource);
+            if (resource != null) {
+                inUse.unpin(resource);
             }
-        }
-    }
-
-    /** A resource's lane and how many of its rounds are under way on it. */
-    private static final class InUse {
-        final NioLane lane;
-        int rounds;
-
-        InUse(NioLane lane) {
-            this.lane = lane;
         }
     }
 
