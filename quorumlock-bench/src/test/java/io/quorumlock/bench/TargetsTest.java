@@ -19,7 +19,7 @@ class TargetsTest {
     void singleNodeNeedsNinetyFivePercentOfRawJedis() {
         add(Plan.SINGLE, Plan.RAW, 10_000, null);
         add(Plan.SINGLE, Plan.REDISSON, 1_000, null);
-        add(Plan.SINGLE, Plan.QUORUMLOCK, 9_500, null);
+        allocating(Plan.SINGLE, 9_500, 1_000.0);
         assertThat(target(1).verdict()).isEqualTo(Targets.Verdict.PASS);
         assertThat(check(1, "quorumlock / raw-jedis").value()).isEqualTo(0.95);
         assertThat(check(1, "quorumlock / redisson").verdict()).isEqualTo(Targets.Verdict.REPORTED);
@@ -27,8 +27,41 @@ class TargetsTest {
         results.clear();
         add(Plan.SINGLE, Plan.RAW, 10_000, null);
         add(Plan.SINGLE, Plan.REDISSON, 1_000, null);
-        add(Plan.SINGLE, Plan.QUORUMLOCK, 9_400, null);
+        allocating(Plan.SINGLE, 9_400, 800.0);
         assertThat(target(1).verdict()).isEqualTo(Targets.Verdict.FAIL);
+    }
+
+    @Test
+    void aSingleNodeCycleAllocatesAtMostAThousandBytes() {
+        add(Plan.SINGLE, Plan.RAW, 10_000, null);
+        allocating(Plan.SINGLE, 10_000, 1_000.4);
+        assertThat(check(1, "quorumlock alloc").shown()).isEqualTo("1,000");
+        assertThat(check(1, "quorumlock alloc").bound()).isEqualTo("<= 1,000");
+        assertThat(check(1, "quorumlock alloc").verdict()).isEqualTo(Targets.Verdict.FAIL);
+        assertThat(target(1).verdict()).isEqualTo(Targets.Verdict.FAIL);
+
+        results.clear();
+        add(Plan.SINGLE, Plan.RAW, 10_000, null);
+        add(Plan.SINGLE, Plan.QUORUMLOCK, 10_000, null); // no gc profiler figures
+        assertThat(check(1, "quorumlock alloc").verdict()).isEqualTo(Targets.Verdict.NOT_MEASURED);
+        assertThat(target(1).verdict()).isEqualTo(Targets.Verdict.NOT_MEASURED);
+    }
+
+    @Test
+    void aFiveNodeCycleAllocatesAtMostFifteenHundredBytes() {
+        assertThat(fiveNodeAlloc(1_500.0).verdict()).isEqualTo(Targets.Verdict.PASS);
+        assertThat(fiveNodeAlloc(1_500.0).shown()).isEqualTo("1,500");
+        assertThat(fiveNodeAlloc(1_900.0).verdict()).isEqualTo(Targets.Verdict.FAIL);
+        assertThat(target(2).verdict()).isEqualTo(Targets.Verdict.FAIL);
+    }
+
+    /** Target 2's allocation check, with the floors met and quorumlock allocating {@code bytesPerOp}. */
+    private Targets.Check fiveNodeAlloc(double bytesPerOp) {
+        results.clear();
+        add(Plan.FIVE, Plan.FANOUT, 6_000, null);
+        add(Plan.FIVE, Plan.SEQUENTIAL, 1_500, null);
+        allocating(Plan.FIVE, 6_000, bytesPerOp);
+        return check(2, "quorumlock alloc");
     }
 
     @Test
@@ -36,7 +69,7 @@ class TargetsTest {
         add(Plan.FIVE, Plan.FANOUT, 6_000, null);
         add(Plan.FIVE, Plan.SEQUENTIAL, 1_500, null);
         add(Plan.FIVE, Plan.REDLOCK, 300, null);
-        add(Plan.FIVE, Plan.QUORUMLOCK, 5_400, null);
+        allocating(Plan.FIVE, 5_400, 1_200.0);
         results.add(new CaseResult(
                 Plan.CAPACITY,
                 Plan.PIPELINED,
@@ -301,6 +334,12 @@ class TargetsTest {
 
     private void add(String caseId, String library, double opsPerSecond, Double p50) {
         results.add(new CaseResult(caseId, library, 5, 1, opsPerSecond, p50, null, null, Map.of(), null, null));
+    }
+
+    /** quorumlock's result in {@code caseId}, with JMH's gc profiler figure. */
+    private void allocating(String caseId, double opsPerSecond, double bytesPerOp) {
+        results.add(new CaseResult(
+                caseId, Plan.QUORUMLOCK, 5, 1, opsPerSecond, null, null, bytesPerOp, Map.of(), null, null));
     }
 
     private void handOff(String caseId, String library, double p50, double p99) {

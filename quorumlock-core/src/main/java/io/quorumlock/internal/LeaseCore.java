@@ -40,8 +40,10 @@ public final class LeaseCore {
     private final String resource;
     private final Ticker ticker;
     private final LockEvents events;
-    private final CompletableFuture<LeaseLostException> lost = new CompletableFuture<>();
-    private final CompletableFuture<LeaseLostException> inDoubt = new CompletableFuture<>();
+    /** Made when first asked for or completed: most leases are released without either. Guarded by this. */
+    private CompletableFuture<LeaseLostException> lost;
+
+    private CompletableFuture<LeaseLostException> inDoubt;
 
     private volatile State state;
     /** The end of the validity on the ticker. */
@@ -180,7 +182,7 @@ public final class LeaseCore {
             state = State.SUSPENDED;
             count = ++suspensions;
         }
-        inDoubt.complete(doubt);
+        inDoubt().complete(doubt);
         return count;
     }
 
@@ -211,7 +213,7 @@ public final class LeaseCore {
 
     /** Completes {@link #inDoubt()}: the holder can no longer be sure of the lease, which goes on. */
     public void doubt(LeaseLostException why) {
-        inDoubt.complete(why);
+        inDoubt().complete(why);
     }
 
     /**
@@ -248,8 +250,8 @@ public final class LeaseCore {
             state = State.LOST;
         }
         tell.execute(() -> {
-            lost.complete(loss);
-            inDoubt.complete(loss);
+            lost().complete(loss);
+            inDoubt().complete(loss);
             if (before.held() && events.on()) {
                 events.lost(resource, loss.getMessage());
             }
@@ -258,12 +260,18 @@ public final class LeaseCore {
     }
 
     /** Completes, with the evidence, when the lease is lost; never if it is released first. */
-    public CompletableFuture<LeaseLostException> lost() {
+    public synchronized CompletableFuture<LeaseLostException> lost() {
+        if (lost == null) {
+            lost = new CompletableFuture<>();
+        }
         return lost;
     }
 
     /** Completes at the first doubt or suspension, or at the loss. */
-    public CompletableFuture<LeaseLostException> inDoubt() {
+    public synchronized CompletableFuture<LeaseLostException> inDoubt() {
+        if (inDoubt == null) {
+            inDoubt = new CompletableFuture<>();
+        }
         return inDoubt;
     }
 }

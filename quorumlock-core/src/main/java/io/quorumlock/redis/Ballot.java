@@ -35,7 +35,47 @@ final class Ballot {
         boolean test(int a, int b);
     }
 
-    private final List<String> nodes;
+    /**
+     * The nodes that vote, by name, and the answers every round of a lock shares: a yes, a "held
+     * by another owner", and those of a node that did not answer, so that counting them allocates
+     * nothing.
+     */
+    static final class Nodes {
+        private final List<String> names;
+        private final ServerAnswer[] granted;
+        private final ServerAnswer[] held;
+        private final ServerAnswer[] pending;
+        private final ServerAnswer[] timedOut;
+        private final ServerAnswer[] lateAfterWait;
+        private final ServerAnswer[] lateAfterOutcome;
+
+        Nodes(List<String> names) {
+            this.names = List.copyOf(names);
+            granted = each(ServerAnswer.Kind.GRANTED, "");
+            held = each(ServerAnswer.Kind.HELD_BY_OTHER, "");
+            pending = each(ServerAnswer.Kind.PENDING, "");
+            timedOut = each(ServerAnswer.Kind.TIMED_OUT, "no reply within the node timeout");
+            lateAfterWait = each(
+                    ServerAnswer.Kind.TIMED_OUT, "granted after the wait for replies had ended, too late to count");
+            lateAfterOutcome = each(
+                    ServerAnswer.Kind.PENDING, "granted, too late to count: the outcome was decided before its reply");
+        }
+
+        /** The answer of each node with {@code kind} and {@code detail}. */
+        private ServerAnswer[] each(ServerAnswer.Kind kind, String detail) {
+            ServerAnswer[] each = new ServerAnswer[names.size()];
+            for (int i = 0; i < each.length; i++) {
+                each[i] = new ServerAnswer(names.get(i), kind, detail);
+            }
+            return each;
+        }
+
+        int size() {
+            return names.size();
+        }
+    }
+
+    private final Nodes nodes;
     private final Predicate<ServerAnswer.Kind> counts;
     private final Exclusion exclusion;
     private final SameServer sameServer;
@@ -53,6 +93,11 @@ final class Ballot {
 
     /** {@code counts} says which votes count toward the quorum. */
     Ballot(List<String> nodes, Predicate<ServerAnswer.Kind> counts) {
+        this(new Nodes(nodes), counts);
+    }
+
+    /** {@code counts} says which votes count toward the quorum. */
+    Ballot(Nodes nodes, Predicate<ServerAnswer.Kind> counts) {
         this(nodes, counts, Exclusion.NONE, SameServer.NONE, null);
     }
 
@@ -62,7 +107,7 @@ final class Ballot {
      * misconfigurations}, late ones included.
      */
     Ballot(
-            List<String> nodes,
+            Nodes nodes,
             Predicate<ServerAnswer.Kind> counts,
             Exclusion exclusion,
             SameServer sameServer,
@@ -91,7 +136,7 @@ final class Ballot {
         }
         if (closed) {
             // Shown in the evidence, never counted: a late yes is not a grant (a failed grant releases it).
-            answers[node] = outcome.kind() == ServerAnswer.Kind.GRANTED ? lateYes(outcome.server()) : outcome;
+            answers[node] = outcome.kind() == ServerAnswer.Kind.GRANTED ? lateYes(node) : outcome;
             misconfigured |= outcome.kind() == ServerAnswer.Kind.MISCONFIGURED;
             return;
         }
@@ -103,7 +148,8 @@ final class Ballot {
                     outcome = new ServerAnswer(
                             outcome.server(),
                             ServerAnswer.Kind.EXCLUDED,
-                            "the same server as " + nodes.get(other) + " (the same run_id): its vote counts once");
+                            "the same server as " + nodes.names.get(other)
+                                    + " (the same run_id): its vote counts once");
                     break;
                 }
             }
@@ -121,16 +167,8 @@ final class Ballot {
      * A yes that came after the count was closed: past the wait for replies, it timed out; else the
      * outcome was certain before it came, without it (the other nodes had refused, or were down).
      */
-    private ServerAnswer lateYes(String server) {
-        return expired
-                ? new ServerAnswer(
-                        server,
-                        ServerAnswer.Kind.TIMED_OUT,
-                        "granted after the wait for replies had ended, too late to count")
-                : new ServerAnswer(
-                        server,
-                        ServerAnswer.Kind.PENDING,
-                        "granted, too late to count: the outcome was decided before its reply");
+    private ServerAnswer lateYes(int node) {
+        return expired ? nodes.lateAfterWait[node] : nodes.lateAfterOutcome[node];
     }
 
     /** A majority counted, or too few nodes left to reach one. */
@@ -164,6 +202,11 @@ final class Ballot {
         return answers[node] != null;
     }
 
+    /** {@code node}'s answer as recorded, or null if it has not answered. */
+    synchronized ServerAnswer answer(int node) {
+        return answers[node];
+    }
+
     /** Some node refused with a configuration error. */
     synchronized boolean misconfigured() {
         return misconfigured;
@@ -184,15 +227,7 @@ final class Ballot {
     synchronized List<ServerAnswer> answers() {
         List<ServerAnswer> list = new ArrayList<>(answers.length);
         for (int i = 0; i < answers.length; i++) {
-            list.add(
-                    answers[i] != null
-                            ? answers[i]
-                            : expired
-                                    ? new ServerAnswer(
-                                            nodes.get(i),
-                                            ServerAnswer.Kind.TIMED_OUT,
-                                            "no reply within the node timeout")
-                                    : new ServerAnswer(nodes.get(i), ServerAnswer.Kind.PENDING, ""));
+            list.add(answers[i] != null ? answers[i] : expired ? nodes.timedOut[i] : nodes.pending[i]);
         }
         return list;
     }
@@ -203,6 +238,10 @@ final class Ballot {
      * reply of any other shape is no answer to the command, so an error too.
      */
     static ServerAnswer vote(Command command, String node, Reply reply) {
+        ServerAnswer.Kind plain = plainVote(command, reply);
+        if (plain != null) {
+            return new ServerAnswer(node, plain, "");
+        }
         if (reply instanceof Reply.Failure failure) {
             return new ServerAnswer(node, vote(failure.kind()), failure.detail());
         }
@@ -212,17 +251,34 @@ final class Ballot {
                     ? new ServerAnswer(node, ServerAnswer.Kind.MISCONFIGURED, misconfiguration)
                     : new ServerAnswer(node, ServerAnswer.Kind.ERROR, NodeErrors.shortened(error.message()));
         }
-        boolean set = command.kind() == Command.Kind.SET_IF_ABSENT;
-        if (set ? reply.equals(Reply.Simple.OK) : reply.equals(Reply.Int.ONE)) {
-            return new ServerAnswer(node, ServerAnswer.Kind.GRANTED, "");
-        }
-        if (set ? reply == Reply.Nil.NIL : reply.equals(Reply.Int.ZERO)) {
-            return new ServerAnswer(node, ServerAnswer.Kind.HELD_BY_OTHER, "");
-        }
         return new ServerAnswer(
                 node,
                 ServerAnswer.Kind.ERROR,
                 "protocol error: " + Reply.shape(reply) + " is no reply to " + command.name());
+    }
+
+    /** As {@link #vote(Command, String, Reply)} by {@code node}, a yes or a "held" as the nodes share them. */
+    ServerAnswer vote(int node, Command command, Reply reply) {
+        ServerAnswer.Kind plain = plainVote(command, reply);
+        if (plain == ServerAnswer.Kind.GRANTED) {
+            return nodes.granted[node];
+        }
+        if (plain == ServerAnswer.Kind.HELD_BY_OTHER) {
+            return nodes.held[node];
+        }
+        return vote(command, nodes.names.get(node), reply);
+    }
+
+    /** A yes ({@code +OK} to SET, 1 to a script) or a "held" (nil to SET, 0 to a script); null for any other reply. */
+    private static ServerAnswer.Kind plainVote(Command command, Reply reply) {
+        boolean set = command.kind() == Command.Kind.SET_IF_ABSENT;
+        if (set ? reply.equals(Reply.Simple.OK) : reply.equals(Reply.Int.ONE)) {
+            return ServerAnswer.Kind.GRANTED;
+        }
+        if (set ? reply == Reply.Nil.NIL : reply.equals(Reply.Int.ZERO)) {
+            return ServerAnswer.Kind.HELD_BY_OTHER;
+        }
+        return null;
     }
 
     /**

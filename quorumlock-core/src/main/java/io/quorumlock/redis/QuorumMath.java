@@ -117,13 +117,20 @@ final class QuorumMath {
 
     /** Null when the TTL is usable with this node timeout, else the message that says why not. */
     static String ttlProblem(Duration ttl, Duration nodeTimeout) {
+        return ttlProblemOver(ttl, ttlFloor(nodeTimeout));
+    }
+
+    /**
+     * As {@link #ttlProblem}, with the {@link #ttlFloor} of the node timeout worked out once: a
+     * lock checks every TTL it is given, and {@link Duration#multipliedBy} costs a few hundred bytes.
+     */
+    static String ttlProblemOver(Duration ttl, Duration min) {
         if (ttl == null) {
             return "ttl must not be null";
         }
         if (ttl.isZero() || ttl.isNegative()) {
             return "ttl must be positive, was " + ttl.toMillis() + " ms";
         }
-        Duration min = ttlFloor(nodeTimeout);
         if (ttl.compareTo(min) <= 0) {
             return "ttl must be longer than " + MIN_TTL_IN_NODE_TIMEOUTS + " x nodeTimeout (" + min.toMillis()
                     + " ms), was " + ttl.toMillis() + " ms: raise the ttl or lower nodeTimeout";

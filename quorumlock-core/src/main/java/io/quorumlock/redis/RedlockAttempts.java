@@ -6,10 +6,11 @@ import io.quorumlock.ServerAnswer;
 import io.quorumlock.internal.Holders;
 import io.quorumlock.redis.client.Command;
 import io.quorumlock.redis.client.Reply;
+import java.nio.charset.StandardCharsets;
 import java.security.SecureRandom;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.HexFormat;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Optional;
 import org.slf4j.Logger;
@@ -30,21 +31,50 @@ final class RedlockAttempts {
     private final String holder;
 
     private final SecureRandom random = new SecureRandom();
+    /**
+     * Random bytes for the tokens, drawn from {@link #random} for {@value #TOKENS_PER_DRAW} tokens
+     * at once (a draw allocates, a token need not); each byte is used once. Guarded by itself.
+     */
+    private final byte[] pool = new byte[TOKEN_BYTES * TOKENS_PER_DRAW];
+
+    private int drawn = pool.length;
+    /** A token's text: its hex digits, rewritten for each token, then a space and the holder. Guarded by {@link #pool}. */
+    private final byte[] text;
+
+    private static final int TOKEN_BYTES = 16;
+    private static final int TOKENS_PER_DRAW = 32;
+    private static final byte[] HEX = "0123456789abcdef".getBytes(StandardCharsets.ISO_8859_1);
 
     RedlockAttempts(Rounds rounds, int nodes, String holder) {
         this.rounds = rounds;
         this.nodes = nodes;
         this.holder = holder;
+        // A holder is printable ASCII (see Holders): one byte a character.
+        byte[] suffix = (" " + holder).getBytes(StandardCharsets.ISO_8859_1);
+        this.text = Arrays.copyOf(new byte[2 * TOKEN_BYTES], 2 * TOKEN_BYTES + suffix.length);
+        System.arraycopy(suffix, 0, text, 2 * TOKEN_BYTES, suffix.length);
     }
 
     /** The result of one attempt: the lease if granted, and the evidence either way. */
-    record Attempt(Optional<Lease> lease, int votes, List<ServerAnswer> answers, boolean misconfigured) {}
+    record Attempt(Optional<Lease> lease, Rounds.Outcome outcome) {
+
+        int votes() {
+            return outcome.votes();
+        }
+
+        List<ServerAnswer> answers() {
+            return outcome.answers();
+        }
+
+        boolean misconfigured() {
+            return !outcome.held() && outcome.misconfigured();
+        }
+    }
 
     /** One attempt, by a waiter with this id in the resource's line ({@link Scripts#LINE}), or 0. */
     Attempt attempt(String resource, Duration ttl, long waiter) {
-        String token = newToken() + " " + holder; // compared whole: the holder is part of the token
-        Grant[] grants = new Grant[nodes];
-        Rounds.Outcome outcome = rounds.grant(resource, token, ttl.toMillis(), grants);
+        String token = newToken(); // compared whole: the holder is part of the token
+        Rounds.Outcome outcome = rounds.grant(resource, token, ttl.toMillis());
         if (outcome.interrupted()) {
             Thread.currentThread().interrupt();
             throw new QuorumlockException("interrupted while acquiring '" + resource + "'");
@@ -63,12 +93,12 @@ final class RedlockAttempts {
                     rounds,
                     resource,
                     token,
-                    grants,
+                    outcome.round(),
                     waiter,
                     ttl.toMillis() * 1_000_000,
                     outcome.validityNanos(),
                     outcome.validUntilNanos());
-            return new Attempt(Optional.of(lease), outcome.votes(), outcome.answers(), false);
+            return new Attempt(Optional.of(lease), outcome);
         }
         if (log.isDebugEnabled()) {
             log.debug(
@@ -80,7 +110,7 @@ final class RedlockAttempts {
                     outcome.validityNanos() / 1_000_000,
                     outcome.answers());
         }
-        return new Attempt(Optional.empty(), outcome.votes(), outcome.answers(), outcome.misconfigured());
+        return new Attempt(Optional.empty(), outcome);
     }
 
     /**
@@ -115,9 +145,19 @@ final class RedlockAttempts {
         return named;
     }
 
+    /** A new token: {@value #TOKEN_BYTES} random bytes in lower-case hex, a space, and the holder. */
     private String newToken() {
-        byte[] bytes = new byte[16];
-        random.nextBytes(bytes);
-        return HexFormat.of().formatHex(bytes);
+        synchronized (pool) {
+            if (drawn == pool.length) {
+                random.nextBytes(pool);
+                drawn = 0;
+            }
+            for (int i = 0; i < TOKEN_BYTES; i++) {
+                int b = pool[drawn++] & 0xff;
+                text[2 * i] = HEX[b >>> 4];
+                text[2 * i + 1] = HEX[b & 0xf];
+            }
+            return new String(text, StandardCharsets.ISO_8859_1);
+        }
     }
 }

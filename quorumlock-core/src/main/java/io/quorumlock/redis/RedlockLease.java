@@ -4,6 +4,8 @@ import io.quorumlock.LeaseLostException;
 import io.quorumlock.internal.CoreLease;
 import io.quorumlock.internal.KeepAlive;
 import io.quorumlock.internal.LeaseCore;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
 import java.time.Duration;
 
 /**
@@ -16,17 +18,33 @@ final class RedlockLease extends CoreLease implements KeepAlive.Driver {
     private final Rounds lock;
 
     private final String token;
-    private final Grant[] grants;
+    /** The round that granted it: each node's answer to the grant, which its later rounds follow. */
+    private final Round grant;
     /** The id its acquire had in the resource's line of waiters ({@link Scripts#LINE}); 0 if none. */
     private final long waiter;
-    /** Its rounds one at a time, and its renewals once kept alive. */
-    private final KeepAlive keepAlive;
+    /** The TTL of the grant: what its renewals ask for until told otherwise. */
+    private final long ttlNanos;
+    /**
+     * Its rounds one at a time, and its renewals once kept alive: made at its first extension or
+     * keep-alive, since most leases are released without either. Set once.
+     */
+    private volatile KeepAlive keepAlive;
+
+    private static final VarHandle KEEP_ALIVE;
+
+    static {
+        try {
+            KEEP_ALIVE = MethodHandles.lookup().findVarHandle(RedlockLease.class, "keepAlive", KeepAlive.class);
+        } catch (ReflectiveOperationException e) {
+            throw new ExceptionInInitializerError(e);
+        }
+    }
 
     RedlockLease(
             Rounds lock,
             String resource,
             String token,
-            Grant[] grants,
+            Round grant,
             long waiter,
             long ttlNanos,
             long validityNanos,
@@ -36,8 +54,19 @@ final class RedlockLease extends CoreLease implements KeepAlive.Driver {
         this.lock = lock;
         this.waiter = waiter;
         this.token = token;
-        this.grants = grants;
-        this.keepAlive = new KeepAlive(core, this, lock.timers(), ttlNanos, lock.roundNanos());
+        this.grant = grant;
+        this.ttlNanos = ttlNanos;
+    }
+
+    /** Its lease engine, made at the first call. */
+    private KeepAlive keepAlive() {
+        KeepAlive made = keepAlive;
+        if (made == null) {
+            made = new KeepAlive(core, this, lock.timers(), ttlNanos, lock.roundNanos());
+            KeepAlive earlier = (KeepAlive) KEEP_ALIVE.compareAndExchange(this, null, made);
+            made = earlier != null ? earlier : made;
+        }
+        return made;
     }
 
     /**
@@ -51,7 +80,7 @@ final class RedlockLease extends CoreLease implements KeepAlive.Driver {
     public boolean extend(Duration ttl) {
         lock.checkTtl(ttl);
         checkNotReleased();
-        return keepAlive.extend(ttl.toNanos());
+        return keepAlive().extend(ttl.toNanos());
     }
 
     @Override
@@ -62,7 +91,12 @@ final class RedlockLease extends CoreLease implements KeepAlive.Driver {
             if (before == LeaseCore.State.RELEASED) {
                 return;
             }
-            keepAlive.stop(); // an extension round under way ends before the deletes go out
+            // An extension round under way ends before the deletes go out. Without an engine yet,
+            // none can be: one made after the release above finds the lease released and sends nothing.
+            KeepAlive made = keepAlive;
+            if (made != null) {
+                made.stop();
+            }
             lock.keptAlive.remove(this);
             lock.release(this, beforeClose);
             core.released(before);
@@ -81,20 +115,22 @@ final class RedlockLease extends CoreLease implements KeepAlive.Driver {
     void keepAlive(Duration ttl) {
         checkNotReleased();
         lock.keptAlive.add(this);
-        keepAlive.start(ttl.toNanos());
+        KeepAlive engine = keepAlive();
+        engine.start(ttl.toNanos());
         if (isReleased()) {
-            keepAlive.stop(); // released while it started: release() may not have seen it
+            engine.stop(); // released while it started: release() may not have seen it
         }
     }
 
     /** Whether {@link #keepAlive} was called. */
     boolean keptAlive() {
-        return keepAlive.started();
+        KeepAlive made = keepAlive;
+        return made != null && made.started();
     }
 
     /** Ends the lease as lost because its lock is closing, telling it on this thread. */
     void loseOnClose() {
-        keepAlive.loseOnClose();
+        keepAlive().loseOnClose();
     }
 
     /** One extension round, as the keep-alive runs it. */
@@ -128,7 +164,8 @@ final class RedlockLease extends CoreLease implements KeepAlive.Driver {
 
     /** The end once an extension round under way has ended. */
     long endAfterRounds() {
-        return keepAlive.endAfterRounds();
+        KeepAlive made = keepAlive;
+        return made != null ? made.endAfterRounds() : core.endNanos();
     }
 
     long validUntilNanos() {
@@ -139,8 +176,8 @@ final class RedlockLease extends CoreLease implements KeepAlive.Driver {
         return token;
     }
 
-    Grant[] grants() {
-        return grants;
+    Round grant() {
+        return grant;
     }
 
     long waiter() {

@@ -1,39 +1,103 @@
 package io.quorumlock.redis;
 
+import io.quorumlock.ServerAnswer;
 import io.quorumlock.redis.client.Command;
 import io.quorumlock.redis.client.Reply;
 import io.quorumlock.redis.client.Transport;
-import java.util.concurrent.atomic.LongAccumulator;
 import java.util.function.BooleanSupplier;
 import java.util.function.IntPredicate;
 import java.util.function.LongSupplier;
 
 /**
  * One round of {@link Rounds}: a lane borrowed for it on a resource (or none), or on the lane of
- * the grants it follows up, given back when closed; the commands that follow up the grants; and
- * the wait for the nodes' replies, each node waited for while it answers.
+ * the grant it follows up, given back when closed; the ballot its replies are counted in, each
+ * read as a vote; the commands that follow up a grant; and the wait for the nodes' replies, each
+ * node waited for while it answers. The round is itself the handler of its replies, what its
+ * wait asks whether it is done, and its deadline: one object, however many nodes. A grant's
+ * round goes with its lease: each node's answer to the grant decides how a later round reaches
+ * it ({@link #followUp}).
  */
-final class Round implements AutoCloseable {
+final class Round implements AutoCloseable, Transport.ReplyHandler, BooleanSupplier, LongSupplier {
     /** The rounds it is one of: their transport, clock and timeouts. */
     private final Rounds rounds;
 
     final Transport.Lane lane;
-    /** The resource it was borrowed for; null if it follows up grants. */
+    /** The resource it was borrowed for; null if it follows up a grant. */
     private final String resource;
+    /** Whether it borrowed its lane, and gives it back when closed. */
+    private final boolean borrowed;
 
-    Round(Rounds rounds, String resource, Grant[] follows) {
+    /** Where its replies are counted: set before its first command goes out, read by whoever reads a reply. */
+    private volatile Ballot ballot;
+    /** Whether its replies say how many listeners a release told ({@link Scripts#RELEASE}). */
+    private volatile boolean countsListeners;
+    /** The largest number of listeners a node reported. Guarded by this. */
+    private long listeners;
+
+    // The wait under way, set by the round's thread before it waits.
+    /** Null: the ballot says when the round is done ({@link #settles}). */
+    private BooleanSupplier done;
+
+    private boolean settles;
+    /** Null: the nodes the ballot has no reply from. */
+    private IntPredicate missing;
+
+    private long start;
+    private boolean forConnecting;
+    private long limitNanos;
+    private long deadline;
+
+    Round(Rounds rounds, String resource, Round follows) {
         this.rounds = rounds;
-        this.lane = rounds.transport.borrow(resource, follows == null ? null : follows[0].lane());
+        this.lane = rounds.transport.borrow(resource, follows == null ? null : follows.lane);
         this.resource = follows == null ? resource : null;
+        this.borrowed = true;
+    }
+
+    /** A round on the lane of {@code under}, a round still under way, which gives the lane back. */
+    Round(Round under) {
+        this.rounds = under.rounds;
+        this.lane = under.lane;
+        this.resource = null;
+        this.borrowed = false;
+    }
+
+    /** Counts the replies in {@code ballot}; with {@code listeners}, a release's replies also count its listeners. */
+    void counts(Ballot ballot, boolean listeners) {
+        this.countsListeners = listeners;
+        this.ballot = ballot;
+    }
+
+    Ballot ballot() {
+        return ballot;
+    }
+
+    /** The largest number of listeners a node reported to the release. */
+    synchronized long listeners() {
+        return listeners;
+    }
+
+    @Override
+    public void onReply(Command command, Reply reply, Transport.Link link) {
+        if (countsListeners && reply instanceof Reply.Int deleted && deleted.value() > 1) {
+            synchronized (this) {
+                listeners = Math.max(listeners, deleted.value() - 1);
+            }
+            reply = Reply.Int.ONE;
+        }
+        Ballot counted = ballot;
+        int node = link.index();
+        counted.record(node, counted.vote(node, command, reply));
     }
 
     /**
-     * Handles replies until {@code done} (see {@link #awaitReplies}), expiring the ballot if
-     * the wait ended without it; false if interrupted.
+     * Handles replies until the ballot is decided, or with {@code settles} settled (see {@link
+     * #awaitReplies}), expiring the ballot if the wait ended without it; false if interrupted.
      */
-    boolean await(Ballot ballot, BooleanSupplier done, long start, boolean forConnecting, long limitNanos) {
+    boolean await(boolean settles, long start, boolean forConnecting, long limitNanos) {
+        this.settles = settles;
         try {
-            if (!awaitReplies(done, node -> !ballot.answered(node), start, forConnecting, limitNanos)) {
+            if (!awaitReplies(null, null, start, forConnecting, limitNanos)) {
                 ballot.expire();
             }
             return true;
@@ -43,75 +107,96 @@ final class Round implements AutoCloseable {
     }
 
     /**
-     * Handles replies until {@code done}; or until every node still {@code missing} has owed a
-     * reply without answering anything for the node timeout, or {@code limitNanos} has passed.
-     * A node that answers, also to other callers, is waited for: only its silence counts, so
-     * neither a connection's set-up nor a deep pipeline makes it look frozen. With {@code
-     * forConnecting}, a node whose connection is still being opened (by this round or another
-     * sharing it) gets up to the connect timeout from the round's start. Returns whether done.
+     * Handles replies until {@code done} (null: the ballot's); or until every node still {@code
+     * missing} (null: not answered in the ballot) has owed a reply without answering anything for
+     * the node timeout, or {@code limitNanos} has passed. A node that answers, also to other
+     * callers, is waited for: only its silence counts, so neither a connection's set-up nor a deep
+     * pipeline makes it look frozen. With {@code forConnecting}, a node whose connection is still
+     * being opened (by this round or another sharing it) gets up to the connect timeout from the
+     * round's start. Returns whether done.
      */
     boolean awaitReplies(BooleanSupplier done, IntPredicate missing, long start, boolean forConnecting, long limitNanos)
             throws InterruptedException {
-        LongSupplier deadline = new LongSupplier() {
-            private long current = Math.min(start + rounds.nodeTimeoutNanos, limitNanos);
+        this.done = done;
+        this.missing = missing;
+        this.start = start;
+        this.forConnecting = forConnecting;
+        this.limitNanos = limitNanos;
+        this.deadline = Math.min(start + rounds.nodeTimeoutNanos, limitNanos);
+        return lane.await(this, this);
+    }
 
-            @Override
-            public long getAsLong() {
-                if (rounds.ticker.nanos() < current) {
-                    return current;
-                }
-                long latest = Long.MIN_VALUE;
-                for (int i = 0; i < rounds.names.size(); i++) {
-                    if (missing.test(i)) {
-                        latest = Math.max(latest, waitsFor(i, start, forConnecting));
-                    }
-                }
-                current = Math.min(latest, limitNanos);
-                return current;
+    /** Whether the wait is done; asked by whoever reads the lane's replies. */
+    @Override
+    public boolean getAsBoolean() {
+        if (done != null) {
+            return done.getAsBoolean();
+        }
+        return settles ? ballot.settled() : ballot.decided();
+    }
+
+    /** The wait's deadline, moved on while the nodes waited for answer; asked on the round's thread. */
+    @Override
+    public long getAsLong() {
+        if (rounds.ticker.nanos() < deadline) {
+            return deadline;
+        }
+        long latest = Long.MIN_VALUE;
+        for (int i = 0; i < rounds.names.size(); i++) {
+            if (missing != null ? missing.test(i) : !ballot.answered(i)) {
+                latest = Math.max(latest, waitsFor(i));
             }
-        };
-        return lane.await(done, deadline);
+        }
+        deadline = Math.min(latest, limitNanos);
+        return deadline;
     }
 
     /** Until when the round waits for {@code node}: the node timeout from the start of its silence. */
-    private long waitsFor(int node, long start, boolean forConnecting) {
+    private long waitsFor(int node) {
         Transport.Link link = lane.link(node);
         long silentSince = link.silentSince();
         long until = (silentSince == Long.MAX_VALUE ? start : silentSince) + rounds.nodeTimeoutNanos;
         return forConnecting && link.connecting() ? Math.max(until, start + rounds.connectTimeoutNanos) : until;
     }
 
-    /** Sends {@code command} to each node that may hold the key (see {@link Grant#followUp}). */
-    void afterGrants(Grant[] grants, Command command, Ballot ballot, boolean cleanUp) {
-        afterGrants(grants, command, ballot, cleanUp, null);
+    /**
+     * Sends {@code command} for {@code round}, a round that follows up this grant, to each node
+     * that may hold the key (see {@link #followUp(int, Command, Round, boolean)}).
+     */
+    void followUps(Command command, Round round, boolean cleanUp) {
+        try (Transport.Sends sends = round.lane.sends()) {
+            for (int i = 0; i < rounds.names.size(); i++) {
+                followUp(i, command, round, cleanUp);
+            }
+        }
     }
 
     /**
-     * As {@link #afterGrants(Grant[], Command, Ballot, boolean)}, for {@link Scripts#RELEASE}:
-     * the largest number of listeners a node reported goes to {@code listeners}.
+     * Sends a follow-up command of {@code round} to {@code node}, after this grant round: on the
+     * round's link if the grant was answered (or records the node as never having held the key,
+     * without a command), else right behind the grant on its own link, so that it never overtakes
+     * the grant. A {@code cleanUp} (a delete) is sent also to a node that is silent for now,
+     * behind what it owes: a key is never left behind for want of a command.
      */
-    void afterGrants(Grant[] grants, Command command, Ballot ballot, boolean cleanUp, LongAccumulator listeners) {
-        try (Transport.Sends sends = lane.sends()) {
-            for (int i = 0; i < grants.length; i++) {
-                int node = i;
-                grants[i].followUp(
-                        command,
-                        lane.link(i),
-                        (sent, reply, link) -> {
-                            if (listeners != null && reply instanceof Reply.Int deleted && deleted.value() > 1) {
-                                listeners.accumulate(deleted.value() - 1);
-                                reply = Reply.Int.ONE;
-                            }
-                            ballot.record(node, Ballot.vote(sent, link.node(), reply));
-                        },
-                        ballot,
-                        cleanUp);
-            }
+    private void followUp(int node, Command command, Round round, boolean cleanUp) {
+        ServerAnswer answered = ballot.answer(node);
+        if (answered == null) {
+            lane.link(node).sendBehind(command, round);
+        } else if (answered.kind() == ServerAnswer.Kind.HELD_BY_OTHER
+                || answered.kind() == ServerAnswer.Kind.UNREACHABLE
+                || answered.kind() == ServerAnswer.Kind.MISCONFIGURED) {
+            round.ballot.record(node, new ServerAnswer(answered.server(), answered.kind(), "never held the key"));
+        } else if (cleanUp) {
+            round.lane.link(node).sendBehind(command, round);
+        } else {
+            round.lane.link(node).send(command, round);
         }
     }
 
     @Override
     public void close() {
-        rounds.transport.giveBack(lane, resource);
+        if (borrowed) {
+            rounds.transport.giveBack(lane, resource);
+        }
     }
 }

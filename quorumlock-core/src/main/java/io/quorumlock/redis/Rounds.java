@@ -15,7 +15,6 @@ import java.util.List;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicReferenceArray;
-import java.util.concurrent.atomic.LongAccumulator;
 import java.util.function.Predicate;
 
 /**
@@ -35,7 +34,13 @@ final class Rounds {
 
     final Transport transport;
     final List<String> names;
-    private final Duration nodeTimeout;
+    /** The nodes as every ballot counts them. */
+    private final Ballot.Nodes voters;
+    /** Which entries are one server, as the transport has learnt. */
+    private final Ballot.SameServer sameServer;
+    /** What every TTL must be longer than: {@link QuorumMath#ttlFloor} of the node timeout. */
+    private final Duration ttlFloor;
+
     final long nodeTimeoutNanos;
     final long connectTimeoutNanos;
     private final double driftFactor;
@@ -83,7 +88,9 @@ final class Rounds {
         this.transport = transport;
         this.timers = timers;
         this.names = List.copyOf(names);
-        this.nodeTimeout = nodeTimeout;
+        this.voters = new Ballot.Nodes(this.names);
+        this.sameServer = transport::sameServer;
+        this.ttlFloor = QuorumMath.ttlFloor(nodeTimeout);
         this.nodeTimeoutNanos = nodeTimeout.toNanos();
         this.connectTimeoutNanos = connectTimeout.toNanos();
         this.driftFactor = driftFactor;
@@ -100,48 +107,59 @@ final class Rounds {
     /**
      * A grant or an extension: whether a quorum said yes with validity left, the validity from the
      * round's start (taken once the lane is borrowed, so waiting for one costs no validity), and
-     * the evidence. {@code interrupted} if the thread was interrupted before the outcome was certain.
+     * the evidence. {@code interrupted} if the thread was interrupted before the outcome was
+     * certain. {@code round} is the round, which a grant's follow-ups need ({@link
+     * Round#followUps}); {@code evidence} the answers read when it was decided, null if it held.
      */
     record Outcome(
             boolean held,
             int votes,
             long validityNanos,
             long validUntilNanos,
-            List<ServerAnswer> answers,
+            Round round,
+            List<ServerAnswer> evidence,
             boolean misconfigured,
             boolean interrupted) {
 
+        /** Every node's answer: the evidence, or for an outcome that held, as its ballot has them now. */
+        List<ServerAnswer> answers() {
+            return evidence != null ? evidence : round.ballot().answers();
+        }
+
         /** This outcome as not held, with {@code evidence} for its answers. */
         Outcome notHeld(List<ServerAnswer> evidence, boolean misconfigured) {
-            return new Outcome(false, votes, validityNanos, validUntilNanos, evidence, misconfigured, interrupted);
+            return new Outcome(
+                    false, votes, validityNanos, validUntilNanos, round, evidence, misconfigured, interrupted);
         }
     }
 
     // ---- grant ---------------------------------------------------------------------------------
 
     /**
-     * Asks every node to {@code SET resource token NX PX ttl}; fills {@code grants} with each node's
+     * Asks every node to {@code SET resource token NX PX ttl}; the outcome's round has each node's
      * answer to come. Not held: releases at once wherever the key may have been set, late yes
      * votes included, and the evidence is read after that clean-up, so it is complete.
      */
-    Outcome grant(String resource, String token, long ttlMillis, Grant[] grants) {
+    Outcome grant(String resource, String token, long ttlMillis) {
         try (Round round = new Round(this, resource, null)) {
             long start = ticker.nanos();
             Ballot ballot = new Ballot(
-                    names, GRANTED, restartGuard.exclusion(start, ttlMillis), transport::sameServer, misconfigurations);
+                    voters, GRANTED, restartGuard.exclusion(start, ttlMillis), sameServer, misconfigurations);
+            round.counts(ballot, false);
             Command set = Command.setIfAbsent(resource, token, ttlMillis);
             try (Transport.Sends sends = round.lane.sends()) {
-                for (int i = 0; i < grants.length; i++) {
-                    grants[i] = new Grant(ballot, i, round.lane);
-                    round.lane.link(i).send(set, grants[i]);
+                for (int i = 0; i < names.size(); i++) {
+                    round.lane.link(i).send(set, round);
                 }
             }
-            boolean interrupted = !round.await(ballot, ballot::decided, start, true, waitLimit(start, ttlMillis));
-            Outcome outcome = decide(ballot, start, ttlMillis, interrupted);
+            boolean interrupted = !round.await(false, start, true, waitLimit(start, ttlMillis));
+            Outcome outcome = decide(round, start, ttlMillis, interrupted);
             if (outcome.held()) {
                 return outcome;
             }
-            release(round, resource, token, 0, grants, null); // nobody to wake: it was not granted
+            try (Round cleanUp = new Round(round)) { // nobody to wake: it was not granted
+                release(cleanUp, Command.script(Scripts.DELETE_IF_EQUALS, resource, token), round, false);
+            }
             return outcome.notHeld(ballot.answers(), ballot.misconfigured());
         }
     }
@@ -154,7 +172,7 @@ final class Rounds {
         // Slow nodes are waited for only while the lease keeps its loss notice, so that the work
         // can still be stopped in time if the round fails.
         long waitUntil = lease.validUntilNanos() - LeaseTimes.lossNoticeNanos(ttl.toNanos());
-        Outcome outcome = extend(lease.resource(), lease.token(), ttl.toMillis(), lease.grants(), waitUntil);
+        Outcome outcome = extend(lease.resource(), lease.token(), ttl.toMillis(), lease.grant(), waitUntil);
         if (outcome.interrupted()) {
             Thread.currentThread().interrupt();
         }
@@ -166,16 +184,18 @@ final class Rounds {
      * token}. The round waits for nodes that answer slowly until {@code waitUntilNanos} at most,
      * and never less than the node timeout.
      */
-    Outcome extend(String resource, String token, long ttlMillis, Grant[] grants, long waitUntilNanos) {
-        try (Round round = new Round(this, resource, grants)) {
+    Outcome extend(String resource, String token, long ttlMillis, Round grant, long waitUntilNanos) {
+        try (Round round = new Round(this, resource, grant)) {
             long start = ticker.nanos();
-            Ballot ballot = new Ballot(
-                    names, GRANTED, restartGuard.exclusion(start, ttlMillis), transport::sameServer, misconfigurations);
+            round.counts(
+                    new Ballot(
+                            voters, GRANTED, restartGuard.exclusion(start, ttlMillis), sameServer, misconfigurations),
+                    false);
             Command extend = Command.script(Scripts.EXTEND_IF_EQUALS, resource, token, ttlMillis);
-            round.afterGrants(grants, extend, ballot, false);
+            grant.followUps(extend, round, false);
             long limit = Math.max(start + nodeTimeoutNanos, Math.min(waitUntilNanos, waitLimit(start, ttlMillis)));
-            boolean interrupted = !round.await(ballot, ballot::decided, start, true, limit);
-            return decide(ballot, start, ttlMillis, interrupted);
+            boolean interrupted = !round.await(false, start, true, limit);
+            return decide(round, start, ttlMillis, interrupted);
         }
     }
 
@@ -203,12 +223,21 @@ final class Rounds {
      * Closes the ballot and counts its yes votes, then reads the clock: every vote counted
      * came before "now", and a yes that comes later is not counted (nor shown as granted).
      */
-    private Outcome decide(Ballot ballot, long start, long ttlMillis, boolean interrupted) {
+    private Outcome decide(Round round, long start, long ttlMillis, boolean interrupted) {
+        Ballot ballot = round.ballot();
         int yes = ballot.close();
         long now = ticker.nanos();
         long validity = QuorumMath.validityNanos(ttlMillis * 1_000_000, now - start, driftFactor);
         boolean held = !interrupted && QuorumMath.isHeld(yes, names.size(), validity);
-        return new Outcome(held, yes, validity, now + validity, ballot.answers(), ballot.misconfigured(), interrupted);
+        return new Outcome(
+                held,
+                yes,
+                validity,
+                now + validity,
+                round,
+                held ? null : ballot.answers(),
+                ballot.misconfigured(),
+                interrupted);
     }
 
     // ---- release -------------------------------------------------------------------------------
@@ -228,13 +257,16 @@ final class Rounds {
                     + " release leases before closing their lock");
         }
         boolean released;
-        LongAccumulator listeners = new LongAccumulator(Math::max, 0);
+        long heard; // 0 on the usual release, with nobody waiting anywhere
         long start = ticker.nanos();
-        try (Round round = new Round(this, null, lease.grants())) {
+        try (Round round = new Round(this, null, lease.grant())) {
             // Tells the waiters of other clients, which listen on the nodes.
-            released = release(round, lease.resource(), lease.token(), lease.waiter(), lease.grants(), listeners);
+            Command command = lease.waiter() == 0
+                    ? Command.script(Scripts.RELEASE, lease.resource(), lease.token())
+                    : Command.script(Scripts.RELEASE, lease.resource(), lease.token(), lease.waiter());
+            released = release(round, command, lease.grant(), true);
+            heard = round.listeners();
         }
-        long heard = listeners.get(); // 0 on the usual release, with nobody waiting anywhere
         boolean others = heard > 0 && heard > (channels.heardOn(lease.resource()) > 0 ? 1 : 0);
         if (!others || !channels.heard(lease.resource())) {
             // The next in line in this process tries at once. Where other clients wait too, and
@@ -258,9 +290,9 @@ final class Rounds {
      * majority of nodes is free again, or every node has answered, or the node timeout has passed;
      * stragglers finish later. False if interrupted.
      */
-    boolean release(String resource, String token, Grant[] grants) {
-        try (Round round = new Round(this, resource, grants)) {
-            return release(round, resource, token, 0, grants, null);
+    boolean release(String resource, String token, Round grant) {
+        try (Round round = new Round(this, null, grant)) {
+            return release(round, Command.script(Scripts.DELETE_IF_EQUALS, resource, token), grant, false);
         }
     }
 
@@ -268,17 +300,11 @@ final class Rounds {
      * A release round: with {@code listeners}, of a lease, by {@link Scripts#RELEASE}, which tells
      * the waiters and counts them; without, by {@link Scripts#DELETE_IF_EQUALS}, telling no one.
      */
-    private boolean release(
-            Round round, String resource, String token, long waiter, Grant[] grants, LongAccumulator listeners) {
-        Ballot ballot = new Ballot(names, SETTLED);
-        Command command = listeners == null
-                ? Command.script(Scripts.DELETE_IF_EQUALS, resource, token)
-                : waiter == 0
-                        ? Command.script(Scripts.RELEASE, resource, token)
-                        : Command.script(Scripts.RELEASE, resource, token, waiter);
-        round.afterGrants(grants, command, ballot, true, listeners);
+    private boolean release(Round round, Command command, Round grant, boolean listeners) {
+        round.counts(new Ballot(voters, SETTLED), listeners);
+        grant.followUps(command, round, true);
         // A release need not wait for a connection being opened: its delete goes behind the SET.
-        return round.await(ballot, ballot::settled, ticker.nanos(), false, Long.MAX_VALUE);
+        return round.await(true, ticker.nanos(), false, Long.MAX_VALUE);
     }
 
     /**
@@ -324,7 +350,7 @@ final class Rounds {
 
     /** The TTL, if it is usable with the node timeout. */
     Duration checkTtl(Duration ttl) {
-        String problem = QuorumMath.ttlProblem(ttl, nodeTimeout);
+        String problem = QuorumMath.ttlProblemOver(ttl, ttlFloor);
         if (problem != null) {
             throw new IllegalSettingException("ttl", problem);
         }

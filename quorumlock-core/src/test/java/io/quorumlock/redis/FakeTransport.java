@@ -95,6 +95,11 @@ final class FakeTransport implements Transport, Transport.Lane {
             }
 
             @Override
+            public int index() {
+                return node;
+            }
+
+            @Override
             public void sendBehind(Command command, ReplyHandler handler) {
                 send(command, handler);
             }

@@ -86,13 +86,12 @@ class LaneGrowthIT {
                     false,
                     io.quorumlock.internal.LockEvents.of("redis", io.quorumlock.LockListener.NONE),
                     io.quorumlock.internal.Timers.threads("test", 1));
-            Grant[] warm = new Grant[3];
-            assertThat(rounds.grant("warm-up", "w", TTL_MILLIS, warm).held()).isTrue();
-            assertThat(rounds.release("warm-up", "w", warm)).isTrue();
+            Rounds.Outcome warm = rounds.grant("warm-up", "w", TTL_MILLIS);
+            assertThat(warm.held()).isTrue();
+            assertThat(rounds.release("warm-up", "w", warm.round())).isTrue();
 
             proxies.get(2).latency(Direction.SERVER_TO_CLIENT, nodeTimeout.dividedBy(3), Duration.ZERO);
-            Grant[] grants = new Grant[3];
-            Rounds.Outcome granted = rounds.grant(ON_SECOND_LANE, "t", TTL_MILLIS, grants);
+            Rounds.Outcome granted = rounds.grant(ON_SECOND_LANE, "t", TTL_MILLIS);
             assertThat(granted.held())
                     .as("granted by nodes 0 and 1: %s", granted.answers())
                     .isTrue();
@@ -100,7 +99,8 @@ class LaneGrowthIT {
             Transport.Lane busy = transport.borrow("busy", null); // another caller in a round
             try {
                 proxies.get(1).partition();
-                Rounds.Outcome extended = rounds.extend(ON_SECOND_LANE, "t", TTL_MILLIS, grants, Long.MAX_VALUE);
+                Rounds.Outcome extended =
+                        rounds.extend(ON_SECOND_LANE, "t", TTL_MILLIS, granted.round(), Long.MAX_VALUE);
                 assertThat(extended.held())
                         .as("extended by nodes 0 and 2: %s", extended.answers())
                         .isTrue();
@@ -108,7 +108,7 @@ class LaneGrowthIT {
                 transport.giveBack(busy, "busy");
                 proxies.clearFaults();
             }
-            rounds.release(ON_SECOND_LANE, "t", grants);
+            rounds.release(ON_SECOND_LANE, "t", granted.round());
         }
     }
 }

@@ -10,13 +10,13 @@ import java.nio.channels.SelectionKey;
 import java.nio.channels.Selector;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.BooleanSupplier;
+import java.util.function.Consumer;
 import java.util.function.LongSupplier;
 
 /**
@@ -46,8 +46,8 @@ public final class NioTransport implements Transport {
     private final List<NioLane> lanes = new ArrayList<>();
     /** Callers in a round now, on any lane. */
     private int callers;
-    /** Resources with rounds under way that were borrowed while lanes could still be added. */
-    private final java.util.Map<String, InUse> inUse = new java.util.HashMap<>();
+    /** Resources with rounds under way that were borrowed while lanes could still be added, and their lanes. */
+    private final Pins<NioLane> inUse = new Pins<>();
     /** For the {@code rediss://} nodes; null if there are none. */
     private final TlsConfig tls;
     /** Loaded on every new connection. */
@@ -116,17 +116,15 @@ public final class NioTransport implements Transport {
 
     /** Under the lock of {@link #lanes}. */
     private NioLane laneOf(String resource) {
-        InUse use = resource == null ? null : inUse.get(resource);
-        if (use == null) {
-            NioLane lane = lanes.get(resource == null ? 0 : Math.floorMod(resource.hashCode(), lanes.size()));
+        NioLane lane = resource == null ? null : inUse.lane(resource);
+        if (lane == null) {
+            lane = lanes.get(resource == null ? 0 : Math.floorMod(resource.hashCode(), lanes.size()));
             if (resource == null || lanes.size() == maxLanes) {
                 return lane; // no lane will be added: the hash keeps choosing this one
             }
-            use = new InUse(lane);
-            inUse.put(resource, use);
         }
-        use.rounds++;
-        return use.lane;
+        inUse.pin(resource, lane);
+        return lane;
     }
 
     @Override
@@ -166,20 +164,9 @@ public final class NioTransport implements Transport {
     public void giveBack(Lane lane, String resource) {
         synchronized (lanes) {
             callers--;
-            InUse use = resource == null ? null : inUse.get(resource);
-            if (use != null && --use.rounds == 0) {
-                inUse.remove(resource);
+            if (resource != null) {
+                inUse.unpin(resource);
             }
-        }
-    }
-
-    /** A resource's lane and how many of its rounds are under way on it. */
-    private static final class InUse {
-        final NioLane lane;
-        int rounds;
-
-        InUse(NioLane lane) {
-            this.lane = lane;
         }
     }
 
@@ -187,6 +174,7 @@ public final class NioTransport implements Transport {
     private RespLink link(int node, Selector selector, List<Script> toLoad, RespLink.Push push) {
         return new RespLink(
                 nodes.get(node),
+                node,
                 resolvers[node],
                 selector,
                 timeoutNanos,
@@ -256,9 +244,9 @@ public final class NioTransport implements Transport {
         private final ReentrantLock polling = new ReentrantLock();
         private final ReentrantLock sending = new ReentrantLock();
         private final Sends sent = sending::unlock;
-        private final ConcurrentLinkedQueue<Waiter> waiters = new ConcurrentLinkedQueue<>();
-
-        private record Waiter(Thread thread, BooleanSupplier done) {}
+        private final Waiters waiters = new Waiters();
+        /** Hands what the selector found ready to its link: made once, not at every poll. */
+        private final Consumer<SelectionKey> ready = this::ready;
 
         NioLane() {
             selector = openSelector();
@@ -284,8 +272,7 @@ public final class NioTransport implements Transport {
             if (done.getAsBoolean()) {
                 return true;
             }
-            Waiter me = new Waiter(Thread.currentThread(), done);
-            waiters.add(me);
+            Waiters.Waiter me = waiters.add(done);
             try {
                 boolean looked = false;
                 while (!done.getAsBoolean()) {
@@ -324,7 +311,7 @@ public final class NioTransport implements Transport {
         /** Waits up to {@code nanos} for the lane's channels and handles what is ready. */
         private void poll(long nanos) {
             try {
-                selector.select(this::ready, Math.max(1, TimeUnit.NANOSECONDS.toMillis(nanos + 999_999)));
+                selector.select(ready, Math.max(1, TimeUnit.NANOSECONDS.toMillis(nanos + 999_999)));
             } catch (IOException e) {
                 throw new UncheckedIOException("selector failed", e);
             } catch (ClosedSelectorException e) {
@@ -333,21 +320,14 @@ public final class NioTransport implements Transport {
         }
 
         /** Wakes the waiting callers whose rounds the last poll decided. */
-        private void wakeDecided(Waiter poller) {
-            for (Waiter waiter : waiters) {
-                if (waiter != poller && waiter.done().getAsBoolean()) {
-                    LockSupport.unpark(waiter.thread());
-                }
-            }
+        private void wakeDecided(Waiters.Waiter poller) {
+            waiters.wakeDone(poller);
         }
 
         /** With nobody polling, wakes a waiting caller to take over; a caller never waits unpolled. */
         private void handOver() {
             if (!polling.isLocked()) {
-                Waiter next = waiters.peek();
-                if (next != null) {
-                    LockSupport.unpark(next.thread());
-                }
+                waiters.wakeFirst();
             }
         }
 
@@ -363,7 +343,7 @@ public final class NioTransport implements Transport {
                 return false;
             }
             try {
-                selector.selectNow(this::ready);
+                selector.selectNow(ready);
             } catch (IOException e) {
                 throw new UncheckedIOException("selector failed", e);
             } catch (ClosedSelectorException e) {

@@ -29,7 +29,7 @@ final class Resp {
                 out = bulk(out, command.value());
                 out = bulk(out, NX);
                 out = bulk(out, PX);
-                yield bulk(out, Long.toString(command.millis()));
+                yield bulk(out, command.millis());
             }
             case SCRIPT -> {
                 boolean millis = command.millis() >= 0;
@@ -42,7 +42,7 @@ final class Resp {
                 out = bulk(out, ONE);
                 out = bulk(out, key);
                 out = bulk(out, command.value());
-                yield millis ? bulk(out, Long.toString(command.millis())) : out;
+                yield millis ? bulk(out, command.millis()) : out;
             }
             case GET -> command(out, "GET", key);
             case PTTL -> command(out, "PTTL", key);
@@ -91,6 +91,23 @@ final class Resp {
         for (int i = 0; i < value.length(); i++) {
             out.put((byte) value.charAt(i));
         }
+        return crlf(out);
+    }
+
+    /** A number as a bulk string, its digits written straight into the buffer. */
+    private static ByteBuffer bulk(ByteBuffer out, long value) {
+        if (value < 0) {
+            return bulk(out, Long.toString(value));
+        }
+        int digits = 1;
+        for (long rest = value / 10; rest > 0; rest /= 10) {
+            digits++;
+        }
+        out = room(out, digits + 16);
+        out.put((byte) '$');
+        putDecimal(out, digits);
+        crlf(out);
+        putDecimal(out, value);
         return crlf(out);
     }
 

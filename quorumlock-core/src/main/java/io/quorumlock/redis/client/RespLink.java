@@ -6,8 +6,6 @@ import java.net.ConnectException;
 import java.nio.ByteBuffer;
 import java.nio.channels.SelectionKey;
 import java.nio.channels.Selector;
-import java.util.ArrayDeque;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.function.Supplier;
 import org.slf4j.Logger;
@@ -29,16 +27,8 @@ final class RespLink implements Transport.Link {
 
     private static final Logger log = LoggerFactory.getLogger(RespLink.class);
 
-    /** A sent command and who gets its reply; or, with a null command, a set-up command. */
-    private record Pending(
-            Command command, Transport.ReplyHandler handler, long sentAt, boolean withScript, SetUp setUp) {
-
-        Pending(Command command, Transport.ReplyHandler handler, long sentAt, boolean withScript) {
-            this(command, handler, sentAt, withScript, null);
-        }
-    }
-
     private final NodeAddress address;
+    private final int index;
     private final String name;
     private final Selector selector;
     private final long timeoutNanos;
@@ -69,7 +59,9 @@ final class RespLink implements Transport.Link {
         void closed(String why);
     }
 
-    private final ArrayDeque<Pending> pending = new ArrayDeque<>();
+    /** What the node owes replies to; a set-up command has a null command. */
+    private final Owed pending = new Owed();
+
     private Wire channel;
     private SelectionKey key;
     private boolean connected;
@@ -92,6 +84,7 @@ final class RespLink implements Transport.Link {
 
     RespLink(
             NodeAddress address,
+            int index,
             Resolver resolver,
             Selector selector,
             long timeoutNanos,
@@ -102,6 +95,7 @@ final class RespLink implements Transport.Link {
             List<Script> scripts,
             Push push) {
         this.address = address;
+        this.index = index;
         this.push = push;
         this.tls = tls;
         this.scripts = scripts;
@@ -119,6 +113,11 @@ final class RespLink implements Transport.Link {
     @Override
     public String node() {
         return name;
+    }
+
+    @Override
+    public int index() {
+        return index;
     }
 
     @Override
@@ -158,7 +157,7 @@ final class RespLink implements Transport.Link {
             return;
         }
         out = Resp.write(out, command, false);
-        pending.add(new Pending(command, handler, now, false));
+        pending.add(command, handler, now, false, null);
         write();
     }
 
@@ -177,8 +176,7 @@ final class RespLink implements Transport.Link {
         if (connected && !pending.isEmpty()) {
             readArrived();
         }
-        Pending oldest = pending.peek();
-        return oldest == null ? Long.MAX_VALUE : Math.max(lastReplyNanos, oldest.sentAt());
+        return pending.isEmpty() ? Long.MAX_VALUE : Math.max(lastReplyNanos, pending.sentAt());
     }
 
     /**
@@ -195,8 +193,7 @@ final class RespLink implements Transport.Link {
 
     /** How long the node has owed a reply without answering anything, at {@code now}; 0 if it owes none. */
     private long silentFor(long now) {
-        Pending oldest = pending.peek();
-        return oldest == null ? 0 : now - Math.max(lastReplyNanos, oldest.sentAt());
+        return pending.isEmpty() ? 0 : now - Math.max(lastReplyNanos, pending.sentAt());
     }
 
     /** Carries the connection on: its connect or handshake, what is left to write, and reading if {@code readable}. */
@@ -225,13 +222,12 @@ final class RespLink implements Transport.Link {
                     connected ? Reply.Kind.BROKEN : Reply.Kind.NOT_SENT,
                     (connected ? "connection lost: " : "could not connect: ") + reason(e));
         } catch (RespReader.ProtocolException e) {
-            Pending head = pending.peek();
-            String asked = head == null
+            String asked = pending.isEmpty()
                     ? ""
                     : ": no reply to "
-                            + (head.setUp() != null
-                                    ? head.setUp().command()
-                                    : head.command().name());
+                            + (pending.setUp() != null
+                                    ? pending.setUp().command()
+                                    : pending.command().name());
             close(Reply.Kind.PROTOCOL, "protocol error: the node " + e.getMessage() + asked);
         }
     }
@@ -262,7 +258,7 @@ final class RespLink implements Transport.Link {
         Transport.ReplyHandler starts = serverInfo.get();
         for (Command probe : SetUp.PROBES) {
             out = Resp.write(out, probe, false);
-            pending.add(new Pending(probe, starts, ticker.nanos(), false));
+            pending.add(probe, starts, ticker.nanos(), false, null);
         }
         return true;
     }
@@ -274,7 +270,7 @@ final class RespLink implements Transport.Link {
         } else {
             out = Resp.command(out, what.words());
         }
-        pending.add(new Pending(null, null, ticker.nanos(), false, what));
+        pending.add(null, null, ticker.nanos(), false, what);
         setupUnanswered++;
     }
 
@@ -342,11 +338,17 @@ final class RespLink implements Transport.Link {
         if (push != null && pushed(reply)) {
             return;
         }
-        Pending request = pending.poll();
-        if (request == null) {
+        if (pending.isEmpty()) {
             close(Reply.Kind.PROTOCOL, "protocol error: the node sent a reply nobody asked for");
-        } else if (request.setUp() != null) {
-            SetUp what = request.setUp();
+            return;
+        }
+        Command command = pending.command();
+        Transport.ReplyHandler handler = pending.handler();
+        long sentAt = pending.sentAt();
+        boolean withScript = pending.withScript();
+        SetUp what = pending.setUp();
+        pending.remove();
+        if (what != null) {
             setupUnanswered--;
             if (reply instanceof Reply.Error error && what.required()) {
                 // AUTH or SELECT refused: nothing but the set-up was sent, the requests behind it were not.
@@ -359,18 +361,16 @@ final class RespLink implements Transport.Link {
             } else if (what.holdsRequests() && --setupOwed == 0) {
                 write();
             }
-        } else if (!request.command().fits(reply)) {
-            outOfStep(reply, request.command().name());
-        } else if (reply instanceof Reply.Error error
-                && error.message().startsWith("NOSCRIPT")
-                && !request.withScript()) {
+        } else if (!command.fits(reply)) {
+            outOfStep(reply, command.name());
+        } else if (reply instanceof Reply.Error error && error.message().startsWith("NOSCRIPT") && !withScript) {
             // The script cache was flushed since this connection loaded it: send the script itself.
             // (For a straggler whose round has ended, this happens when the lane is next used.)
-            out = Resp.write(out, request.command(), true);
-            pending.add(new Pending(request.command(), request.handler(), request.sentAt(), true));
+            out = Resp.write(out, command, true);
+            pending.add(command, handler, sentAt, true, null);
             write();
         } else {
-            request.handler().onReply(request.command(), reply, this);
+            handler.onReply(command, reply, this);
         }
     }
 
@@ -431,11 +431,9 @@ final class RespLink implements Transport.Link {
         Reply.Failure failure =
                 new Reply.Failure(connected || kind == Reply.Kind.MISCONFIGURED ? kind : Reply.Kind.NOT_SENT, detail);
         connected = false;
-        List<Pending> owed = new ArrayList<>(pending);
-        pending.clear();
-        for (Pending p : owed) {
-            if (p.handler() != null) {
-                p.handler().onReply(p.command(), failure, this);
+        for (Owed owed = pending.drain(); !owed.isEmpty(); owed.remove()) {
+            if (owed.handler() != null) {
+                owed.handler().onReply(owed.command(), failure, this);
             }
         }
         if (open) {

@@ -81,6 +81,9 @@ public interface Transport extends AutoCloseable {
     interface Link {
         String node();
 
+        /** The node's place in the configured order: {@code lane.link(index())} is this node's link. */
+        int index();
+
         /**
          * Sends {@code command}, or answers it at once as not sent if the node has owed a reply
          * and answered nothing for the node timeout. {@code handler} gets exactly one reply,
