@@ -146,7 +146,7 @@ public final class JdbcLock implements DistributedLock<FencedLease>, Clocked {
                 resource,
                 ticker,
                 events,
-                () -> attempts.attempt(resource, ttlMillis, ticker.nanos() + requestTimeoutNanos, null));
+                () -> attempts.attempt(resource, ttlMillis, ticker.nanos() + requestTimeoutNanos, null, false));
     }
 
     /**
@@ -171,7 +171,7 @@ public final class JdbcLock implements DistributedLock<FencedLease>, Clocked {
         long ttlMillis = ttlMillis(ttl);
         boolean once = Settings.maxWait(maxWait).isZero();
         requireOpen();
-        try (ReleaseWait pause = waits.pause()) {
+        try (ReleaseWait pause = waits.pause(resource)) {
             FencedLease lease =
                     AcquireLoop.acquire(resource, maxWait, pause, ticker, events, (number, remainingNanos) -> {
                         long budget = once
@@ -180,7 +180,7 @@ public final class JdbcLock implements DistributedLock<FencedLease>, Clocked {
                                         requestTimeoutNanos,
                                         Math.max(remainingNanos, number == 1 ? FIRST_ATTEMPT_NANOS : 0) + overrunNanos);
                         pause.attempting();
-                        return attempts.attempt(resource, ttlMillis, ticker.nanos() + budget, pause);
+                        return attempts.attempt(resource, ttlMillis, ticker.nanos() + budget, pause, !once);
                     });
             pause.granted();
             return lease;
@@ -213,7 +213,9 @@ public final class JdbcLock implements DistributedLock<FencedLease>, Clocked {
 
     /**
      * The statements that create the lock table and its token sequence on {@code dialect}, for a
-     * migration (Flyway, Liquibase); {@link #createTable()} runs them.
+     * migration (Flyway, Liquibase); {@link #createTable()} runs them. The last one gives a table
+     * made by an earlier version the columns this one uses ({@code ALTER TABLE ... ADD COLUMN IF
+     * NOT EXISTS}: empty columns, every row kept), and does nothing to a table that has them.
      */
     public List<String> ddl(Dialect dialect) {
         Objects.requireNonNull(dialect, "dialect").checkMaxResourceLength(maxResourceLength);
@@ -222,23 +224,33 @@ public final class JdbcLock implements DistributedLock<FencedLease>, Clocked {
 
     /**
      * Creates the lock table and its token sequence if they do not exist, on the database's
-     * dialect.
+     * dialect; gives a table made by an earlier version the columns this one uses, keeping its rows.
      *
      * @throws QuorumlockException naming the database and what failed
      */
     public void createTable() {
         requireOpen();
         try (LockTable.Session session = connections.open(ticker.nanos() + requestTimeoutNanos, false)) {
-            for (String ddl : ddl(connections.statements().dialect)) {
-                try (PreparedStatement statement = session.prepare(ddl)) {
-                    statement.execute();
-                }
+            List<String> statements = ddl(connections.statements().dialect);
+            for (String ddl : statements.subList(0, statements.size() - 1)) {
+                execute(session, ddl);
+            }
+            try {
+                connections.statements().checkColumns(session);
+            } catch (SQLException olderShape) {
+                execute(session, statements.get(statements.size() - 1)); // only then: ALTER needs the owner
             }
         } catch (SQLException e) {
             throw new QuorumlockException(
                     connections.database() + ": could not create the lock table " + table + ": "
                             + SqlErrors.shortMessage(e),
                     e);
+        }
+    }
+
+    private static void execute(LockTable.Session session, String sql) throws SQLException {
+        try (PreparedStatement statement = session.prepare(sql)) {
+            statement.execute();
         }
     }
 
@@ -260,6 +272,7 @@ public final class JdbcLock implements DistributedLock<FencedLease>, Clocked {
             long before = System.currentTimeMillis();
             long clock = statements.clockMillis(session);
             long after = System.currentTimeMillis();
+            statements.checkColumns(session); // a table of an earlier version is named, with the remedy
             statements.read(session, "");
             statements.renew(session, "", -1, 1); // changes nothing: checks the privilege to update
             statements.nextToken(session);
@@ -353,9 +366,14 @@ public final class JdbcLock implements DistributedLock<FencedLease>, Clocked {
         return waits.waiting(resource);
     }
 
-    /** Whether this lock listens for releases now. */
+    /** Whether this lock listens for releases now (PostgreSQL). */
     boolean listening() {
         return waits.listening();
+    }
+
+    /** Whether this lock hears the releases of {@code resource} now (PostgreSQL, MariaDB). */
+    boolean listening(String resource) {
+        return waits.listening(resource);
     }
 
     // ---- arguments -------------------------------------------------------------------------------
