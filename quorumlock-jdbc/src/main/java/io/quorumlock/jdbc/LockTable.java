@@ -65,8 +65,9 @@ final class LockTable {
         this.read = "SELECT holder, token, " + dialect.millisLeft() + ", attempt FROM " + table + " WHERE resource = ?";
         this.renew = "UPDATE " + table + " SET expires_at = " + nowPlus
                 + " WHERE resource = ? AND token = ? AND holder IS NOT NULL AND expires_at > " + now;
+        // the attempt is cleared: only the statement that takes the row again answers with its own
         String free = "UPDATE " + table + " SET holder = NULL, expires_at = " + now
-                + " WHERE resource = ? AND %s = ? AND holder IS NOT NULL";
+                + ", attempt = NULL WHERE resource = ? AND %s = ? AND holder IS NOT NULL";
         this.channel = dialect == Dialect.POSTGRESQL ? PgListener.channel(table) : null;
         if (channel != null) {
             // pg_notify only for a row a waiter marked: a release nobody waits for sends nothing
