@@ -32,7 +32,7 @@ final class JdbcAttempts {
 
     private static final Logger log = LoggerFactory.getLogger(JdbcLock.class);
 
-    /** How many times one attempt draws a new token when the row changed hands under it. */
+    /** How many grants one attempt sends while the row is free but beyond the bound, or changed hands under it. */
     private static final int ROUNDS_PER_ATTEMPT = 3;
 
     /** How soon the undo of a grant whose answer was lost is first tried again; the wait doubles up to the request timeout. */
@@ -302,7 +302,7 @@ final class JdbcAttempts {
     /** One try at settling a grant, within the request timeout. */
     private Undone settle(Undo undo) {
         try (LockTable.Session session = connections.open(ticker.nanos() + requestTimeoutNanos, true)) {
-            return connections.statements().settle(session, undo.resource, undo.grant.attempt, undo.grant.bound)
+            return connections.statements().settle(session, undo.resource, holder, undo.grant.attempt, undo.grant.bound)
                     ? Undone.SETTLED
                     : Undone.HELD;
         } catch (SQLException e) {

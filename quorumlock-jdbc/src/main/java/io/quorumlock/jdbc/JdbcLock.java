@@ -35,9 +35,10 @@ import javax.sql.DataSource;
  * lock that needs no other service, whose fencing token can be checked by {@link JdbcFence} in the
  * very transaction that writes the protected data.
  *
- * <p>The table holds one row per resource: {@code (resource, holder, token, expires_at)}. A grant
- * draws a new token from the table's sequence and takes the row if it is free or its expiry has
- * passed, <em>by the database's clock</em>: no client's clock decides who holds the lock. Tokens
+ * <p>The table holds one row per resource: {@code (resource, holder, token, expires_at, attempt)}.
+ * A grant, one statement on PostgreSQL and MariaDB, draws a new token from the table's sequence and
+ * takes the row if it is free or its expiry has passed, <em>by the database's clock</em>: no
+ * client's clock decides who holds the lock. Tokens
  * come from one sequence, so every later grant of a resource carries a larger token, also after
  * the row was deleted or the database restarted. A held lease renews its row every third of its
  * TTL; it is {@linkplain FencedLease#inDoubt() in doubt} once no renewal came for two thirds of
@@ -46,7 +47,8 @@ import javax.sql.DataSource;
  * timeout}.
  *
  * <p>A grant whose answer did not come in time may still land after its client gave up (its
- * statement waited in a database that froze). The lock undoes it in the background, trying again
+ * statement waited in a database that froze). The lock undoes it in the background, found by the
+ * attempt identity the grant recorded, trying again
  * for as long as the database does not answer: such a grant is freed within about a request
  * timeout of the database answering again, not held for its TTL. {@link #close()} makes a last
  * try, and logs a grant it could not undo.
@@ -60,7 +62,9 @@ import javax.sql.DataSource;
  * }</pre>
  *
  * <p>On PostgreSQL a waiter is woken by the release ({@code LISTEN}/{@code NOTIFY}, one connection
- * while threads wait) or when the holder's row ends; on MariaDB and H2 it polls with the
+ * while threads wait; a release notifies only a row a waiter marked), on MariaDB too (the
+ * release ends the {@code SLEEP} of one connection while threads wait), or when the holder's row
+ * ends; on H2 it polls with the
  * {@linkplain JdbcLockBuilder#retry retry} backoff. Within one lock, the threads waiting for one
  * resource are woken in the order they came. Instances are thread-safe; share one per database
  * and close it on shutdown, which releases the leases it still holds.
@@ -406,7 +410,7 @@ public final class JdbcLock implements DistributedLock<FencedLease>, Clocked {
                     "ttl",
                     "ttl must be at least a tenth of requestTimeout (" + ttlFloorMillis + " ms), was "
                             + (millis < 1 ? ttl.toNanos() + " ns" : millis + " ms")
-                            + ": a grant takes two statements, each allowed up to requestTimeout, and must come back"
+                            + ": a grant's statements are each allowed up to requestTimeout, and it must come back"
                             + " well within the TTL; raise the ttl or lower requestTimeout");
         }
         return millis;

@@ -75,7 +75,8 @@ final class LockTable {
                     + " SELECT CASE WHEN wanted THEN pg_notify(?, ?) END FROM freed";
         }
         this.releaseByToken = String.format(free, "token");
-        this.releaseByAttempt = String.format(free, "attempt");
+        // and by the holder: a process of an earlier version, which records no attempt, is never freed
+        this.releaseByAttempt = String.format(free, "holder = ? AND attempt");
         this.releaseUnwanted = dialect == Dialect.MARIADB
                 ? releaseByToken + " AND COALESCE("
                         + String.join(", ", java.util.Collections.nCopies(MariaDbWaker.SLOTS, "IS_USED_LOCK(?)"))
@@ -166,10 +167,10 @@ final class LockTable {
      * ends the wait of the connections holding its wake-up slots); false if it was not held with it.
      */
     boolean release(Session session, String resource, long token) throws SQLException {
-        return free(session, releaseByToken, resource, token);
+        return free(session, releaseByToken, resource, null, token);
     }
 
-    private boolean free(Session session, String sql, String resource, long key) throws SQLException {
+    private boolean free(Session session, String sql, String resource, String holder, long key) throws SQLException {
         if (releaseUnwanted != null && sql.equals(releaseByToken)) {
             List<String> slots = MariaDbWaker.slots(table, resource);
             try (PreparedStatement statement = session.prepare(releaseUnwanted)) {
@@ -185,13 +186,17 @@ final class LockTable {
         }
         boolean freed;
         try (PreparedStatement statement = session.prepare(sql)) {
-            statement.setString(1, resource);
-            statement.setLong(2, key);
+            int next = 1;
+            statement.setString(next++, resource);
+            if (holder != null) {
+                statement.setString(next++, holder);
+            }
+            statement.setLong(next++, key);
             if (channel == null) {
                 freed = statement.executeUpdate() == 1;
             } else {
-                statement.setString(3, channel);
-                statement.setString(4, PgListener.payload(resource));
+                statement.setString(next++, channel);
+                statement.setString(next, PgListener.payload(resource));
                 try (ResultSet rows = statement.executeQuery()) {
                     freed = rows.next();
                 }
@@ -204,15 +209,16 @@ final class LockTable {
     }
 
     /**
-     * Settles a grant recorded as {@code attempt} whose answer was lost, sent with {@code bound}:
+     * Settles a grant to {@code holder} recorded as {@code attempt} whose answer was lost, sent with {@code bound}:
      * frees the row if the grant took it; else, if the row is free (or absent) with a token at
      * most the bound, gives it a newer token without a holder, so that the grant's statement, if it
      * still runs, finds a token beyond its bound and changes nothing. False while the row is held
      * with a token at most the bound: the statement could still take the row once it is free.
      */
-    boolean settle(Session session, String resource, long attempt, long bound) throws SQLException {
+    boolean settle(Session session, String resource, String holder, long attempt, long bound) throws SQLException {
         for (int round = 0; round < 3; round++) {
-            if (free(session, releaseByAttempt, resource, attempt) || update(session, tombstone, resource, bound)) {
+            if (free(session, releaseByAttempt, resource, holder, attempt)
+                    || update(session, tombstone, resource, bound)) {
                 return true;
             }
             Optional<Row> row = read(session, resource);

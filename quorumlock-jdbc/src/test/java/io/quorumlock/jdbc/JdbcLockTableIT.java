@@ -130,7 +130,7 @@ class JdbcLockTableIT {
         LockTable statements = new LockTable(table, engine.dialect());
         try (LockTable.Session session = session()) {
             for (String resource : List.of("free", "absent")) {
-                assertThat(statements.settle(session, resource, 41, bound))
+                assertThat(statements.settle(session, resource, "late", 41, bound))
                         .as(resource)
                         .isTrue();
                 Grants.Outcome late = statements.grant(session, resource, "late", 30_000, 41, bound, 0);
@@ -140,7 +140,7 @@ class JdbcLockTableIT {
 
             Grants.Outcome landed = statements.grant(session, "taken", "late", 30_000, 42, bound, 0);
             assertThat(landed.granted()).isTrue();
-            assertThat(statements.settle(session, "taken", 42, bound)).isTrue();
+            assertThat(statements.settle(session, "taken", "late", 42, bound)).isTrue();
             Optional<LockTable.Row> row = statements.read(session, "taken");
             assertThat(row.orElseThrow().held()).isFalse();
             assertThat(statements
