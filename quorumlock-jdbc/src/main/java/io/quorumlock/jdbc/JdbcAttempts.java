@@ -91,7 +91,8 @@ final class JdbcAttempts {
         Grant granted = null;
         AcquireLoop.Attempt<FencedLease> refusal = null;
         LockTable statements = null;
-        try (LockTable.Session session = connections.open(deadline, false)) {
+        // a grant that may come back to back with a release takes the connection the last one kept
+        try (LockTable.Session session = connections.open(deadline, false, !marks)) {
             statements = connections.statements();
             Optional<LockTable.Row> row = Optional.empty();
             long drawn = 0;
@@ -134,6 +135,7 @@ final class JdbcAttempts {
                 refusal = AcquireLoop.Attempt.refused(
                         new ServerAnswer(connections.database(), ServerAnswer.Kind.ERROR, why), true);
             }
+            session.keep();
         } catch (SQLException e) {
             if (granted == null) {
                 SqlErrors.Failure failure = connections.classify(e, statements);

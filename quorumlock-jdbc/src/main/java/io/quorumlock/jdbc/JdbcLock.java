@@ -115,7 +115,15 @@ public final class JdbcLock implements DistributedLock<FencedLease>, Clocked {
         this.timers =
                 builder.timers != null ? builder.timers : Timers.threads("jdbc-" + instance, builder.renewalThreads);
         this.connections = new Connections(
-                dataSource, database, table, maxResourceLength, builder.dialect, ticker, requestTimeoutNanos, instance);
+                dataSource,
+                database,
+                table,
+                maxResourceLength,
+                builder.dialect,
+                ticker,
+                requestTimeoutNanos,
+                instance,
+                timers);
         this.rows = new JdbcRows(connections, this::ttlMillis);
         this.attempts = new JdbcAttempts(connections, rows, events, timers, builder.holder, closed);
         this.waits = new ReleaseWaits(connections, builder.retry, builder.recheck.toNanos(), instance, closed);
@@ -368,6 +376,11 @@ public final class JdbcLock implements DistributedLock<FencedLease>, Clocked {
     /** How many threads wait in {@link #acquire} for {@code resource} after a refusal. */
     int waiting(String resource) {
         return waits.waiting(resource);
+    }
+
+    /** Whether this lock keeps a connection for its next grant or release now. */
+    boolean keepsConnection() {
+        return connections.keeps();
     }
 
     /** Whether this lock listens for releases now (PostgreSQL). */

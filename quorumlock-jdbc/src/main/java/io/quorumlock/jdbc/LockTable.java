@@ -276,8 +276,22 @@ final class LockTable {
         private final long deadlineNanos;
         private final boolean autoCommitBefore;
         private final int networkTimeoutBefore;
+        /** Where the connection goes if the session keeps it; null: back to the data source. */
+        private final java.util.function.Consumer<Connection> keeper;
+
+        private boolean keep;
 
         Session(Connection connection, Ticker ticker, long deadlineNanos) throws SQLException {
+            this(connection, ticker, deadlineNanos, null);
+        }
+
+        Session(
+                Connection connection,
+                Ticker ticker,
+                long deadlineNanos,
+                java.util.function.Consumer<Connection> keeper)
+                throws SQLException {
+            this.keeper = keeper;
             this.connection = connection;
             this.ticker = ticker;
             this.deadlineNanos = deadlineNanos;
@@ -312,8 +326,14 @@ final class LockTable {
             return statement;
         }
 
+        /** The session's statements all ran: its connection may be kept for the next grant or release. */
+        void keep() {
+            keep = keeper != null;
+        }
+
         @Override
         public void close() throws SQLException {
+            boolean kept = false;
             try {
                 if (!connection.isClosed()) {
                     if (!autoCommitBefore) {
@@ -321,11 +341,17 @@ final class LockTable {
                         connection.setAutoCommit(false); // while the deadline still bounds it
                     }
                     setNetworkTimeout(connection, networkTimeoutBefore);
+                    if (keep) {
+                        keeper.accept(connection);
+                        kept = true;
+                    }
                 }
             } catch (SQLException e) {
                 // the connection broke: closing it is all that is left
             } finally {
-                connection.close();
+                if (!kept) {
+                    connection.close();
+                }
             }
         }
 
