@@ -114,12 +114,8 @@ class JdbcLockWakeIT {
                     () -> b.listening() && b.waiting("r") == 1 && wanted("r"),
                     "the waiter to listen and mark the row");
 
-            held.release();
-
-            FencedLease next = waiter.get(WAIT.toMillis(), TimeUnit.MILLISECONDS);
-            assertThat(next.fencingToken()).isGreaterThan(held.fencingToken());
+            handOn(held, waiter).release();
             assertThat(notifications(listening.unwrap(PGConnection.class))).containsExactly("r");
-            next.release();
         }
     }
 
@@ -134,11 +130,7 @@ class JdbcLockWakeIT {
                 () -> b.listening("r") && b.waiting("r") == 1,
                 "the waiter's connection to hold a wake-up slot of r");
 
-        held.release();
-
-        FencedLease next = waiter.get(WAIT.toMillis(), TimeUnit.MILLISECONDS);
-        assertThat(next.fencingToken()).isGreaterThan(held.fencingToken());
-        next.release();
+        handOn(held, waiter).release();
     }
 
     /**
@@ -162,8 +154,15 @@ class JdbcLockWakeIT {
                 Duration.ofSeconds(20),
                 () -> b.listening("r") && !slotHolders("r").contains(connection),
                 "the waiter to wait again, on a connection of its own");
+        handOn(held, waiter).release();
+    }
+
+    /** Releases {@code held}: the waiter is granted within the test's bound, with a newer token. */
+    private static FencedLease handOn(FencedLease held, Future<FencedLease> waiter) throws Exception {
         held.release();
-        waiter.get(WAIT.toMillis(), TimeUnit.MILLISECONDS).release();
+        FencedLease next = waiter.get(WAIT.toMillis(), TimeUnit.MILLISECONDS);
+        assertThat(next.fencingToken()).isGreaterThan(held.fencingToken());
+        return next;
     }
 
     /** The notifications on {@code pg}'s channel, read until one came and then for a moment longer. */
