@@ -114,8 +114,9 @@ class JdbcLockWakeIT {
                     () -> b.listening() && b.waiting("r") == 1 && wanted("r"),
                     "the waiter to listen and mark the row");
 
-            handOn(held, waiter).release();
+            FencedLease next = handOn(held, waiter);
             assertThat(notifications(listening.unwrap(PGConnection.class))).containsExactly("r");
+            next.release(); // notifies too: the waiter's mark lasts two rechecks
         }
     }
 
