@@ -3,6 +3,7 @@ package io.quorumlock.jdbc;
 import io.quorumlock.IllegalSettingException;
 import io.quorumlock.internal.Holders;
 import io.quorumlock.internal.Ticker;
+import io.quorumlock.internal.Timers;
 import java.sql.Connection;
 import java.sql.DatabaseMetaData;
 import java.sql.SQLException;
@@ -17,7 +18,9 @@ import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
 import javax.sql.DataSource;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -35,6 +38,12 @@ final class Connections {
     /** How many connections may be pending at once: more means the database does not answer. */
     private static final int MAX_CONNECTING = 64;
 
+    /**
+     * How long the connection of a grant or a release is kept for the next one before it goes back
+     * to the data source: back-to-back statements skip asking the data source on another thread.
+     */
+    static final long KEEP_NANOS = TimeUnit.MILLISECONDS.toNanos(10);
+
     private final DataSource dataSource;
     private final String table;
     private final int maxResourceLength;
@@ -49,6 +58,15 @@ final class Connections {
     /** The database as messages name it (never with a password). */
     private volatile String database;
 
+    /** The lock's timer, which gives a kept connection back. */
+    private final Timers timers;
+    /** The connection kept after a grant or a release, and since when; null if none. */
+    private final AtomicReference<Kept> kept = new AtomicReference<>();
+
+    private final AtomicBoolean givingBack = new AtomicBoolean();
+
+    private record Kept(Connection connection, long sinceNanos) {}
+
     Connections(
             DataSource dataSource,
             String database,
@@ -57,7 +75,9 @@ final class Connections {
             Dialect configuredDialect,
             Ticker ticker,
             long requestTimeoutNanos,
-            int instance) {
+            int instance,
+            Timers timers) {
+        this.timers = timers;
         this.dataSource = dataSource;
         this.database = database;
         this.table = table;
@@ -86,6 +106,10 @@ final class Connections {
 
     /** Closes the connection {@code url(...)} kept; the connector's threads end by themselves when idle. */
     void close() {
+        Kept last = kept.getAndSet(null);
+        if (last != null) {
+            closeQuietly(last.connection());
+        }
         if (dataSource instanceof UrlDataSource own) {
             own.close();
         }
@@ -112,10 +136,28 @@ final class Connections {
      * {@code uninterruptibly} for a renewal or a release, which must not give up on an interrupt.
      */
     LockTable.Session open(long deadline, boolean uninterruptibly) throws SQLException {
-        Connection connection = connect(deadline, uninterruptibly);
+        return open(deadline, uninterruptibly, false);
+    }
+
+    /**
+     * As {@link #open(long, boolean)}; {@code hot} for a grant or a release, which takes the
+     * connection the last one kept, if it was kept less than {@link #KEEP_NANOS} ago, and whose
+     * session may keep its own ({@link LockTable.Session#keep()}).
+     */
+    LockTable.Session open(long deadline, boolean uninterruptibly, boolean hot) throws SQLException {
+        Kept last = hot ? kept.getAndSet(null) : null;
+        Connection connection = null;
+        if (last != null && ticker.nanos() - last.sinceNanos() < KEEP_NANOS && statements != null) {
+            connection = last.connection();
+        } else if (last != null) {
+            closeQuietly(last.connection());
+        }
+        if (connection == null) {
+            connection = connect(deadline, uninterruptibly);
+        }
         try {
             statements(connection);
-            return new LockTable.Session(connection, ticker, deadline);
+            return new LockTable.Session(connection, ticker, deadline, hot ? this::keep : null);
         } catch (SQLException | RuntimeException e) {
             connection.close();
             throw e;
@@ -176,6 +218,49 @@ final class Connections {
                 Thread.currentThread().interrupt();
             }
         }
+    }
+
+    /** Keeps {@code connection} for the next grant or release, and gives it back if none comes soon. */
+    private void keep(Connection connection) {
+        Kept before = kept.getAndSet(new Kept(connection, ticker.nanos()));
+        if (before != null) {
+            closeQuietly(before.connection());
+        }
+        if (givingBack.compareAndSet(false, true)) {
+            try {
+                timers.schedule(() -> timers.execute(this::giveBack), KEEP_NANOS);
+            } catch (RejectedExecutionException closing) {
+                givingBack.set(false);
+                giveBack(); // the lock closes: nothing is kept
+            }
+        }
+    }
+
+    /** Gives the kept connection back to the data source once it was kept long enough, and looks again later if it was renewed. */
+    private void giveBack() {
+        Kept last = kept.get();
+        if (last != null && ticker.nanos() - last.sinceNanos() >= KEEP_NANOS && kept.compareAndSet(last, null)) {
+            closeQuietly(last.connection());
+        }
+        givingBack.set(false);
+        Kept now = kept.get();
+        if (now != null && givingBack.compareAndSet(false, true)) {
+            try {
+                timers.schedule(
+                        () -> timers.execute(this::giveBack),
+                        Math.max(0, KEEP_NANOS - (ticker.nanos() - now.sinceNanos())));
+            } catch (RejectedExecutionException closed) {
+                givingBack.set(false);
+                if (kept.compareAndSet(now, null)) {
+                    closeQuietly(now.connection());
+                }
+            }
+        }
+    }
+
+    /** Whether a connection is kept now. */
+    boolean keeps() {
+        return kept.get() != null;
     }
 
     private static void closeQuietly(Connection connection) {

@@ -24,12 +24,25 @@ public enum Dialect {
                     "CREATE SEQUENCE IF NOT EXISTS " + sequence(table),
                     "CREATE TABLE IF NOT EXISTS " + table + " (resource VARCHAR(" + maxResourceLength
                             + ") PRIMARY KEY, holder VARCHAR(64), token BIGINT NOT NULL,"
-                            + " expires_at TIMESTAMP WITH TIME ZONE NOT NULL)");
+                            + " expires_at TIMESTAMP WITH TIME ZONE NOT NULL, attempt BIGINT,"
+                            + " wanted_until TIMESTAMP WITH TIME ZONE)",
+                    upgrade(table));
         }
 
         @Override
-        String nextToken(String table) {
-            return "SELECT nextval('" + sequence(table) + "')";
+        String upgrade(String table) {
+            return "ALTER TABLE " + table + " ADD COLUMN IF NOT EXISTS attempt BIGINT,"
+                    + " ADD COLUMN IF NOT EXISTS wanted_until TIMESTAMP WITH TIME ZONE";
+        }
+
+        @Override
+        String newColumns() {
+            return "attempt, wanted_until";
+        }
+
+        @Override
+        String nextValue(String table) {
+            return "nextval('" + sequence(table) + "')";
         }
 
         @Override
@@ -76,13 +89,14 @@ public enum Dialect {
                     "CREATE SEQUENCE IF NOT EXISTS " + sequence(table),
                     "CREATE TABLE IF NOT EXISTS " + table + " (resource VARCHAR(" + maxResourceLength
                             + ") CHARACTER SET utf8mb4 COLLATE utf8mb4_nopad_bin NOT NULL PRIMARY KEY,"
-                            + " holder VARCHAR(64), token BIGINT NOT NULL, expires_at DATETIME(6) NOT NULL)"
-                            + " ENGINE=InnoDB");
+                            + " holder VARCHAR(64), token BIGINT NOT NULL, expires_at DATETIME(6) NOT NULL,"
+                            + " attempt BIGINT) ENGINE=InnoDB",
+                    upgrade(table));
         }
 
         @Override
-        String nextToken(String table) {
-            return "SELECT NEXTVAL(" + sequence(table) + ")";
+        String nextValue(String table) {
+            return "NEXTVAL(" + sequence(table) + ")";
         }
 
         @Override
@@ -124,12 +138,13 @@ public enum Dialect {
                     "CREATE SEQUENCE IF NOT EXISTS " + sequence(table),
                     "CREATE TABLE IF NOT EXISTS " + table + " (resource VARCHAR(" + maxResourceLength
                             + ") PRIMARY KEY, holder VARCHAR(64), token BIGINT NOT NULL,"
-                            + " expires_at TIMESTAMP WITH TIME ZONE NOT NULL)");
+                            + " expires_at TIMESTAMP WITH TIME ZONE NOT NULL, attempt BIGINT)",
+                    upgrade(table));
         }
 
         @Override
-        String nextToken(String table) {
-            return "SELECT NEXT VALUE FOR " + sequence(table);
+        String nextValue(String table) {
+            return "NEXT VALUE FOR " + sequence(table);
         }
 
         @Override
@@ -188,12 +203,32 @@ public enum Dialect {
 
     /**
      * The statements that create the lock table and its token sequence, if they do not exist:
-     * first the sequence {@code <table>_token}, then the table.
+     * first the sequence {@code <table>_token}, then the table, then {@link #upgrade} for a table
+     * of an earlier version.
      */
     abstract List<String> ddl(String table, int maxResourceLength);
 
+    /**
+     * The statement that gives a lock table made by an earlier version the columns this one uses
+     * (the grant's {@code attempt}, and on PostgreSQL the waiters' {@code wanted_until}): it adds
+     * empty columns and keeps every row; it does nothing to a table that has them.
+     */
+    String upgrade(String table) {
+        return "ALTER TABLE " + table + " ADD COLUMN IF NOT EXISTS attempt BIGINT";
+    }
+
+    /** The columns {@link #upgrade} adds, for a query that checks the table has them. */
+    String newColumns() {
+        return "attempt";
+    }
+
+    /** An expression: the sequence's next value, a new fencing token. */
+    abstract String nextValue(String table);
+
     /** A query of one row, one column: the sequence's next value, a new fencing token. */
-    abstract String nextToken(String table);
+    String nextToken(String table) {
+        return "SELECT " + nextValue(table);
+    }
 
     /** The database's clock now. */
     abstract String now();

@@ -16,21 +16,23 @@ import java.util.OptionalLong;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The attempts of a {@link JdbcLock}: one attempt (a token from the sequence, the row taken if it
- * is free), the grant, the refusal with what the row holds, and the undo in the background of the
- * grants whose answer was lost.
+ * The attempts of a {@link JdbcLock}: one attempt (the row taken if it is free, with a token the
+ * statement draws), the grant, the refusal with what the row holds, and the undo in the background
+ * of the grants whose answer was lost, found by their attempt identity.
  */
 final class JdbcAttempts {
 
     private static final Logger log = LoggerFactory.getLogger(JdbcLock.class);
 
-    /** How many times one attempt draws a new token when the row changed hands under it. */
+    /** How many grants one attempt sends while the row is free but beyond the bound, or changed hands under it. */
     private static final int ROUNDS_PER_ATTEMPT = 3;
 
     /** How soon the undo of a grant whose answer was lost is first tried again; the wait doubles up to the request timeout. */
@@ -47,6 +49,13 @@ final class JdbcAttempts {
     private final String holder;
     /** The lock's closed flag: a grant made as it closes is released, and the undo leaves its last try to close. */
     private final AtomicBoolean closed;
+    /**
+     * The newest token this lock has seen, the bound its grants are sent with: a grant takes only
+     * a row whose token is at most the bound, so that the undo of a grant whose answer was lost
+     * can put the row beyond the reach of its statement by drawing a newer token into it.
+     */
+    private final AtomicLong seen = new AtomicLong();
+
     /** The grants being undone: {@link JdbcLock#close()} makes a last try at each. */
     private final Set<Undo> undoing = ConcurrentHashMap.newKeySet();
 
@@ -67,44 +76,58 @@ final class JdbcAttempts {
         this.closed = closed;
     }
 
-    /** @param wait the pauses of the acquire making the attempt, told of a holder; null for a try */
-    AcquireLoop.Attempt<FencedLease> attempt(String resource, long ttlMillis, long deadline, ReleaseWait wait) {
+    /**
+     * One attempt: the grant, in one statement (H2: two), tried again at once, up to {@value
+     * #ROUNDS_PER_ATTEMPT} times, while the row is free but its token is beyond the bound (one this
+     * lock had not seen) or newer than the statement drew.
+     *
+     * @param wait the pauses of the acquire making the attempt, told of a holder; null for a try
+     * @param marks whether a refusal marks the row as wanted, for an acquire that will wait
+     */
+    AcquireLoop.Attempt<FencedLease> attempt(
+            String resource, long ttlMillis, long deadline, ReleaseWait wait, boolean marks) {
         long sent = ticker.nanos();
-        long pending = 0; // a token whose grant was sent without an answer yet
-        long granted = 0;
+        Grant pending = null; // a grant sent without an answer yet
+        Grant granted = null;
         AcquireLoop.Attempt<FencedLease> refusal = null;
         LockTable statements = null;
-        try (LockTable.Session session = connections.open(deadline, false)) {
+        // a grant that may come back to back with a release takes the connection the last one kept
+        try (LockTable.Session session = connections.open(deadline, false, !marks)) {
             statements = connections.statements();
-            boolean absent = false;
-            long token = 0;
-            long drawn = 0;
             Optional<LockTable.Row> row = Optional.empty();
-            for (int round = 1; round <= ROUNDS_PER_ATTEMPT && granted == 0 && refusal == null; round++) {
-                if (token == 0) {
-                    token = statements.nextToken(session);
-                    drawn = token;
-                }
-                pending = token;
-                boolean taken = statements.take(session, resource, holder, token, ttlMillis, absent);
-                pending = 0;
-                if (taken) {
-                    granted = token;
-                } else {
-                    row = statements.read(session, resource);
-                    absent = row.isEmpty();
-                    if (row.isPresent() && row.get().held()) {
-                        refusal = busy(row.get());
-                        if (wait != null) {
-                            wait.held(row.get().millisLeft());
-                        }
-                    } else if (row.isPresent()) {
-                        token = 0; // free, but a newer token took it meanwhile: draw a newer one
+            long drawn = 0;
+            for (int round = 1; round <= ROUNDS_PER_ATTEMPT && granted == null && refusal == null; round++) {
+                pending = new Grant(newAttempt(), seen.get());
+                Grants.Outcome outcome = statements.grant(
+                        session,
+                        resource,
+                        holder,
+                        ttlMillis,
+                        pending.attempt,
+                        pending.bound,
+                        marks && wait != null ? wait.wantedMillis() : 0);
+                Grant sentGrant = pending;
+                pending = null;
+                row = outcome.row();
+                drawn = outcome.drawn();
+                seen.accumulateAndGet(
+                        Math.max(drawn, row.map(LockTable.Row::token).orElse(0L)), Math::max);
+                if (outcome.granted()) {
+                    granted = new Grant(
+                            sentGrant.attempt,
+                            sentGrant.bound,
+                            row.orElseThrow().token());
+                } else if (row.isPresent() && row.get().held()) {
+                    refusal = busy(row.get());
+                    if (wait != null) {
+                        wait.held(row.get().millisLeft());
                     }
                 }
+                // else free, but with a token this lock had not seen, or newer than drawn: again
             }
-            if (granted == 0 && refusal == null) {
-                String why = row.isPresent() && row.get().token() >= drawn
+            if (granted == null && refusal == null) {
+                long next = drawn > 0 ? drawn : statements.nextToken(session);
+                String why = row.isPresent() && row.get().token() >= next
                         ? "the row of '" + resource + "' holds token "
                                 + row.get().token()
                                 + ", newer than the sequence gave: if the sequence was reset, restart it above that"
@@ -112,14 +135,15 @@ final class JdbcAttempts {
                 refusal = AcquireLoop.Attempt.refused(
                         new ServerAnswer(connections.database(), ServerAnswer.Kind.ERROR, why), true);
             }
+            session.keep();
         } catch (SQLException e) {
-            if (granted == 0) {
+            if (granted == null) {
                 SqlErrors.Failure failure = connections.classify(e, statements);
                 ServerAnswer answer = new ServerAnswer(connections.database(), failure.kind(), failure.detail());
                 if (!failure.retryable()) {
                     throw new LockConfigurationException(resource, 1, List.of(answer)); // refused: it did not run
                 }
-                if (pending != 0) {
+                if (pending != null) {
                     undo(resource, pending, TimeUnit.MILLISECONDS.toNanos(ttlMillis)); // it may still run
                 }
                 log.debug("attempt on '{}' failed: {}", resource, answer);
@@ -127,14 +151,31 @@ final class JdbcAttempts {
             }
             log.debug("could not give back the connection of a grant: {}", SqlErrors.shortMessage(e));
         }
-        return granted != 0 ? granted(resource, granted, ttlMillis, sent) : refusal;
+        return granted != null ? granted(resource, granted, ttlMillis, sent) : refusal;
     }
 
-    private AcquireLoop.Attempt<FencedLease> granted(String resource, long token, long ttlMillis, long sent) {
+    /** A grant's identity, chosen before it is sent, and the bound it was sent with; its token once granted. */
+    private record Grant(long attempt, long bound, long token) {
+        Grant(long attempt, long bound) {
+            this(attempt, bound, 0);
+        }
+    }
+
+    /** A new attempt identity: random, never 0 (a row without one reads as 0). */
+    private static long newAttempt() {
+        long attempt;
+        do {
+            attempt = ThreadLocalRandom.current().nextLong();
+        } while (attempt == 0);
+        return attempt;
+    }
+
+    private AcquireLoop.Attempt<FencedLease> granted(String resource, Grant grant, long ttlMillis, long sent) {
         long ttlNanos = TimeUnit.MILLISECONDS.toNanos(ttlMillis);
         long now = ticker.nanos();
+        long token = grant.token;
         if (LeaseTimes.endAfter(sent, ttlNanos) - now <= 0) {
-            undo(resource, token, ttlNanos);
+            undo(resource, grant, ttlNanos);
             return AcquireLoop.Attempt.refused(
                     new ServerAnswer(
                             connections.database(),
@@ -168,15 +209,15 @@ final class JdbcAttempts {
     /** A grant of {@code ttlNanos} to undo, and how its tries went. */
     private static final class Undo {
         final String resource;
-        final long token;
+        final Grant grant;
         final long ttlNanos;
         long waitMillis = UNDO_RETRY_MILLIS;
         /** When the database first answered with the row held by an older token, if it did. */
         OptionalLong heldSince = OptionalLong.empty();
 
-        Undo(String resource, long token, long ttlNanos) {
+        Undo(String resource, Grant grant, long ttlNanos) {
             this.resource = resource;
-            this.token = token;
+            this.grant = grant;
             this.ttlNanos = ttlNanos;
         }
     }
@@ -191,8 +232,8 @@ final class JdbcAttempts {
      * timeout of the database answering again; while the row is held by an older token, for at
      * most the grant's TTL. {@link JdbcLock#close()} makes a last try.
      */
-    private void undo(String resource, long token, long ttlNanos) {
-        Undo undo = new Undo(resource, token, ttlNanos);
+    private void undo(String resource, Grant grant, long ttlNanos) {
+        Undo undo = new Undo(resource, grant, ttlNanos);
         undoing.add(undo);
         try {
             timers.execute(() -> tryUndo(undo));
@@ -224,10 +265,10 @@ final class JdbcAttempts {
         } else if (outcome == Undone.HELD && now - undo.heldSince.getAsLong() > undo.ttlNanos) {
             undoing.remove(undo);
             log.warn(
-                    "gave up undoing the grant of '{}' (token {}) whose answer was lost: the row stayed held by an"
-                            + " older token for its TTL",
+                    "gave up undoing the grant of '{}' (attempt {}) whose answer was lost: the row stayed held by"
+                            + " another holder for its TTL",
                     undo.resource,
-                    undo.token);
+                    undo.grant.attempt);
             return;
         }
         long wait = undo.waitMillis;
@@ -253,22 +294,24 @@ final class JdbcAttempts {
             return;
         }
         log.warn(
-                "closed before the grant of '{}' (token {}) whose answer was lost was undone: if it landed, the row"
+                "closed before the grant of '{}' (attempt {}) whose answer was lost was undone: if it landed, the row"
                         + " stays held until its TTL ({} ms) ends",
                 undo.resource,
-                undo.token,
+                undo.grant.attempt,
                 TimeUnit.NANOSECONDS.toMillis(undo.ttlNanos));
     }
 
     /** One try at settling a grant, within the request timeout. */
     private Undone settle(Undo undo) {
         try (LockTable.Session session = connections.open(ticker.nanos() + requestTimeoutNanos, true)) {
-            return connections.statements().settle(session, undo.resource, undo.token) ? Undone.SETTLED : Undone.HELD;
+            return connections.statements().settle(session, undo.resource, holder, undo.grant.attempt, undo.grant.bound)
+                    ? Undone.SETTLED
+                    : Undone.HELD;
         } catch (SQLException e) {
             log.debug(
-                    "could not undo the grant of '{}' (token {}) on {} yet: {}",
+                    "could not undo the grant of '{}' (attempt {}) on {} yet: {}",
                     undo.resource,
-                    undo.token,
+                    undo.grant.attempt,
                     connections.database(),
                     SqlErrors.shortMessage(e));
             return Undone.NO_ANSWER;

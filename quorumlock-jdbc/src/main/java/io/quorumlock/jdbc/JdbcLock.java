@@ -35,9 +35,10 @@ import javax.sql.DataSource;
  * lock that needs no other service, whose fencing token can be checked by {@link JdbcFence} in the
  * very transaction that writes the protected data.
  *
- * <p>The table holds one row per resource: {@code (resource, holder, token, expires_at)}. A grant
- * draws a new token from the table's sequence and takes the row if it is free or its expiry has
- * passed, <em>by the database's clock</em>: no client's clock decides who holds the lock. Tokens
+ * <p>The table holds one row per resource: {@code (resource, holder, token, expires_at, attempt)}.
+ * A grant, one statement on PostgreSQL and MariaDB, draws a new token from the table's sequence and
+ * takes the row if it is free or its expiry has passed, <em>by the database's clock</em>: no
+ * client's clock decides who holds the lock. Tokens
  * come from one sequence, so every later grant of a resource carries a larger token, also after
  * the row was deleted or the database restarted. A held lease renews its row every third of its
  * TTL; it is {@linkplain FencedLease#inDoubt() in doubt} once no renewal came for two thirds of
@@ -46,7 +47,8 @@ import javax.sql.DataSource;
  * timeout}.
  *
  * <p>A grant whose answer did not come in time may still land after its client gave up (its
- * statement waited in a database that froze). The lock undoes it in the background, trying again
+ * statement waited in a database that froze). The lock undoes it in the background, found by the
+ * attempt identity the grant recorded, trying again
  * for as long as the database does not answer: such a grant is freed within about a request
  * timeout of the database answering again, not held for its TTL. {@link #close()} makes a last
  * try, and logs a grant it could not undo.
@@ -60,7 +62,9 @@ import javax.sql.DataSource;
  * }</pre>
  *
  * <p>On PostgreSQL a waiter is woken by the release ({@code LISTEN}/{@code NOTIFY}, one connection
- * while threads wait) or when the holder's row ends; on MariaDB and H2 it polls with the
+ * while threads wait; a release notifies only a row a waiter marked), on MariaDB too (the
+ * release ends the {@code SLEEP} of one connection while threads wait), or when the holder's row
+ * ends; on H2 it polls with the
  * {@linkplain JdbcLockBuilder#retry retry} backoff. Within one lock, the threads waiting for one
  * resource are woken in the order they came. Instances are thread-safe; share one per database
  * and close it on shutdown, which releases the leases it still holds.
@@ -111,7 +115,15 @@ public final class JdbcLock implements DistributedLock<FencedLease>, Clocked {
         this.timers =
                 builder.timers != null ? builder.timers : Timers.threads("jdbc-" + instance, builder.renewalThreads);
         this.connections = new Connections(
-                dataSource, database, table, maxResourceLength, builder.dialect, ticker, requestTimeoutNanos, instance);
+                dataSource,
+                database,
+                table,
+                maxResourceLength,
+                builder.dialect,
+                ticker,
+                requestTimeoutNanos,
+                instance,
+                timers);
         this.rows = new JdbcRows(connections, this::ttlMillis);
         this.attempts = new JdbcAttempts(connections, rows, events, timers, builder.holder, closed);
         this.waits = new ReleaseWaits(connections, builder.retry, builder.recheck.toNanos(), instance, closed);
@@ -146,7 +158,7 @@ public final class JdbcLock implements DistributedLock<FencedLease>, Clocked {
                 resource,
                 ticker,
                 events,
-                () -> attempts.attempt(resource, ttlMillis, ticker.nanos() + requestTimeoutNanos, null));
+                () -> attempts.attempt(resource, ttlMillis, ticker.nanos() + requestTimeoutNanos, null, false));
     }
 
     /**
@@ -171,7 +183,7 @@ public final class JdbcLock implements DistributedLock<FencedLease>, Clocked {
         long ttlMillis = ttlMillis(ttl);
         boolean once = Settings.maxWait(maxWait).isZero();
         requireOpen();
-        try (ReleaseWait pause = waits.pause()) {
+        try (ReleaseWait pause = waits.pause(resource)) {
             FencedLease lease =
                     AcquireLoop.acquire(resource, maxWait, pause, ticker, events, (number, remainingNanos) -> {
                         long budget = once
@@ -180,7 +192,7 @@ public final class JdbcLock implements DistributedLock<FencedLease>, Clocked {
                                         requestTimeoutNanos,
                                         Math.max(remainingNanos, number == 1 ? FIRST_ATTEMPT_NANOS : 0) + overrunNanos);
                         pause.attempting();
-                        return attempts.attempt(resource, ttlMillis, ticker.nanos() + budget, pause);
+                        return attempts.attempt(resource, ttlMillis, ticker.nanos() + budget, pause, !once);
                     });
             pause.granted();
             return lease;
@@ -213,7 +225,9 @@ public final class JdbcLock implements DistributedLock<FencedLease>, Clocked {
 
     /**
      * The statements that create the lock table and its token sequence on {@code dialect}, for a
-     * migration (Flyway, Liquibase); {@link #createTable()} runs them.
+     * migration (Flyway, Liquibase); {@link #createTable()} runs them. The last one gives a table
+     * made by an earlier version the columns this one uses ({@code ALTER TABLE ... ADD COLUMN IF
+     * NOT EXISTS}: empty columns, every row kept), and does nothing to a table that has them.
      */
     public List<String> ddl(Dialect dialect) {
         Objects.requireNonNull(dialect, "dialect").checkMaxResourceLength(maxResourceLength);
@@ -222,23 +236,33 @@ public final class JdbcLock implements DistributedLock<FencedLease>, Clocked {
 
     /**
      * Creates the lock table and its token sequence if they do not exist, on the database's
-     * dialect.
+     * dialect; gives a table made by an earlier version the columns this one uses, keeping its rows.
      *
      * @throws QuorumlockException naming the database and what failed
      */
     public void createTable() {
         requireOpen();
         try (LockTable.Session session = connections.open(ticker.nanos() + requestTimeoutNanos, false)) {
-            for (String ddl : ddl(connections.statements().dialect)) {
-                try (PreparedStatement statement = session.prepare(ddl)) {
-                    statement.execute();
-                }
+            List<String> statements = ddl(connections.statements().dialect);
+            for (String ddl : statements.subList(0, statements.size() - 1)) {
+                execute(session, ddl);
+            }
+            try {
+                connections.statements().checkColumns(session);
+            } catch (SQLException olderShape) {
+                execute(session, statements.get(statements.size() - 1)); // only then: ALTER needs the owner
             }
         } catch (SQLException e) {
             throw new QuorumlockException(
                     connections.database() + ": could not create the lock table " + table + ": "
                             + SqlErrors.shortMessage(e),
                     e);
+        }
+    }
+
+    private static void execute(LockTable.Session session, String sql) throws SQLException {
+        try (PreparedStatement statement = session.prepare(sql)) {
+            statement.execute();
         }
     }
 
@@ -260,6 +284,7 @@ public final class JdbcLock implements DistributedLock<FencedLease>, Clocked {
             long before = System.currentTimeMillis();
             long clock = statements.clockMillis(session);
             long after = System.currentTimeMillis();
+            statements.checkColumns(session); // a table of an earlier version is named, with the remedy
             statements.read(session, "");
             statements.renew(session, "", -1, 1); // changes nothing: checks the privilege to update
             statements.nextToken(session);
@@ -353,9 +378,19 @@ public final class JdbcLock implements DistributedLock<FencedLease>, Clocked {
         return waits.waiting(resource);
     }
 
-    /** Whether this lock listens for releases now. */
+    /** Whether this lock keeps a connection for its next grant or release now. */
+    boolean keepsConnection() {
+        return connections.keeps();
+    }
+
+    /** Whether this lock listens for releases now (PostgreSQL). */
     boolean listening() {
         return waits.listening();
+    }
+
+    /** Whether this lock hears the releases of {@code resource} now (PostgreSQL, MariaDB). */
+    boolean listening(String resource) {
+        return waits.listening(resource);
     }
 
     // ---- arguments -------------------------------------------------------------------------------
@@ -388,7 +423,7 @@ public final class JdbcLock implements DistributedLock<FencedLease>, Clocked {
                     "ttl",
                     "ttl must be at least a tenth of requestTimeout (" + ttlFloorMillis + " ms), was "
                             + (millis < 1 ? ttl.toNanos() + " ns" : millis + " ms")
-                            + ": a grant takes two statements, each allowed up to requestTimeout, and must come back"
+                            + ": a grant's statements are each allowed up to requestTimeout, and it must come back"
                             + " well within the TTL; raise the ttl or lower requestTimeout");
         }
         return millis;

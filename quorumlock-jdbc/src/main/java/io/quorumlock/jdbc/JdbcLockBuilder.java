@@ -42,7 +42,10 @@ public final class JdbcLockBuilder {
 
     /**
      * The database, as the application's {@link DataSource} (a pool such as HikariCP): the lock
-     * borrows a connection for each statement and gives it back at once. Either this or {@link
+     * borrows a connection for each statement and gives it back at once, but for the connection of
+     * a {@code tryAcquire} (or an {@code acquire} that does not wait) and of a release, which it
+     * keeps 10 ms for the next one of these, so that back-to-back grants and releases skip asking
+     * the pool on a thread of their own. Either this or {@link
      * #url}. Bound the pool's own connection timeout: the lock cannot bound how long the pool
      * makes it wait for a connection.
      */
@@ -117,7 +120,7 @@ public final class JdbcLockBuilder {
     /**
      * How long one statement (or a connection through the {@linkplain #url URL}) may take before
      * it counts as failed. The default is 5 s. A TTL must be at least a tenth of it (500 ms by
-     * default): a grant takes two statements and must come back well within its TTL.
+     * default): a grant must come back well within its TTL.
      */
     public JdbcLockBuilder requestTimeout(Duration timeout) {
         this.requestTimeout = timeout;
@@ -164,11 +167,13 @@ public final class JdbcLockBuilder {
     }
 
     /**
-     * On PostgreSQL, a thread waiting in {@link JdbcLock#acquire} is woken by the release
-     * ({@code LISTEN}/{@code NOTIFY}) or when the holder's row ends, and tries again at least
-     * this often anyway, in case a release went unheard (a pooler such as PgBouncer in
-     * transaction mode passes no notifications). The default is 1 s. On MariaDB and H2 a waiter
-     * polls with the {@linkplain #retry retry} backoff instead.
+     * On PostgreSQL and MariaDB, a thread waiting in {@link JdbcLock#acquire} is woken by the
+     * release (PostgreSQL: {@code LISTEN}/{@code NOTIFY}; MariaDB: the release ends the waiting
+     * lock's {@code SLEEP} in the database) or when the holder's row ends, and tries again at
+     * least this often anyway, in case a release went unheard (a pooler such as PgBouncer in
+     * transaction mode passes no notifications; on MariaDB, a waiter of another database user).
+     * The default is 1 s. On H2 a waiter polls with the {@linkplain #retry retry} backoff
+     * instead.
      */
     public JdbcLockBuilder recheck(Duration interval) {
         this.recheck = interval;

@@ -81,8 +81,10 @@ final class JdbcRows implements JdbcLease.Rows {
      * @return true if it freed the row
      */
     boolean releaseRow(String resource, long token) {
-        try (LockTable.Session session = connections.open(ticker.nanos() + requestTimeoutNanos, true)) {
-            if (connections.statements().release(session, resource, token)) {
+        try (LockTable.Session session = connections.open(ticker.nanos() + requestTimeoutNanos, true, true)) {
+            boolean freed = connections.statements().release(session, resource, token);
+            session.keep();
+            if (freed) {
                 return true;
             }
             log.debug("the row of '{}' did not hold token {} at the release", resource, token);

@@ -6,24 +6,28 @@ import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.SQLTimeoutException;
+import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.Executor;
 import java.util.concurrent.TimeUnit;
 
 /**
  * The statements of {@link JdbcLock} on its table, each one on its own in auto-commit: the table is
- * {@code (resource, holder, token, expires_at)}, one row per resource, never deleted by the lock
- * (a released row keeps its token, with no holder). Knows SQL, never leases.
+ * {@code (resource, holder, token, expires_at, attempt)}, one row per resource, never deleted by
+ * the lock (a released row keeps its token, with no holder); on PostgreSQL also {@code
+ * wanted_until}, until when a waiter wants the row. Knows SQL, never leases.
  *
- * <p>A grant draws a new token from the sequence first and then takes the row only if the row's
- * token is older ({@code token < ?}) and the row is free or expired by the database's clock: a
- * token drawn before another grant committed a newer one is refused, so the row's token only ever
- * grows, and a grant whose answer was lost can be undone by its token.
+ * <p>A grant ({@link Grants}) draws its token from the sequence and takes the row only if the
+ * row's token is older: the row's token only ever grows. It records the attempt's identity, by
+ * which a grant whose answer was lost is found and freed ({@link #settle}).
  */
 final class LockTable {
 
-    /** What a read of a resource's row found. */
-    record Row(Optional<String> holder, long token, long millisLeft) {
+    /**
+     * What a read of a resource's row found; {@code attempt} is the identity of the grant that
+     * took it, 0 if unknown.
+     */
+    record Row(Optional<String> holder, long token, long millisLeft, long attempt) {
         /** Whether someone holds the row now by the database's clock. */
         boolean held() {
             return holder.isPresent() && millisLeft > 0;
@@ -37,13 +41,18 @@ final class LockTable {
     /** Where a release tells waiters of it ({@code pg_notify}) on PostgreSQL; null elsewhere. */
     final String channel;
 
+    private final Grants grants;
     private final String nextToken;
-    private final String take;
-    private final String insert;
-    private final String insertIfAbsent;
     private final String read;
     private final String renew;
-    private final String release;
+    private final String releaseByToken;
+    private final String releaseByAttempt;
+    /** MariaDB: the release when no waiter holds a wake-up slot of the resource (one statement). */
+    private final String releaseUnwanted;
+
+    private final String tombstone;
+    private final String insertTombstone;
+    private final String columns;
     private final String clock;
 
     LockTable(String table, Dialect dialect) {
@@ -51,20 +60,36 @@ final class LockTable {
         this.dialect = dialect;
         String now = dialect.now();
         String nowPlus = dialect.nowPlusMillis();
+        this.grants = new Grants(table, dialect);
         this.nextToken = dialect.nextToken(table);
-        this.take = "UPDATE " + table + " SET holder = ?, token = ?, expires_at = " + nowPlus
-                + " WHERE resource = ? AND token < ? AND (holder IS NULL OR expires_at <= " + now + ")";
-        this.insert =
-                "INSERT INTO " + table + " (resource, holder, token, expires_at) VALUES (?, ?, ?, " + nowPlus + ")";
-        this.insertIfAbsent = dialect.insertIfAbsent(insert);
-        this.read = "SELECT holder, token, " + dialect.millisLeft() + " FROM " + table + " WHERE resource = ?";
+        this.read = "SELECT holder, token, " + dialect.millisLeft() + ", attempt FROM " + table + " WHERE resource = ?";
         this.renew = "UPDATE " + table + " SET expires_at = " + nowPlus
                 + " WHERE resource = ? AND token = ? AND holder IS NOT NULL AND expires_at > " + now;
+        // the attempt is cleared: only the statement that takes the row again answers with its own
         String free = "UPDATE " + table + " SET holder = NULL, expires_at = " + now
-                + " WHERE resource = ? AND token = ? AND holder IS NOT NULL";
+                + ", attempt = NULL WHERE resource = ? AND %s = ? AND holder IS NOT NULL";
         this.channel = dialect == Dialect.POSTGRESQL ? PgListener.channel(table) : null;
-        this.release =
-                channel == null ? free : "WITH freed AS (" + free + " RETURNING 1) SELECT pg_notify(?, ?) FROM freed";
+        if (channel != null) {
+            // pg_notify only for a row a waiter marked: a release nobody waits for sends nothing
+            free = "WITH freed AS (" + free + " RETURNING wanted_until > " + now + " AS wanted)"
+                    + " SELECT CASE WHEN wanted THEN pg_notify(?, ?) END FROM freed";
+        }
+        this.releaseByToken = String.format(free, "token");
+        // and by the holder: a process of an earlier version, which records no attempt, is never freed
+        this.releaseByAttempt = String.format(free, "holder = ? AND attempt");
+        this.releaseUnwanted = dialect == Dialect.MARIADB
+                ? releaseByToken + " AND COALESCE("
+                        + String.join(", ", java.util.Collections.nCopies(MariaDbWaker.SLOTS, "IS_USED_LOCK(?)"))
+                        + ") IS NULL"
+                : null;
+        this.tombstone = "UPDATE " + table + " SET holder = NULL, expires_at = " + now + ", token = "
+                + dialect.nextValue(table) + ", attempt = NULL WHERE resource = ? AND token <= ?"
+                + " AND (holder IS NULL OR expires_at <= " + now + ")";
+        String insert = "INSERT INTO " + table + " (resource, holder, token, expires_at) VALUES (?, NULL, "
+                + dialect.nextValue(table) + ", " + now + ")";
+        String ifAbsent = dialect.insertIfAbsent(insert);
+        this.insertTombstone = ifAbsent != null ? ifAbsent : insert;
+        this.columns = "SELECT " + dialect.newColumns() + " FROM " + table + " WHERE resource = ''";
         this.clock = "SELECT " + dialect.millisSinceEpoch();
     }
 
@@ -85,34 +110,21 @@ final class LockTable {
     }
 
     /**
-     * Takes the resource's row for {@code holder} with {@code token} (newer than the row's) until
-     * {@code ttlMillis} from the database's now, if it is free or expired; creates the row if there
-     * is none. False if the row is held, or holds a newer token.
+     * Takes the resource's row for {@code holder} until {@code ttlMillis} from the database's now,
+     * with a token drawn now, recorded as {@code attempt}, if the row is free or expired and its
+     * token at most {@code bound}; creates the row if there is none. {@code wantedMillis} above 0
+     * marks a refused row as wanted for that long (on PostgreSQL, so that its release notifies).
      */
-    boolean take(Session session, String resource, String holder, long token, long ttlMillis, boolean absent)
+    Grants.Outcome grant(
+            Session session,
+            String resource,
+            String holder,
+            long ttlMillis,
+            long attempt,
+            long bound,
+            long wantedMillis)
             throws SQLException {
-        if (!absent) {
-            try (PreparedStatement statement = session.prepare(take)) {
-                statement.setString(1, holder);
-                statement.setLong(2, token);
-                statement.setLong(3, ttlMillis);
-                statement.setString(4, resource);
-                statement.setLong(5, token);
-                return statement.executeUpdate() == 1;
-            }
-        }
-        try (PreparedStatement statement = session.prepare(insertIfAbsent != null ? insertIfAbsent : insert)) {
-            statement.setString(1, resource);
-            statement.setString(2, holder);
-            statement.setLong(3, token);
-            statement.setLong(4, ttlMillis);
-            return statement.executeUpdate() == 1;
-        } catch (SQLException e) {
-            if (insertIfAbsent == null && SqlErrors.isUniqueViolation(e)) {
-                return false; // another client created the row first
-            }
-            throw e;
-        }
+        return grants.grant(session, this, resource, holder, ttlMillis, attempt, bound, wantedMillis);
     }
 
     /** The resource's row, if it has one. */
@@ -123,8 +135,19 @@ final class LockTable {
                 if (!rows.next()) {
                     return Optional.empty();
                 }
-                return Optional.of(new Row(Optional.ofNullable(rows.getString(1)), rows.getLong(2), rows.getLong(3)));
+                return Optional.of(new Row(
+                        Optional.ofNullable(rows.getString(1)), rows.getLong(2), rows.getLong(3), rows.getLong(4)));
             }
+        }
+    }
+
+    /**
+     * Checks that the table has the columns of this version, failing with the database's
+     * undefined-column error if it was made by an earlier one.
+     */
+    void checkColumns(Session session) throws SQLException {
+        try (PreparedStatement statement = session.prepare(columns)) {
+            statement.executeQuery().close();
         }
     }
 
@@ -139,41 +162,98 @@ final class LockTable {
     }
 
     /**
-     * Frees the row if it is held with {@code token}, and on PostgreSQL tells the waiters of every
-     * client (at the commit); false if it was not held with it.
+     * Frees the row if it is held with {@code token}, and wakes the waiters of every client that
+     * want it (PostgreSQL: {@code pg_notify} at the commit, if a waiter marked the row; MariaDB:
+     * ends the wait of the connections holding its wake-up slots); false if it was not held with it.
      */
     boolean release(Session session, String resource, long token) throws SQLException {
-        try (PreparedStatement statement = session.prepare(release)) {
-            statement.setString(1, resource);
-            statement.setLong(2, token);
-            if (channel == null) {
-                return statement.executeUpdate() == 1;
-            }
-            statement.setString(3, channel);
-            statement.setString(4, PgListener.payload(resource));
-            try (ResultSet rows = statement.executeQuery()) {
-                return rows.next();
+        return free(session, releaseByToken, resource, null, token);
+    }
+
+    private boolean free(Session session, String sql, String resource, String holder, long key) throws SQLException {
+        if (releaseUnwanted != null && sql.equals(releaseByToken)) {
+            List<String> slots = MariaDbWaker.slots(table, resource);
+            try (PreparedStatement statement = session.prepare(releaseUnwanted)) {
+                statement.setString(1, resource);
+                statement.setLong(2, key);
+                for (int i = 0; i < slots.size(); i++) {
+                    statement.setString(3 + i, slots.get(i));
+                }
+                if (statement.executeUpdate() == 1) {
+                    return true; // no waiter: one statement
+                }
             }
         }
+        boolean freed;
+        try (PreparedStatement statement = session.prepare(sql)) {
+            int next = 1;
+            statement.setString(next++, resource);
+            if (holder != null) {
+                statement.setString(next++, holder);
+            }
+            statement.setLong(next++, key);
+            if (channel == null) {
+                freed = statement.executeUpdate() == 1;
+            } else {
+                statement.setString(next++, channel);
+                statement.setString(next, PgListener.payload(resource));
+                try (ResultSet rows = statement.executeQuery()) {
+                    freed = rows.next();
+                }
+            }
+        }
+        if (freed && dialect == Dialect.MARIADB) {
+            MariaDbWaker.wake(session, table, resource);
+        }
+        return freed;
     }
 
     /**
-     * Settles a grant of {@code token} whose answer was lost: frees the row if it holds the token,
-     * or else, if the row is free (or absent) with an older token, gives it the token without a
-     * holder, so that the grant's statement, if it still waits in the database, finds no older
-     * token and changes nothing. False while the row is held by an older token: the statement
-     * could still take the row once it is free.
+     * Settles a grant to {@code holder} recorded as {@code attempt} whose answer was lost, sent with {@code bound}:
+     * frees the row if the grant took it; else, if the row is free (or absent) with a token at
+     * most the bound, gives it a newer token without a holder, so that the grant's statement, if it
+     * still runs, finds a token beyond its bound and changes nothing. False while the row is held
+     * with a token at most the bound: the statement could still take the row once it is free.
      */
-    boolean settle(Session session, String resource, long token) throws SQLException {
-        if (release(session, resource, token) || take(session, resource, null, token, 0, false)) {
-            return true;
+    boolean settle(Session session, String resource, String holder, long attempt, long bound) throws SQLException {
+        for (int round = 0; round < 3; round++) {
+            if (free(session, releaseByAttempt, resource, holder, attempt)
+                    || update(session, tombstone, resource, bound)) {
+                return true;
+            }
+            Optional<Row> row = read(session, resource);
+            if (row.isEmpty()) {
+                if (insertTombstone(session, resource)) {
+                    return true;
+                }
+            } else if (row.get().attempt() != attempt && row.get().token() > bound) {
+                return true; // the statement can no longer take it
+            } else if (row.get().attempt() != attempt && row.get().held()) {
+                return false;
+            }
+            // the grant landed meanwhile, or the row changed: again
         }
-        Optional<Row> row = read(session, resource);
-        if (row.isEmpty()) {
-            return take(session, resource, null, token, 0, true);
+        return false;
+    }
+
+    private static boolean update(Session session, String sql, String resource, long value) throws SQLException {
+        try (PreparedStatement statement = session.prepare(sql)) {
+            statement.setString(1, resource);
+            statement.setLong(2, value);
+            return statement.executeUpdate() == 1;
         }
-        return row.get().token() > token
-                || (row.get().token() == token && row.get().holder().isEmpty());
+    }
+
+    private boolean insertTombstone(Session session, String resource) throws SQLException {
+        try (PreparedStatement statement = session.prepare(insertTombstone)) {
+            statement.setString(1, resource);
+            return statement.executeUpdate() == 1;
+        } catch (SQLException e) {
+            if (SqlErrors.isUniqueViolation(e)) {
+                return false; // another client created the row first
+            }
+            throw e;
+        }
     }
 
     /** The database's clock, in milliseconds since the epoch. */
@@ -196,8 +276,22 @@ final class LockTable {
         private final long deadlineNanos;
         private final boolean autoCommitBefore;
         private final int networkTimeoutBefore;
+        /** Where the connection goes if the session keeps it; null: back to the data source. */
+        private final java.util.function.Consumer<Connection> keeper;
+
+        private boolean keep;
 
         Session(Connection connection, Ticker ticker, long deadlineNanos) throws SQLException {
+            this(connection, ticker, deadlineNanos, null);
+        }
+
+        Session(
+                Connection connection,
+                Ticker ticker,
+                long deadlineNanos,
+                java.util.function.Consumer<Connection> keeper)
+                throws SQLException {
+            this.keeper = keeper;
             this.connection = connection;
             this.ticker = ticker;
             this.deadlineNanos = deadlineNanos;
@@ -232,8 +326,14 @@ final class LockTable {
             return statement;
         }
 
+        /** The session's statements all ran: its connection may be kept for the next grant or release. */
+        void keep() {
+            keep = keeper != null;
+        }
+
         @Override
         public void close() throws SQLException {
+            boolean kept = false;
             try {
                 if (!connection.isClosed()) {
                     if (!autoCommitBefore) {
@@ -241,11 +341,17 @@ final class LockTable {
                         connection.setAutoCommit(false); // while the deadline still bounds it
                     }
                     setNetworkTimeout(connection, networkTimeoutBefore);
+                    if (keep) {
+                        keeper.accept(connection);
+                        kept = true;
+                    }
                 }
             } catch (SQLException e) {
                 // the connection broke: closing it is all that is left
             } finally {
-                connection.close();
+                if (!kept) {
+                    connection.close();
+                }
             }
         }
 

@@ -22,7 +22,7 @@ import org.slf4j.LoggerFactory;
  * listen (a pooler that drops notifications, another driver than pgjdbc, a broken connection),
  * waiters poll with the lock's backoff meanwhile; that is logged once.
  */
-final class PgListener implements AutoCloseable {
+final class PgListener implements ReleaseSignal {
 
     private static final Logger log = LoggerFactory.getLogger(PgListener.class);
 
@@ -100,8 +100,8 @@ final class PgListener implements AutoCloseable {
         return resource.getBytes(StandardCharsets.UTF_8).length <= MAX_PAYLOAD_BYTES ? resource : "";
     }
 
-    /** Whether this listener can ever listen: false once the connections proved they cannot. */
-    boolean usable() {
+    @Override
+    public boolean usable() {
         return !unsupported;
     }
 
@@ -113,8 +113,15 @@ final class PgListener implements AutoCloseable {
         return listening;
     }
 
+    /** The number of the {@code LISTEN} in force, for every resource. */
+    @Override
+    public long listening(String resource) {
+        return listening;
+    }
+
     /** A thread waits: starts listening if it is not yet. */
-    synchronized void wanted() {
+    @Override
+    public synchronized void wanted(String resource) {
         if (running || closed || unsupported) {
             return;
         }

@@ -9,18 +9,20 @@ import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
 
 /**
- * The pauses of one {@link JdbcLock#acquire} between its attempts. With a {@link PgListener} that
- * listens, the waiter takes its turn in the {@link LocalLine} queue and sleeps until a release wakes
- * it, the holder's row ends by the time the database gave it, or the lock's recheck interval
- * passes (a release that went unheard); an attempt made before the listener listened
- * is repeated at once once it does. Without one (MariaDB, H2, or a connection that cannot listen)
- * it sleeps the lock's jittered backoff, cut short when the holder's row ends.
+ * The pauses of one {@link JdbcLock#acquire} between its attempts. With a {@link ReleaseSignal}
+ * that listens for the resource's releases ({@link PgListener}, {@link MariaDbWaker}), the waiter
+ * takes its turn in the {@link LocalLine} queue and sleeps until a release wakes it, the holder's
+ * row ends by the time the database gave it, or the lock's recheck interval passes (a release that
+ * went unheard); an attempt made before the signal listened is repeated at once once it does.
+ * Without one (H2, or a connection that cannot listen) it sleeps the lock's jittered backoff, cut
+ * short when the holder's row ends.
  */
 final class ReleaseWait implements AcquireLoop.Pause, AutoCloseable {
 
     private final LocalLine waiters;
-    private final Supplier<PgListener> listeners;
-    private PgListener listener;
+    private final Supplier<ReleaseSignal> listeners;
+    private ReleaseSignal listener;
+    private final String resource;
     private final RetryPolicy retry;
     /** The longest sleep while listening: a release that went unheard costs at most this. */
     private final long recheckNanos;
@@ -37,7 +39,13 @@ final class ReleaseWait implements AcquireLoop.Pause, AutoCloseable {
 
     /** @param listeners the lock's listener, null where the database cannot notify or is not known yet */
     ReleaseWait(
-            LocalLine waiters, Supplier<PgListener> listeners, RetryPolicy retry, long recheckNanos, Ticker ticker) {
+            String resource,
+            LocalLine waiters,
+            Supplier<ReleaseSignal> listeners,
+            RetryPolicy retry,
+            long recheckNanos,
+            Ticker ticker) {
+        this.resource = resource;
         this.waiters = waiters;
         this.listeners = listeners;
         this.retry = retry;
@@ -47,8 +55,16 @@ final class ReleaseWait implements AcquireLoop.Pause, AutoCloseable {
 
     /** An attempt starts. */
     void attempting() {
-        listenedBefore = listener() == null ? 0 : listener.listening();
+        listenedBefore = listener() == null ? 0 : listener.listening(resource);
         held = false;
+    }
+
+    /**
+     * How long a refused attempt marks the row as wanted (PostgreSQL, whose release then
+     * notifies): two rechecks, within which this waiter tries again and marks it anew.
+     */
+    long wantedMillis() {
+        return Math.max(1, 2 * TimeUnit.NANOSECONDS.toMillis(recheckNanos));
     }
 
     /** The attempt found the row held for {@code millisLeft} more by the database's clock. */
@@ -71,9 +87,11 @@ final class ReleaseWait implements AcquireLoop.Pause, AutoCloseable {
         }
         if (waiter == null) {
             waiter = waiters.join(resource);
-            listener.wanted();
         }
-        long listening = listener.listening();
+        long listening = listener.listening(resource);
+        if (listening == 0) {
+            listener.wanted(resource);
+        }
         if (listening != 0 && listening != listenedBefore) {
             return true; // the attempt ran before this LISTEN: a release then went unheard
         }
@@ -88,7 +106,7 @@ final class ReleaseWait implements AcquireLoop.Pause, AutoCloseable {
         }
     }
 
-    private PgListener listener() {
+    private ReleaseSignal listener() {
         if (listener == null) {
             listener = listeners.get();
         }

@@ -8,9 +8,9 @@ import org.slf4j.LoggerFactory;
 
 /**
  * What wakes the threads waiting in a {@link JdbcLock}'s {@code acquire}: their queue per resource,
- * each acquire's pause ({@link ReleaseWait}), and on PostgreSQL the {@link PgListener} that hears
- * the releases, made once the first connection showed the dialect. Where no listener can be made,
- * waiters poll with the lock's backoff.
+ * each acquire's pause ({@link ReleaseWait}), and what hears the releases, made once the first
+ * connection showed the dialect: on PostgreSQL the {@link PgListener}, on MariaDB the {@link
+ * MariaDbWaker}. Where none can be made (H2), waiters poll with the lock's backoff.
  */
 final class ReleaseWaits {
 
@@ -25,8 +25,8 @@ final class ReleaseWaits {
 
     /** The threads waiting in {@link JdbcLock#acquire}, woken by releases where the database tells of them. */
     private final LocalLine waiters = new LocalLine();
-    /** Listens for releases on PostgreSQL; made once the dialect is known. */
-    private volatile PgListener listener;
+    /** Listens for releases; made once the dialect is known. */
+    private volatile ReleaseSignal listener;
     /** Set when no listener can be made: waiters poll. */
     private volatile boolean polls;
 
@@ -39,22 +39,32 @@ final class ReleaseWaits {
     }
 
     /** The pauses of one acquire between its attempts; closed when the acquire ends. */
-    ReleaseWait pause() {
-        return new ReleaseWait(waiters, this::listener, retry, recheckNanos, connections.ticker);
+    ReleaseWait pause(String resource) {
+        return new ReleaseWait(resource, waiters, this::listener, retry, recheckNanos, connections.ticker);
     }
 
     /**
-     * The listener for releases, once the first connection showed PostgreSQL and pgjdbc is on the
-     * class path; null otherwise (waiters poll).
+     * The listener for releases, once the first connection showed PostgreSQL with pgjdbc on the
+     * class path, or MariaDB; null otherwise (waiters poll).
      */
-    private PgListener listener() {
-        PgListener current = listener;
+    private ReleaseSignal listener() {
+        ReleaseSignal current = listener;
         LockTable resolved = connections.statements();
-        if (current != null || resolved == null || resolved.channel == null || closed.get() || polls) {
+        if (current != null || resolved == null || resolved.dialect == Dialect.H2 || closed.get() || polls) {
             return current;
         }
         synchronized (waiters) {
-            if (listener == null && !polls) {
+            if (listener == null && !polls && resolved.dialect == Dialect.MARIADB) {
+                listener = new MariaDbWaker(
+                        resolved.table,
+                        deadline -> connections.connect(deadline, false),
+                        this::kick,
+                        waiters,
+                        connections.ticker,
+                        connections.requestTimeoutNanos,
+                        Connections.daemon("quorumlock-jdbc-" + instance + "-wait"),
+                        connections.database());
+            } else if (listener == null && !polls) {
                 polls = !PgListener.driverPresent();
                 if (polls) {
                     log.info(
@@ -75,6 +85,18 @@ final class ReleaseWaits {
         }
     }
 
+    /** Ends the current statement of the MariaDB connection {@code id}, the waker's sleep. */
+    private void kick(long id) {
+        try (LockTable.Session session =
+                connections.open(connections.ticker.nanos() + connections.requestTimeoutNanos, false)) {
+            try (java.sql.PreparedStatement kill = session.prepare("KILL QUERY " + id)) {
+                kill.execute();
+            }
+        } catch (java.sql.SQLException e) {
+            log.debug("could not wake the waiting connection {}: {}", id, SqlErrors.shortMessage(e));
+        }
+    }
+
     /** How many threads wait for {@code resource} after a refusal. */
     int waiting(String resource) {
         return waiters.waiting(resource);
@@ -82,13 +104,19 @@ final class ReleaseWaits {
 
     /** Whether the lock listens for releases now. */
     boolean listening() {
-        PgListener current = listener;
-        return current != null && current.listening() != 0;
+        ReleaseSignal current = listener;
+        return current instanceof PgListener pg && pg.listening() != 0;
+    }
+
+    /** Whether the lock hears the releases of {@code resource} now. */
+    boolean listening(String resource) {
+        ReleaseSignal current = listener;
+        return current != null && current.listening(resource) != 0;
     }
 
     /** Stops listening, if the lock listened; called once the lock is closed. */
     void close() {
-        PgListener listening = listener;
+        ReleaseSignal listening = listener;
         if (listening != null) {
             listening.close();
         }

@@ -23,6 +23,12 @@ final class SqlErrors {
      */
     static final Set<String> TABLE_NOT_FOUND = Set.of("42S02", "42S03", "42S04", "42P01", "90036");
 
+    /**
+     * A column that does not exist: the standard 42S22 (MariaDB's), PostgreSQL's 42703, H2's 42122:
+     * on the lock's table, one made by an earlier version.
+     */
+    static final Set<String> COLUMN_NOT_FOUND = Set.of("42S22", "42703", "42122");
+
     /** A read-only transaction (25006: a replica, or sessions set read-only), H2's read-only database (90097). */
     private static final Set<String> READ_ONLY = Set.of("25006", "90097");
 
@@ -79,6 +85,14 @@ final class SqlErrors {
                     ServerAnswer.Kind.MISCONFIGURED,
                     "the lock table " + table + " or its sequence " + Dialect.sequence(table)
                             + " does not exist: call lock.createTable() once, or run lock.ddl() in a migration");
+        }
+        if (sqlState(e, COLUMN_NOT_FOUND::contains).isPresent() && dialect != null) {
+            return new Failure(
+                    ServerAnswer.Kind.MISCONFIGURED,
+                    "the lock table " + table + " was made by an earlier version, without the columns "
+                            + dialect.newColumns() + " (" + shortMessage(e) + "): call lock.createTable() once,"
+                            + " which adds them, or run " + dialect.upgrade(table) + " in a migration (the last"
+                            + " statement of lock.ddl()); every row is kept");
         }
         if (sqlState(e, NO_PRIVILEGE::contains).isPresent() || deniedByMariaDb(e)) {
             return new Failure(

@@ -125,6 +125,7 @@ class JdbcLeaseRenewalIT {
         Duration ttl = TestTime.scaled(Duration.ofSeconds(3));
         JdbcLock lock = lock(pool, ttl);
         lock.tryAcquire("warm", ttl).orElseThrow().release();
+        TestTime.await(Duration.ofSeconds(5), () -> !lock.keepsConnection(), "the release's connection given back");
         pool.nextDelayNanos.set(ttl.multipliedBy(13).dividedBy(30).toNanos()); // 1.3 s of 3 s
 
         FencedLease lease = lock.acquire("r", ttl, Duration.ZERO);

@@ -378,7 +378,7 @@ class JdbcLockIT {
                 .hasMessageContaining("createTable()")
                 .hasMessageContaining("ddl()");
         assertThat(missing.attempts()).isEqualTo(1);
-        assertThat(nowhere.ddl(engine.dialect())).hasSize(2);
+        assertThat(nowhere.ddl(engine.dialect())).hasSize(3);
         assertThat(nowhere.ddl(engine.dialect()).get(0)).contains("no_such_table_token");
     }
 
