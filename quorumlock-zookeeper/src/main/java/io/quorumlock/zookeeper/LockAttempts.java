@@ -163,7 +163,7 @@ final class LockAttempts {
                             + (wait ? "wait" : "connect timeout"));
         } catch (KeeperException e) {
             if (ZooKeeperCalls.retryable(e.code())) {
-                return refused(ServerAnswer.Kind.ERROR, e.getMessage());
+                return refused(ZooKeeperCalls.kindOf(e.code()), e.getMessage());
             }
             throw new QuorumlockException(
                     "ZooKeeper refused to lock '" + resource + "' under " + lock.ensemble() + ": " + e.getMessage(), e);

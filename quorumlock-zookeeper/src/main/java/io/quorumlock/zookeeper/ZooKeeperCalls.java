@@ -1,5 +1,6 @@
 package io.quorumlock.zookeeper;
 
+import io.quorumlock.ServerAnswer;
 import io.quorumlock.internal.Ticker;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
@@ -75,6 +76,18 @@ final class ZooKeeperCalls {
      * connection, an expired or moved session, a server in read-only mode, or a node that was gone
      * (such as the queue's container, which ZooKeeper deletes once it empties).
      */
+    /**
+     * What a retryable failure tells of the ensemble: a connection that broke under the request is
+     * unreachable, one ZooKeeper gave up waiting for timed out, the others an error.
+     */
+    static ServerAnswer.Kind kindOf(KeeperException.Code code) {
+        return switch (code) {
+            case CONNECTIONLOSS -> ServerAnswer.Kind.UNREACHABLE;
+            case OPERATIONTIMEOUT -> ServerAnswer.Kind.TIMED_OUT;
+            default -> ServerAnswer.Kind.ERROR;
+        };
+    }
+
     static boolean retryable(KeeperException.Code code) {
         return switch (code) {
             case CONNECTIONLOSS, OPERATIONTIMEOUT, SESSIONEXPIRED, SESSIONMOVED, NONODE, NOTREADONLY -> true;
