@@ -3,6 +3,7 @@ package io.quorumlock.etcd;
 import io.etcd.jetcd.ByteSequence;
 import io.etcd.jetcd.Client;
 import io.etcd.jetcd.KeyValue;
+import io.etcd.jetcd.Watch;
 import io.etcd.jetcd.kv.GetResponse;
 import io.etcd.jetcd.kv.TxnResponse;
 import io.etcd.jetcd.lease.LeaseGrantResponse;
@@ -122,6 +123,11 @@ final class LockAttempts {
         return ByteSequence.from(name.toString(StandardCharsets.UTF_8) + "/", StandardCharsets.UTF_8);
     }
 
+    /** How many keys a lock's queue holds, without reading them. */
+    private static GetOption queueSize() {
+        return GetOption.builder().isPrefix(true).withCountOnly(true).build();
+    }
+
     /** The first key of a lock's queue, by create revision. */
     private static GetOption firstInQueue(boolean keysOnly) {
         return GetOption.builder()
@@ -135,11 +141,11 @@ final class LockAttempts {
 
     private Attempt<FencedLease> lockAndCheck(
             EtcdLease lease, ByteSequence name, long lockWaitNanos, long waitEnd, long end) {
-        String resource = lease.resource();
         ByteSequence key = lockKey(name, lease.leaseId());
         // Joins the queue as etcd's lock does, in one transaction: the put fails if etcd no longer
-        // knows the lease (it expired or was revoked since the grant), and the key read back in
-        // the same revision tells its create revision (the token) and its lease.
+        // knows the lease (it expired or was revoked since the grant); the keys of the queue are
+        // counted in the same revision (all of them ahead of ours), and if the key was there
+        // already, it is read back with the first of the queue.
         TxnResponse joined;
         try {
             joined = calls.call(
@@ -153,7 +159,7 @@ final class LockAttempts {
                                             PutOption.builder()
                                                     .withLeaseId(lease.leaseId())
                                                     .build()),
-                                    Op.get(queuePrefix(name), firstInQueue(false)))
+                                    Op.get(queuePrefix(name), queueSize()))
                             .Else(Op.get(key, GetOption.DEFAULT), Op.get(queuePrefix(name), firstInQueue(false)))
                             .commit()),
                     "join the lock's queue",
@@ -161,27 +167,113 @@ final class LockAttempts {
         } catch (EtcdCalls.RequestFailed e) {
             return Attempt.refused(e.outcome, true);
         }
-        long createRevision;
         List<GetResponse> reads = joined.getGetResponses();
-        String keyText = key.toString(StandardCharsets.UTF_8);
         if (joined.isSucceeded()) {
-            createRevision = joined.getHeader().getRevision();
-        } else {
-            // The key was there already (a request sent again after its first was applied).
-            KeyValue kv = reads.get(0).getKvs().get(0);
-            if (kv.getLease() != lease.leaseId()) {
-                return notOurs(keyText, kv, lease);
+            // Every other key of the queue was there before ours: all of them are ahead of it.
+            long createRevision = joined.getHeader().getRevision();
+            long ahead = reads.get(0).getCount() - 1;
+            if (ahead <= 0) {
+                return hold(lease, key, createRevision);
             }
-            createRevision = kv.getCreateRevision();
+            long lockWait = lockWait(lockWaitNanos, waitEnd, end);
+            Optional<Attempt<FencedLease>> watched = watchQueue(lease, name, key, createRevision, ahead, lockWait, end);
+            if (watched.isPresent()) {
+                return watched.get();
+            }
+            // The watch could not tell: what is left of the wait goes to etcd's lock service.
+            return waitInLockService(lease, name, key, createRevision, lockWait(lockWaitNanos, waitEnd, end), end);
         }
-        List<KeyValue> first = reads.get(reads.size() - 1).getKvs();
+        // The key was there already (a request sent again after its first was applied).
+        KeyValue kv = reads.get(0).getKvs().get(0);
+        if (kv.getLease() != lease.leaseId()) {
+            return notOurs(key.toString(StandardCharsets.UTF_8), kv, lease);
+        }
+        long createRevision = kv.getCreateRevision();
+        List<KeyValue> first = reads.get(1).getKvs();
         if (!first.isEmpty() && first.get(0).getCreateRevision() == createRevision) {
             return hold(lease, key, createRevision);
         }
+        return waitInLockService(lease, name, key, createRevision, lockWait(lockWaitNanos, waitEnd, end), end);
+    }
 
+    /**
+     * How long a waiter waits from now: {@code lockWaitNanos} and no later than {@code waitEnd},
+     * yet at least the least lock wait within {@code end}.
+     */
+    private long lockWait(long lockWaitNanos, long waitEnd, long end) {
         long now = lock.ticker().nanos();
         long lockWait = Math.min(lockWaitNanos, waitEnd - now);
-        lockWait = Math.max(0, Math.max(lockWait, Math.min(leastLockWaitNanos, end - now)));
+        return Math.max(0, Math.max(lockWait, Math.min(leastLockWaitNanos, end - now)));
+    }
+
+    /**
+     * Waits for the {@code ahead} keys before ours to go, up to {@code lockWait}, with a watch of
+     * the queue ({@link QueueWatch}): the grant needs no request once the last of them is deleted.
+     * Empty if the watch could not tell (an error, a member without a leader): the caller then
+     * waits another way. The watch is cancelled whatever happens.
+     */
+    private Optional<Attempt<FencedLease>> watchQueue(
+            EtcdLease lease,
+            ByteSequence name,
+            ByteSequence key,
+            long createRevision,
+            long ahead,
+            long lockWait,
+            long end) {
+        QueueWatch queue = new QueueWatch(key, createRevision, ahead);
+        CompletableFuture<Long> granted = lock.cancelledOnClose(queue.granted());
+        Watch.Watcher watcher;
+        try {
+            watcher = client.getWatchClient().watch(queuePrefix(name), queue.option(), queue);
+        } catch (RuntimeException e) {
+            lock.requireOpen();
+            log.debug("could not watch the queue of '{}': {}", lease.resource(), e.toString());
+            return Optional.empty();
+        }
+        try {
+            // Stops waiting at once if the lease is lost meanwhile: the lock would come with a dead lease.
+            CompletableFuture.anyOf(granted, lease.lost()).get(lockWait, TimeUnit.NANOSECONDS);
+        } catch (TimeoutException | ExecutionException | CancellationException e) {
+            // told apart below
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new QuorumlockException("interrupted while acquiring '" + lease.resource() + "'", e);
+        } finally {
+            granted.cancel(false); // if still waiting, the wait is over: the end of the watch changes nothing
+            queue.cancel(watcher);
+        }
+        long grantedAt;
+        try {
+            grantedAt = granted.join();
+        } catch (CancellationException e) {
+            if (lease.lost().isDone()) {
+                return Optional.of(refused(
+                        ServerAnswer.Kind.ERROR,
+                        "lost the lease while waiting: " + lease.lost().join().getMessage()));
+            }
+            lock.requireOpen();
+            return Optional.of(holder(name, lease, lockWait, end)); // the wait ran out
+        } catch (CompletionException e) {
+            if (e.getCause() instanceof QueueWatch.KeyGone gone) {
+                return Optional.of(refused(ServerAnswer.Kind.ERROR, gone.getMessage()));
+            }
+            log.debug(
+                    "waiting in etcd's lock service for '{}': {}",
+                    lease.resource(),
+                    e.getCause().getMessage());
+            return Optional.empty();
+        }
+        log.debug("'{}' granted at revision {}, the last key ahead deleted", lease.resource(), grantedAt);
+        return Optional.of(hold(lease, key, createRevision));
+    }
+
+    /**
+     * Waits in etcd's lock service up to {@code lockWait}, then reads the key back to check the
+     * grant ({@link #checkGrant}): for a join sent again, or a watch that could not tell.
+     */
+    private Attempt<FencedLease> waitInLockService(
+            EtcdLease lease, ByteSequence name, ByteSequence key, long createRevision, long lockWait, long end) {
+        String resource = lease.resource();
         CompletableFuture<LockResponse> lockCall =
                 lock.cancelledOnClose(client.getLockClient().lock(name, lease.leaseId()));
         // The grant's check goes out as soon as etcd answers, from the thread that hears it, rather
