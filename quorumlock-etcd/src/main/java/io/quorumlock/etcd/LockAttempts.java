@@ -3,7 +3,6 @@ package io.quorumlock.etcd;
 import io.etcd.jetcd.ByteSequence;
 import io.etcd.jetcd.Client;
 import io.etcd.jetcd.KeyValue;
-import io.etcd.jetcd.Watch;
 import io.etcd.jetcd.kv.GetResponse;
 import io.etcd.jetcd.kv.TxnResponse;
 import io.etcd.jetcd.lease.LeaseGrantResponse;
@@ -37,17 +36,26 @@ import org.slf4j.LoggerFactory;
 /**
  * One attempt to take a resource's lock: grant an etcd lease and keep it alive, then join etcd's
  * lock queue with one transaction, as etcd's own lock does it (the key {@code name/<lease in hex>}
- * put under the lease unless it exists, and the first key of the queue read in the same
- * revision). A free lock is then held, with the key's create revision and lease seen in that
- * transaction; a held one is waited for in etcd's lock service, and its grant is checked with a
- * read of the key. Every request is bounded by the attempt's end, whatever etcd does. Any failure revokes the
- * lease, which also deletes a lock key that may have been created for it: at once if etcd answers
- * before the end, else in the background, until etcd answers or the lease, no longer kept alive,
- * has run out by itself.
+ * put under the lease unless it exists, and the queue's keys counted in the same revision: all of
+ * them are ahead). A free lock is then held, with the key's create revision seen in that
+ * transaction. A waiter with a few keys ahead watches them go ({@link QueueWatch}) and holds the
+ * lock when the last of them is deleted, with no further request; a longer queue, a watch that
+ * cannot tell, or a join sent again waits in etcd's lock service, and its grant is checked with a
+ * read of the key. Every request is bounded by the attempt's end, whatever etcd does. Any failure
+ * revokes the lease, which also deletes a lock key that may have been created for it: at once if
+ * etcd answers before the end, else in the background, until etcd answers or the lease, no longer
+ * kept alive, has run out by itself.
  */
 final class LockAttempts {
 
     private static final Logger log = LoggerFactory.getLogger(EtcdLock.class);
+
+    /**
+     * The most keys ahead a waiter watches go. Every waiter watching a queue hears every deletion
+     * in it, so a longer queue waits in etcd's lock service instead, where each waiter watches only
+     * the key just ahead of its own.
+     */
+    static final long MOST_AHEAD_WATCHED = 8;
 
     private final EtcdLock lock;
     private final Client client;
@@ -113,35 +121,9 @@ final class LockAttempts {
         }
     }
 
-    /** The lock key of {@code lease} under lock {@code name}, as etcd's lock names it. */
-    static ByteSequence lockKey(ByteSequence name, long leaseId) {
-        return ByteSequence.from(
-                name.toString(StandardCharsets.UTF_8) + "/" + Long.toHexString(leaseId), StandardCharsets.UTF_8);
-    }
-
-    private static ByteSequence queuePrefix(ByteSequence name) {
-        return ByteSequence.from(name.toString(StandardCharsets.UTF_8) + "/", StandardCharsets.UTF_8);
-    }
-
-    /** How many keys a lock's queue holds, without reading them. */
-    private static GetOption queueSize() {
-        return GetOption.builder().isPrefix(true).withCountOnly(true).build();
-    }
-
-    /** The first key of a lock's queue, by create revision. */
-    private static GetOption firstInQueue(boolean keysOnly) {
-        return GetOption.builder()
-                .isPrefix(true)
-                .withSortField(GetOption.SortTarget.CREATE)
-                .withSortOrder(GetOption.SortOrder.ASCEND)
-                .withLimit(1)
-                .withKeysOnly(keysOnly)
-                .build();
-    }
-
     private Attempt<FencedLease> lockAndCheck(
             EtcdLease lease, ByteSequence name, long lockWaitNanos, long waitEnd, long end) {
-        ByteSequence key = lockKey(name, lease.leaseId());
+        ByteSequence key = QueueKeys.lockKey(name, lease.leaseId());
         // Joins the queue as etcd's lock does, in one transaction: the put fails if etcd no longer
         // knows the lease (it expired or was revoked since the grant); the keys of the queue are
         // counted in the same revision (all of them ahead of ours), and if the key was there
@@ -159,8 +141,8 @@ final class LockAttempts {
                                             PutOption.builder()
                                                     .withLeaseId(lease.leaseId())
                                                     .build()),
-                                    Op.get(queuePrefix(name), queueSize()))
-                            .Else(Op.get(key, GetOption.DEFAULT), Op.get(queuePrefix(name), firstInQueue(false)))
+                                    Op.get(QueueKeys.prefix(name), QueueKeys.count()))
+                            .Else(Op.get(key, GetOption.DEFAULT), Op.get(QueueKeys.prefix(name), QueueKeys.first()))
                             .commit()),
                     "join the lock's queue",
                     end);
@@ -175,12 +157,15 @@ final class LockAttempts {
             if (ahead <= 0) {
                 return hold(lease, key, createRevision);
             }
-            long lockWait = lockWait(lockWaitNanos, waitEnd, end);
-            Optional<Attempt<FencedLease>> watched = watchQueue(lease, name, key, createRevision, ahead, lockWait, end);
-            if (watched.isPresent()) {
-                return watched.get();
+            if (ahead <= MOST_AHEAD_WATCHED) {
+                long lockWait = lockWait(lockWaitNanos, waitEnd, end);
+                Optional<Attempt<FencedLease>> watched =
+                        watchQueue(lease, name, key, createRevision, ahead, lockWait, end);
+                if (watched.isPresent()) {
+                    return watched.get();
+                }
             }
-            // The watch could not tell: what is left of the wait goes to etcd's lock service.
+            // A long queue, or a watch that could not tell: what is left of the wait goes to etcd's lock service.
             return waitInLockService(lease, name, key, createRevision, lockWait(lockWaitNanos, waitEnd, end), end);
         }
         // The key was there already (a request sent again after its first was applied).
@@ -221,30 +206,14 @@ final class LockAttempts {
             long lockWait,
             long end) {
         QueueWatch queue = new QueueWatch(key, createRevision, ahead);
-        CompletableFuture<Long> granted = lock.cancelledOnClose(queue.granted());
-        Watch.Watcher watcher;
+        lock.cancelledOnClose(queue.granted());
+        long grantedAt;
         try {
-            watcher = client.getWatchClient().watch(queuePrefix(name), queue.option(), queue);
-        } catch (RuntimeException e) {
-            lock.requireOpen();
-            log.debug("could not watch the queue of '{}': {}", lease.resource(), e.toString());
-            return Optional.empty();
-        }
-        try {
-            // Stops waiting at once if the lease is lost meanwhile: the lock would come with a dead lease.
-            CompletableFuture.anyOf(granted, lease.lost()).get(lockWait, TimeUnit.NANOSECONDS);
-        } catch (TimeoutException | ExecutionException | CancellationException e) {
-            // told apart below
+            grantedAt = queue.await(client, QueueKeys.prefix(name), lease.lost(), lockWait)
+                    .join();
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new QuorumlockException("interrupted while acquiring '" + lease.resource() + "'", e);
-        } finally {
-            granted.cancel(false); // if still waiting, the wait is over: the end of the watch changes nothing
-            queue.cancel(watcher);
-        }
-        long grantedAt;
-        try {
-            grantedAt = granted.join();
         } catch (CancellationException e) {
             if (lease.lost().isDone()) {
                 return Optional.of(refused(
@@ -257,8 +226,9 @@ final class LockAttempts {
             if (e.getCause() instanceof QueueWatch.KeyGone gone) {
                 return Optional.of(refused(ServerAnswer.Kind.ERROR, gone.getMessage()));
             }
+            lock.requireOpen();
             log.debug(
-                    "waiting in etcd's lock service for '{}': {}",
+                    "'{}': waiting in etcd's lock service: {}",
                     lease.resource(),
                     e.getCause().getMessage());
             return Optional.empty();
@@ -409,7 +379,7 @@ final class LockAttempts {
         try {
             kvs = calls.call(
                             () -> lock.cancelledOnClose(
-                                    client.getKVClient().get(queuePrefix(name), firstInQueue(false))),
+                                    client.getKVClient().get(QueueKeys.prefix(name), QueueKeys.first())),
                             "find the holder")
                     .getKvs();
         } catch (EtcdCalls.RequestFailed e) {
@@ -431,8 +401,8 @@ final class LockAttempts {
      */
     private Attempt<FencedLease> holder(ByteSequence name, EtcdLease own, long waitedNanos, long end) {
         String waited = "waited " + TimeUnit.NANOSECONDS.toMillis(waitedNanos) + " ms for the holder";
-        ByteSequence prefix = queuePrefix(name);
-        GetOption first = firstInQueue(false);
+        ByteSequence prefix = QueueKeys.prefix(name);
+        GetOption first = QueueKeys.first();
         try {
             List<KeyValue> kvs = calls.call(
                             () -> lock.cancelledOnClose(client.getKVClient().get(prefix, first)),

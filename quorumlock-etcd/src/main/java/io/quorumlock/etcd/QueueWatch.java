@@ -1,13 +1,18 @@
 package io.quorumlock.etcd;
 
 import io.etcd.jetcd.ByteSequence;
+import io.etcd.jetcd.Client;
 import io.etcd.jetcd.KeyValue;
 import io.etcd.jetcd.Watch;
 import io.etcd.jetcd.options.WatchOption;
 import io.etcd.jetcd.watch.WatchEvent;
 import io.etcd.jetcd.watch.WatchResponse;
 import java.nio.charset.StandardCharsets;
+import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 
 /**
  * A waiter's view of its lock's queue, kept from etcd's ordered history without a read: the
@@ -63,11 +68,11 @@ final class QueueWatch implements Watch.Listener {
     }
 
     /**
-     * The watch of the queue under {@code prefix}: its deletions only, each with its previous key,
+     * The watch of the queue: its deletions only, each with its previous key,
      * from the revision after the waiter's key was created, and only while the member has a
      * leader (one cut off from it ends the watch rather than stay silent).
      */
-    WatchOption option() {
+    private WatchOption option() {
         return WatchOption.builder()
                 .isPrefix(true)
                 .withRevision(createRevision + 1)
@@ -96,6 +101,34 @@ final class QueueWatch implements Watch.Listener {
 
     /** The revision at which the lock became the waiter's; or the failure that ended the wait. */
     CompletableFuture<Long> granted() {
+        return granted;
+    }
+
+    /**
+     * Watches the queue under {@code prefix} with {@code client} and waits up to {@code waitNanos}
+     * for the outcome, no longer once {@code lost} completes (the lease lost); the watch is
+     * cancelled whatever happens.
+     *
+     * @return the outcome, done: the revision of the grant, or {@link KeyGone} or {@link Unsure};
+     *     cancelled if the wait ended without one (it ran out, the lease was lost, the lock closed)
+     */
+    CompletableFuture<Long> await(Client client, ByteSequence prefix, CompletableFuture<?> lost, long waitNanos)
+            throws InterruptedException {
+        Watch.Watcher watcher;
+        try {
+            watcher = client.getWatchClient().watch(prefix, option(), this);
+        } catch (RuntimeException e) {
+            granted.completeExceptionally(new Unsure("could not watch the queue: " + e.getMessage(), e));
+            return granted;
+        }
+        try {
+            CompletableFuture.anyOf(granted, lost).get(waitNanos, TimeUnit.NANOSECONDS);
+        } catch (TimeoutException | ExecutionException | CancellationException e) {
+            // the outcome tells
+        } finally {
+            granted.cancel(false); // if still waiting, the wait is over: the end of the watch changes nothing
+            cancel(watcher);
+        }
         return granted;
     }
 

@@ -111,44 +111,45 @@ class EtcdQueueWatchIT {
 
     @Test
     void aWaiterWhoseKeyIsDeletedWhileWaitingIsRefusedAtOnce() throws Exception {
-        FencedLease holder = holders.acquire("payroll", TTL, WAIT);
-        try {
-            Future<Optional<FencedLease>> waiting = threads.submit(() -> waiters.tryAcquire("payroll", TTL));
-            KeyValue queued = awaitWaiter("payroll", 2);
+        Throwable refused = refusedWhileWaiting(
+                "payroll", queued -> admin.getKVClient().delete(queued.getKey()).get(5, TimeUnit.SECONDS));
+        assertThat(refused).isInstanceOf(LockUnavailableException.class).hasMessageContaining("was deleted");
+    }
 
-            admin.getKVClient().delete(queued.getKey()).get(5, TimeUnit.SECONDS);
+    @Test
+    void aWaiterWhoseLeaseIsRevokedWhileWaitingIsRefusedAtOnce() throws Exception {
+        Throwable refused = refusedWhileWaiting(
+                "payout",
+                queued -> admin.getLeaseClient().revoke(queued.getLease()).get(5, TimeUnit.SECONDS));
+        // The watch sees the key go with the lease, or the keep-alive sees the lease go: either refuses.
+        assertThat(refused)
+                .isInstanceOf(LockUnavailableException.class)
+                .message()
+                .containsAnyOf("was deleted", "lost the lease");
+    }
+
+    /** What a waiter (its tryAcquire waiting a minute) ends with once {@code action} is done to its key. */
+    private Throwable refusedWhileWaiting(String resource, KeyAction action) throws Exception {
+        FencedLease holder = holders.acquire(resource, TTL, WAIT);
+        try {
+            Future<Optional<FencedLease>> waiting = threads.submit(() -> waiters.tryAcquire(resource, TTL));
+            action.on(awaitWaiter(resource, 2));
             Throwable refused = outcomeOf(waiting);
-            assertThat(refused).isInstanceOf(LockUnavailableException.class).hasMessageContaining("was deleted");
             assertThat(holder.isValid()).isTrue();
-            assertThat(lockKeys("payroll"))
+            assertThat(lockKeys(resource))
                     .singleElement()
                     .satisfies(kv -> assertThat(kv.getCreateRevision()).isEqualTo(holder.fencingToken()));
             awaitNoWatch("the refused waiter's watch cancelled");
+            return refused;
         } finally {
             holder.release();
         }
     }
 
-    @Test
-    void aWaiterWhoseLeaseIsRevokedWhileWaitingIsRefusedAtOnce() throws Exception {
-        FencedLease holder = holders.acquire("payout", TTL, WAIT);
-        try {
-            Future<Optional<FencedLease>> waiting = threads.submit(() -> waiters.tryAcquire("payout", TTL));
-            KeyValue queued = awaitWaiter("payout", 2);
-
-            admin.getLeaseClient().revoke(queued.getLease()).get(5, TimeUnit.SECONDS);
-            Throwable refused = outcomeOf(waiting);
-            // The watch sees the key go with the lease, or the keep-alive sees the lease go: either refuses.
-            assertThat(refused)
-                    .isInstanceOf(LockUnavailableException.class)
-                    .message()
-                    .containsAnyOf("was deleted", "lost the lease");
-            assertThat(holder.isValid()).isTrue();
-            assertThat(lockKeys("payout")).hasSize(1);
-            awaitNoWatch("the refused waiter's watch cancelled");
-        } finally {
-            holder.release();
-        }
+    /** Something done to a waiter's key, as an operator or a failure would. */
+    @FunctionalInterface
+    private interface KeyAction {
+        void on(KeyValue queued) throws Exception;
     }
 
     @Test
