@@ -145,7 +145,10 @@ public final class KeepAlive {
             }
             if (renewable()) {
                 try {
-                    next = timers.schedule(this::tick, 0);
+                    // The first tick when it is due (the renewal, or the end), not at once: a lease
+                    // released soon after its grant wakes no timer.
+                    long now = core.nowNanos();
+                    next = timers.schedule(this::tick, Math.max(0, earlier(core.endNanos(), dueAt()) - now));
                     return;
                 } catch (RejectedExecutionException closed) {
                     why = CLOSED;

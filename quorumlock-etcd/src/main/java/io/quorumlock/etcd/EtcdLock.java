@@ -43,15 +43,17 @@ import org.slf4j.LoggerFactory;
  * <p>An acquisition grants an etcd lease with the TTL (in whole seconds, rounded up), keeps it
  * alive from then on, and takes etcd's own lock (queued in the order the waiters came, as etcd's
  * {@code Lock} service and its other clients queue them) under the name {@code keyPrefix +
- * resource}: one transaction puts the lock key under the lease and reads the first key of the
- * queue, so a free lock costs no further request; a held one is waited for in etcd's {@code Lock}
- * service. The {@linkplain FencedLease#fencingToken() fencing token} is the create revision of the
- * holder's lock key: etcd orders all writes in one sequence, so every later holder's key was
- * created later and carries a larger token, across clients, member failures and leader changes.
- * A lock granted after a wait is handed out only once its key is read back, still under the lease
- * (etcd's lock service answers a waiter whose lease expired or was revoked meanwhile); a lease
- * etcd no longer knows cannot put the key at all. The lease's validity counts from the send of
- * the grant, and from each renewal's send after that.
+ * resource}: one transaction puts the lock key under the lease and counts the keys of the queue,
+ * so a free lock costs no further request. A waiter with a few keys ahead watches them go and holds
+ * the lock when the last of them is deleted, with no further request (a deletion of its own key,
+ * its lease expired or revoked, refuses it at once); behind a longer queue it waits in etcd's
+ * {@code Lock} service, and its key is read back before the lock is handed out (etcd's lock service
+ * answers a waiter whose lease expired or was revoked meanwhile). The {@linkplain
+ * FencedLease#fencingToken() fencing token} is the create revision of the holder's lock key: etcd
+ * orders all writes in one sequence, so every later holder's key was created later and carries a
+ * larger token, across clients, member failures and leader changes. A lease etcd no longer knows
+ * cannot put the key at all. The lease's validity counts from the send of the grant, and from each
+ * renewal's send after that.
  *
  * <p>The lease is renewed by one keep-alive request when two thirds of its TTL are left (every
  * third of the TTL while etcd answers, at once if the grant's answer came late), each counted from

@@ -36,17 +36,26 @@ import org.slf4j.LoggerFactory;
 /**
  * One attempt to take a resource's lock: grant an etcd lease and keep it alive, then join etcd's
  * lock queue with one transaction, as etcd's own lock does it (the key {@code name/<lease in hex>}
- * put under the lease unless it exists, and the first key of the queue read in the same
- * revision). A free lock is then held, with the key's create revision and lease seen in that
- * transaction; a held one is waited for in etcd's lock service, and its grant is checked with a
- * read of the key. Every request is bounded by the attempt's end, whatever etcd does. Any failure revokes the
- * lease, which also deletes a lock key that may have been created for it: at once if etcd answers
- * before the end, else in the background, until etcd answers or the lease, no longer kept alive,
- * has run out by itself.
+ * put under the lease unless it exists, and the queue's keys counted in the same revision: all of
+ * them are ahead). A free lock is then held, with the key's create revision seen in that
+ * transaction. A waiter with a few keys ahead watches them go ({@link QueueWatch}) and holds the
+ * lock when the last of them is deleted, with no further request; a longer queue, a watch that
+ * cannot tell, or a join sent again waits in etcd's lock service, and its grant is checked with a
+ * read of the key. Every request is bounded by the attempt's end, whatever etcd does. Any failure
+ * revokes the lease, which also deletes a lock key that may have been created for it: at once if
+ * etcd answers before the end, else in the background, until etcd answers or the lease, no longer
+ * kept alive, has run out by itself.
  */
 final class LockAttempts {
 
     private static final Logger log = LoggerFactory.getLogger(EtcdLock.class);
+
+    /**
+     * The most keys ahead a waiter watches go. Every waiter watching a queue hears every deletion
+     * in it, so a longer queue waits in etcd's lock service instead, where each waiter watches only
+     * the key just ahead of its own.
+     */
+    static final long MOST_AHEAD_WATCHED = 8;
 
     private final EtcdLock lock;
     private final Client client;
@@ -112,34 +121,13 @@ final class LockAttempts {
         }
     }
 
-    /** The lock key of {@code lease} under lock {@code name}, as etcd's lock names it. */
-    static ByteSequence lockKey(ByteSequence name, long leaseId) {
-        return ByteSequence.from(
-                name.toString(StandardCharsets.UTF_8) + "/" + Long.toHexString(leaseId), StandardCharsets.UTF_8);
-    }
-
-    private static ByteSequence queuePrefix(ByteSequence name) {
-        return ByteSequence.from(name.toString(StandardCharsets.UTF_8) + "/", StandardCharsets.UTF_8);
-    }
-
-    /** The first key of a lock's queue, by create revision. */
-    private static GetOption firstInQueue(boolean keysOnly) {
-        return GetOption.builder()
-                .isPrefix(true)
-                .withSortField(GetOption.SortTarget.CREATE)
-                .withSortOrder(GetOption.SortOrder.ASCEND)
-                .withLimit(1)
-                .withKeysOnly(keysOnly)
-                .build();
-    }
-
     private Attempt<FencedLease> lockAndCheck(
             EtcdLease lease, ByteSequence name, long lockWaitNanos, long waitEnd, long end) {
-        String resource = lease.resource();
-        ByteSequence key = lockKey(name, lease.leaseId());
+        ByteSequence key = QueueKeys.lockKey(name, lease.leaseId());
         // Joins the queue as etcd's lock does, in one transaction: the put fails if etcd no longer
-        // knows the lease (it expired or was revoked since the grant), and the key read back in
-        // the same revision tells its create revision (the token) and its lease.
+        // knows the lease (it expired or was revoked since the grant); the keys of the queue are
+        // counted in the same revision (all of them ahead of ours), and if the key was there
+        // already, it is read back with the first of the queue.
         TxnResponse joined;
         try {
             joined = calls.call(
@@ -153,35 +141,109 @@ final class LockAttempts {
                                             PutOption.builder()
                                                     .withLeaseId(lease.leaseId())
                                                     .build()),
-                                    Op.get(queuePrefix(name), firstInQueue(false)))
-                            .Else(Op.get(key, GetOption.DEFAULT), Op.get(queuePrefix(name), firstInQueue(false)))
+                                    Op.get(QueueKeys.prefix(name), QueueKeys.count()))
+                            .Else(Op.get(key, GetOption.DEFAULT), Op.get(QueueKeys.prefix(name), QueueKeys.first()))
                             .commit()),
                     "join the lock's queue",
                     end);
         } catch (EtcdCalls.RequestFailed e) {
             return Attempt.refused(e.outcome, true);
         }
-        long createRevision;
         List<GetResponse> reads = joined.getGetResponses();
-        String keyText = key.toString(StandardCharsets.UTF_8);
         if (joined.isSucceeded()) {
-            createRevision = joined.getHeader().getRevision();
-        } else {
-            // The key was there already (a request sent again after its first was applied).
-            KeyValue kv = reads.get(0).getKvs().get(0);
-            if (kv.getLease() != lease.leaseId()) {
-                return notOurs(keyText, kv, lease);
+            // Every other key of the queue was there before ours: all of them are ahead of it.
+            long createRevision = joined.getHeader().getRevision();
+            long ahead = reads.get(0).getCount() - 1;
+            if (ahead <= 0) {
+                return hold(lease, key, createRevision);
             }
-            createRevision = kv.getCreateRevision();
+            if (ahead <= MOST_AHEAD_WATCHED) {
+                long lockWait = lockWait(lockWaitNanos, waitEnd, end);
+                Optional<Attempt<FencedLease>> watched =
+                        watchQueue(lease, name, key, createRevision, ahead, lockWait, end);
+                if (watched.isPresent()) {
+                    return watched.get();
+                }
+            }
+            // A long queue, or a watch that could not tell: what is left of the wait goes to etcd's lock service.
+            return waitInLockService(lease, name, key, createRevision, lockWait(lockWaitNanos, waitEnd, end), end);
         }
-        List<KeyValue> first = reads.get(reads.size() - 1).getKvs();
+        // The key was there already (a request sent again after its first was applied).
+        KeyValue kv = reads.get(0).getKvs().get(0);
+        if (kv.getLease() != lease.leaseId()) {
+            return notOurs(key.toString(StandardCharsets.UTF_8), kv, lease);
+        }
+        long createRevision = kv.getCreateRevision();
+        List<KeyValue> first = reads.get(1).getKvs();
         if (!first.isEmpty() && first.get(0).getCreateRevision() == createRevision) {
             return hold(lease, key, createRevision);
         }
+        return waitInLockService(lease, name, key, createRevision, lockWait(lockWaitNanos, waitEnd, end), end);
+    }
 
+    /**
+     * How long a waiter waits from now: {@code lockWaitNanos} and no later than {@code waitEnd},
+     * yet at least the least lock wait within {@code end}.
+     */
+    private long lockWait(long lockWaitNanos, long waitEnd, long end) {
         long now = lock.ticker().nanos();
         long lockWait = Math.min(lockWaitNanos, waitEnd - now);
-        lockWait = Math.max(0, Math.max(lockWait, Math.min(leastLockWaitNanos, end - now)));
+        return Math.max(0, Math.max(lockWait, Math.min(leastLockWaitNanos, end - now)));
+    }
+
+    /**
+     * Waits for the {@code ahead} keys before ours to go, up to {@code lockWait}, with a watch of
+     * the queue ({@link QueueWatch}): the grant needs no request once the last of them is deleted.
+     * Empty if the watch could not tell (an error, a member without a leader): the caller then
+     * waits another way. The watch is cancelled whatever happens.
+     */
+    private Optional<Attempt<FencedLease>> watchQueue(
+            EtcdLease lease,
+            ByteSequence name,
+            ByteSequence key,
+            long createRevision,
+            long ahead,
+            long lockWait,
+            long end) {
+        QueueWatch queue = new QueueWatch(key, createRevision, ahead);
+        lock.cancelledOnClose(queue.granted());
+        long grantedAt;
+        try {
+            grantedAt = queue.await(client, QueueKeys.prefix(name), lease.lost(), lockWait)
+                    .join();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new QuorumlockException("interrupted while acquiring '" + lease.resource() + "'", e);
+        } catch (CancellationException e) {
+            if (lease.lost().isDone()) {
+                return Optional.of(refused(
+                        ServerAnswer.Kind.ERROR,
+                        "lost the lease while waiting: " + lease.lost().join().getMessage()));
+            }
+            lock.requireOpen();
+            return Optional.of(holder(name, lease, lockWait, end)); // the wait ran out
+        } catch (CompletionException e) {
+            if (e.getCause() instanceof QueueWatch.KeyGone gone) {
+                return Optional.of(refused(ServerAnswer.Kind.ERROR, gone.getMessage()));
+            }
+            lock.requireOpen();
+            log.debug(
+                    "'{}': waiting in etcd's lock service: {}",
+                    lease.resource(),
+                    e.getCause().getMessage());
+            return Optional.empty();
+        }
+        log.debug("'{}' granted at revision {}, the last key ahead deleted", lease.resource(), grantedAt);
+        return Optional.of(hold(lease, key, createRevision));
+    }
+
+    /**
+     * Waits in etcd's lock service up to {@code lockWait}, then reads the key back to check the
+     * grant ({@link #checkGrant}): for a join sent again, or a watch that could not tell.
+     */
+    private Attempt<FencedLease> waitInLockService(
+            EtcdLease lease, ByteSequence name, ByteSequence key, long createRevision, long lockWait, long end) {
+        String resource = lease.resource();
         CompletableFuture<LockResponse> lockCall =
                 lock.cancelledOnClose(client.getLockClient().lock(name, lease.leaseId()));
         // The grant's check goes out as soon as etcd answers, from the thread that hears it, rather
@@ -317,7 +379,7 @@ final class LockAttempts {
         try {
             kvs = calls.call(
                             () -> lock.cancelledOnClose(
-                                    client.getKVClient().get(queuePrefix(name), firstInQueue(false))),
+                                    client.getKVClient().get(QueueKeys.prefix(name), QueueKeys.first())),
                             "find the holder")
                     .getKvs();
         } catch (EtcdCalls.RequestFailed e) {
@@ -339,8 +401,8 @@ final class LockAttempts {
      */
     private Attempt<FencedLease> holder(ByteSequence name, EtcdLease own, long waitedNanos, long end) {
         String waited = "waited " + TimeUnit.NANOSECONDS.toMillis(waitedNanos) + " ms for the holder";
-        ByteSequence prefix = queuePrefix(name);
-        GetOption first = firstInQueue(false);
+        ByteSequence prefix = QueueKeys.prefix(name);
+        GetOption first = QueueKeys.first();
         try {
             List<KeyValue> kvs = calls.call(
                             () -> lock.cancelledOnClose(client.getKVClient().get(prefix, first)),

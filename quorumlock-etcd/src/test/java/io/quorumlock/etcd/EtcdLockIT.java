@@ -7,7 +7,6 @@ import static org.assertj.core.api.Assertions.catchThrowableOfType;
 import io.etcd.jetcd.ByteSequence;
 import io.etcd.jetcd.Client;
 import io.etcd.jetcd.KeyValue;
-import io.etcd.jetcd.options.GetOption;
 import io.quorumlock.FencedLease;
 import io.quorumlock.LeaseLostException;
 import io.quorumlock.LockHolder;
@@ -19,10 +18,6 @@ import io.quorumlock.testkit.EtcdCluster;
 import io.quorumlock.testkit.EtcdClusterExtension;
 import io.quorumlock.testkit.TestTime;
 import java.net.ServerSocket;
-import java.net.URI;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -529,21 +524,7 @@ class EtcdLockIT {
 
     /** The watchers etcd has open, from its metrics: etcd's lock service opens one per waiter. */
     static long watchers() {
-        try {
-            HttpResponse<String> metrics = HttpClient.newHttpClient()
-                    .send(
-                            HttpRequest.newBuilder(URI.create(etcd.endpoints().get(0) + "/metrics"))
-                                    .build(),
-                            HttpResponse.BodyHandlers.ofString());
-            return metrics.body()
-                    .lines()
-                    .filter(line -> line.startsWith("etcd_debugging_mvcc_watcher_total "))
-                    .mapToLong(line -> (long) Double.parseDouble(line.substring(line.indexOf(' ') + 1)))
-                    .findFirst()
-                    .orElseThrow();
-        } catch (Exception e) {
-            throw new IllegalStateException("could not read etcd's metrics", e);
-        }
+        return EtcdQueueState.watchers(etcd.endpoints().get(0));
     }
 
     // ---- holder(resource) ------------------------------------------------------------------------
@@ -683,22 +664,7 @@ class EtcdLockIT {
     }
 
     static List<KeyValue> lockKeys(String resource) {
-        ByteSequence prefix =
-                ByteSequence.from("/quorumlock/locks/" + EtcdLock.escape(resource) + "/", StandardCharsets.UTF_8);
-        try {
-            return admin.getKVClient()
-                    .get(
-                            prefix,
-                            GetOption.builder()
-                                    .isPrefix(true)
-                                    .withSortField(GetOption.SortTarget.CREATE)
-                                    .withSortOrder(GetOption.SortOrder.ASCEND)
-                                    .build())
-                    .get(5, TimeUnit.SECONDS)
-                    .getKvs();
-        } catch (Exception e) {
-            throw new AssertionError("cannot read the lock keys of " + resource, e);
-        }
+        return EtcdQueueState.lockKeys(admin, resource);
     }
 
     static long elapsedMillis(long startNanos) {

@@ -13,6 +13,9 @@ import java.util.List;
 import java.util.Optional;
 import java.util.OptionalLong;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.api.CuratorEvent;
 import org.apache.curator.utils.ZKPaths;
@@ -202,6 +205,7 @@ final class LockAttempts {
             // create shows its node, and both take one round trip.
             Listing listing = list(dir);
             try {
+                awaitQuietly(listing.answered(), end); // answered after the create: one wake-up for both
                 CuratorEvent event = calls.answer(created, end, "create the lock node");
                 Stat stat = event.getStat();
                 if (stat == null || stat.getCzxid() == 0) {
@@ -228,6 +232,15 @@ final class LockAttempts {
                     throw e;
                 }
             }
+        }
+    }
+
+    /** Waits for {@code answer} until {@code end} at most, whatever it says: its reader tells. */
+    private void awaitQuietly(CompletableFuture<?> answer, long end) throws InterruptedException {
+        try {
+            answer.get(Math.max(0, end - lock.ticker().nanos()), TimeUnit.NANOSECONDS);
+        } catch (TimeoutException | ExecutionException e) {
+            // told by whoever reads the answer
         }
     }
 
