@@ -479,6 +479,7 @@ public final class BenchCommand implements Callable<Integer> {
             Map<String, Object> target = new LinkedHashMap<>();
             target.put("target", t.number());
             target.put("title", t.title());
+            target.put("reason", t.reason());
             target.put("verdict", Report.verdict(t.verdict()));
             target.put("pass", t.verdict() == Targets.Verdict.REPORTED ? null : t.verdict() == Targets.Verdict.PASS);
             List<Object> checks = new ArrayList<>();

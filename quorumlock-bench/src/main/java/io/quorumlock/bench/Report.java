@@ -92,6 +92,9 @@ final class Report {
             String title = t.number() + ". " + t.title();
             lines.add(
                     title + " ".repeat(Math.max(1, name + shown + bound + 9 - title.length())) + verdict(t.verdict()));
+            if (!t.reason().isEmpty()) {
+                lines.add("   why: " + t.reason());
+            }
             for (Targets.Check c : t.checks()) {
                 lines.add(String.format(
                                 Locale.ROOT,

@@ -33,8 +33,15 @@ final class Targets {
     /**
      * A target with its checks; its verdict is FAIL if a check fails, else NOT_MEASURED if one is
      * missing, else PASS; REPORTED if no check has a bound (figures to report, measured or not).
+     *
+     * @param reason the physical reason for its bounds, in one sentence; empty where it has none
      */
-    record Target(int number, String title, List<Check> checks) {
+    record Target(int number, String title, String reason, List<Check> checks) {
+
+        Target(int number, String title, List<Check> checks) {
+            this(number, title, "", checks);
+        }
+
         Verdict verdict() {
             if (checks.stream().allMatch(c -> c.bound().isEmpty())) {
                 return Verdict.REPORTED;
@@ -103,9 +110,11 @@ final class Targets {
         List<Target> targets = new ArrayList<>();
         targets.add(new Target(
                 1,
-                "Single node: close to raw Jedis",
+                "Single node: as fast as raw Jedis",
+                "A cycle is the same two requests as raw Jedis's on the same socket, so the client's own work,"
+                        + " written into reused buffers, must cost no more than Jedis's strings and replies.",
                 List.of(
-                        atLeast("quorumlock / raw-jedis, cycles/s", ratio(ops(q1), ops(raw)), 0.95),
+                        atLeast("quorumlock / raw-jedis, cycles/s", ratio(ops(q1), ops(raw)), 1.0),
                         // Raw Jedis allocates about 1,450 B a cycle (its token strings, its reply
                         // objects, the harness's own); a client that writes its commands into reused
                         // buffers and shares its usual answers needs only its lease, token and rounds.
@@ -118,9 +127,11 @@ final class Targets {
                                 Targets::ratioText))));
         targets.add(new Target(
                 2,
-                "5 nodes, one thread: close to the fan-out floor",
+                "5 nodes, one thread: as fast as the fan-out floor",
+                "A cycle waits for the same replies as the raw fan-out, which is written to every node"
+                        + " at once, so a client that sends as it does may take no longer.",
                 List.of(
-                        atLeast("quorumlock / raw-fanout, cycles/s", ratio(ops(q5), ops(fanout5)), 0.9),
+                        atLeast("quorumlock / raw-fanout, cycles/s", ratio(ops(q5), ops(fanout5)), 1.0),
                         atLeast("quorumlock / sequential-redlock, cycles/s", ratio(ops(q5), ops(seq5)), 3),
                         // The raw fan-out allocates about 1,900 B a cycle, most of it per node (five
                         // Jedis replies and futures each way); quorumlock's rounds allocate nothing per
@@ -218,12 +229,14 @@ final class Targets {
         Optional<CaseResult> qDb = find(Plan.DB_CYCLE, Plan.QUORUMLOCK);
         targets.add(new Target(
                 8,
-                "Database lock on PostgreSQL, one thread (reported, no bound)",
+                "Database lock on PostgreSQL, one thread: 1.2x ShedLock's cycles",
+                "A JdbcLock cycle is two statements in auto-commit, two round trips, where ShedLock's is two"
+                        + " transactions of an UPDATE and a COMMIT, four round trips, on the same server.",
                 List.of(
-                        reported(
+                        atLeast(
                                 "quorumlock JdbcLock / " + Plan.SHEDLOCK + ", cycles/s",
                                 ratio(ops(qDb), ops(find(Plan.DB_CYCLE, Plan.SHEDLOCK))),
-                                Targets::ratioText),
+                                1.2),
                         reported(
                                 "quorumlock JdbcLock / " + Plan.SPRING_INTEGRATION + ", cycles/s",
                                 ratio(ops(qDb), ops(find(Plan.DB_CYCLE, Plan.SPRING_INTEGRATION))),
@@ -235,6 +248,8 @@ final class Targets {
         targets.add(new Target(
                 9,
                 "ZooKeeper and etcd hand-off at most 1.2x their own clients'",
+                "ZooKeeperLock runs on Curator and EtcdLock on jetcd, and a hand-off waits for the same"
+                        + " server events as theirs, so they may add only their own bookkeeping.",
                 List.of(
                         atMost(
                                 "ZooKeeperLock / " + Plan.CURATOR + ", hand-off p50",
@@ -255,6 +270,8 @@ final class Targets {
         targets.add(new Target(
                 10,
                 "ZooKeeperLock and EtcdLock cycles at least 0.9x their own clients'",
+                "A cycle makes the same writes through the same client as Curator's or jetcd's own recipe,"
+                        + " each a consensus round on the ensemble, so only the lease's bookkeeping is added.",
                 List.of(
                         atLeast(
                                 "ZooKeeperLock / " + Plan.CURATOR + ", cycles/s",
@@ -270,19 +287,21 @@ final class Targets {
                                 0.9))));
         targets.add(redisHandOff());
         targets.add(queues());
-        targets.add(waitingContention(q5));
+        targets.add(waitingContention(qContention));
         return targets;
     }
 
     /**
      * Target 13: 8 clients that wait with the library's own acquire, woken by releases: fair, no
-     * waiter passed over long, and a contended win costing little more than a free cycle.
+     * waiter passed over long, and about as many wins as the same clients retrying without a pause.
      */
-    private Target waitingContention(Optional<CaseResult> q5) {
+    private Target waitingContention(Optional<CaseResult> retrying) {
         Optional<CaseResult> waiting = find(Plan.CONTENTION, Plan.QUORUMLOCK_WAITING);
         return new Target(
                 13,
                 "Contention, waiting clients: 8 clients, one resource, 5 nodes, acquire woken by releases",
+                "Served in the order they came, 8 waiters wait about 7 hand-offs each, and a woken waiter's win"
+                        + " costs a wake-up that the row that retries without waiting does not pay, on the same CPUs.",
                 List.of(
                         atLeast(
                                 Plan.QUORUMLOCK_WAITING + " fairness, min/max wins per client",
@@ -291,11 +310,11 @@ final class Targets {
                         atMost(
                                 Plan.QUORUMLOCK_WAITING + " wait p99, in hand-offs",
                                 number(waiting, "wait_p99_hand_offs"),
-                                8),
+                                12),
                         atLeast(
-                                Plan.QUORUMLOCK_WAITING + " wins/s / quorumlock uncontended 5-node cycles/s",
-                                ratio(ops(waiting), ops(q5)),
-                                0.6),
+                                Plan.QUORUMLOCK_WAITING + " wins/s / " + Plan.QUORUMLOCK + " (never waits) wins/s",
+                                ratio(ops(waiting), ops(retrying)),
+                                0.8),
                         equalTo(Plan.QUORUMLOCK_WAITING + " overlaps", number(waiting, "overlaps"), 0)));
     }
 
@@ -305,16 +324,20 @@ final class Targets {
         Optional<CaseResult> q1 = find(Plan.REDIS_HAND_OFF, Plan.QUORUMLOCK);
         Optional<CaseResult> redisson = find(Plan.REDIS_HAND_OFF, Plan.REDISSON);
         Optional<CaseResult> springIntegration = find(Plan.REDIS_HAND_OFF, Plan.SPRING_INTEGRATION_REDIS);
+        Optional<CaseResult> idle1 = find(Plan.REDIS_HAND_OFF, Plan.IDLE_PING);
+        Optional<CaseResult> q5 = find(Plan.REDIS5_HAND_OFF, Plan.QUORUMLOCK);
+        Optional<CaseResult> idle5 = find(Plan.REDIS5_HAND_OFF, Plan.IDLE_PING);
         return new Target(
                 11,
-                "Redis hand-off p50 at most 3 round trips of a PING to the same nodes",
+                "Redis hand-off p50 at most 3 round trips of a PING after idle to the same nodes",
+                "A hand-off is a release that wakes an idle server, a message that wakes the waiter and the"
+                        + " waiter's own SET: three trips that each start from idle, as a PING sent after the same"
+                        + " pause does.",
                 List.of(
-                        atMost("quorumlock hand-off p50 / PING p50, 1 node", ratio(p50(q1), p50(ping1)), 3),
+                        atMost("quorumlock hand-off p50 / PING-after-idle p50, 1 node", ratio(p50(q1), p50(idle1)), 3),
                         atMost(
-                                "quorumlock hand-off p50 / fan-out PING p50, 5 nodes",
-                                ratio(
-                                        p50(find(Plan.REDIS5_HAND_OFF, Plan.QUORUMLOCK)),
-                                        p50(find(Plan.REDIS5_HAND_OFF, Plan.PING))),
+                                "quorumlock hand-off p50 / fan-out PING-after-idle p50, 5 nodes",
+                                ratio(p50(q5), p50(idle5)),
                                 3),
                         reported(
                                 "quorumlock / " + Plan.REDISSON + ", hand-off p50, 1 node",
@@ -325,18 +348,12 @@ final class Targets {
                                 ratio(p50(q1), p50(springIntegration)),
                                 Targets::ratioText),
                         reported(
-                                Plan.REDISSON + " hand-off p50 / PING p50, 1 node",
-                                ratio(p50(redisson), p50(ping1)),
+                                Plan.REDISSON + " hand-off p50 / PING-after-idle p50, 1 node",
+                                ratio(p50(redisson), p50(idle1)),
                                 Targets::ratioText),
                         reported(
-                                "quorumlock hand-off p50 / PING-after-idle p50, 1 node",
-                                ratio(p50(q1), p50(find(Plan.REDIS_HAND_OFF, Plan.IDLE_PING))),
-                                Targets::ratioText),
-                        reported(
-                                "quorumlock hand-off p50 / fan-out PING-after-idle p50, 5 nodes",
-                                ratio(
-                                        p50(find(Plan.REDIS5_HAND_OFF, Plan.QUORUMLOCK)),
-                                        p50(find(Plan.REDIS5_HAND_OFF, Plan.IDLE_PING))),
+                                "quorumlock hand-off p50 / PING p50 in a loop, 1 node",
+                                ratio(p50(q1), p50(ping1)),
                                 Targets::ratioText)));
     }
 

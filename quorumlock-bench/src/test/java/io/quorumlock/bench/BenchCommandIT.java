@@ -60,7 +60,8 @@ class BenchCommandIT {
                 .contains(Plan.ZK_QUEUE, Plan.ETCD_QUEUE)
                 .contains("9. ZooKeeper and etcd hand-off at most 1.2x their own clients'")
                 .contains("10. ZooKeeperLock and EtcdLock cycles at least 0.9x their own clients'")
-                .contains("11. Redis hand-off p50 at most 3 round trips of a PING to the same nodes")
+                .contains("11. Redis hand-off p50 at most 3 round trips of a PING after idle to the same nodes")
+                .contains("   why: A hand-off is a release that wakes an idle server")
                 .contains("12. Threads of one process queued on one resource");
 
         JsonNode root =

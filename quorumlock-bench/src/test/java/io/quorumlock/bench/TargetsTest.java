@@ -16,18 +16,19 @@ class TargetsTest {
     private final List<CaseResult> results = new ArrayList<>();
 
     @Test
-    void singleNodeNeedsNinetyFivePercentOfRawJedis() {
+    void singleNodeNeedsRawJedisSpeed() {
         add(Plan.SINGLE, Plan.RAW, 10_000, null);
         add(Plan.SINGLE, Plan.REDISSON, 1_000, null);
-        allocating(Plan.SINGLE, 9_500, 1_000.0);
+        allocating(Plan.SINGLE, 10_000, 1_000.0);
         assertThat(target(1).verdict()).isEqualTo(Targets.Verdict.PASS);
-        assertThat(check(1, "quorumlock / raw-jedis").value()).isEqualTo(0.95);
+        assertThat(check(1, "quorumlock / raw-jedis").value()).isEqualTo(1.0);
         assertThat(check(1, "quorumlock / redisson").verdict()).isEqualTo(Targets.Verdict.REPORTED);
 
         results.clear();
         add(Plan.SINGLE, Plan.RAW, 10_000, null);
         add(Plan.SINGLE, Plan.REDISSON, 1_000, null);
-        allocating(Plan.SINGLE, 9_400, 800.0);
+        allocating(Plan.SINGLE, 9_900, 800.0);
+        assertThat(check(1, "quorumlock / raw-jedis").verdict()).isEqualTo(Targets.Verdict.FAIL);
         assertThat(target(1).verdict()).isEqualTo(Targets.Verdict.FAIL);
     }
 
@@ -65,11 +66,11 @@ class TargetsTest {
     }
 
     @Test
-    void fiveNodesNeedNinetyPercentOfTheFanOutAndThreeTimesTheSequentialRedlock() {
+    void fiveNodesNeedTheFanOutsSpeedAndThreeTimesTheSequentialRedlock() {
         add(Plan.FIVE, Plan.FANOUT, 6_000, null);
         add(Plan.FIVE, Plan.SEQUENTIAL, 1_500, null);
         add(Plan.FIVE, Plan.REDLOCK, 300, null);
-        allocating(Plan.FIVE, 5_400, 1_200.0);
+        allocating(Plan.FIVE, 6_000, 1_200.0);
         results.add(new CaseResult(
                 Plan.CAPACITY,
                 Plan.PIPELINED,
@@ -84,15 +85,15 @@ class TargetsTest {
                 null));
         assertThat(target(2).verdict()).isEqualTo(Targets.Verdict.PASS);
         assertThat(check(2, "server capacity").value()).isCloseTo(100_000 / 6_000.0, within());
-        assertThat(check(2, "quorumlock / raw-fanout").value()).isCloseTo(0.9, within());
-        assertThat(check(2, "quorumlock / sequential-redlock").value()).isCloseTo(3.6, within());
+        assertThat(check(2, "quorumlock / raw-fanout").value()).isCloseTo(1.0, within());
+        assertThat(check(2, "quorumlock / sequential-redlock").value()).isCloseTo(4, within());
         assertThat(check(2, "raw-fanout / redisson-redlock").value()).isCloseTo(20, within());
 
         results.clear();
         add(Plan.FIVE, Plan.FANOUT, 6_000, null);
         add(Plan.FIVE, Plan.SEQUENTIAL, 2_000, null);
         add(Plan.FIVE, Plan.QUORUMLOCK, 5_900, null);
-        assertThat(check(2, "quorumlock / raw-fanout").verdict()).isEqualTo(Targets.Verdict.PASS);
+        assertThat(check(2, "quorumlock / raw-fanout").verdict()).isEqualTo(Targets.Verdict.FAIL);
         assertThat(check(2, "quorumlock / sequential-redlock").verdict()).isEqualTo(Targets.Verdict.FAIL);
         assertThat(target(2).verdict()).isEqualTo(Targets.Verdict.FAIL);
     }
@@ -157,7 +158,12 @@ class TargetsTest {
         assertThat(Targets.evaluate(results, null).stream().map(Targets.Target::number))
                 .containsExactly(1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13);
         assertThat(target(11).title())
-                .isEqualTo("Redis hand-off p50 at most 3 round trips of a PING to the same nodes");
+                .isEqualTo("Redis hand-off p50 at most 3 round trips of a PING after idle to the same nodes");
+        for (int bounded : new int[] {1, 2, 8, 9, 10, 11, 13}) {
+            assertThat(target(bounded).reason())
+                    .as("target %d's reason", bounded)
+                    .endsWith(".");
+        }
         assertThat(target(12).title()).startsWith("Threads of one process queued on one resource");
         assertThat(target(7).title()).startsWith("Resources");
         assertThat(target(8).title()).startsWith("Database lock");
@@ -226,61 +232,66 @@ class TargetsTest {
     }
 
     @Test
-    void theDatabaseFiguresAreReportedWithNoBoundMeasuredOrNot() {
-        add(Plan.DB_CYCLE, Plan.QUORUMLOCK, 1_500, null);
+    void theDatabaseLockNeedsOnePointTwoTimesShedLocksCyclesAndReportsSpringIntegrations() {
+        add(Plan.DB_CYCLE, Plan.QUORUMLOCK, 3_600, null);
         add(Plan.DB_CYCLE, Plan.SHEDLOCK, 3_000, null);
         add(Plan.DB_CYCLE, Plan.SPRING_INTEGRATION, 1_000, null);
-        assertThat(check(8, Plan.SHEDLOCK).value()).isCloseTo(0.5, within());
-        assertThat(check(8, Plan.SPRING_INTEGRATION).value()).isCloseTo(1.5, within());
-        assertThat(check(8, Plan.SHEDLOCK).verdict()).isEqualTo(Targets.Verdict.REPORTED);
-        assertThat(target(8).verdict()).isEqualTo(Targets.Verdict.REPORTED);
-        assertThat(target(8).met()).isTrue();
+        assertThat(check(8, Plan.SHEDLOCK).value()).isCloseTo(1.2, within());
+        assertThat(check(8, Plan.SHEDLOCK).verdict()).isEqualTo(Targets.Verdict.PASS);
+        assertThat(check(8, Plan.SPRING_INTEGRATION).value()).isCloseTo(3.6, within());
+        assertThat(check(8, Plan.SPRING_INTEGRATION).verdict()).isEqualTo(Targets.Verdict.REPORTED);
+        assertThat(target(8).verdict()).isEqualTo(Targets.Verdict.PASS);
+
+        results.clear();
+        add(Plan.DB_CYCLE, Plan.QUORUMLOCK, 3_500, null);
+        add(Plan.DB_CYCLE, Plan.SHEDLOCK, 3_000, null);
+        assertThat(target(8).verdict()).isEqualTo(Targets.Verdict.FAIL);
 
         results.clear();
         results.add(CaseResult.skipped(Plan.DB_CYCLE, Plan.QUORUMLOCK, 1, 1, "PostgreSQL not found"));
         assertThat(check(8, Plan.SHEDLOCK).verdict()).isEqualTo(Targets.Verdict.NOT_MEASURED);
-        assertThat(target(8).verdict()).isEqualTo(Targets.Verdict.REPORTED);
-        assertThat(target(8).met()).isTrue();
-        assertThat(target(1).met()).isFalse();
+        assertThat(target(8).verdict()).isEqualTo(Targets.Verdict.NOT_MEASURED);
+        assertThat(target(8).met()).isFalse();
     }
 
     @Test
-    void redisHandOffsNeedAMedianAtMostThreePingRoundTripsToTheSameNodes() {
-        handOff(Plan.REDIS_HAND_OFF, Plan.PING, 100, 300);
-        handOff(Plan.REDIS_HAND_OFF, Plan.QUORUMLOCK, 300, 900);
-        handOff(Plan.REDIS_HAND_OFF, Plan.REDISSON, 600, 2_000);
+    void redisHandOffsNeedAMedianAtMostThreePingsAfterIdleToTheSameNodes() {
+        handOff(Plan.REDIS_HAND_OFF, Plan.PING, 50, 100);
+        handOff(Plan.REDIS_HAND_OFF, Plan.IDLE_PING, 150, 400);
+        handOff(Plan.REDIS_HAND_OFF, Plan.QUORUMLOCK, 450, 900);
+        handOff(Plan.REDIS_HAND_OFF, Plan.REDISSON, 900, 2_000);
         handOff(Plan.REDIS_HAND_OFF, Plan.SPRING_INTEGRATION_REDIS, 60_000, 100_000);
-        handOff(Plan.REDIS5_HAND_OFF, Plan.PING, 200, 500);
+        handOff(Plan.REDIS5_HAND_OFF, Plan.PING, 100, 500);
+        handOff(Plan.REDIS5_HAND_OFF, Plan.IDLE_PING, 250, 600);
         handOff(Plan.REDIS5_HAND_OFF, Plan.QUORUMLOCK, 500, 1_000);
-        assertThat(check(11, "PING p50, 1 node").value()).isCloseTo(3, within());
-        assertThat(check(11, "fan-out PING p50, 5 nodes").value()).isCloseTo(2.5, within());
+        assertThat(check(11, "PING-after-idle p50, 1 node").value()).isCloseTo(3, within());
+        assertThat(check(11, "PING-after-idle p50, 1 node").bound()).isEqualTo("<= 3");
+        assertThat(check(11, "fan-out PING-after-idle p50, 5 nodes").value()).isCloseTo(2, within());
         assertThat(check(11, "quorumlock / " + Plan.REDISSON).value()).isCloseTo(0.5, within());
         assertThat(check(11, "quorumlock / " + Plan.SPRING_INTEGRATION_REDIS).value())
-                .isCloseTo(0.005, within());
-        assertThat(check(11, "quorumlock / " + Plan.REDISSON).verdict()).isEqualTo(Targets.Verdict.REPORTED);
-        assertThat(check(11, "PING-after-idle p50, 1 node").verdict()).isEqualTo(Targets.Verdict.NOT_MEASURED);
-        handOff(Plan.REDIS_HAND_OFF, Plan.IDLE_PING, 150, 400);
-        handOff(Plan.REDIS5_HAND_OFF, Plan.IDLE_PING, 250, 600);
-        assertThat(check(11, "PING-after-idle p50, 5 nodes").value()).isCloseTo(2, within());
-        assertThat(check(11, "PING-after-idle p50, 1 node").value()).isCloseTo(2, within());
-        assertThat(check(11, "PING-after-idle p50, 1 node").verdict()).isEqualTo(Targets.Verdict.REPORTED);
+                .isCloseTo(0.0075, within());
+        assertThat(check(11, Plan.REDISSON + " hand-off p50 / PING-after-idle").value())
+                .isCloseTo(6, within());
+        assertThat(check(11, "PING p50 in a loop").value()).isCloseTo(9, within());
+        assertThat(check(11, "PING p50 in a loop").verdict()).isEqualTo(Targets.Verdict.REPORTED);
         assertThat(target(11).verdict()).isEqualTo(Targets.Verdict.PASS);
 
         results.clear();
-        handOff(Plan.REDIS_HAND_OFF, Plan.PING, 100, 300);
-        handOff(Plan.REDIS_HAND_OFF, Plan.QUORUMLOCK, 40_000, 190_000);
-        handOff(Plan.REDIS5_HAND_OFF, Plan.PING, 200, 500);
+        handOff(Plan.REDIS_HAND_OFF, Plan.IDLE_PING, 150, 400);
+        handOff(Plan.REDIS_HAND_OFF, Plan.QUORUMLOCK, 600, 1_900);
+        handOff(Plan.REDIS5_HAND_OFF, Plan.IDLE_PING, 250, 600);
         handOff(Plan.REDIS5_HAND_OFF, Plan.QUORUMLOCK, 500, 1_000);
-        assertThat(check(11, "PING p50, 1 node").verdict()).isEqualTo(Targets.Verdict.FAIL);
-        assertThat(check(11, "fan-out PING p50, 5 nodes").verdict()).isEqualTo(Targets.Verdict.PASS);
+        assertThat(check(11, "PING-after-idle p50, 1 node").verdict()).isEqualTo(Targets.Verdict.FAIL);
+        assertThat(check(11, "fan-out PING-after-idle p50, 5 nodes").verdict()).isEqualTo(Targets.Verdict.PASS);
         assertThat(check(11, "quorumlock / " + Plan.REDISSON).verdict()).isEqualTo(Targets.Verdict.NOT_MEASURED);
         assertThat(target(11).verdict()).isEqualTo(Targets.Verdict.FAIL);
         assertThat(target(11).met()).isFalse();
 
         results.clear();
         handOff(Plan.REDIS_HAND_OFF, Plan.QUORUMLOCK, 300, 900);
-        results.add(CaseResult.failed(Plan.REDIS_HAND_OFF, Plan.PING, 1, 1, "connection refused"));
-        assertThat(check(11, "PING p50, 1 node").verdict()).isEqualTo(Targets.Verdict.NOT_MEASURED);
+        handOff(Plan.REDIS_HAND_OFF, Plan.PING, 50, 100); // a PING in a loop is no unit
+        results.add(CaseResult.failed(Plan.REDIS_HAND_OFF, Plan.IDLE_PING, 1, 1, "connection refused"));
+        assertThat(check(11, "PING-after-idle p50, 1 node").verdict()).isEqualTo(Targets.Verdict.NOT_MEASURED);
         assertThat(target(11).verdict()).isEqualTo(Targets.Verdict.NOT_MEASURED);
     }
 
@@ -302,19 +313,21 @@ class TargetsTest {
     }
 
     @Test
-    void waitingClientsMustBeServedFairlyInFewTurnsAtMostOfTheirWinsCostingLittle() {
-        add(Plan.FIVE, Plan.QUORUMLOCK, 2_000, null);
-        results.add(waiting(1_300, 0.95, 6.0));
+    void waitingClientsMustBeServedFairlyWithinTwelveHandOffsWinningAlmostAsOftenAsClientsThatNeverWait() {
+        add(Plan.CONTENTION, Plan.QUORUMLOCK, 1_500, null);
+        add(Plan.FIVE, Plan.QUORUMLOCK, 6_000, null); // a free cycle is not the unit
+        results.add(waiting(1_200, 0.9, 12.0));
         assertThat(target(13).verdict()).isEqualTo(Targets.Verdict.PASS);
-        assertThat(check(13, "wins/s / quorumlock uncontended").value()).isCloseTo(0.65, within());
+        assertThat(check(13, "(never waits) wins/s").value()).isCloseTo(0.8, within());
+        assertThat(check(13, "wait p99, in hand-offs").bound()).isEqualTo("<= 12");
 
         results.clear();
-        add(Plan.FIVE, Plan.QUORUMLOCK, 2_000, null);
-        results.add(waiting(1_000, 0.85, 9.0));
+        add(Plan.CONTENTION, Plan.QUORUMLOCK, 1_500, null);
+        results.add(waiting(1_150, 0.85, 13.0));
         assertThat(target(13).verdict()).isEqualTo(Targets.Verdict.FAIL);
         assertThat(check(13, "fairness").verdict()).isEqualTo(Targets.Verdict.FAIL);
         assertThat(check(13, "wait p99, in hand-offs").verdict()).isEqualTo(Targets.Verdict.FAIL);
-        assertThat(check(13, "wins/s / quorumlock uncontended").verdict()).isEqualTo(Targets.Verdict.FAIL);
+        assertThat(check(13, "(never waits) wins/s").verdict()).isEqualTo(Targets.Verdict.FAIL);
     }
 
     private static CaseResult waiting(double winsPerSecond, double fairness, double p99HandOffs) {
