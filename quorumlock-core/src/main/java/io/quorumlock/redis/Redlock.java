@@ -225,6 +225,7 @@ public final class Redlock implements DistributedLock<Lease>, Clocked {
             Lease lease = AcquireLoop.acquire(sent, maxWait, wait, ticker, events, (number, remainingNanos) -> {
                 Attempt attempt = attempts.attempt(sent, ttl, wait.id());
                 if (attempt.lease().isPresent()) {
+                    wait.granted(attempt.votes() == names.size());
                     return AcquireLoop.Attempt.granted(attempt.lease().get(), attempt.votes(), names.size());
                 }
                 if (attempt.misconfigured()) {
@@ -247,7 +248,6 @@ public final class Redlock implements DistributedLock<Lease>, Clocked {
                         () -> attempts.withHolders(sent, attempt.answers()),
                         guard >= 0 ? Optional.of(Duration.ofNanos(guard)) : Optional.empty());
             });
-            wait.granted();
             return lease;
         }
     }

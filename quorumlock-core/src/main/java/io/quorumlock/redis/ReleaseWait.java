@@ -305,10 +305,15 @@ final class ReleaseWait implements AcquireLoop.Pause, AutoCloseable {
         }
     }
 
-    /** The acquire ended with the lock: a wake-up is not passed on. */
-    void granted() {
+    /**
+     * The acquire ended with the lock: a wake-up is not passed on. A waiter granted by some nodes
+     * only leaves the line of the others now; where every node granted it, the lease's release
+     * takes it out of the line on each (the release script is given its id), before it names the
+     * next: the grant's return sends nothing more.
+     */
+    void granted(boolean everyNode) {
         granted = true;
-        if (inLine) {
+        if (inLine && !everyNode) {
             rounds.line.leave(resource, id);
         }
         if (waiter != null) {

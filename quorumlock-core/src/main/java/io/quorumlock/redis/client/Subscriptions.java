@@ -166,13 +166,14 @@ public final class Subscriptions implements AutoCloseable {
 
     /**
      * One listener less for {@code channel}; {@link #LINGER_NANOS} after the last one left, the
-     * channel is unsubscribed on every node.
+     * channel is unsubscribed on every node. The thread is not woken: it looks again within {@link
+     * #RETRY_NANOS} while a channel is subscribed, and a wake-up here would take a core from the
+     * caller, which has just been granted the lock.
      */
     public synchronized void unsubscribe(String channel) {
         Channel state = channels.get(Command.asSent(channel));
         if (state != null && --state.listeners == 0) {
             state.idleSince = ticker.nanos();
-            selector.wakeup();
         }
     }
 
