@@ -24,10 +24,10 @@ public final class ReleaseGate {
         return true;
     }
 
-    /** Counts out a release that {@link #enter() entered}. */
+    /** Counts out a release that {@link #enter() entered}; wakes {@link #close} only once it waits. */
     public synchronized void exit() {
-        if (--underWay == 0) {
-            notifyAll();
+        if (--underWay == 0 && closed) {
+            notifyAll(); // a call into the VM: not made on every release
         }
     }
 

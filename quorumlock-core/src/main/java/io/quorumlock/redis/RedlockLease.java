@@ -96,8 +96,8 @@ final class RedlockLease extends CoreLease implements KeepAlive.Driver {
             KeepAlive made = keepAlive;
             if (made != null) {
                 made.stop();
+                lock.keptAlive.remove(this); // without an engine, never added: keepAlive() removes it if need be
             }
-            lock.keptAlive.remove(this);
             lock.release(this, beforeClose);
             core.released(before);
         } finally {
@@ -118,7 +118,8 @@ final class RedlockLease extends CoreLease implements KeepAlive.Driver {
         KeepAlive engine = keepAlive();
         engine.start(ttl.toNanos());
         if (isReleased()) {
-            engine.stop(); // released while it started: release() may not have seen it
+            engine.stop(); // released while it started: release() may not have seen it, nor removed it
+            lock.keptAlive.remove(this);
         }
     }
 
