@@ -306,10 +306,11 @@ final class ReleaseWait implements AcquireLoop.Pause, AutoCloseable {
     }
 
     /**
-     * The acquire ended with the lock: a wake-up is not passed on. A waiter granted by some nodes
-     * only leaves the line of the others now; where every node granted it, the lease's release
-     * takes it out of the line on each (the release script is given its id), before it names the
-     * next: the grant's return sends nothing more.
+     * The acquire ended with the lock: a wake-up is not passed on. Where the grant counted every
+     * node's yes (always on a single node), the lease's release takes the waiter out of the line on
+     * each (the release script is given its id) before it names the next, so the grant returns
+     * without another request; else it leaves the line on every node now, also on those that did
+     * not grant it, or whose yes came after the vote was decided, which its release may not reach.
      */
     void granted(boolean everyNode) {
         granted = true;

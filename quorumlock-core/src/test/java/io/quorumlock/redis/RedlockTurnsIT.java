@@ -162,6 +162,23 @@ class RedlockTurnsIT {
     }
 
     @Test
+    void aWinnerOfASingleNodeLeavesTheLineWithItsRelease() throws Exception {
+        List<String> node0 = redis.uris().subList(0, 1);
+        Redlock holder = client(node0, SLOW_POLL, SLOW_RECHECK);
+        Lease held = holder.acquire("r", TTL, Duration.ZERO);
+        Redlock client = client(node0, SLOW_POLL, SLOW_RECHECK);
+        Future<Lease> waiter = threads.submit(() -> client.acquire("r", TTL, LONG_WAIT));
+        TestTime.await(Duration.ofSeconds(10), () -> inLine(0) == 1, "the waiter in line");
+        held.release();
+
+        Lease lease = waiter.get(WAIT.toMillis(), TimeUnit.MILLISECONDS);
+        // every node's yes counted in the grant, which sent nothing more: it is still first in line
+        assertThat(inLine(0)).as("the winner in the line while it holds").isOne();
+        lease.release();
+        assertThat(inLine(0)).as("the line after the winner's release").isZero();
+    }
+
+    @Test
     void aWinnerLeavesTheLineAlsoOnTheNodesThatDidNotGrantIt() throws Exception {
         Redlock holder = client(SLOW_POLL);
         Lease held = holder.acquire("r", TTL, Duration.ZERO);
