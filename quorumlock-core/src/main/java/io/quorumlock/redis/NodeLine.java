@@ -87,8 +87,8 @@ final class NodeLine {
 
     /**
      * Takes waiter {@code id} out of {@code resource}'s line on every node, without waiting for
-     * the nodes: it took the lock (also the nodes that did not grant it, which its release does not
-     * reach, must not name it again), or gave up.
+     * the nodes: it gave up. A waiter that took the lock leaves the line with its lease's release
+     * ({@link Rounds#release}).
      */
     void leave(String resource, long id) {
         try {

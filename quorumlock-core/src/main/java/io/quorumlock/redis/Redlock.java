@@ -225,7 +225,7 @@ public final class Redlock implements DistributedLock<Lease>, Clocked {
             Lease lease = AcquireLoop.acquire(sent, maxWait, wait, ticker, events, (number, remainingNanos) -> {
                 Attempt attempt = attempts.attempt(sent, ttl, wait.id());
                 if (attempt.lease().isPresent()) {
-                    wait.granted(attempt.votes() == names.size());
+                    wait.granted();
                     return AcquireLoop.Attempt.granted(attempt.lease().get(), attempt.votes(), names.size());
                 }
                 if (attempt.misconfigured()) {

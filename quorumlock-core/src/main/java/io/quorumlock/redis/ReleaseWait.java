@@ -306,17 +306,13 @@ final class ReleaseWait implements AcquireLoop.Pause, AutoCloseable {
     }
 
     /**
-     * The acquire ended with the lock: a wake-up is not passed on. Where the grant counted every
-     * node's yes (always on a single node), the lease's release takes the waiter out of the line on
-     * each (the release script is given its id) before it names the next, so the grant returns
-     * without another request; else it leaves the line on every node now, also on those that did
-     * not grant it, or whose yes came after the vote was decided, which its release may not reach.
+     * The acquire ended with the lock: a wake-up is not passed on. The waiter stays first in the
+     * line on the nodes until its lease's release takes it out (see {@link Rounds#release}), so
+     * that the grant returns without another request. Meanwhile only a release on a node that
+     * refused it, by that node's own holder, can name it, and the others then wait a turn's grace.
      */
-    void granted(boolean everyNode) {
+    void granted() {
         granted = true;
-        if (inLine && !everyNode) {
-            rounds.line.leave(resource, id);
-        }
         if (waiter != null) {
             waiter.granted();
         }

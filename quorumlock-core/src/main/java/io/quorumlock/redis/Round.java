@@ -159,14 +159,21 @@ final class Round implements AutoCloseable, Transport.ReplyHandler, BooleanSuppl
         return forConnecting && link.connecting() ? Math.max(until, start + rounds.connectTimeoutNanos) : until;
     }
 
+    private static boolean neverHeld(ServerAnswer answered) {
+        return answered.kind() == ServerAnswer.Kind.HELD_BY_OTHER
+                || answered.kind() == ServerAnswer.Kind.UNREACHABLE
+                || answered.kind() == ServerAnswer.Kind.MISCONFIGURED;
+    }
+
     /**
      * Sends {@code command} for {@code round}, a round that follows up this grant, to each node
-     * that may hold the key (see {@link #followUp(int, Command, Round, boolean)}).
+     * that may hold the key (see {@link #followUp}), and {@code toTheOthers}, if not null, to each
+     * node that answered that it did not take it.
      */
-    void followUps(Command command, Round round, boolean cleanUp) {
+    void followUps(Command command, Round round, boolean cleanUp, Command toTheOthers) {
         try (Transport.Sends sends = round.lane.sends()) {
             for (int i = 0; i < rounds.names.size(); i++) {
-                followUp(i, command, round, cleanUp);
+                followUp(i, command, round, cleanUp, toTheOthers);
             }
         }
     }
@@ -174,18 +181,19 @@ final class Round implements AutoCloseable, Transport.ReplyHandler, BooleanSuppl
     /**
      * Sends a follow-up command of {@code round} to {@code node}, after this grant round: on the
      * round's link if the grant was answered (or records the node as never having held the key,
-     * without a command), else right behind the grant on its own link, so that it never overtakes
-     * the grant. A {@code cleanUp} (a delete) is sent also to a node that is silent for now,
+     * and sends it {@code toTheOthers} if any, not waited for), else right behind the grant on its
+     * own link, so that it never overtakes the grant. A {@code cleanUp} (a delete) is sent also to a node that is silent for now,
      * behind what it owes: a key is never left behind for want of a command.
      */
-    private void followUp(int node, Command command, Round round, boolean cleanUp) {
+    private void followUp(int node, Command command, Round round, boolean cleanUp, Command toTheOthers) {
         ServerAnswer answered = ballot.answer(node);
         if (answered == null) {
             lane.link(node).sendBehind(command, round);
-        } else if (answered.kind() == ServerAnswer.Kind.HELD_BY_OTHER
-                || answered.kind() == ServerAnswer.Kind.UNREACHABLE
-                || answered.kind() == ServerAnswer.Kind.MISCONFIGURED) {
+        } else if (neverHeld(answered)) {
             round.ballot.record(node, new ServerAnswer(answered.server(), answered.kind(), "never held the key"));
+            if (toTheOthers != null) {
+                round.lane.link(node).send(toTheOthers, Rounds.IGNORED);
+            }
         } else if (cleanUp) {
             round.lane.link(node).sendBehind(command, round);
         } else {

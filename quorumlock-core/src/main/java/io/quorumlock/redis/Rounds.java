@@ -158,7 +158,7 @@ final class Rounds {
                 return outcome;
             }
             try (Round cleanUp = new Round(round)) { // nobody to wake: it was not granted
-                release(cleanUp, Command.script(Scripts.DELETE_IF_EQUALS, resource, token), round, false);
+                release(cleanUp, Command.script(Scripts.DELETE_IF_EQUALS, resource, token), round, false, null);
             }
             return outcome.notHeld(ballot.answers(), ballot.misconfigured());
         }
@@ -192,7 +192,7 @@ final class Rounds {
                             voters, GRANTED, restartGuard.exclusion(start, ttlMillis), sameServer, misconfigurations),
                     false);
             Command extend = Command.script(Scripts.EXTEND_IF_EQUALS, resource, token, ttlMillis);
-            grant.followUps(extend, round, false);
+            grant.followUps(extend, round, false, null);
             long limit = Math.max(start + nodeTimeoutNanos, Math.min(waitUntilNanos, waitLimit(start, ttlMillis)));
             boolean interrupted = !round.await(false, start, true, limit);
             return decide(round, start, ttlMillis, interrupted);
@@ -264,7 +264,12 @@ final class Rounds {
             Command command = lease.waiter() == 0
                     ? Command.script(Scripts.RELEASE, lease.resource(), lease.token())
                     : Command.script(Scripts.RELEASE, lease.resource(), lease.token(), lease.waiter());
-            released = release(round, command, lease.grant(), true);
+            // A lease taken by a waiter leaves the line with its release; on the nodes that
+            // refused its grant, which the release does not reach, by a leave of its own.
+            Command leave = lease.waiter() == 0
+                    ? null
+                    : Command.script(Scripts.LEAVE, lease.resource(), Long.toString(lease.waiter()));
+            released = release(round, command, lease.grant(), true, leave);
             heard = round.listeners();
         }
         boolean others = heard > 0 && heard > (channels.heardOn(lease.resource()) > 0 ? 1 : 0);
@@ -284,6 +289,9 @@ final class Rounds {
         }
     }
 
+    /** For a request whose reply nobody needs: read and dropped when the lane is next polled. */
+    static final Transport.ReplyHandler IGNORED = (command, reply, link) -> {};
+
     /**
      * Deletes the key wherever it may hold the token; where a grant is still unanswered, the delete
      * goes right behind it on its connection, so a late yes is released too. Returns once a
@@ -292,7 +300,7 @@ final class Rounds {
      */
     boolean release(String resource, String token, Round grant) {
         try (Round round = new Round(this, null, grant)) {
-            return release(round, Command.script(Scripts.DELETE_IF_EQUALS, resource, token), grant, false);
+            return release(round, Command.script(Scripts.DELETE_IF_EQUALS, resource, token), grant, false, null);
         }
     }
 
@@ -300,9 +308,9 @@ final class Rounds {
      * A release round: with {@code listeners}, of a lease, by {@link Scripts#RELEASE}, which tells
      * the waiters and counts them; without, by {@link Scripts#DELETE_IF_EQUALS}, telling no one.
      */
-    private boolean release(Round round, Command command, Round grant, boolean listeners) {
+    private boolean release(Round round, Command command, Round grant, boolean listeners, Command leave) {
         round.counts(new Ballot(voters, SETTLED), listeners);
-        grant.followUps(command, round, true);
+        grant.followUps(command, round, true, leave);
         // A release need not wait for a connection being opened: its delete goes behind the SET.
         return round.await(true, ticker.nanos(), false, Long.MAX_VALUE);
     }

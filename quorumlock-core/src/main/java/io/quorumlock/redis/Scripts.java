@@ -65,24 +65,25 @@ final class Scripts {
      * that listen, so that each knows how many it competes with, and the id of the first waiter
      * still waiting in the resource's {@link #LINE}, if any, whose turn it is; where nobody listens,
      * which is the usual release, no message is made. ARGV[2], if given, is the id the lease's
-     * waiter had in the line: it leaves it before the next is named (its leave at the grant, sent
-     * on another connection, may reach the node after a release that follows the grant at once). Returns 1 plus the number of listeners (0 if the key
+     * waiter had in the line: it leaves it first, also where the key is no longer its own (a
+     * winner stays in the line until its release, which takes it out on every node it goes to;
+     * {@link NodeLine#leave} takes it out on the others). Returns 1 plus the number of listeners (0 if the key
      * was not ours). Publishing and the line go by {@code pcall}: a user without the right to
      * publish (Redis 7 ACL users have no channels by default), or to the line's keys, still
      * releases, and its waiters try again at the end of the TTL or of their recheck.
      */
     static final Script RELEASE = new Script(
             "the release script",
-            "if redis.call('get', KEYS[1]) ~= ARGV[1] then\n"
-                    + "  return 0\n"
-                    + "end\n"
-                    + "redis.call('del', KEYS[1])\n"
-                    + "local line = '" + LINE + "' .. KEYS[1]\n"
+            "local line = '" + LINE + "' .. KEYS[1]\n"
                     + "local waiting = '" + WAITING + "' .. KEYS[1] .. ':'\n"
-                    + "if ARGV[2] then\n"
+                    + "if ARGV[2] then\n" // the lease's waiter leaves the line, the key ours or not
                     + "  redis.pcall('zrem', line, ARGV[2])\n"
                     + "  redis.pcall('del', waiting .. ARGV[2])\n"
                     + "end\n"
+                    + "if redis.call('get', KEYS[1]) ~= ARGV[1] then\n"
+                    + "  return 0\n"
+                    + "end\n"
+                    + "redis.call('del', KEYS[1])\n"
                     + "local channel = '" + RELEASED + "' .. KEYS[1]\n"
                     + "local listening = redis.pcall('pubsub', 'numsub', channel)\n"
                     + "if type(listening) ~= 'table' then\n" // NUMSUB refused: tell whoever may listen
@@ -116,10 +117,12 @@ final class Scripts {
                     + "end");
 
     /**
-     * Loaded on every new connection, in this order. The line's scripts, sent by waiters only, are
-     * not: a node that lacks one is sent its text.
+     * Loaded on every new connection, in this order. {@link #LEAVE} is, since a release sends it
+     * without waiting for its reply (to the nodes that refused the grant), and a node that lacks a
+     * script is sent its text only once the lane reads the node's refusal. {@link #JOIN}, sent by
+     * waiters only and waited for, is not: a node that lacks it is sent its text.
      */
-    static final List<Script> ALL = List.of(DELETE_IF_EQUALS, RELEASE, EXTEND_IF_EQUALS);
+    static final List<Script> ALL = List.of(DELETE_IF_EQUALS, RELEASE, EXTEND_IF_EQUALS, LEAVE);
 
     private Scripts() {}
 }
