@@ -392,7 +392,8 @@ class RedlockAlgorithmTest {
                 .allSatisfy(node -> assertThat(afterTheDelete(node))
                         .as("what the node handled after the delete")
                         .isEmpty());
-        assertThat(holders("r")).isZero();
+        // a node lists a command as it starts on it: its delete may still be under way
+        await(() -> holders("r") == 0, "the key gone from every node");
     }
 
     private static List<FakeNode.Verb> afterTheDelete(FakeNode node) {
