@@ -320,9 +320,11 @@ public final class RunCommand implements Callable<Integer> {
         warnOfAnEvenNumberOfNodes(backend);
         try (DistributedLock<? extends Lease> lock = open(backend, timeout)) {
             // The checks need the session timeout the ZooKeeper ensemble grants: an ensemble not
-            // reached within the connect timeout is left to the attempt to report, without a
-            // second wait, and the checks come once a lease was granted after all (--wait).
+            // reached within the connect timeout is refused without a second wait, or waited for
+            // in what is left of --wait, and the checks come once a lease was granted after all.
+            long connecting = System.nanoTime();
             boolean reached = !(lock instanceof ZooKeeperLock zooKeeper) || connected(zooKeeper, timeout);
+            Duration left = reached ? wait : wait.minusNanos(System.nanoTime() - connecting);
             if (reached) {
                 checkSettings(lock);
             }
@@ -338,7 +340,9 @@ public final class RunCommand implements Callable<Integer> {
                 park();
             }
             try {
-                lease = lock.acquire(resource, ttl, wait);
+                lease = reached || left.compareTo(Duration.ZERO) > 0
+                        ? lock.acquire(resource, ttl, left)
+                        : unreached(lock, timeout);
             } catch (LockUnavailableException e) {
                 Optional<Duration> guard = e.restartGuard();
                 if (guard.isPresent()) {
@@ -489,6 +493,21 @@ public final class RunCommand implements Callable<Integer> {
         } catch (ExecutionException e) {
             throw e.getCause() instanceof RuntimeException failure ? failure : new IllegalStateException(e.getCause());
         }
+    }
+
+    /**
+     * The refusal of a --wait 0 run whose ZooKeeper ensemble was not reached within the connect
+     * timeout: that wait was the attempt's, and the lock's own attempt would wait for the
+     * connection once more, up to its longer connection timeout.
+     *
+     * @throws LockUnavailableException always: the ensemble is unreachable
+     */
+    private Lease unreached(DistributedLock<? extends Lease> lock, Duration timeout) {
+        ServerAnswer answer = new ServerAnswer(
+                ((ZooKeeperLock) lock).ensemble(),
+                ServerAnswer.Kind.UNREACHABLE,
+                "no connection to the ensemble within the connect timeout");
+        throw new LockUnavailableException(resource, timeout, 1, answer, Optional.empty());
     }
 
     /** The settings that depend on the lock: the ZooKeeper session timeout, the Redis TTL floor, the grace. */
