@@ -61,7 +61,11 @@ public final class RedlockBuilder {
 
     /**
      * Adds a node, {@code redis://[user:password@]host:port[/db]}, or {@code rediss://...} for
-     * TLS. One node makes a single-node lock.
+     * TLS. One node makes a single-node lock. A single-node lock may be on a master that Redis
+     * Sentinel manages, {@code
+     * redis-sentinel://[user:password@]host:port[,host:port...][/db]#master} ({@code
+     * rediss-sentinel://} for TLS): the lock asks the sentinels for the master and follows its
+     * failovers (see docs/redis.md); not for Redlock, whose nodes must each stand alone.
      */
     public RedlockBuilder node(String uri) {
         uris.add(uri);
@@ -416,6 +420,13 @@ public final class RedlockBuilder {
             if (password != null && address.password().isEmpty()) {
                 address = address.withPassword(password);
             }
+            Settings.requireArgument(
+                    address.sentinels().isEmpty() || uris.size() == 1,
+                    "nodes",
+                    "node %s is a master that Sentinel manages: it serves the single-node lock only, not"
+                            + " Redlock, whose nodes must be independent masters that never fail over (a"
+                            + " promoted replica may lack a holder's key); give it as the only node",
+                    address);
             NodeAddress earlier = servers.putIfAbsent(address.server(), address);
             if (earlier != null) {
                 throw new IllegalSettingException(

@@ -65,6 +65,9 @@ public final class RedisServer implements AutoCloseable {
     private final TlsMaterial tls;
 
     private final boolean requireClientCertificates;
+    /** For a sentinel: its configuration file, which it rewrites; null for a data node. */
+    private Path sentinelConfig;
+
     private final ServerProcess server = new ServerProcess();
     private boolean closed;
     private Duration clockOffset = Duration.ZERO;
@@ -162,6 +165,31 @@ public final class RedisServer implements AutoCloseable {
     public static RedisServer startTls(TlsMaterial material, boolean requireClientCertificates) {
         Objects.requireNonNull(material, "material");
         return launchedOnFreePort(new RedisServer(binary(), false, material, requireClientCertificates));
+    }
+
+    /**
+     * Starts a Redis Sentinel on a free port of 127.0.0.1 ({@code redis-server CONF --sentinel}),
+     * monitoring the master {@code name} at {@code master} with {@code quorum}, {@code
+     * down-after-milliseconds} and a failover timeout of 4 times that; {@code masterPassword} is
+     * given to it as {@code auth-pass} if not null.
+     */
+    static RedisServer startSentinel(
+            String name, int masterPort, int quorum, Duration downAfter, String masterPassword) {
+        RedisServer sentinel = new RedisServer(binary(), false);
+        long down = Math.max(100, downAfter.toMillis());
+        String config = "sentinel monitor " + name + " " + HOST + " " + masterPort + " " + quorum + "\n"
+                + "sentinel down-after-milliseconds " + name + " " + down + "\n"
+                + "sentinel failover-timeout " + name + " " + 4 * down + "\n"
+                + "sentinel parallel-syncs " + name + " 1\n"
+                + (masterPassword == null ? "" : "sentinel auth-pass " + name + " " + masterPassword + "\n");
+        sentinel.sentinelConfig = sentinel.dir.resolve("sentinel.conf");
+        try {
+            Files.writeString(sentinel.sentinelConfig, config);
+        } catch (IOException e) {
+            sentinel.close();
+            throw new UncheckedIOException("Cannot write a sentinel's configuration", e);
+        }
+        return launchedOnFreePort(sentinel);
     }
 
     /** Starts a node that runs this binary; for tests of the kit itself. */
@@ -421,6 +449,9 @@ public final class RedisServer implements AutoCloseable {
 
     private Launch launch() {
         List<String> command = new ArrayList<>(List.of(binary.toString()));
+        if (sentinelConfig != null) {
+            command.addAll(List.of(sentinelConfig.toString(), "--sentinel"));
+        }
         if (tls == null) {
             command.addAll(List.of("--port", Integer.toString(port)));
         } else {

@@ -226,7 +226,8 @@ public final class LockOptions {
             split = ",",
             hideParamSyntax = true,
             description = "Redis nodes, such as redis://10.0.0.1:6379: one node for a single-node lock, 3 or 5"
-                    + " independent nodes for Redlock. A URI may omit the password (redis://host:port, or redis://user:@host:port for an"
+                    + " independent nodes for Redlock; or a master behind Sentinel, such as"
+                    + " redis-sentinel://10.0.0.5:26379,10.0.0.6:26379#mymaster, for a single-node lock. A URI may omit the password (redis://host:port, or redis://user:@host:port for an"
                     + " ACL user): it is then taken from " + PASSWORD_ENV + " or the config file's redis.password.")
     private List<String> redis;
 
@@ -323,7 +324,7 @@ public final class LockOptions {
         boolean onCommandLine = redis != null || zookeeper != null || etcd != null || jdbc != null;
         if (onCommandLine) {
             if (redis != null) {
-                named.add(new LockService(Kind.REDIS, trimmed(redis), password, tls(file, "redis")));
+                named.add(new LockService(Kind.REDIS, redisNodes(trimmed(redis)), password, tls(file, "redis")));
             }
             if (zookeeper != null) {
                 named.add(new LockService(Kind.ZOOKEEPER, List.of(zookeeper.trim()), Optional.empty()));
@@ -337,7 +338,8 @@ public final class LockOptions {
             }
         } else {
             file.get("redis")
-                    .ifPresent(v -> named.add(new LockService(Kind.REDIS, split(v), password, tls(file, "redis"))));
+                    .ifPresent(v ->
+                            named.add(new LockService(Kind.REDIS, redisNodes(split(v)), password, tls(file, "redis"))));
             file.get("zookeeper")
                     .ifPresent(v -> named.add(new LockService(Kind.ZOOKEEPER, List.of(v), Optional.empty())));
             file.get("etcd")
@@ -414,6 +416,35 @@ public final class LockOptions {
 
     private static List<String> trimmed(List<String> values) {
         return values.stream().map(String::trim).toList();
+    }
+
+    /**
+     * The Redis nodes in a list split at every comma: a Sentinel address gets back the commas
+     * between its sentinels, up to its {@code #master}
+     * ({@code redis-sentinel://h1:26379,h2:26379#mymaster}); every other piece is a node of its own.
+     */
+    static List<String> redisNodes(List<String> pieces) {
+        List<String> nodes = new java.util.ArrayList<>(pieces.size());
+        StringBuilder sentinel = null;
+        for (String piece : pieces) {
+            if (sentinel != null) {
+                sentinel.append(',').append(piece);
+            } else if (piece.regionMatches(true, 0, "redis-sentinel://", 0, 17)
+                    || piece.regionMatches(true, 0, "rediss-sentinel://", 0, 18)) {
+                sentinel = new StringBuilder(piece);
+            } else {
+                nodes.add(piece);
+                continue;
+            }
+            if (sentinel.indexOf("#", sentinel.lastIndexOf("@") + 1) >= 0) { // a password may hold # and ,
+                nodes.add(sentinel.toString());
+                sentinel = null;
+            }
+        }
+        if (sentinel != null) {
+            nodes.add(sentinel.toString()); // no #master: the address is refused, naming it
+        }
+        return nodes;
     }
 
     private static List<String> split(String value) {

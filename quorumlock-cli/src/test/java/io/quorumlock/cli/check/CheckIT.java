@@ -149,10 +149,11 @@ class CheckIT {
 
         assertThat(run.exitCode()).isEqualTo(2);
         assertThat(run.firstErrorLine())
-                .isEqualTo(
-                        "invalid node URI 'redis//127.0.0.1:6379': the scheme must be redis:// or rediss:// (expected"
-                                + " redis://[user:password@]host:port[/db], or rediss:// for TLS; Redis Sentinel and Redis Cluster"
-                                + " addresses are not supported as nodes: list each independent master)");
+                .isEqualTo("invalid node URI 'redis//127.0.0.1:6379': the scheme must be redis://, rediss://,"
+                        + " redis-sentinel:// or rediss-sentinel:// (expected redis://[user:password@]host:port[/db],"
+                        + " or rediss:// for TLS, or redis-sentinel://[user:password@]host:port[,host:port...][/db]#master"
+                        + " for a master that Redis Sentinel manages (rediss-sentinel:// for TLS); Redis Cluster"
+                        + " addresses are not supported as nodes)");
         assertThat(run.out()).isEmpty();
     }
 

@@ -33,6 +33,19 @@ class LockOptionsTest {
     }
 
     @Test
+    void aSentinelAddressKeepsTheCommasBetweenItsSentinels() {
+        assertThat(parse("--redis", "redis-sentinel://u:p,#w@h1:26379,h2,h3:26380/2#mymaster")
+                        .backend()
+                        .endpoints())
+                .containsExactly("redis-sentinel://u:p,#w@h1:26379,h2,h3:26380/2#mymaster");
+        assertThat(LockOptions.redisNodes(List.of("redis://a:1", "rediss-sentinel://s1", "s2#m", "redis//b:2")))
+                .containsExactly("redis://a:1", "rediss-sentinel://s1,s2#m", "redis//b:2");
+        assertThat(LockOptions.redisNodes(List.of("redis-sentinel://s1", "s2")))
+                .as("no #master: one address, refused as such")
+                .containsExactly("redis-sentinel://s1,s2");
+    }
+
+    @Test
     void theCommandLineNamesTheBackend() {
         LockOptions.LockService redis =
                 parse("--redis", "redis://a:1, redis://b:2").backend();

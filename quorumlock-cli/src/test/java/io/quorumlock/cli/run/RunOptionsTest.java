@@ -72,15 +72,19 @@ class RunOptionsTest {
                 Arguments.of(args("--consul", address, "--resource", "job"), "Unknown option: '--consul'"),
                 Arguments.of(
                         args("--redis", "http://" + address, "--resource", "job"),
-                        "invalid node URI 'http://" + address + "': the scheme must be redis:// or rediss://"
-                                + " (expected redis://[user:password@]host:port[/db], or rediss:// for TLS; Redis Sentinel and Redis"
-                                + " Cluster addresses are not supported as nodes: list each independent master)"),
+                        "invalid node URI 'http://" + address
+                                + "': the scheme must be redis://, rediss://, redis-sentinel://"
+                                + " or rediss-sentinel:// (expected redis://[user:password@]host:port[/db], or rediss:// for"
+                                + " TLS, or redis-sentinel://[user:password@]host:port[,host:port...][/db]#master for a"
+                                + " master that Redis Sentinel manages (rediss-sentinel:// for TLS); Redis Cluster"
+                                + " addresses are not supported as nodes)"),
                 Arguments.of(
                         args("--redis", "redis://:hunter2@" + address + "/x", "--resource", "job"),
                         "invalid node URI 'redis://***@" + address + "/x': the path must be a database number"
-                                + " such as /0 (expected redis://[user:password@]host:port[/db], or rediss:// for TLS; Redis"
-                                + " Sentinel and Redis Cluster addresses are not supported as nodes: list each independent"
-                                + " master)"),
+                                + " such as /0 (expected redis://[user:password@]host:port[/db], or rediss:// for TLS, or"
+                                + " redis-sentinel://[user:password@]host:port[,host:port...][/db]#master for a master that"
+                                + " Redis Sentinel manages (rediss-sentinel:// for TLS); Redis Cluster addresses are not"
+                                + " supported as nodes)"),
                 Arguments.of(
                         args("--redis", redis, "--resource", "job", "--ttl", "-5s"),
                         "--ttl must be positive, was -5.00 s: such as --ttl 30s"),

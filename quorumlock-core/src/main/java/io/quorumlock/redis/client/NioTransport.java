@@ -12,6 +12,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
 import java.util.concurrent.locks.ReentrantLock;
@@ -38,9 +39,11 @@ public final class NioTransport implements Transport {
     private final int maxLanes;
 
     private final NodeStarts starts;
-    private final Resolver[] resolvers;
+    private final Locator[] resolvers;
     /** Looks host names up, off the callers' path; null when every node is an IP literal. */
     private final ExecutorService lookups;
+    /** Asks the sentinels, off the callers' path; null when no node is a master that Sentinel manages. */
+    private final ScheduledExecutorService sentinelAsks;
 
     /** In the order they were opened; guarded by itself, as is {@link #callers}. */
     private final List<NioLane> lanes = new ArrayList<>();
@@ -73,16 +76,25 @@ public final class NioTransport implements Transport {
         this.ticker = ticker;
         this.maxLanes = maxLanes;
         this.starts = new NodeStarts(nodes.stream().map(NodeAddress::toString).toList(), ticker);
-        this.lookups = nodes.stream().allMatch(n -> Resolver.isLiteral(n.host()))
+        this.lookups = nodes.stream().allMatch(n -> n.sentinels().isPresent() || Resolver.isLiteral(n.host()))
                 ? null
                 : Executors.newSingleThreadExecutor(runnable -> {
                     Thread thread = new Thread(runnable, "quorumlock-dns");
                     thread.setDaemon(true);
                     return thread;
                 });
+        this.sentinelAsks = nodes.stream().anyMatch(n -> n.sentinels().isPresent())
+                ? Executors.newSingleThreadScheduledExecutor(runnable -> {
+                    Thread thread = new Thread(runnable, "quorumlock-sentinel");
+                    thread.setDaemon(true);
+                    return thread;
+                })
+                : null;
         this.resolvers = nodes.stream()
-                .map(n -> new Resolver(n.host(), n.port(), ticker, lookups))
-                .toArray(Resolver[]::new);
+                .map(n -> n.sentinels().isPresent()
+                        ? new SentinelLocator(n, tls, connectTimeoutNanos, ticker, sentinelAsks)
+                        : new Resolver(n.host(), n.port(), ticker, lookups))
+                .toArray(Locator[]::new);
     }
 
     /**
@@ -225,6 +237,12 @@ public final class NioTransport implements Transport {
         listening.forEach(Subscriptions::close);
         for (NioLane lane : open) {
             lane.close();
+        }
+        for (Locator resolver : resolvers) {
+            resolver.close();
+        }
+        if (sentinelAsks != null) {
+            sentinelAsks.shutdownNow();
         }
         if (lookups != null) {
             lookups.shutdownNow();

@@ -2,13 +2,17 @@ package io.quorumlock.redis.client;
 
 import io.quorumlock.internal.Secrets;
 import java.io.ByteArrayOutputStream;
+import java.net.InetSocketAddress;
 import java.net.URI;
 import java.net.URISyntaxException;
 import java.nio.ByteBuffer;
 import java.nio.charset.CharacterCodingException;
 import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Locale;
 import java.util.Optional;
+import java.util.regex.Pattern;
 
 /**
  * A parsed {@code redis://[user:password@]host:port[/db]} node URI ({@code rediss://} for TLS).
@@ -21,14 +25,60 @@ import java.util.Optional;
  * {@code :} is written {@code %3A}, and a literal {@code %} must be written {@code %25}. A URI that
  * does not parse is shown in the error with its userinfo, query and fragment as {@code ***} ({@link
  * Secrets#redactUri}).
+ *
+ * <p>A master that Redis Sentinel manages is named {@code
+ * redis-sentinel://[user:password@]host:port[,host:port...][/db]#master} ({@code rediss-sentinel://}
+ * for TLS to the sentinels and the master alike): {@link #sentinels()} lists the sentinels and the
+ * master's name, the user and password are the master's and the sentinels' alike, and {@link
+ * #host()} and {@link #port()} are the first sentinel's.
+ *
+ * @param sentinels the sentinels that name the master, if Sentinel manages it
  */
 public record NodeAddress(
-        String host, int port, int database, Optional<String> user, Optional<String> password, boolean tls) {
+        String host,
+        int port,
+        int database,
+        Optional<String> user,
+        Optional<String> password,
+        boolean tls,
+        Optional<Sentinels> sentinels) {
 
     public static final int DEFAULT_PORT = 6379;
+    public static final int DEFAULT_SENTINEL_PORT = 26379;
 
-    private static final String GRAMMAR = "redis://[user:password@]host:port[/db], or rediss:// for TLS;"
-            + " Redis Sentinel and Redis Cluster addresses are not supported as nodes: list each independent master";
+    private static final String GRAMMAR = "redis://[user:password@]host:port[/db], or rediss:// for TLS, or"
+            + " redis-sentinel://[user:password@]host:port[,host:port...][/db]#master for a master that Redis"
+            + " Sentinel manages (rediss-sentinel:// for TLS); Redis Cluster addresses are not supported as nodes";
+
+    /** A master's name as Sentinel's configuration takes it. */
+    private static final Pattern MASTER_NAME = Pattern.compile("[A-Za-z0-9._:-]{1,128}");
+
+    /** At most this many sentinels in one address. */
+    static final int MAX_SENTINELS = 16;
+
+    /**
+     * The sentinels that name a master, in the order they are asked first.
+     *
+     * @param master the master's name in the sentinels' configuration
+     * @param nodes the sentinels' host names (not resolved) and ports
+     */
+    public record Sentinels(String master, List<InetSocketAddress> nodes) {
+        public Sentinels {
+            nodes = List.copyOf(nodes);
+        }
+
+        @Override
+        public String toString() {
+            StringBuilder text = new StringBuilder();
+            for (InetSocketAddress node : nodes) {
+                text.append(text.length() == 0 ? "" : ",")
+                        .append(node.getHostString())
+                        .append(':')
+                        .append(node.getPort());
+            }
+            return text + "#" + master;
+        }
+    }
 
     public static NodeAddress parse(String text) {
         if (text == null || text.isBlank()) {
@@ -38,12 +88,14 @@ public record NodeAddress(
         String trimmed = text.trim();
         int separator = trimmed.indexOf("://");
         if (separator < 0) {
-            throw invalid(trimmed, "the scheme must be redis:// or rediss://");
+            throw invalid(trimmed, "the scheme must be redis://, rediss://, redis-sentinel:// or rediss-sentinel://");
         }
         String scheme = trimmed.substring(0, separator).toLowerCase(Locale.ROOT);
         switch (scheme) {
-            case "redis", "rediss" -> {}
-            default -> throw invalid(trimmed, "the scheme must be redis:// or rediss://");
+            case "redis", "rediss", "redis-sentinel", "rediss-sentinel" -> {}
+            default ->
+                throw invalid(
+                        trimmed, "the scheme must be redis://, rediss://, redis-sentinel:// or rediss-sentinel://");
         }
         String rest = trimmed.substring(separator + 3);
         int at = rest.lastIndexOf('@');
@@ -51,6 +103,9 @@ public record NodeAddress(
         // messages may be shown.
         if (at + 1 == rest.length()) {
             throw invalid(trimmed, "it names no host; write redis://host:port");
+        }
+        if (scheme.endsWith("-sentinel")) {
+            return sentinel(trimmed, rest, at, scheme.equals("rediss-sentinel"));
         }
         URI uri;
         try {
@@ -73,25 +128,100 @@ public record NodeAddress(
             throw invalid(trimmed, "the port must be between 1 and 65535");
         }
         int database = parseDatabase(trimmed, uri.getRawPath());
+        Optional<String>[] credentials = credentials(trimmed, rest, at);
+        return new NodeAddress(
+                uri.getHost().toLowerCase(Locale.ROOT),
+                port,
+                database,
+                credentials[0],
+                credentials[1],
+                scheme.equals("rediss"),
+                Optional.empty());
+    }
+
+    /** {@code host:port[,host:port...][/db]#master} after the userinfo that ends at {@code at}. */
+    private static NodeAddress sentinel(String text, String rest, int at, boolean tls) {
+        String place = rest.substring(at + 1);
+        int hash = place.indexOf('#');
+        if (hash < 0 || hash == place.length() - 1) {
+            throw invalid(
+                    text, "it names no master: end it with #name, the master's name in the sentinels' configuration");
+        }
+        String master = place.substring(hash + 1);
+        if (!MASTER_NAME.matcher(master).matches()) {
+            throw invalid(text, "the master's name must be 1 to 128 letters, digits or . _ : -");
+        }
+        String hosts = place.substring(0, hash);
+        int slash = hosts.indexOf('/');
+        int database = parseDatabase(text, slash < 0 ? null : hosts.substring(slash));
+        List<InetSocketAddress> sentinels = new ArrayList<>();
+        for (String one : (slash < 0 ? hosts : hosts.substring(0, slash)).split(",", -1)) {
+            if (sentinels.size() == MAX_SENTINELS) {
+                throw invalid(text, "it lists more than " + MAX_SENTINELS + " sentinels");
+            }
+            URI uri;
+            try {
+                uri = new URI("redis://" + one);
+            } catch (URISyntaxException e) {
+                throw invalid(text, "a sentinel's address is not host:port (" + e.getReason() + ")");
+            }
+            if (uri.getHost() == null
+                    || uri.getHost().isEmpty()
+                    || uri.getRawPath() != null && !uri.getRawPath().isEmpty()) {
+                throw invalid(text, "a sentinel's address is not host:port: write host:26379,host:26379#master");
+            }
+            int port = uri.getPort() == -1 ? DEFAULT_SENTINEL_PORT : uri.getPort();
+            if (port < 1 || port > 65535) {
+                throw invalid(text, "the port must be between 1 and 65535");
+            }
+            InetSocketAddress sentinel =
+                    InetSocketAddress.createUnresolved(uri.getHost().toLowerCase(Locale.ROOT), port);
+            if (sentinels.contains(sentinel)) {
+                throw invalid(text, "the sentinel " + one + " is listed twice");
+            }
+            sentinels.add(sentinel);
+        }
+        Optional<String>[] credentials = credentials(text, rest, at);
+        InetSocketAddress first = sentinels.get(0);
+        return new NodeAddress(
+                first.getHostString(),
+                first.getPort(),
+                database,
+                credentials[0],
+                credentials[1],
+                tls,
+                Optional.of(new Sentinels(master, sentinels)));
+    }
+
+    /** The user and the password in the userinfo that ends at {@code at} (-1: none). */
+    @SuppressWarnings("unchecked")
+    private static Optional<String>[] credentials(String text, String rest, int at) {
         Optional<String> user = Optional.empty();
         Optional<String> password = Optional.empty();
         if (at >= 0) {
             String info = rest.substring(0, at);
             int colon = info.indexOf(':');
             if (colon < 0) {
-                password = decode(trimmed, info);
+                password = decode(text, info);
             } else {
-                user = decode(trimmed, info.substring(0, colon));
-                password = decode(trimmed, info.substring(colon + 1));
+                user = decode(text, info.substring(0, colon));
+                password = decode(text, info.substring(colon + 1));
             }
         }
-        return new NodeAddress(
-                uri.getHost().toLowerCase(Locale.ROOT), port, database, user, password, scheme.equals("rediss"));
+        return new Optional[] {user, password};
     }
 
     /** This address with {@code newPassword} in place of its own. */
     public NodeAddress withPassword(String newPassword) {
-        return new NodeAddress(host, port, database, user, Optional.of(newPassword), tls);
+        return new NodeAddress(host, port, database, user, Optional.of(newPassword), tls, sentinels);
+    }
+
+    /**
+     * The master's address as a sentinel named it: the same user, password, database and TLS,
+     * with no sentinels; this address itself if it names no sentinels.
+     */
+    public NodeAddress at(String masterHost, int masterPort) {
+        return new NodeAddress(masterHost, masterPort, database, user, password, tls, Optional.empty());
     }
 
     private static int parseDatabase(String text, String path) {
@@ -150,11 +280,15 @@ public record NodeAddress(
 
     /** The server this address points to, ignoring the database: the same server listed twice is one node. */
     public String server() {
-        return host + ":" + port;
+        return sentinels.map(group -> "the master " + group).orElse(host + ":" + port);
     }
 
     @Override
     public String toString() {
-        return (tls ? "rediss://" : "redis://") + server() + (database == 0 ? "" : "/" + database);
+        String db = database == 0 ? "" : "/" + database;
+        return sentinels
+                .map(group -> (tls ? "rediss-sentinel://" : "redis-sentinel://")
+                        + group.toString().replace("#", db + "#"))
+                .orElse((tls ? "rediss://" : "redis://") + host + ":" + port + db);
     }
 }

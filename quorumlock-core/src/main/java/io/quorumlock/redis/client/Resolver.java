@@ -17,16 +17,13 @@ import java.util.regex.Pattern;
  * the background once the last answer is 30 s old (the old one serving meanwhile); a caller waits
  * for a lookup only while none has answered yet, and at most until its deadline.
  */
-final class Resolver {
+final class Resolver implements Locator {
 
     static final long REFRESH_NANOS = TimeUnit.SECONDS.toNanos(30);
     /** A failed lookup is not tried again sooner than this: a missing name costs no lookup per round. */
     static final long RETRY_NANOS = TimeUnit.SECONDS.toNanos(1);
 
     private static final Pattern IP_LITERAL = Pattern.compile("\\d{1,3}(\\.\\d{1,3}){3}|.*:.*");
-
-    /** An address, or why there is none. */
-    record Result(InetSocketAddress address, String failure) {}
 
     private final String host;
     private final int port;
@@ -67,9 +64,10 @@ final class Resolver {
     }
 
     /** The address, waiting for a first lookup until {@code deadlineNanos}. */
-    Result address(long deadlineNanos) {
+    @Override
+    public Result address(long deadlineNanos) {
         if (literal != null) {
-            return new Result(literal, null);
+            return new Result(literal, host, null);
         }
         CompletableFuture<Result> waitFor;
         synchronized (this) {
@@ -85,36 +83,46 @@ final class Resolver {
         try {
             return waitFor.get(Math.max(0, deadlineNanos - ticker.nanos()), TimeUnit.NANOSECONDS);
         } catch (TimeoutException e) {
-            return new Result(null, "host name " + host + " not resolved within the node timeout (lookup goes on)");
+            return new Result(
+                    null, host, "host name " + host + " not resolved within the node timeout (lookup goes on)");
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
-            return new Result(null, "interrupted while resolving " + host);
+            return new Result(null, host, "interrupted while resolving " + host);
         } catch (ExecutionException e) {
-            return new Result(null, "cannot resolve " + host + ": " + e.getCause());
+            return new Result(null, host, "cannot resolve " + host + ": " + e.getCause());
         }
     }
 
+    /**
+     * Starts a lookup. Its answer is stored before its future completes: a caller that waited for
+     * the future and asks again at once finds the answer stored and no lookup in flight.
+     */
     private synchronized void start() {
-        CompletableFuture<Result> lookup = CompletableFuture.supplyAsync(this::lookUp, lookups);
-        inFlight = lookup;
-        lookup.whenComplete((result, failure) -> {
-            synchronized (this) {
-                last = result != null ? result : new Result(null, "cannot resolve " + host + ": " + failure);
-                lastAt = ticker.nanos();
-                if (inFlight == lookup) {
-                    inFlight = null;
-                }
-            }
-        });
+        inFlight = CompletableFuture.supplyAsync(
+                () -> {
+                    Result result;
+                    try {
+                        result = lookUp();
+                    } catch (RuntimeException | Error e) {
+                        result = new Result(null, host, "cannot resolve " + host + ": " + e);
+                    }
+                    synchronized (this) { // after start() assigned inFlight, which holds this lock
+                        last = result;
+                        lastAt = ticker.nanos();
+                        inFlight = null;
+                    }
+                    return result;
+                },
+                lookups);
     }
 
     private Result lookUp() {
         try {
-            return new Result(new InetSocketAddress(lookup.byName(host), port), null);
+            return new Result(new InetSocketAddress(lookup.byName(host), port), host, null);
         } catch (UnknownHostException e) {
-            return new Result(null, "unknown host " + host);
+            return new Result(null, host, "unknown host " + host);
         } catch (RuntimeException e) {
-            return new Result(null, "cannot resolve " + host + ": " + e.getMessage());
+            return new Result(null, host, "cannot resolve " + host + ": " + e.getMessage());
         }
     }
 }

@@ -36,7 +36,10 @@ final class RespLink implements Transport.Link {
     private final long connectTimeoutNanos;
 
     private final Ticker ticker;
-    private final Resolver resolver;
+    private final Locator resolver;
+    /** Where the open connection goes; null while none is open. */
+    private Locator.Result connectedTo;
+
     private final long staleNanos;
     /**
      * Gets the node's INFO server and CONFIG GET append* replies, a new handler for every new
@@ -85,7 +88,7 @@ final class RespLink implements Transport.Link {
     RespLink(
             NodeAddress address,
             int index,
-            Resolver resolver,
+            Locator resolver,
             Selector selector,
             long timeoutNanos,
             long connectTimeoutNanos,
@@ -134,6 +137,9 @@ final class RespLink implements Transport.Link {
         if (shut) { // a connection opened now would outlive the lock: nobody would ever close it
             handler.onReply(command, new Reply.Failure(Reply.Kind.NOT_SENT, "not sent: the Redlock was closed"), this);
             return;
+        }
+        if (channel != null && resolver.moved(connectedTo)) {
+            close(Reply.Kind.BROKEN, "the sentinels name another master now; connection dropped");
         }
         long now = ticker.nanos();
         long silentFor = silentFor(now);
@@ -233,13 +239,16 @@ final class RespLink implements Transport.Link {
     }
 
     private boolean open(Command command, Transport.ReplyHandler handler) {
-        Resolver.Result target = resolver.address(ticker.nanos() + timeoutNanos);
+        // The sentinels are asked on a connection of their own, which may take the connect timeout.
+        Locator.Result target =
+                resolver.address(ticker.nanos() + (resolver.followsFailovers() ? connectTimeoutNanos : timeoutNanos));
         if (target.address() == null) {
             handler.onReply(command, new Reply.Failure(Reply.Kind.NOT_SENT, "not sent: " + target.failure()), this);
             return false;
         }
         try {
-            channel = Wire.open(target.address(), address, tls, selector, this);
+            connectedTo = target;
+            channel = Wire.open(target, address, tls, selector, this);
             key = channel.key();
             selector.wakeup(); // another caller may be polling the lane: its select must see the new channel
             connected = channel.connect();
@@ -356,6 +365,11 @@ final class RespLink implements Transport.Link {
             } else if (reply instanceof Reply.Error error) {
                 // The requests went on; a refused SCRIPT LOAD makes EVALSHA fall back to EVAL.
                 log.debug("node {} refused {}: {}", name, what.command(), NodeErrors.shortened(error.message()));
+                if (what.holdsRequests() && --setupOwed == 0) {
+                    write(); // a ROLE this user may not run: the requests go
+                }
+            } else if (what.role() && !SetUp.isMaster(reply)) {
+                notTheMaster(reply);
             } else if (what.expected() != null && !what.expected().equals(reply)) {
                 outOfStep(reply, what.command());
             } else if (what.holdsRequests() && --setupOwed == 0) {
@@ -371,7 +385,28 @@ final class RespLink implements Transport.Link {
             write();
         } else {
             handler.onReply(command, reply, this);
+            if (reply instanceof Reply.Error error
+                    && error.message().startsWith("READONLY")
+                    && resolver.followsFailovers()
+                    && channel != null) {
+                // The master this connection went to is a replica now: look for the new one.
+                close(Reply.Kind.BROKEN, "the node is a replica now (it refused a write as READONLY)");
+            }
         }
+    }
+
+    /** The node the sentinels named answered ROLE as a replica: none of the requests held back was sent. */
+    private void notTheMaster(Reply role) {
+        String what = role instanceof Reply.Array array
+                        && !array.items().isEmpty()
+                        && array.items().get(0) instanceof Reply.Bulk kind
+                ? kind.text()
+                : Reply.shape(role);
+        connected = false;
+        close(
+                Reply.Kind.NOT_SENT,
+                "not sent: " + connectedTo.host() + ":" + connectedTo.address().getPort() + " is not the master (ROLE: "
+                        + NodeErrors.shortened(what) + "); asking the sentinels again");
     }
 
     /** Hands a message of a subscribed channel ({@code message}, channel, payload) to {@link #push}. */
@@ -420,6 +455,10 @@ final class RespLink implements Transport.Link {
         }
         channel = null;
         key = null;
+        if (open && !shut) {
+            resolver.recheck();
+        }
+        connectedTo = null;
         lastReplyNanos = Long.MIN_VALUE;
         setup.clear();
         setupOwed = 0;

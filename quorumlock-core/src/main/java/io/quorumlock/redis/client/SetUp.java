@@ -40,6 +40,11 @@ record SetUp(String command, Reply expected, boolean holdsRequests, boolean requ
         if (address.database() != 0) {
             steps.add(new SetUp("SELECT", Reply.Simple.OK, true, true, "SELECT", Integer.toString(address.database())));
         }
+        if (address.sentinels().isPresent()) {
+            // The node a sentinel named may be a replica by now: no request goes to one. A user
+            // that may not run ROLE is served all the same (a replica refuses a write as READONLY).
+            steps.add(new SetUp("ROLE", null, true, false, "ROLE"));
+        }
         steps.add(new SetUp("CLIENT SETNAME", Reply.Simple.OK, false, false, "CLIENT", "SETNAME", "quorumlock"));
         steps.add(new SetUp(
                 "CLIENT SETINFO", Reply.Simple.OK, false, false, "CLIENT", "SETINFO", "LIB-NAME", "quorumlock"));
@@ -52,6 +57,19 @@ record SetUp(String command, Reply expected, boolean holdsRequests, boolean requ
                     "SCRIPT LOAD", new Reply.Bulk(script.sha1()), false, false, "SCRIPT", "LOAD", script.source()));
         }
         return steps;
+    }
+
+    /** Whether this is the check that a node the sentinels named is the master. */
+    boolean role() {
+        return command.equals("ROLE");
+    }
+
+    /** Whether {@code reply} to ROLE says master. */
+    static boolean isMaster(Reply reply) {
+        return reply instanceof Reply.Array array
+                && !array.items().isEmpty()
+                && array.items().get(0) instanceof Reply.Bulk kind
+                && kind.text().equals("master");
     }
 
     /**

@@ -2,6 +2,7 @@ package io.quorumlock.redis.client;
 
 import io.quorumlock.IllegalSettingException;
 import io.quorumlock.internal.Settings;
+import java.io.IOException;
 import java.net.Socket;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
@@ -22,6 +23,7 @@ import javax.net.ssl.SNIHostName;
 import javax.net.ssl.SSLContext;
 import javax.net.ssl.SSLEngine;
 import javax.net.ssl.SSLParameters;
+import javax.net.ssl.SSLSocket;
 import javax.net.ssl.TrustManager;
 import javax.net.ssl.TrustManagerFactory;
 import javax.net.ssl.X509ExtendedTrustManager;
@@ -85,6 +87,18 @@ public final class TlsConfig {
         }
         engine.setSSLParameters(parameters);
         return engine;
+    }
+
+    /**
+     * A blocking client socket over {@code plain}, connected to {@code host}, with the engines'
+     * SNI and hostname verification; its handshake is done before it is returned.
+     */
+    SSLSocket socket(Socket plain, String host, int port) throws IOException {
+        SSLSocket socket = (SSLSocket) context.getSocketFactory().createSocket(plain, host, port, true);
+        socket.setUseClientMode(true);
+        socket.setSSLParameters(engine(host, port).getSSLParameters());
+        socket.startHandshake();
+        return socket;
     }
 
     /** Whether a client certificate is presented: true, false, or null if unknown. */

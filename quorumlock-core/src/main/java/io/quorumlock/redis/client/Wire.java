@@ -1,7 +1,6 @@
 package io.quorumlock.redis.client;
 
 import java.io.IOException;
-import java.net.InetSocketAddress;
 import java.net.StandardSocketOptions;
 import java.nio.ByteBuffer;
 import java.nio.channels.SelectionKey;
@@ -15,18 +14,26 @@ import java.nio.channels.SocketChannel;
  */
 interface Wire {
 
-    /** Opens a non-blocking connection registered with {@code selector}, TLS for a {@code rediss://} address. */
-    static Wire open(InetSocketAddress target, NodeAddress address, TlsConfig tls, Selector selector, Object attachment)
+    /**
+     * Opens a non-blocking connection to {@code target} registered with {@code selector}, TLS for a
+     * {@code rediss://} address (its certificate checked against the target's host name).
+     */
+    static Wire open(Locator.Result target, NodeAddress address, TlsConfig tls, Selector selector, Object attachment)
             throws IOException {
         SocketChannel channel = SocketChannel.open();
         try {
             channel.configureBlocking(false);
             channel.setOption(StandardSocketOptions.TCP_NODELAY, true);
-            boolean pending = !channel.connect(target);
+            boolean pending = !channel.connect(target.address());
             SelectionKey key =
                     channel.register(selector, pending ? SelectionKey.OP_CONNECT : SelectionKey.OP_READ, attachment);
             return address.tls()
-                    ? new TlsWire(channel, key, pending, tls.engine(address.host(), address.port()), tls)
+                    ? new TlsWire(
+                            channel,
+                            key,
+                            pending,
+                            tls.engine(target.host(), target.address().getPort()),
+                            tls)
                     : new PlainWire(channel, key, pending);
         } catch (IOException | RuntimeException e) {
             channel.close();

@@ -22,6 +22,33 @@ class NodeAddressTest {
     }
 
     @Test
+    void parsesASentinelAddress() {
+        NodeAddress a =
+                NodeAddress.parse("redis-sentinel://app:p@ss#1@S1.example:26380,s2.example,[::1]:26381/3#my-master");
+        assertThat(a.sentinels()).isPresent();
+        NodeAddress.Sentinels group = a.sentinels().get();
+        assertThat(group.master()).isEqualTo("my-master");
+        assertThat(group.nodes())
+                .extracting(n -> n.getHostString() + " " + n.getPort())
+                .containsExactly("s1.example 26380", "s2.example 26379", "[::1] 26381");
+        assertThat(a.user()).contains("app");
+        assertThat(a.password()).contains("p@ss#1");
+        assertThat(a.database()).isEqualTo(3);
+        assertThat(a.tls()).isFalse();
+        assertThat(a.toString())
+                .isEqualTo("redis-sentinel://s1.example:26380,s2.example:26379,[::1]:26381/3#my-master")
+                .doesNotContain("p@ss");
+        assertThat(a.server()).isEqualTo("the master s1.example:26380,s2.example:26379,[::1]:26381#my-master");
+        NodeAddress tls = NodeAddress.parse("rediss-sentinel://h#m");
+        assertThat(tls.tls()).isTrue();
+        assertThat(tls.toString()).isEqualTo("rediss-sentinel://h:26379#m");
+        NodeAddress master = a.at("10.0.0.7", 6390);
+        assertThat(master.sentinels()).isEmpty();
+        assertThat(master.toString()).isEqualTo("redis://10.0.0.7:6390/3");
+        assertThat(master.password()).contains("p@ss#1");
+    }
+
+    @Test
     void passwordWithoutUserAndDefaults() {
         NodeAddress a = NodeAddress.parse("redis://:pw@localhost");
         assertThat(a.user()).isEmpty();
@@ -79,9 +106,15 @@ class NodeAddressTest {
     @CsvSource(
             delimiter = '|',
             value = {
-                "localhost:6379|the scheme must be redis:// or rediss://",
-                "http://h:1|the scheme must be redis:// or rediss://",
-                "redis-sentinel://h:26379|the scheme must be redis:// or rediss://",
+                "localhost:6379|the scheme must be redis://, rediss://, redis-sentinel:// or rediss-sentinel://",
+                "http://h:1|the scheme must be redis://, rediss://, redis-sentinel:// or rediss-sentinel://",
+                "redis-sentinel://h:26379|it names no master: end it with #name",
+                "redis-sentinel://h:26379#|it names no master",
+                "redis-sentinel://h:26379#my master|the master's name must be",
+                "redis-sentinel://h:26379,h:26379#m|the sentinel h:26379 is listed twice",
+                "redis-sentinel://h:26379,#m|a sentinel's address is not host:port",
+                "redis-sentinel://h:0#m|the port must be between 1 and 65535",
+                "redis-sentinel://h:1/x#m|the path must be a database number",
                 "redis://h:99999|the port must be between 1 and 65535",
                 "redis://h:0|the port must be between 1 and 65535",
                 "redis://h:abc|the port must be a number",
@@ -105,7 +138,7 @@ class NodeAddressTest {
 
     /**
      * Whatever is wrong with a node's address, the message lists the schemes accepted and says that
-     * Sentinel and Cluster addresses are not nodes.
+     * Cluster addresses are not nodes.
      */
     @ParameterizedTest
     @CsvSource({
@@ -121,9 +154,10 @@ class NodeAddressTest {
     void everyMessageListsTheSchemesAcceptedAndWhatIsNotSupported(String uri) {
         assertThatThrownBy(() -> NodeAddress.parse(uri))
                 .isInstanceOf(IllegalArgumentException.class)
-                .hasMessageEndingWith("(expected redis://[user:password@]host:port[/db], or rediss:// for TLS;"
-                        + " Redis Sentinel and Redis Cluster addresses are not supported as nodes: list each"
-                        + " independent master)");
+                .hasMessageEndingWith("(expected redis://[user:password@]host:port[/db], or rediss:// for TLS, or"
+                        + " redis-sentinel://[user:password@]host:port[,host:port...][/db]#master for a master that"
+                        + " Redis Sentinel manages (rediss-sentinel:// for TLS); Redis Cluster addresses are not"
+                        + " supported as nodes)");
     }
 
     @Test

@@ -50,7 +50,7 @@ class ResolverTest {
             return InetAddress.getLoopbackAddress();
         });
         long start = System.nanoTime();
-        Resolver.Result first = resolver.address(System.nanoTime() + 50 * MS);
+        Locator.Result first = resolver.address(System.nanoTime() + 50 * MS);
         long took = System.nanoTime() - start;
         assertThat(first.address()).isNull();
         assertThat(first.failure())
@@ -58,7 +58,7 @@ class ResolverTest {
         assertThat(took).isBetween(40 * MS, 1000 * MS);
 
         answer.countDown();
-        Resolver.Result second = resolver.address(System.nanoTime() + 1000 * MS);
+        Locator.Result second = resolver.address(System.nanoTime() + 1000 * MS);
         assertThat(second.address().getAddress()).isEqualTo(InetAddress.getLoopbackAddress());
     }
 

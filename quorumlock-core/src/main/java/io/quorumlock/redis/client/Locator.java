@@ -1,0 +1,41 @@
+package io.quorumlock.redis.client;
+
+import java.net.InetSocketAddress;
+
+/**
+ * Where one node is now: its host name looked up ({@link Resolver}), or the master that the
+ * sentinels name ({@link SentinelLocator}).
+ */
+interface Locator {
+
+    /**
+     * An address, or why there is none.
+     *
+     * @param address the socket address, or null
+     * @param host the host name to verify a TLS certificate against
+     * @param failure why there is no address, or null
+     */
+    record Result(InetSocketAddress address, String host, String failure) {}
+
+    /** The address, waiting for a first answer until {@code deadlineNanos} (on the lock's ticker). */
+    Result address(long deadlineNanos);
+
+    /**
+     * Whether the node has moved away from {@code connectedTo}, the address a connection was
+     * opened to: that connection must be dropped. Never waits.
+     */
+    default boolean moved(Result connectedTo) {
+        return false;
+    }
+
+    /** Whether the node may move (a failover): a replica's refusal of a write then means it did. */
+    default boolean followsFailovers() {
+        return false;
+    }
+
+    /** A connection to the node failed, or found a replica: look again, in the background. */
+    default void recheck() {}
+
+    /** Stops what runs in the background. */
+    default void close() {}
+}

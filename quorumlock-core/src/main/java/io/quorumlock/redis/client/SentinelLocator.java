@@ -1,0 +1,329 @@
+package io.quorumlock.redis.client;
+
+import io.quorumlock.internal.Ticker;
+import java.io.IOException;
+import java.io.InputStream;
+import java.net.InetSocketAddress;
+import java.net.Socket;
+import java.net.SocketTimeoutException;
+import java.nio.ByteBuffer;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.regex.Pattern;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The master that Redis Sentinel names, as the Sentinel client protocol has it: the sentinels are
+ * asked in turn ({@code SENTINEL get-master-addr-by-name}) until one answers, the one that answered
+ * is asked first next time, and they are asked again every {@link #REFRESH_NANOS} in the background
+ * and at once when a connection to the master fails or finds a replica. A connection opened to an
+ * earlier master is dropped before its next request once the sentinels name another ({@link
+ * #moved}); the connection's own set-up asks the node its {@code ROLE} and refuses a replica.
+ *
+ * <p>What a sentinel sends is untrusted: its replies are read within the reader's bounds and the
+ * connect timeout, and anything but a host and a port is that sentinel's error, after which the
+ * next one is asked. When no sentinel answers, the master named last goes on serving: a failover
+ * needs a majority of the sentinels.
+ */
+final class SentinelLocator implements Locator {
+
+    private static final Logger log = LoggerFactory.getLogger(SentinelLocator.class);
+
+    /** How often the sentinels are asked while nothing failed. */
+    static final long REFRESH_NANOS = TimeUnit.SECONDS.toNanos(1);
+    /** A recheck asked for sooner than this after the last question waits for it. */
+    static final long RECHECK_NANOS = TimeUnit.MILLISECONDS.toNanos(100);
+
+    private static final Pattern HOST = Pattern.compile("[A-Za-z0-9._:\\-\\[\\]%]{1,255}");
+
+    private final NodeAddress group;
+    private final NodeAddress.Sentinels sentinels;
+    private final TlsConfig tls;
+    private final int timeoutMillis;
+    private final Ticker ticker;
+    private final ScheduledExecutorService asks;
+    private final ScheduledFuture<?> refresh;
+
+    /** The master named last, or why none is known; null before the first answer. */
+    private volatile Result last;
+
+    /** Guarded by this. */
+    private CompletableFuture<Result> inFlight;
+    /** Guarded by this: when the question under way or the last one started. */
+    private long askedAt;
+    /** The sentinel that answered last: asked first. Used on the asking thread only. */
+    private int first;
+
+    /**
+     * Starts asking the sentinels of {@code group} on {@code asks}, each within {@code
+     * timeoutNanos} (connect, set-up and answer).
+     */
+    SentinelLocator(NodeAddress group, TlsConfig tls, long timeoutNanos, Ticker ticker, ScheduledExecutorService asks) {
+        this.group = group;
+        this.sentinels = group.sentinels().orElseThrow();
+        this.tls = tls;
+        this.timeoutMillis = (int) Math.max(1, Math.min(Integer.MAX_VALUE, timeoutNanos / 1_000_000));
+        this.ticker = ticker;
+        this.asks = asks;
+        synchronized (this) {
+            start();
+        }
+        this.refresh = asks.scheduleWithFixedDelay(this::refresh, REFRESH_NANOS, REFRESH_NANOS, TimeUnit.NANOSECONDS);
+    }
+
+    @Override
+    public Result address(long deadlineNanos) {
+        Result known = last;
+        if (known != null && known.address() != null) {
+            return known;
+        }
+        CompletableFuture<Result> waitFor;
+        synchronized (this) {
+            if (inFlight == null && ticker.nanos() - askedAt > RECHECK_NANOS) {
+                start();
+            }
+            waitFor = inFlight;
+        }
+        if (waitFor == null) {
+            // A recent failure stands.
+            return known != null ? known : new Result(null, null, "the sentinels were not asked: the lock is closing");
+        }
+        try {
+            return waitFor.get(Math.max(0, deadlineNanos - ticker.nanos()), TimeUnit.NANOSECONDS);
+        } catch (TimeoutException e) {
+            return new Result(
+                    null,
+                    null,
+                    "no sentinel named the master " + sentinels.master() + " within the node timeout (still asking)");
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return new Result(
+                    null, null, "interrupted while asking the sentinels for the master " + sentinels.master());
+        } catch (ExecutionException e) {
+            return new Result(null, null, "cannot ask the sentinels: " + e.getCause());
+        }
+    }
+
+    @Override
+    public boolean moved(Result connectedTo) {
+        Result known = last;
+        return known != null
+                && known.address() != null
+                && connectedTo != null
+                && !known.address().equals(connectedTo.address());
+    }
+
+    @Override
+    public boolean followsFailovers() {
+        return true;
+    }
+
+    @Override
+    public void recheck() {
+        synchronized (this) {
+            if (inFlight == null) {
+                start();
+            }
+        }
+    }
+
+    @Override
+    public void close() {
+        refresh.cancel(false);
+    }
+
+    private void refresh() {
+        synchronized (this) {
+            if (inFlight == null && ticker.nanos() - askedAt >= REFRESH_NANOS / 2) {
+                start();
+            }
+        }
+    }
+
+    /** Under this object's lock. */
+    private void start() {
+        askedAt = ticker.nanos();
+        CompletableFuture<Result> question;
+        try {
+            question = CompletableFuture.supplyAsync(this::ask, asks);
+        } catch (RejectedExecutionException e) {
+            return; // the lock is closing
+        }
+        inFlight = question;
+        question.whenComplete((result, failure) -> {
+            Result answer = result != null ? result : new Result(null, null, "cannot ask the sentinels: " + failure);
+            Result before;
+            synchronized (this) {
+                before = last;
+                if (answer.address() != null || before == null || before.address() == null) {
+                    last = answer; // before the question ends: a caller never finds neither
+                }
+                if (inFlight == question) {
+                    inFlight = null;
+                }
+            }
+            if (answer.address() != null || before == null || before.address() == null) {
+                if (before != null
+                        && before.address() != null
+                        && answer.address() != null
+                        && !before.address().equals(answer.address())) {
+                    log.warn(
+                            "{}: the sentinels name a new master, {} (was {}): connections to the old one are dropped",
+                            group,
+                            answer.host() + ":" + answer.address().getPort(),
+                            before.host() + ":" + before.address().getPort());
+                }
+            } else {
+                log.debug("{}: {}; the master named last, {}, goes on serving", group, answer.failure(), before.host());
+            }
+        });
+    }
+
+    /** Asks the sentinels in turn, the one that answered last first; on the asking thread. */
+    private Result ask() {
+        List<InetSocketAddress> nodes = sentinels.nodes();
+        List<String> failures = new ArrayList<>(nodes.size());
+        for (int i = 0; i < nodes.size(); i++) {
+            int index = (first + i) % nodes.size();
+            InetSocketAddress sentinel = nodes.get(index);
+            String name = sentinel.getHostString() + ":" + sentinel.getPort();
+            try {
+                Result master = askOne(sentinel);
+                first = index;
+                return master;
+            } catch (SocketTimeoutException e) {
+                failures.add(name + ": no answer within " + timeoutMillis + " ms");
+            } catch (IOException | RespReader.ProtocolException e) {
+                failures.add(name + ": " + answerProblem(e));
+            }
+        }
+        return new Result(
+                null, null, "no sentinel named the master " + sentinels.master() + ": " + String.join("; ", failures));
+    }
+
+    private String answerProblem(Exception e) {
+        String text = e instanceof java.net.ConnectException
+                ? "connection refused"
+                : e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage();
+        return group.password().map(p -> text.replace(p, "***")).orElse(text);
+    }
+
+    private Result askOne(InetSocketAddress sentinel) throws IOException, RespReader.ProtocolException {
+        long deadline = System.nanoTime() + timeoutMillis * 1_000_000L;
+        InetSocketAddress target = new InetSocketAddress(sentinel.getHostString(), sentinel.getPort());
+        if (target.isUnresolved()) {
+            throw new IOException("unknown host " + sentinel.getHostString());
+        }
+        try (Socket plain = new Socket()) {
+            plain.connect(target, timeoutMillis);
+            plain.setSoTimeout(timeoutMillis);
+            plain.setTcpNoDelay(true);
+            Socket socket = group.tls() ? tls.socket(plain, sentinel.getHostString(), sentinel.getPort()) : plain;
+            ByteBuffer out = ByteBuffer.allocate(256);
+            boolean auth = group.password().isPresent();
+            if (auth) {
+                out = group.user().isPresent()
+                        ? Resp.command(
+                                out,
+                                "AUTH",
+                                group.user().get(),
+                                group.password().get())
+                        : Resp.command(out, "AUTH", group.password().get());
+            }
+            out = Resp.command(out, "SENTINEL", "get-master-addr-by-name", sentinels.master());
+            socket.getOutputStream().write(out.array(), 0, out.position());
+            socket.getOutputStream().flush();
+            Replies replies = new Replies(socket.getInputStream(), deadline);
+            if (auth
+                    && replies.next() instanceof Reply.Error error
+                    && !error.message().contains("without any password")) {
+                // A sentinel with no password of its own answers AUTH so, and is asked all the same.
+                throw new IOException("refused AUTH: " + NodeErrors.shortened(error.message()));
+            }
+            return master(replies.next());
+        }
+    }
+
+    /** The master in a sentinel's answer, or why it is none. */
+    private Result master(Reply reply) throws IOException {
+        if (reply == Reply.Nil.NIL) {
+            throw new IOException("does not monitor a master named " + sentinels.master());
+        }
+        if (reply instanceof Reply.Error error) {
+            throw new IOException("answered " + NodeErrors.shortened(error.message()));
+        }
+        if (!(reply instanceof Reply.Array array)
+                || array.items().size() != 2
+                || !(array.items().get(0) instanceof Reply.Bulk host)
+                || !(array.items().get(1) instanceof Reply.Bulk port)) {
+            throw new IOException("answered " + Reply.shape(reply) + ", not a host and a port: not a sentinel");
+        }
+        if (!HOST.matcher(host.text()).matches()) {
+            throw new IOException("named a master whose host is not a host name or an address");
+        }
+        int number;
+        try {
+            number = Integer.parseInt(port.text());
+        } catch (NumberFormatException e) {
+            number = -1;
+        }
+        if (number < 1 || number > 65535) {
+            throw new IOException("named a master whose port is not between 1 and 65535");
+        }
+        InetSocketAddress address = new InetSocketAddress(host.text(), number);
+        if (address.isUnresolved()) {
+            throw new IOException("named a master at an unknown host, " + host.text());
+        }
+        return new Result(address, host.text(), null);
+    }
+
+    /** The replies on a blocking socket, read within the reader's bounds and a deadline. */
+    private static final class Replies {
+        private final InputStream in;
+        private final long deadline;
+        private final RespReader reader = new RespReader();
+        private final byte[] chunk = new byte[4096];
+        private ByteBuffer buffer = ByteBuffer.allocate(4096);
+
+        Replies(InputStream in, long deadline) {
+            this.in = in;
+            this.deadline = deadline;
+        }
+
+        Reply next() throws IOException, RespReader.ProtocolException {
+            while (true) {
+                buffer.flip();
+                Reply reply = reader.next(buffer);
+                buffer.compact();
+                if (reply != null) {
+                    return reply;
+                }
+                if (System.nanoTime() - deadline > 0) {
+                    throw new SocketTimeoutException("no whole answer in time");
+                }
+                int read = in.read(chunk);
+                if (read < 0) {
+                    throw new IOException("closed the connection before answering");
+                }
+                if (buffer.remaining() < read) {
+                    if (buffer.capacity() >= RespReader.MAX_BUFFER) {
+                        throw new IOException("sent an answer larger than " + RespReader.MAX_BUFFER + " bytes");
+                    }
+                    ByteBuffer bigger = ByteBuffer.allocate(Math.min(RespReader.MAX_BUFFER, buffer.capacity() * 2));
+                    buffer.flip();
+                    bigger.put(buffer);
+                    buffer = bigger;
+                }
+                buffer.put(chunk, 0, read);
+            }
+        }
+    }
+}

@@ -1,0 +1,203 @@
+package io.quorumlock.testkit;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.stream.Collectors;
+import redis.clients.jedis.Jedis;
+import redis.clients.jedis.exceptions.JedisException;
+
+/**
+ * A master with one replica and the sentinels that watch them, on 127.0.0.1, without
+ * persistence: the Redis most teams lock on. {@link #uri()} names the master as the lock takes it.
+ *
+ * <pre>{@code
+ * try (RedisSentinels redis = RedisSentinels.start()) {
+ *     DistributedLock<Lease> lock = Redlock.builder().node(redis.uri()).build();
+ *     RedisServer promoted = redis.killMaster(); // SIGKILL, then the sentinels promote the replica
+ * }
+ * }</pre>
+ *
+ * <p>The sentinels count the master down after {@link #DOWN_AFTER} of silence and fail it over
+ * within a few seconds of that. Every wait is bounded and scaled by {@link TestTime#scale()}.
+ */
+public final class RedisSentinels implements AutoCloseable {
+
+    /** The master's name in the sentinels' configuration. */
+    public static final String MASTER_NAME = "mymaster";
+    /** How long a master may be silent before a sentinel counts it down. */
+    public static final Duration DOWN_AFTER = Duration.ofSeconds(1);
+
+    private static final Duration SETTLE = Duration.ofSeconds(30);
+    private static final Duration PROBE = Duration.ofSeconds(2);
+
+    private final List<RedisServer> servers;
+    private final List<RedisServer> sentinels;
+
+    private RedisSentinels(List<RedisServer> servers, List<RedisServer> sentinels) {
+        this.servers = List.copyOf(servers);
+        this.sentinels = List.copyOf(sentinels);
+    }
+
+    /** Starts a master, its replica and three sentinels (quorum 2), and waits until they all know each other. */
+    public static RedisSentinels start() {
+        List<RedisServer> servers = new ArrayList<>();
+        List<RedisServer> sentinels = new ArrayList<>();
+        try {
+            RedisServer master = RedisServer.start();
+            servers.add(master);
+            RedisServer replica = RedisServer.start();
+            servers.add(replica);
+            try (Jedis jedis = replica.connect(TestTime.scaled(PROBE))) {
+                jedis.replicaof(master.host(), master.port());
+            }
+            TestTime.await(SETTLE, () -> linkUp(replica), "the replica " + replica.uri() + " to sync with its master");
+            for (int i = 0; i < 3; i++) {
+                sentinels.add(RedisServer.startSentinel(MASTER_NAME, master.port(), 2, DOWN_AFTER, null));
+            }
+            RedisSentinels group = new RedisSentinels(servers, sentinels);
+            TestTime.await(SETTLE, group::settled, "every sentinel to know the replica and the other sentinels");
+            return group;
+        } catch (RuntimeException | Error e) {
+            sentinels.forEach(RedisServer::close);
+            servers.forEach(RedisServer::close);
+            throw e;
+        }
+    }
+
+    /** {@code redis-sentinel://127.0.0.1:P1,127.0.0.1:P2,127.0.0.1:P3#mymaster}. */
+    public String uri() {
+        return "redis-sentinel://"
+                + sentinels.stream().map(s -> s.host() + ":" + s.port()).collect(Collectors.joining(","))
+                + "#" + MASTER_NAME;
+    }
+
+    /** The master and the replica, in the order they were started (the first was the master then). */
+    public List<RedisServer> servers() {
+        return servers;
+    }
+
+    /** The sentinels. */
+    public List<RedisServer> sentinels() {
+        return sentinels;
+    }
+
+    /** The data node that the first sentinel that answers names as the master now. */
+    public RedisServer master() {
+        int port = namedMasterPort();
+        return servers.stream()
+                .filter(s -> s.port() == port)
+                .findFirst()
+                .orElseThrow(() -> new IllegalStateException("the sentinels name port " + port + ", not one of ours"));
+    }
+
+    /**
+     * Kills the master (SIGKILL) and waits until the sentinels name the replica as the master and
+     * it accepts writes.
+     *
+     * @return the new master
+     */
+    public RedisServer killMaster() {
+        RedisServer old = master();
+        RedisServer next = servers.get(servers.get(0) == old ? 1 : 0);
+        old.stop();
+        return awaitNamedMaster(next);
+    }
+
+    /**
+     * Asks the sentinels for a failover while the master runs ({@code SENTINEL FAILOVER}): the
+     * replica is promoted and the old master becomes its replica. Waits until the sentinels name
+     * the new master and it accepts writes.
+     *
+     * @return the new master
+     */
+    public RedisServer failOver() {
+        RedisServer old = master();
+        RedisServer next = servers.get(servers.get(0) == old ? 1 : 0);
+        TestTime.await(
+                SETTLE,
+                () -> {
+                    try (Jedis jedis = sentinels.get(0).connect(TestTime.scaled(PROBE))) {
+                        return "OK".equals(jedis.sentinelFailover(MASTER_NAME));
+                    } catch (JedisException e) {
+                        return false; // a failover still under way refuses another: ask again
+                    }
+                },
+                "a sentinel to accept SENTINEL FAILOVER");
+        return awaitNamedMaster(next);
+    }
+
+    /**
+     * Waits until the sentinels name {@code next} as the master and it accepts writes, as after a
+     * failover a test brought about itself.
+     *
+     * @return {@code next}
+     */
+    public RedisServer awaitNamedMaster(RedisServer next) {
+        TestTime.await(
+                SETTLE,
+                () -> {
+                    try {
+                        return namedMasterPort() == next.port() && isMaster(next);
+                    } catch (RuntimeException e) {
+                        return false;
+                    }
+                },
+                "the sentinels to name " + next.uri() + " as the master");
+        return next;
+    }
+
+    @Override
+    public void close() {
+        sentinels.forEach(RedisServer::close);
+        servers.forEach(RedisServer::close);
+    }
+
+    private int namedMasterPort() {
+        RuntimeException last = null;
+        for (RedisServer sentinel : sentinels) {
+            if (!sentinel.isRunning() || sentinel.isPaused()) {
+                continue;
+            }
+            try (Jedis jedis = sentinel.connect(TestTime.scaled(PROBE))) {
+                List<String> address = jedis.sentinelGetMasterAddrByName(MASTER_NAME);
+                return Integer.parseInt(address.get(1));
+            } catch (JedisException e) {
+                last = e;
+            }
+        }
+        throw new IllegalStateException("no sentinel named the master", last);
+    }
+
+    private boolean settled() {
+        for (RedisServer sentinel : sentinels) {
+            try (Jedis jedis = sentinel.connect(TestTime.scaled(PROBE))) {
+                Map<String, String> master = jedis.sentinelMaster(MASTER_NAME);
+                if (!String.valueOf(sentinels.size() - 1).equals(master.get("num-other-sentinels"))
+                        || !"1".equals(master.get("num-slaves"))) {
+                    return false;
+                }
+            } catch (JedisException e) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    private static boolean isMaster(RedisServer server) {
+        try (Jedis jedis = server.connect(TestTime.scaled(PROBE))) {
+            return jedis.info("replication").contains("role:master");
+        } catch (JedisException e) {
+            return false;
+        }
+    }
+
+    private static boolean linkUp(RedisServer replica) {
+        try (Jedis jedis = replica.connect(TestTime.scaled(PROBE))) {
+            return jedis.info("replication").contains("master_link_status:up");
+        } catch (JedisException e) {
+            return false;
+        }
+    }
+}
