@@ -22,9 +22,11 @@ final class NodeInspector {
 
     /**
      * Inspects one node; {@code query} sends one command and returns its reply or failure, {@code
-     * restartGuard} says why the restart guard keeps the node out of the vote now (null if it does not).
+     * restartGuard} says why the restart guard keeps the node out of the vote now (null if it does not),
+     * {@code located} where the node was found if not at its address (the master Sentinel named).
      */
-    static NodeCheck inspect(String name, Function<Command, Reply> query, Supplier<String> restartGuard) {
+    static NodeCheck inspect(
+            String name, Function<Command, Reply> query, Supplier<String> restartGuard, Optional<String> located) {
         StringBuilder text = new StringBuilder();
         for (String section : new String[] {"server", "replication", "cluster", "persistence", "memory"}) {
             Reply reply = query.apply(Command.info(section));
@@ -47,7 +49,13 @@ final class NodeInspector {
             errors.add("is a Redis Cluster member: Redlock needs standalone nodes, not one cluster's shards");
         }
         int replicas = parseInt(info.get("connected_slaves"));
-        if (replicas > 0) {
+        if (located.isPresent()) {
+            // The single-node lock on the master Sentinel names: the replicas are what a failover promotes.
+            warnings.add(located.get() + ", with " + replicas + " connected replica(s)" + replicaList(info, replicas)
+                    + ": replication is asynchronous, so a failover may promote a replica that never got a"
+                    + " holder's key; a lease kept alive is then lost with its notice, and one that is not may"
+                    + " be granted twice");
+        } else if (replicas > 0) {
             warnings.add("has " + replicas + " connected replica(s): replication is asynchronous and adds no safety to "
                     + "Redlock; a failover can lose the lock. Use independent nodes without failover");
         }
@@ -60,6 +68,27 @@ final class NodeInspector {
         Verdict verdict = !errors.isEmpty() ? Verdict.ERROR : !warnings.isEmpty() ? Verdict.WARNING : Verdict.OK;
         errors.addAll(warnings);
         return new NodeCheck(name, role, Optional.ofNullable(info.get("run_id")), persistence, verdict, errors);
+    }
+
+    /** The replicas INFO replication lists ({@code slaveN:ip=...,port=...,state=...,lag=...}), as {@code (ip:port state, lag N s)}. */
+    private static String replicaList(Map<String, String> info, int replicas) {
+        List<String> listed = new ArrayList<>();
+        for (int i = 0; i < Math.min(replicas, 16); i++) {
+            String line = info.get("slave" + i);
+            if (line == null) {
+                continue;
+            }
+            Map<String, String> fields = new java.util.HashMap<>();
+            for (String pair : line.split(",", 16)) {
+                int eq = pair.indexOf('=');
+                if (eq > 0) {
+                    fields.put(pair.substring(0, eq), pair.substring(eq + 1));
+                }
+            }
+            listed.add(fields.getOrDefault("ip", "?") + ":" + fields.getOrDefault("port", "?") + " "
+                    + fields.getOrDefault("state", "?") + ", lag " + fields.getOrDefault("lag", "?") + " s");
+        }
+        return listed.isEmpty() ? "" : " (" + String.join("; ", listed) + ")";
     }
 
     /** Why INFO got no answer, and the remedy: a configuration error names its own. */

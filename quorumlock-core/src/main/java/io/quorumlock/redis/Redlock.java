@@ -360,7 +360,8 @@ public final class Redlock implements DistributedLock<Lease>, Clocked {
             checks.add(NodeInspector.inspect(
                     names.get(i),
                     command -> rounds.queries.query(new int[] {node}, command)[0],
-                    () -> rounds.restartGuard.finding(node)));
+                    () -> rounds.restartGuard.finding(node),
+                    transport.whereIs(node)));
         }
         return new NodeCheckReport(NodeInspector.flagSameServers(checks));
     }

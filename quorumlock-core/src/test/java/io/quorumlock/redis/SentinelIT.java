@@ -128,6 +128,17 @@ class SentinelIT {
                 assertThat(valueOn(redis.master(), "stock")).isEqualTo(lease.token());
                 lease.release();
                 assertThat(valueOn(redis.master(), "stock")).isNull();
+                RedisServer replica = redis.servers().stream()
+                        .filter(server -> server != redis.master())
+                        .findFirst()
+                        .orElseThrow();
+                NodeCheck check = lock.checkNodes().nodes().get(0);
+                assertThat(check.role()).isEqualTo("master");
+                assertThat(check.findings().get(0))
+                        .startsWith(
+                                "the master 127.0.0.1:" + redis.master().port() + ", named by the sentinel 127.0.0.1:")
+                        .contains("(of 3), with 1 connected replica(s) (127.0.0.1:" + replica.port() + " online, lag ")
+                        .endsWith("one that is not may be granted twice");
             }
             redis.sentinels().get(0).stop();
             String skipping =

@@ -91,6 +91,12 @@ abstract class OnBackend extends SpringBootCondition {
                     .filter(property -> binder.bind(property, String.class).isBound())
                     .findFirst();
         }
+        if (backend == Backend.REDIS
+                && binder.bind("quorumlock.redis.sentinel.master", String.class)
+                        .map(s -> !s.isBlank())
+                        .orElse(false)) {
+            return Optional.of("quorumlock.redis.sentinel.master");
+        }
         boolean set = backend == Backend.ZOOKEEPER
                 ? binder.bind(backend.property, String.class)
                         .map(s -> !s.isBlank())

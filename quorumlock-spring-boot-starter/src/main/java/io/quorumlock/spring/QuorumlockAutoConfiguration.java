@@ -74,19 +74,44 @@ public class QuorumlockAutoConfiguration {
                 "tlsClientCertificate", "quorumlock.redis.tls.cert",
                 "tlsClientCertificate[1]", "quorumlock.redis.tls.key");
 
+        /** As {@link #PROPERTIES}, with the node the Sentinel properties make. */
+        static final Map<String, String> SENTINEL_PROPERTIES = sentinelProperties();
+
+        private static Map<String, String> sentinelProperties() {
+            Map<String, String> properties = new java.util.HashMap<>(PROPERTIES);
+            properties.put("nodes", "quorumlock.redis.sentinel.nodes");
+            return Map.copyOf(properties);
+        }
+
         @Bean(destroyMethod = "close")
         @ConditionalOnMissingBean(DistributedLock.class)
         Redlock quorumlockRedlock(QuorumlockProperties properties, ObjectProvider<LockListener> listeners) {
             QuorumlockProperties.Redis redis = properties.getRedis();
             QuorumlockProperties.Tls tls = redis.getTls();
             Placeholders.check("quorumlock.redis.nodes", redis.getNodes());
+            QuorumlockProperties.Sentinel sentinel = redis.getSentinel();
+            boolean sentinels = sentinel.getMaster() != null;
+            if (sentinels) {
+                Placeholders.check("quorumlock.redis.sentinel.master", sentinel.getMaster());
+                Placeholders.check("quorumlock.redis.sentinel.nodes", sentinel.getNodes());
+                if (!redis.getNodes().isEmpty()) {
+                    throw new QuorumlockPropertyException("quorumlock.redis.nodes and quorumlock.redis.sentinel.master"
+                            + " are both set: the lock is on the master the sentinels name, or on the nodes listed;"
+                            + " remove one of them");
+                }
+                if (sentinel.getNodes().isEmpty()) {
+                    throw new QuorumlockPropertyException("quorumlock.redis.sentinel.nodes is empty: list the"
+                            + " sentinels that watch the master " + sentinel.getMaster() + ", such as"
+                            + " quorumlock.redis.sentinel.nodes=10.0.0.5:26379,10.0.0.6:26379,10.0.0.7:26379");
+                }
+            }
             Placeholders.check("quorumlock.redis.password", redis.getPassword());
             Placeholders.check("quorumlock.redis.tls.ca", Objects.toString(tls.getCa(), null));
             Placeholders.check("quorumlock.redis.tls.cert", Objects.toString(tls.getCert(), null));
             Placeholders.check("quorumlock.redis.tls.key", Objects.toString(tls.getKey(), null));
-            return PropertyErrors.naming("quorumlock.redis", PROPERTIES, () -> {
+            return PropertyErrors.naming("quorumlock.redis", sentinels ? SENTINEL_PROPERTIES : PROPERTIES, () -> {
                 RedlockBuilder builder = Redlock.builder()
-                        .nodes(redis.getNodes())
+                        .nodes(sentinels ? List.of(sentinel.uri()) : redis.getNodes())
                         .password(redis.getPassword())
                         .nodeTimeout(redis.getNodeTimeout())
                         .maxConnectionsPerNode(redis.getMaxConnectionsPerNode())

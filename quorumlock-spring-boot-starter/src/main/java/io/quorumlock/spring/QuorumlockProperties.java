@@ -72,6 +72,52 @@ public class QuorumlockProperties {
     }
 
     /** The Redis lock: one node, or Redlock over several independent nodes. */
+    /**
+     * A single-node lock on the master that Redis Sentinel manages, instead of {@code
+     * quorumlock.redis.nodes}; the password is {@code quorumlock.redis.password}, for the master
+     * and the sentinels alike.
+     */
+    public static class Sentinel {
+
+        /** The master's name in the sentinels' configuration ({@code sentinel monitor NAME ...}). */
+        private String master;
+
+        /** The sentinels, each host:port (port 26379 if left out). */
+        private List<String> nodes = new ArrayList<>();
+
+        /** Whether the sentinels and the master speak TLS (rediss-sentinel://). */
+        private boolean tls;
+
+        public String getMaster() {
+            return master;
+        }
+
+        public void setMaster(String master) {
+            this.master = master;
+        }
+
+        public List<String> getNodes() {
+            return nodes;
+        }
+
+        public void setNodes(List<String> nodes) {
+            this.nodes = nodes;
+        }
+
+        public boolean isTls() {
+            return tls;
+        }
+
+        public void setTls(boolean tls) {
+            this.tls = tls;
+        }
+
+        /** The address the lock takes, {@code redis-sentinel://host:port,...#master}. */
+        String uri() {
+            return (tls ? "rediss-sentinel://" : "redis-sentinel://") + String.join(",", nodes) + "#" + master;
+        }
+    }
+
     public static class Redis {
 
         /**
@@ -113,6 +159,12 @@ public class QuorumlockProperties {
         private Boolean restartGuard;
 
         private final Tls tls = new Tls();
+
+        private final Sentinel sentinel = new Sentinel();
+
+        public Sentinel getSentinel() {
+            return sentinel;
+        }
 
         public List<String> getNodes() {
             return nodes;

@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import io.quorumlock.DistributedLock;
 import io.quorumlock.Lease;
 import io.quorumlock.redis.Redlock;
+import io.quorumlock.testkit.RedisSentinels;
 import io.quorumlock.testkit.RedisServersExtension;
 import io.quorumlock.testkit.TestTime;
 import java.time.Duration;
@@ -71,6 +72,52 @@ class RedisStarterIT {
             assertThat(again).as("free again after the release").isPresent();
             again.get().release();
         });
+    }
+
+    /**
+     * quorumlock.redis.sentinel.*: the single-node lock on the master the sentinels name; set beside
+     * quorumlock.redis.nodes, or without sentinels, the start fails naming the properties.
+     */
+    @Test
+    void theSentinelPropertiesPutTheLockOnTheMasterTheSentinelsName() {
+        try (RedisSentinels sentinels = RedisSentinels.start()) {
+            String nodes = String.join(
+                    ",",
+                    sentinels.sentinels().stream()
+                            .map(s -> s.host() + ":" + s.port())
+                            .toList());
+            ApplicationContextRunner sentinelRunner = new ApplicationContextRunner()
+                    .withConfiguration(AutoConfigurations.of(QuorumlockAutoConfiguration.class))
+                    .withPropertyValues(
+                            "quorumlock.redis.sentinel.master=" + RedisSentinels.MASTER_NAME,
+                            "quorumlock.redis.node-timeout=200ms");
+            sentinelRunner
+                    .withPropertyValues("quorumlock.redis.sentinel.nodes=" + nodes)
+                    .run(context -> {
+                        Redlock lock = context.getBean(Redlock.class);
+                        assertThat(lock.quorum()).isEqualTo(1);
+                        Lease lease = lock.acquire("sentinel-run", TTL, Duration.ofSeconds(5));
+                        try (var jedis = sentinels.master().connect(Duration.ofSeconds(2))) {
+                            assertThat(jedis.exists("sentinel-run")).isTrue();
+                        }
+                        lease.release();
+                    });
+            sentinelRunner.run(context -> assertThat(context.getStartupFailure())
+                    .rootCause()
+                    .hasMessageStartingWith("quorumlock.redis.sentinel.nodes is empty: list the sentinels"));
+            sentinelRunner
+                    .withPropertyValues(
+                            "quorumlock.redis.sentinel.nodes=" + nodes, "quorumlock.redis.nodes=redis://127.0.0.1:1")
+                    .run(context -> assertThat(context.getStartupFailure())
+                            .rootCause()
+                            .hasMessageContaining(
+                                    "quorumlock.redis.nodes and quorumlock.redis.sentinel.master are both" + " set"));
+            sentinelRunner
+                    .withPropertyValues("quorumlock.redis.sentinel.nodes=127.0.0.1:0")
+                    .run(context -> assertThat(context.getStartupFailure())
+                            .hasStackTraceContaining("quorumlock.redis.sentinel.nodes")
+                            .hasStackTraceContaining("the port must be between 1 and 65535"));
+        }
     }
 
     /** Many callers of the bean share at most max-connections-per-node connections per node. */

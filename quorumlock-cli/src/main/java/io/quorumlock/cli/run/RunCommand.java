@@ -430,7 +430,9 @@ public final class RunCommand implements Callable<Integer> {
             return true;
         }
         misconfigured.forEach(line -> report("warning: " + line));
-        if (!silent.isEmpty()) {
+        // A lock that its only node granted is no bare quorum: that node answered the grant, whatever
+        // the check beside the attempt found before it (a master that Sentinel was failing over).
+        if (!silent.isEmpty() && found.nodes().size() > 1) {
             int nodes = found.nodes().size();
             int voting = nodes - silent.size() - misconfigured.size();
             int spare = voting - redlock.quorum();

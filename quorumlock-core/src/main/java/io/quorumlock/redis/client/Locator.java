@@ -36,6 +36,11 @@ interface Locator {
     /** A connection to the node failed, or found a replica: look again, in the background. */
     default void recheck() {}
 
+    /** Where the node was found, if its address does not say: the master and who named it. */
+    default java.util.Optional<String> describe() {
+        return java.util.Optional.empty();
+    }
+
     /** Stops what runs in the background. */
     default void close() {}
 }

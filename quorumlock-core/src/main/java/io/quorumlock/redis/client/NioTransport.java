@@ -145,6 +145,11 @@ public final class NioTransport implements Transport {
     }
 
     @Override
+    public java.util.Optional<String> whereIs(int node) {
+        return resolvers[node].describe();
+    }
+
+    @Override
     public boolean sameServer(int a, int b) {
         return starts.sameServer(a, b);
     }

@@ -54,6 +54,8 @@ final class SentinelLocator implements Locator {
 
     /** The master named last, or why none is known; null before the first answer. */
     private volatile Result last;
+    /** The sentinel that named the master last, host:port. */
+    private volatile String namedBy;
 
     /** Guarded by this. */
     private CompletableFuture<Result> inFlight;
@@ -119,6 +121,18 @@ final class SentinelLocator implements Locator {
                 && known.address() != null
                 && connectedTo != null
                 && !known.address().equals(connectedTo.address());
+    }
+
+    @Override
+    public java.util.Optional<String> describe() {
+        Result known = last;
+        if (known == null || known.address() == null) {
+            return java.util.Optional.of(
+                    "no master known: " + (known == null ? "the sentinels not asked yet" : known.failure()));
+        }
+        return java.util.Optional.of(
+                "the master " + known.host() + ":" + known.address().getPort() + ", named by the sentinel " + namedBy
+                        + " (of " + sentinels.nodes().size() + ")");
     }
 
     @Override
@@ -198,6 +212,7 @@ final class SentinelLocator implements Locator {
             try {
                 Result master = askOne(sentinel);
                 first = index;
+                namedBy = name;
                 return master;
             } catch (SocketTimeoutException e) {
                 failures.add(name + ": no answer within " + timeoutMillis + " ms");

@@ -29,6 +29,14 @@ public interface Transport extends AutoCloseable {
      */
     NodeStart nodeStart(int node);
 
+    /**
+     * Where node {@code node} was found, if something other than its address names it: the master
+     * and the sentinel that named it, for a master that Sentinel manages.
+     */
+    default java.util.Optional<String> whereIs(int node) {
+        return java.util.Optional.empty();
+    }
+
     /** Whether entries {@code a} and {@code b} have answered with the same run_id: one server listed twice. */
     default boolean sameServer(int a, int b) {
         return false;

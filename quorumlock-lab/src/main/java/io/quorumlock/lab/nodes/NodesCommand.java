@@ -7,6 +7,7 @@ import io.quorumlock.testkit.MariaDbServer;
 import io.quorumlock.testkit.PortInUseException;
 import io.quorumlock.testkit.PostgresServer;
 import io.quorumlock.testkit.Processes;
+import io.quorumlock.testkit.RedisSentinels;
 import io.quorumlock.testkit.RedisServers;
 import io.quorumlock.testkit.ZooKeeperServers;
 import java.io.Closeable;
@@ -107,6 +108,13 @@ public final class NodesCommand implements Callable<Integer> {
     private boolean mariaDb;
 
     @Option(
+            names = "--sentinel",
+            order = 10,
+            description = "Start a Redis master, its replica and three sentinels (quorum 2, a master silent for 1 s"
+                    + " is failed over), and print the redis-sentinel:// address of the master for --redis.")
+    private boolean sentinel;
+
+    @Option(
             names = "--count",
             paramLabel = "N",
             order = 1,
@@ -186,7 +194,9 @@ public final class NodesCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws Exception {
-        int redis = count != null ? count : zooKeeper == 0 && etcd == 0 && !postgres && !mariaDb ? DEFAULT_COUNT : 0;
+        int redis = count != null
+                ? count
+                : zooKeeper == 0 && etcd == 0 && !postgres && !mariaDb && !sentinel ? DEFAULT_COUNT : 0;
         if (redis == 0 && (port != null || persistent)) {
             throw usage((port != null ? "--port" : "--persistent") + " is for Redis nodes: add --count N");
         }
@@ -237,6 +247,9 @@ public final class NodesCommand implements Callable<Integer> {
                 if (redis > 0) {
                     started.add(redis(redis));
                 }
+                if (sentinel) {
+                    started.add(sentinels());
+                }
                 if (zooKeeper > 0) {
                     started.add(zooKeeper());
                 }
@@ -285,6 +298,24 @@ public final class NodesCommand implements Callable<Integer> {
                 "--redis " + String.join(",", uris),
                 plural(nodes, "Redis node"),
                 servers::close);
+    }
+
+    private Local sentinels() {
+        RedisSentinels group = RedisSentinels.start();
+        List<String> addresses = new ArrayList<>();
+        addresses.add(group.master().uri() + " (master)");
+        group.servers().stream()
+                .filter(server -> server != group.master())
+                .forEach(server -> addresses.add(server.uri() + " (replica)"));
+        group.sentinels().forEach(s -> addresses.add(s.host() + ":" + s.port() + " (sentinel)"));
+        return new Local(
+                "Started a Redis master, its replica and three sentinels (redis-server "
+                        + group.master().version() + ", no persistence; the master is named "
+                        + RedisSentinels.MASTER_NAME + "):",
+                addresses,
+                "--redis " + group.uri(),
+                "the master, its replica and three sentinels",
+                group::close);
     }
 
     private Local zooKeeper() throws Exception {

@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import io.quorumlock.etcd.EtcdLock;
 import io.quorumlock.jdbc.JdbcLock;
+import io.quorumlock.redis.Redlock;
 import io.quorumlock.testkit.EtcdCluster;
 import io.quorumlock.testkit.MariaDbServer;
 import io.quorumlock.testkit.PostgresServer;
@@ -323,6 +324,23 @@ class NodesIT {
             assertThat(refusesConnections("zk://" + address)).as(address).isTrue();
         }
         assertThat(refusesConnections(URI.create(etcd.get(0)).toString())).isTrue();
+        assertThat(stderr()).isEmpty();
+    }
+
+    @Test
+    void startsAMasterItsReplicaAndThreeSentinelsWhoseAddressTheLockTakes() throws Exception {
+        start(Map.of(), "--sentinel");
+
+        assertThat(out).anyMatch(line -> line.startsWith("Started a Redis master, its replica and three sentinels"));
+        assertThat(out).anyMatch(line -> line.matches("redis://127\\.0\\.0\\.1:\\d+ \\(replica\\)"));
+        String redis = pasted("--redis ");
+        assertThat(redis).matches("--redis redis-sentinel://(127\\.0\\.0\\.1:\\d+,){2}127\\.0\\.0\\.1:\\d+#mymaster");
+        try (Redlock lock =
+                Redlock.builder().node(redis.substring("--redis ".length())).build()) {
+            assertThat(lock.tryAcquire("nodes-it", Duration.ofSeconds(10))).isPresent();
+        }
+
+        stopWith("TERM", "stopped the master, its replica and three sentinels");
         assertThat(stderr()).isEmpty();
     }
 
