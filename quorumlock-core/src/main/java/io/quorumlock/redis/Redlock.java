@@ -93,6 +93,7 @@ public final class Redlock implements DistributedLock<Lease>, Clocked {
             Duration recheck,
             Ticker ticker,
             boolean restartGuard,
+            ReplicaSync replicaSync,
             String holder,
             LockListener listener,
             Timers timers) {
@@ -113,6 +114,7 @@ public final class Redlock implements DistributedLock<Lease>, Clocked {
                 driftFactor,
                 ticker,
                 restartGuard,
+                replicaSync,
                 events,
                 this.timers);
         this.attempts = new RedlockAttempts(rounds, this.names.size(), holder);

@@ -43,6 +43,10 @@ public final class RedlockBuilder {
     private Boolean restartGuard;
     /** For nodes whose URI has none; null if not set. */
     private String password;
+    /** Null until set: the replicas up for a master behind Sentinel, none otherwise. */
+    private Integer replicas;
+    /** Null until set: half the node timeout. */
+    private Duration replicaTimeout;
     /** Null until set: pid@host. */
     private String holder;
 
@@ -180,6 +184,34 @@ public final class RedlockBuilder {
      */
     public RedlockBuilder restartGuard(boolean enabled) {
         this.restartGuard = enabled;
+        return this;
+    }
+
+    /**
+     * How many replicas of the single node must acknowledge a grant or an extension before it
+     * counts: {@code WAIT replicas timeout} is sent right behind the write, on its connection. A
+     * write that fewer replicas acknowledged within {@code timeout} is no yes (the evidence says
+     * {@code NOREPLICAS 0 of 1 replica(s) acknowledged the write within 25 ms}), and a grant so
+     * refused is deleted. The lease's validity is counted from the write's send, as always, so the
+     * wait shortens it.
+     *
+     * <p>What it narrows: a failover right after a grant, to a replica that never got the key (the
+     * failure that motivates Redlock). What it does not: a replica that acknowledged and is not the
+     * one promoted; a failover that loses writes for other reasons; a master whose replicas are all
+     * down then grants nothing.
+     *
+     * <p>The default for a master behind Sentinel ({@code redis-sentinel://}), whose sentinels fail
+     * it over to a replica: as many replicas as its sentinels count up and linked to it when the
+     * write is sent (asked every second), within half the node timeout; none while none is, so that
+     * the lock stays available while its replicas are down. For a {@code redis://} node: none.
+     * {@code 0} turns it off. Not for Redlock, whose nodes have no replicas.
+     *
+     * @param replicas how many replicas, 0 for none
+     * @param timeout how long they are waited for; shorter than the node timeout
+     */
+    public RedlockBuilder waitForReplicas(int replicas, Duration timeout) {
+        this.replicas = replicas;
+        this.replicaTimeout = timeout;
         return this;
     }
 
@@ -401,9 +433,19 @@ public final class RedlockBuilder {
                 recheck,
                 ticker,
                 guard,
+                replicaSync(addresses),
                 holder != null ? holder : Holders.defaultName(),
                 listener,
                 timers);
+    }
+
+    /** The WAIT behind each write: as set, or one replica for a master behind Sentinel. */
+    private ReplicaSync replicaSync(List<NodeAddress> addresses) {
+        long millis = Math.max(1, (replicaTimeout != null ? replicaTimeout : nodeTimeout.dividedBy(2)).toMillis());
+        if (replicas == null) {
+            return addresses.get(0).sentinels().isPresent() ? ReplicaSync.up(millis) : ReplicaSync.NONE;
+        }
+        return replicas == 0 ? ReplicaSync.NONE : new ReplicaSync(replicas, millis);
     }
 
     private List<NodeAddress> validate() {
@@ -438,6 +480,28 @@ public final class RedlockBuilder {
             addresses.add(address);
         }
         Settings.positive("nodeTimeout", nodeTimeout, " (the default is 50 ms)");
+        if (replicas != null) {
+            Settings.requireArgument(
+                    replicas >= 0 && replicas <= 64,
+                    "waitForReplicas",
+                    "waitForReplicas needs 0 to 64 replicas, was %d",
+                    replicas);
+            Settings.requireArgument(
+                    replicas == 0 || uris.size() == 1,
+                    "waitForReplicas",
+                    "waitForReplicas is for the single-node lock: Redlock's nodes are independent masters without"
+                            + " replicas; use waitForReplicas(0, ...) with several nodes");
+            Settings.requireArgument(
+                    replicas == 0
+                            || replicaTimeout != null
+                                    && replicaTimeout.toMillis() >= 1
+                                    && replicaTimeout.compareTo(nodeTimeout) < 0,
+                    "waitForReplicas",
+                    "waitForReplicas needs a timeout of at least 1 ms and shorter than nodeTimeout (%d ms), was %s:"
+                            + " a node that owes the answer longer counts as silent",
+                    nodeTimeout.toMillis(),
+                    replicaTimeout);
+        }
         Settings.requireArgument(
                 nodeTimeout.toMillis() >= 1 && nodeTimeout.toMillis() <= Integer.MAX_VALUE,
                 "nodeTimeout",

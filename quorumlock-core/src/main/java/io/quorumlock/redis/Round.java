@@ -171,9 +171,17 @@ final class Round implements AutoCloseable, Transport.ReplyHandler, BooleanSuppl
      * node that answered that it did not take it.
      */
     void followUps(Command command, Round round, boolean cleanUp, Command toTheOthers) {
+        followUps(command, round, cleanUp, toTheOthers, ReplicaSync.NONE);
+    }
+
+    /**
+     * As {@link #followUps(Command, Round, boolean, Command)}, each {@code command} followed on its
+     * connection by {@code sync}'s WAIT, and counted once that answers.
+     */
+    void followUps(Command command, Round round, boolean cleanUp, Command toTheOthers, ReplicaSync sync) {
         try (Transport.Sends sends = round.lane.sends()) {
             for (int i = 0; i < rounds.names.size(); i++) {
-                followUp(i, command, round, cleanUp, toTheOthers);
+                followUp(i, command, round, cleanUp, toTheOthers, sync);
             }
         }
     }
@@ -185,10 +193,15 @@ final class Round implements AutoCloseable, Transport.ReplyHandler, BooleanSuppl
      * own link, so that it never overtakes the grant. A {@code cleanUp} (a delete) is sent also to a node that is silent for now,
      * behind what it owes: a key is never left behind for want of a command.
      */
-    private void followUp(int node, Command command, Round round, boolean cleanUp, Command toTheOthers) {
+    private void followUp(
+            int node, Command command, Round round, boolean cleanUp, Command toTheOthers, ReplicaSync sync) {
         ServerAnswer answered = ballot.answer(node);
+        Transport.ReplyHandler handler = sync.on() ? sync.handler(round) : round;
         if (answered == null) {
-            lane.link(node).sendBehind(command, round);
+            lane.link(node).sendBehind(command, handler);
+            if (sync.on()) {
+                lane.link(node).sendBehind(sync.command(), handler);
+            }
         } else if (neverHeld(answered)) {
             round.ballot.record(node, new ServerAnswer(answered.server(), answered.kind(), "never held the key"));
             if (toTheOthers != null) {
@@ -197,7 +210,10 @@ final class Round implements AutoCloseable, Transport.ReplyHandler, BooleanSuppl
         } else if (cleanUp) {
             round.lane.link(node).sendBehind(command, round);
         } else {
-            round.lane.link(node).send(command, round);
+            round.lane.link(node).send(command, handler);
+            if (sync.on()) {
+                round.lane.link(node).send(sync.command(), handler);
+            }
         }
     }
 

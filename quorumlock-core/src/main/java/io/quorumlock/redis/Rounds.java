@@ -57,6 +57,8 @@ final class Rounds {
     final ReleaseGate releases;
     /** Each node's configuration error, logged once rather than on every retry. */
     private final Misconfigurations misconfigurations;
+    /** The replicas that must acknowledge a grant or an extension before it counts. */
+    final ReplicaSync replicaSync;
 
     private volatile boolean closed;
 
@@ -83,9 +85,11 @@ final class Rounds {
             double driftFactor,
             Ticker ticker,
             boolean restartGuard,
+            ReplicaSync replicaSync,
             LockEvents events,
             Timers timers) {
         this.transport = transport;
+        this.replicaSync = replicaSync;
         this.timers = timers;
         this.names = List.copyOf(names);
         this.voters = new Ballot.Nodes(this.names);
@@ -147,9 +151,16 @@ final class Rounds {
                     voters, GRANTED, restartGuard.exclusion(start, ttlMillis), sameServer, misconfigurations);
             round.counts(ballot, false);
             Command set = Command.setIfAbsent(resource, token, ttlMillis);
+            ReplicaSync sync = replicaSync.now(transport.replicasUp(0)); // a single node when on
             try (Transport.Sends sends = round.lane.sends()) {
                 for (int i = 0; i < names.size(); i++) {
-                    round.lane.link(i).send(set, round);
+                    if (sync.on()) {
+                        Transport.ReplyHandler synced = sync.handler(round);
+                        round.lane.link(i).send(set, synced);
+                        round.lane.link(i).send(sync.command(), synced);
+                    } else {
+                        round.lane.link(i).send(set, round);
+                    }
                 }
             }
             boolean interrupted = !round.await(false, start, true, waitLimit(start, ttlMillis));
@@ -192,7 +203,7 @@ final class Rounds {
                             voters, GRANTED, restartGuard.exclusion(start, ttlMillis), sameServer, misconfigurations),
                     false);
             Command extend = Command.script(Scripts.EXTEND_IF_EQUALS, resource, token, ttlMillis);
-            grant.followUps(extend, round, false, null);
+            grant.followUps(extend, round, false, null, replicaSync.now(transport.replicasUp(0)));
             long limit = Math.max(start + nodeTimeoutNanos, Math.min(waitUntilNanos, waitLimit(start, ttlMillis)));
             boolean interrupted = !round.await(false, start, true, limit);
             return decide(round, start, ttlMillis, interrupted);

@@ -84,6 +84,7 @@ class LaneGrowthIT {
                     0.01,
                     Ticker.SYSTEM,
                     false,
+                    ReplicaSync.NONE,
                     io.quorumlock.internal.LockEvents.of("redis", io.quorumlock.LockListener.NONE),
                     io.quorumlock.internal.Timers.threads("test", 1));
             Rounds.Outcome warm = rounds.grant("warm-up", "w", TTL_MILLIS);

@@ -12,6 +12,7 @@ import io.quorumlock.testkit.ScriptedServer;
 import io.quorumlock.testkit.TestTime;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
@@ -30,11 +31,58 @@ class SentinelIT {
     private static final Duration PROBE = Duration.ofSeconds(2);
 
     private static Redlock lock(String uri) {
+        return builder(uri).build();
+    }
+
+    private static RedlockBuilder builder(String uri) {
         return Redlock.builder()
                 .node(uri)
                 .nodeTimeout(TestTime.scaled(Duration.ofMillis(200)))
-                .connectTimeout(TestTime.scaled(Duration.ofSeconds(2)))
-                .build();
+                .connectTimeout(TestTime.scaled(Duration.ofSeconds(2)));
+    }
+
+    /** Cuts the replica's link to {@code master} and pauses it, so that it cannot link again: writes stay on the master. */
+    private static RedisServer cutOffReplica(RedisSentinels redis, RedisServer master) {
+        RedisServer replica = redis.servers().get(redis.servers().get(0) == master ? 1 : 0);
+        replica.pause();
+        try (Jedis jedis = master.connect(TestTime.scaled(PROBE))) {
+            jedis.sendCommand(Protocol.Command.CLIENT, "KILL", "TYPE", "replica");
+        }
+        return replica;
+    }
+
+    /**
+     * By default a grant on a master behind Sentinel counts once a replica acknowledged it (WAIT):
+     * with the replica cut off, none is granted, the evidence says why, and no key is left.
+     */
+    @Test
+    void aGrantNoReplicaAcknowledgedDoesNotCountAndLeavesNoKey() {
+        try (RedisSentinels redis = RedisSentinels.start();
+                Redlock lock = lock(redis.uri())) {
+            RedisServer master = redis.master();
+            lock.acquire("warm", TTL, TestTime.scaled(Duration.ofSeconds(5))).release();
+            RedisServer replica = cutOffReplica(redis, master);
+            try {
+                assertThatThrownBy(() -> lock.acquire("synced", TTL, Duration.ZERO))
+                        .isInstanceOf(LockUnavailableException.class)
+                        .hasMessageContaining("NOREPLICAS 0 of 1 replica(s) acknowledged the write within");
+                TestTime.await(
+                        Duration.ofSeconds(5),
+                        () -> valueOn(master, "synced") == null,
+                        "the refused grant's key to go");
+            } finally {
+                replica.resume();
+            }
+            TestTime.await(
+                    Duration.ofSeconds(20),
+                    () -> lock.tryAcquire("synced", TTL)
+                            .map(lease -> {
+                                lease.release();
+                                return true;
+                            })
+                            .orElse(false),
+                    "a grant once the replica is back");
+        }
     }
 
     private static String valueOn(RedisServer server, String key) {
@@ -46,15 +94,12 @@ class SentinelIT {
     @Test
     void afterAFailoverTheNewMasterIsUsedAndALeaseWhoseKeyDidNotReachItIsLostWithItsNotice() throws Exception {
         try (RedisSentinels redis = RedisSentinels.start();
-                Redlock lock = lock(redis.uri())) {
+                Redlock lock =
+                        builder(redis.uri()).waitForReplicas(0, Duration.ZERO).build()) {
             RedisServer first = redis.master();
-            RedisServer replica = redis.servers().get(redis.servers().get(0) == first ? 1 : 0);
-            // The replica does not get the key (the article's failure: replication is asynchronous):
-            // its link is cut and it is paused, so that it cannot link again before the master dies.
-            replica.pause();
-            try (Jedis jedis = first.connect(TestTime.scaled(PROBE))) {
-                jedis.sendCommand(Protocol.Command.CLIENT, "KILL", "TYPE", "replica");
-            }
+            // The replica does not get the key (the article's failure: replication is asynchronous),
+            // which the lock, told not to wait for a replica, does not see.
+            RedisServer replica = cutOffReplica(redis, first);
             RedlockLease held =
                     (RedlockLease) lock.acquire("job", Duration.ofSeconds(6), TestTime.scaled(Duration.ofSeconds(5)));
             CompletableFuture<LeaseLostException> lost = lock.keepAlive(held, Duration.ofSeconds(6));
@@ -87,8 +132,11 @@ class SentinelIT {
 
     @Test
     void aLeaseWhoseKeyReachedTheReplicaIsKeptThroughAManualFailover() throws Exception {
+        // Without WAIT: while the replica is promoted the master has none, and an extension that no
+        // replica acknowledges does not count (see aGrantNoReplicaAcknowledged...).
         try (RedisSentinels redis = RedisSentinels.start();
-                Redlock lock = lock(redis.uri())) {
+                Redlock lock =
+                        builder(redis.uri()).waitForReplicas(0, Duration.ZERO).build()) {
             Duration ttl = Duration.ofSeconds(3);
             RedlockLease held = (RedlockLease) lock.acquire("report", ttl, TestTime.scaled(Duration.ofSeconds(5)));
             long acquired = System.nanoTime();
@@ -152,7 +200,7 @@ class SentinelIT {
             RedisServer master = redis.master();
             RedisServer replica = redis.servers().get(redis.servers().get(0) == master ? 1 : 0);
             String port = Integer.toString(replica.port());
-            String answer = "*2\r\n$9\r\n127.0.0.1\r\n$" + port.length() + "\r\n" + port + "\r\n";
+            String answer = "*2\r\n$9\r\n127.0.0.1\r\n$" + port.length() + "\r\n" + port + "\r\n*0\r\n";
             try (ScriptedServer wrong =
                             ScriptedServer.start(ScriptedServer.sends(answer.getBytes(StandardCharsets.US_ASCII)));
                     Redlock lock = lock("redis-sentinel://127.0.0.1:" + wrong.port() + "#mymaster")) {
@@ -181,5 +229,17 @@ class SentinelIT {
                         .build())
                 .isInstanceOf(IllegalSettingException.class)
                 .hasMessageContaining("serves the single-node lock only");
+        assertThatThrownBy(() -> Redlock.builder()
+                        .nodes(List.of("redis://127.0.0.1:6379", "redis://127.0.0.1:6380", "redis://127.0.0.1:6381"))
+                        .waitForReplicas(1, Duration.ofMillis(10))
+                        .build())
+                .isInstanceOf(IllegalSettingException.class)
+                .hasMessageContaining("waitForReplicas is for the single-node lock");
+        assertThatThrownBy(() -> Redlock.builder()
+                        .node("redis://127.0.0.1:6379")
+                        .waitForReplicas(1, Duration.ofMillis(50))
+                        .build())
+                .isInstanceOf(IllegalSettingException.class)
+                .hasMessageContaining("shorter than nodeTimeout (50 ms)");
     }
 }

@@ -27,7 +27,9 @@ public record Command(Kind kind, String key, String value, long millis, Script s
         INFO,
         CONFIG_GET,
         SUBSCRIBE,
-        UNSUBSCRIBE
+        UNSUBSCRIBE,
+        /** {@code WAIT replicas millis}: how many replicas acknowledged this connection's writes (the key). */
+        WAIT
     }
 
     public static Command setIfAbsent(String key, String value, long millis) {
@@ -68,6 +70,11 @@ public record Command(Kind kind, String key, String value, long millis, Script s
         return new Command(Kind.INFO, section, null, -1, null);
     }
 
+    /** {@code WAIT replicas millis}: the replicas are the key, as a number. */
+    public static Command waitForReplicas(int replicas, long millis) {
+        return new Command(Kind.WAIT, Integer.toString(replicas), null, millis, null);
+    }
+
     public static Command configGet(String pattern) {
         return new Command(Kind.CONFIG_GET, pattern, null, -1, null);
     }
@@ -99,6 +106,7 @@ public record Command(Kind kind, String key, String value, long millis, Script s
             case CONFIG_GET -> "CONFIG GET";
             case SUBSCRIBE -> "SUBSCRIBE";
             case UNSUBSCRIBE -> "UNSUBSCRIBE";
+            case WAIT -> "WAIT";
         };
     }
 
@@ -114,7 +122,7 @@ public record Command(Kind kind, String key, String value, long millis, Script s
             case SET_IF_ABSENT -> reply.equals(Reply.Simple.OK) || reply == Reply.Nil.NIL;
             case SCRIPT -> reply instanceof Reply.Int;
             case GET -> reply instanceof Reply.Bulk || reply == Reply.Nil.NIL;
-            case PTTL -> reply instanceof Reply.Int;
+            case PTTL, WAIT -> reply instanceof Reply.Int;
             case TYPE -> reply instanceof Reply.Simple;
             case INFO -> reply instanceof Reply.Bulk;
             case CONFIG_GET, SUBSCRIBE, UNSUBSCRIBE -> reply instanceof Reply.Array;

@@ -41,6 +41,11 @@ interface Locator {
         return java.util.Optional.empty();
     }
 
+    /** How many replicas of the node are up and linked to it, as far as is known: 0 if unknown. */
+    default int replicasUp() {
+        return 0;
+    }
+
     /** Stops what runs in the background. */
     default void close() {}
 }

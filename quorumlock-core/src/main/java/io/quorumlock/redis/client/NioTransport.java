@@ -145,6 +145,11 @@ public final class NioTransport implements Transport {
     }
 
     @Override
+    public int replicasUp(int node) {
+        return resolvers[node].replicasUp();
+    }
+
+    @Override
     public java.util.Optional<String> whereIs(int node) {
         return resolvers[node].describe();
     }

@@ -51,6 +51,7 @@ final class Resp {
             case CONFIG_GET -> command(out, "CONFIG", "GET", key);
             case SUBSCRIBE -> command(out, "SUBSCRIBE", key);
             case UNSUBSCRIBE -> command(out, "UNSUBSCRIBE", key);
+            case WAIT -> command(out, "WAIT", key, Long.toString(command.millis()));
         };
     }
 

@@ -56,6 +56,8 @@ final class SentinelLocator implements Locator {
     private volatile Result last;
     /** The sentinel that named the master last, host:port. */
     private volatile String namedBy;
+    /** How many replicas of the master that sentinel counted as up and linked to it. */
+    private volatile int replicasUp;
 
     /** Guarded by this. */
     private CompletableFuture<Result> inFlight;
@@ -254,6 +256,7 @@ final class SentinelLocator implements Locator {
                         : Resp.command(out, "AUTH", group.password().get());
             }
             out = Resp.command(out, "SENTINEL", "get-master-addr-by-name", sentinels.master());
+            out = Resp.command(out, "SENTINEL", "replicas", sentinels.master());
             socket.getOutputStream().write(out.array(), 0, out.position());
             socket.getOutputStream().flush();
             Replies replies = new Replies(socket.getInputStream(), deadline);
@@ -263,7 +266,16 @@ final class SentinelLocator implements Locator {
                 // A sentinel with no password of its own answers AUTH so, and is asked all the same.
                 throw new IOException("refused AUTH: " + NodeErrors.shortened(error.message()));
             }
-            return master(replies.next());
+            Result master = master(replies.next());
+            int up;
+            try {
+                up = replicasUp(replies.next());
+            } catch (IOException | RespReader.ProtocolException e) {
+                up = 0; // the master stands; how many replicas are up is not known
+                log.debug("{}: no count of replicas from {}: {}", group, sentinel, answerProblem(e));
+            }
+            replicasUp = up;
+            return master;
         }
     }
 
@@ -298,6 +310,47 @@ final class SentinelLocator implements Locator {
             throw new IOException("named a master at an unknown host, " + host.text());
         }
         return new Result(address, host.text(), null);
+    }
+
+    /**
+     * How many replicas in a {@code SENTINEL replicas} answer are up and linked to the master: not
+     * flagged down or disconnected, and {@code master-link-status ok}. 0 for anything else.
+     */
+    static int replicasUp(Reply reply) {
+        if (!(reply instanceof Reply.Array replicas)) {
+            return 0;
+        }
+        int up = 0;
+        for (Reply replica : replicas.items()) {
+            if (!(replica instanceof Reply.Array fields)) {
+                continue;
+            }
+            String flags = null;
+            String link = null;
+            for (int i = 0; i + 1 < fields.items().size(); i += 2) {
+                if (fields.items().get(i) instanceof Reply.Bulk name
+                        && fields.items().get(i + 1) instanceof Reply.Bulk value) {
+                    if (name.text().equals("flags")) {
+                        flags = value.text();
+                    } else if (name.text().equals("master-link-status")) {
+                        link = value.text();
+                    }
+                }
+            }
+            if (flags != null
+                    && !flags.contains("s_down")
+                    && !flags.contains("o_down")
+                    && !flags.contains("disconnected")
+                    && "ok".equals(link)) {
+                up++;
+            }
+        }
+        return up;
+    }
+
+    @Override
+    public int replicasUp() {
+        return replicasUp;
     }
 
     /** The replies on a blocking socket, read within the reader's bounds and a deadline. */

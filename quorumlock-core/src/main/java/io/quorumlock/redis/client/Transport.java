@@ -37,6 +37,11 @@ public interface Transport extends AutoCloseable {
         return java.util.Optional.empty();
     }
 
+    /** How many replicas of node {@code node} are known to be up and linked to it (its sentinels count them); 0 if unknown. */
+    default int replicasUp(int node) {
+        return 0;
+    }
+
     /** Whether entries {@code a} and {@code b} have answered with the same run_id: one server listed twice. */
     default boolean sameServer(int a, int b) {
         return false;
