@@ -170,7 +170,8 @@ class SentinelIT {
     @Test
     void theMasterTheSentinelsNameIsUsedAndSentinelsThatAreDownOrLieAreNot() {
         try (RedisSentinels redis = RedisSentinels.start();
-                ScriptedServer liar = ScriptedServer.start(ScriptedServer.sends("*1\r\n$4\r\nhost\r\n"))) {
+                ScriptedServer liar = ScriptedServer.start(ScriptedServer.sends("*1\r\n$4\r\nhost\r\n"));
+                ScriptedServer silent = ScriptedServer.start(ScriptedServer.silent())) {
             try (Redlock lock = lock(redis.uri())) {
                 RedlockLease lease = (RedlockLease) lock.acquire("stock", TTL, TestTime.scaled(Duration.ofSeconds(5)));
                 assertThat(valueOn(redis.master(), "stock")).isEqualTo(lease.token());
@@ -189,8 +190,10 @@ class SentinelIT {
                         .endsWith("one that is not may be granted twice");
             }
             redis.sentinels().get(0).stop();
-            String skipping =
-                    redis.uri().replace("redis-sentinel://", "redis-sentinel://127.0.0.1:" + liar.port() + ",");
+            String skipping = redis.uri()
+                    .replace(
+                            "redis-sentinel://",
+                            "redis-sentinel://127.0.0.1:" + silent.port() + ",127.0.0.1:" + liar.port() + ",");
             try (Redlock lock = lock(skipping)) {
                 RedlockLease lease = (RedlockLease) lock.acquire("skip", TTL, TestTime.scaled(Duration.ofSeconds(5)));
                 assertThat(valueOn(redis.master(), "skip")).isEqualTo(lease.token());

@@ -70,6 +70,7 @@ public class QuorumlockAutoConfiguration {
                 "connectTimeout", "quorumlock.redis.connect-timeout",
                 "maxConnectionsPerNode", "quorumlock.redis.max-connections-per-node",
                 "restartGuard", "quorumlock.redis.restart-guard",
+                "waitForReplicas", "quorumlock.redis.wait-for-replicas",
                 "tlsCaBundle", "quorumlock.redis.tls.ca",
                 "tlsClientCertificate", "quorumlock.redis.tls.cert",
                 "tlsClientCertificate[1]", "quorumlock.redis.tls.key");
@@ -121,6 +122,13 @@ public class QuorumlockAutoConfiguration {
                 }
                 if (redis.getRestartGuard() != null) {
                     builder.restartGuard(redis.getRestartGuard());
+                }
+                if (redis.getWaitForReplicas() != null || redis.getReplicaTimeout() != null) {
+                    builder.waitForReplicas(
+                            redis.getWaitForReplicas() != null ? redis.getWaitForReplicas() : 1,
+                            redis.getReplicaTimeout() != null
+                                    ? redis.getReplicaTimeout()
+                                    : redis.getNodeTimeout().dividedBy(2));
                 }
                 if (tls.getCa() != null) {
                     builder.tlsCaBundle(tls.getCa());

@@ -158,6 +158,16 @@ public class QuorumlockProperties {
          */
         private Boolean restartGuard;
 
+        /**
+         * How many replicas of the single node must acknowledge a grant or an extension (WAIT)
+         * before it counts; 0 turns it off. Default: the replicas up, for a master behind Sentinel;
+         * none for a redis:// node.
+         */
+        private Integer waitForReplicas;
+
+        /** How long the replicas are waited for; shorter than the node timeout. Default: half of it. */
+        private Duration replicaTimeout;
+
         private final Tls tls = new Tls();
 
         private final Sentinel sentinel = new Sentinel();
@@ -212,6 +222,22 @@ public class QuorumlockProperties {
 
         public void setRestartGuard(Boolean restartGuard) {
             this.restartGuard = restartGuard;
+        }
+
+        public Integer getWaitForReplicas() {
+            return waitForReplicas;
+        }
+
+        public void setWaitForReplicas(Integer waitForReplicas) {
+            this.waitForReplicas = waitForReplicas;
+        }
+
+        public Duration getReplicaTimeout() {
+            return replicaTimeout;
+        }
+
+        public void setReplicaTimeout(Duration replicaTimeout) {
+            this.replicaTimeout = replicaTimeout;
         }
 
         public Tls getTls() {

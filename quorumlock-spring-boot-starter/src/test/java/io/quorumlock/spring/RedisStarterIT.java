@@ -102,6 +102,12 @@ class RedisStarterIT {
                         }
                         lease.release();
                     });
+            sentinelRunner
+                    .withPropertyValues(
+                            "quorumlock.redis.sentinel.nodes=" + nodes, "quorumlock.redis.wait-for-replicas=2")
+                    .run(context -> assertThatThrownBy(
+                                    () -> context.getBean(Redlock.class).acquire("sentinel-run", TTL, Duration.ZERO))
+                            .hasMessageContaining("NOREPLICAS 1 of 2 replica(s) acknowledged the write within 100 ms"));
             sentinelRunner.run(context -> assertThat(context.getStartupFailure())
                     .rootCause()
                     .hasMessageStartingWith("quorumlock.redis.sentinel.nodes is empty: list the sentinels"));
