@@ -8,6 +8,7 @@ import org.apache.commons.pool2.impl.GenericObjectPoolConfig;
 import org.redisson.Redisson;
 import org.redisson.api.RedissonClient;
 import org.redisson.config.Config;
+import org.redisson.config.SentinelServersConfig;
 import redis.clients.jedis.ClientSetInfoConfig;
 import redis.clients.jedis.DefaultJedisClientConfig;
 import redis.clients.jedis.HostAndPort;
@@ -74,7 +75,17 @@ final class Clients {
      */
     static RedissonClient redisson(String uri) {
         Config config = new Config();
-        config.useSingleServer().setAddress(uri);
+        if (uri.startsWith("redis-sentinel://")) {
+            // The master behind Sentinel, as Redisson takes it: the sentinels and the master's name.
+            int hash = uri.indexOf('#');
+            SentinelServersConfig sentinel = config.useSentinelServers().setMasterName(uri.substring(hash + 1));
+            for (String node : uri.substring("redis-sentinel://".length(), hash).split(",")) {
+                sentinel.addSentinelAddress("redis://" + node);
+            }
+            sentinel.setCheckSentinelsList(false);
+        } else {
+            config.useSingleServer().setAddress(uri);
+        }
         return Redisson.create(config);
     }
 }

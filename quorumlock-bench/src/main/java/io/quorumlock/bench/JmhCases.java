@@ -1,5 +1,6 @@
 package io.quorumlock.bench;
 
+import io.quorumlock.testkit.RedisSentinels;
 import io.quorumlock.testkit.RedisServer;
 import io.quorumlock.testkit.RedisServers;
 import io.quorumlock.testkit.TlsMaterial;
@@ -45,6 +46,14 @@ final class JmhCases {
     CaseResult run(Plan.JmhCase c) {
         if (c.skipped() != null) {
             return CaseResult.skipped(c.caseId(), c.library(), c.nodes(), 1, c.skipped());
+        }
+        if (c.caseId().equals(Plan.SENTINEL)) {
+            try (RedisSentinels group = RedisSentinels.start()) {
+                return run(
+                        c, List.of(c.library().equals(Plan.RAW) ? group.master().uri() : group.uri()), "");
+            } catch (RuntimeException e) {
+                return CaseResult.failed(c.caseId(), c.library(), c.nodes(), 1, "Sentinel: " + e.getMessage());
+            }
         }
         if (!c.caseId().equals(Plan.TLS)) {
             return run(c, servers.uris(), "");

@@ -35,6 +35,12 @@ record Plan(
     static final String SINGLE = "single-node";
     static final String FIVE = "five-nodes";
     static final String FROZEN = "five-nodes-one-frozen";
+    /**
+     * A master with a replica and three sentinels of their own, started for each row: quorumlock and
+     * Redisson through the sentinels with their defaults (both wait for the replica: WAIT), raw Jedis
+     * on the master.
+     */
+    static final String SENTINEL = "single-node-sentinel";
     /** Five nodes of their own that speak TLS only, started for this case. */
     static final String TLS = "five-nodes-tls";
 
@@ -183,6 +189,9 @@ record Plan(
                 new JmhCase(FIVE, SEQUENTIAL, 5, false, SequentialRedlockBenchmark.class, false, null),
                 new JmhCase(FIVE, QUORUMLOCK, 5, false, QuorumlockBenchmark.class, false, null),
                 new JmhCase(FIVE, REDLOCK, 5, false, RedissonRedLockBenchmark.class, false, null),
+                new JmhCase(SENTINEL, RAW, 1, false, RawJedisBenchmark.class, false, null),
+                new JmhCase(SENTINEL, QUORUMLOCK, 1, false, QuorumlockBenchmark.class, false, null),
+                new JmhCase(SENTINEL, REDISSON, 1, false, RedissonBenchmark.class, false, null),
                 new JmhCase(TLS, QUORUMLOCK, 5, false, QuorumlockBenchmark.class, false, null),
                 new JmhCase(FROZEN, QUORUMLOCK, 5, true, QuorumlockBenchmark.class, false, null),
                 new JmhCase(FROZEN, SEQUENTIAL, 5, true, SequentialRedlockBenchmark.class, false, null),
