@@ -18,7 +18,6 @@ import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import redis.clients.jedis.Jedis;
-import redis.clients.jedis.Protocol;
 
 /**
  * The single-node lock on a master that Redis Sentinel manages: the master found through the
@@ -41,16 +40,6 @@ class SentinelIT {
                 .connectTimeout(TestTime.scaled(Duration.ofSeconds(2)));
     }
 
-    /** Cuts the replica's link to {@code master} and pauses it, so that it cannot link again: writes stay on the master. */
-    private static RedisServer cutOffReplica(RedisSentinels redis, RedisServer master) {
-        RedisServer replica = redis.servers().get(redis.servers().get(0) == master ? 1 : 0);
-        replica.pause();
-        try (Jedis jedis = master.connect(TestTime.scaled(PROBE))) {
-            jedis.sendCommand(Protocol.Command.CLIENT, "KILL", "TYPE", "replica");
-        }
-        return replica;
-    }
-
     /**
      * By default a grant on a master behind Sentinel counts once a replica acknowledged it (WAIT):
      * with the replica cut off, none is granted, the evidence says why, and no key is left.
@@ -61,7 +50,7 @@ class SentinelIT {
                 Redlock lock = lock(redis.uri())) {
             RedisServer master = redis.master();
             lock.acquire("warm", TTL, TestTime.scaled(Duration.ofSeconds(5))).release();
-            RedisServer replica = cutOffReplica(redis, master);
+            RedisServer replica = redis.cutOffReplica();
             try {
                 assertThatThrownBy(() -> lock.acquire("synced", TTL, Duration.ZERO))
                         .isInstanceOf(LockUnavailableException.class)
@@ -99,7 +88,7 @@ class SentinelIT {
             RedisServer first = redis.master();
             // The replica does not get the key (the article's failure: replication is asynchronous),
             // which the lock, told not to wait for a replica, does not see.
-            RedisServer replica = cutOffReplica(redis, first);
+            RedisServer replica = redis.cutOffReplica();
             RedlockLease held =
                     (RedlockLease) lock.acquire("job", Duration.ofSeconds(6), TestTime.scaled(Duration.ofSeconds(5)));
             CompletableFuture<LeaseLostException> lost = lock.keepAlive(held, Duration.ofSeconds(6));

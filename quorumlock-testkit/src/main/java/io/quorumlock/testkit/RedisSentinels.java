@@ -93,6 +93,34 @@ public final class RedisSentinels implements AutoCloseable {
     }
 
     /**
+     * Cuts the replica off the master, as a slow link or a busy replica would: it is paused
+     * (SIGSTOP), and the master drops its replication link, so that the writes from now on reach
+     * the master alone and the replica cannot link again until it is resumed.
+     *
+     * @return the replica, paused: {@link RedisServer#resume()} it
+     */
+    public RedisServer cutOffReplica() {
+        RedisServer master = master();
+        RedisServer replica = servers.get(servers.get(0) == master ? 1 : 0);
+        replica.pause();
+        try (Jedis jedis = master.connect(TestTime.scaled(PROBE))) {
+            jedis.sendCommand(redis.clients.jedis.Protocol.Command.CLIENT, "KILL", "TYPE", "replica");
+        } catch (JedisException e) {
+            replica.resume();
+            throw e;
+        }
+        return replica;
+    }
+
+    /**
+     * Waits until {@code server}, a former master started again, follows the new master as its
+     * replica (the sentinels reconfigure it) and has synced with it.
+     */
+    public void awaitReplica(RedisServer server) {
+        TestTime.await(SETTLE, () -> linkUp(server), server.uri() + " to follow the new master as its replica");
+    }
+
+    /**
      * Kills the master (SIGKILL) and waits until the sentinels name the replica as the master and
      * it accepts writes.
      *

@@ -36,7 +36,7 @@ class ReadmeDocsTest {
                 .as("README.md's Set up block")
                 .anySatisfy(sh -> assertThat(sh.text())
                         .isEqualTo("./quorumlock demo      # sells stock under a Redlock while a node freezes and"
-                                + " another dies, then plays the GC-pause timeline\n"
+                                + " another dies, then plays the GC pause and a failover\n"
                                 + "mvn -B verify          # the tests: unit tests, then integration tests on real"
                                 + " Redis, ZooKeeper, etcd, PostgreSQL and H2\n"));
     }

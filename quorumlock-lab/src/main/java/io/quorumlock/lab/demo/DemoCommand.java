@@ -33,8 +33,11 @@ import picocli.CommandLine.Spec;
                     + " in-memory H2 database (read, then write: only the lock prevents overselling). Halfway through,"
                     + " one node is frozen and another killed; the run goes on with the quorum of 3.",
             "",
-            "At the end a table shows what happened and whether any unit was oversold. Exit code 0 when the stock"
-                    + " adds up, 1 otherwise.",
+            "At the end a table shows what happened and whether any unit was oversold. Then the process pause of"
+                    + " the Redlock debate, a leader's pause, and the failover the article opens with: a master behind"
+                    + " Sentinel dies before its replica has a held lock's key, and a second client locks on the"
+                    + " promoted replica. Exit code 0 when the stock adds up and each part plays as described, 1"
+                    + " otherwise.",
             ""
         })
 public final class DemoCommand implements Callable<Integer> {
@@ -61,6 +64,7 @@ public final class DemoCommand implements Callable<Integer> {
     private DemoResult result;
     private List<io.quorumlock.examples.PauseTimeline.Result> pause;
     private io.quorumlock.examples.LeaderPauseTimeline.Result leader;
+    private FailoverDemo.Result failover;
 
     @Option(
             names = "--clients",
@@ -112,7 +116,7 @@ public final class DemoCommand implements Callable<Integer> {
         }
     }
 
-    /** The three parts, one after the other; the exit code. */
+    /** The parts, one after the other; the exit code. */
     private int play(PrintWriter out, ProgressLine progress, long runSeed) throws Exception {
         result = new DemoRun(clients, stock, duration, runSeed, progress).run();
         out.println();
@@ -146,8 +150,26 @@ public final class DemoCommand implements Callable<Integer> {
                         ? "The old leader's term ended with its session; its token is older than the new leader's,"
                                 + " and the fence refused its write."
                         : "FAILED: the fence let the old leader's write through.");
+        out.println();
+        out.println("The article's failover: A locks on a Redis master behind Sentinel; the master dies before"
+                + " the key reaches its replica; the replica is promoted; B locks on it.");
         out.flush();
-        return result.passed() && fenceHeld && termFenced ? 0 : Main.FAILURE;
+        failover = FailoverDemo.run(progress);
+        progress.clear();
+        failover.timeline().forEach(out::println);
+        boolean failoverShown = failover.bothHeld() && failover.refusedWithWait();
+        out.println(
+                failoverShown
+                        ? "Replication is asynchronous: a failover can hand a held lock to a second client. WAIT"
+                                + " narrows the window; a fenced lock closes it."
+                        : "FAILED: the failover did not play as described.");
+        out.flush();
+        return result.passed() && fenceHeld && termFenced && failoverShown ? 0 : Main.FAILURE;
+    }
+
+    /** The failover of the last run; null before the first. */
+    FailoverDemo.Result failover() {
+        return failover;
     }
 
     /** The leader's pause of the last run; null before the first. */

@@ -46,6 +46,18 @@ class DemoCommandIT {
                 .as("a paused leader learns of its loss only when it wakes, whenever the ensemble ended its session")
                 .contains("A revoked: its lease is lost")
                 .contains("the fence refused its write.");
+        assertThat(demo.failover().bothHeld()).as(run.out()).isTrue();
+        assertThat(demo.failover().refusedWithWait()).as(run.out()).isTrue();
+        assertThat(run.out())
+                .containsSubsequence(
+                        "A locks 'stock' on the master",
+                        "the master dies (SIGKILL)",
+                        "the sentinels promote the replica",
+                        "B locks 'stock' on the new master: A and B both hold it",
+                        "with WAIT for one replica, its link cut: A's grant does not count (NOREPLICAS 0 of 1"
+                                + " replica(s) acknowledged the write within 100 ms",
+                        "no key is left",
+                        "WAIT narrows the window; a fenced lock closes it.");
         DemoResult result = demo.result();
         assertThat(result.counts().reserved()).isPositive();
         assertThat(result.counts().unitsSold()).isEqualTo(300L - result.finalStock());
