@@ -49,6 +49,12 @@ public final class RedisSentinels implements AutoCloseable {
             servers.add(master);
             RedisServer replica = RedisServer.start();
             servers.add(replica);
+            for (RedisServer server : servers) {
+                // A master waits 5 s by default for more replicas before it sends one its data.
+                try (Jedis jedis = server.connect(TestTime.scaled(PROBE))) {
+                    jedis.configSet("repl-diskless-sync-delay", "0");
+                }
+            }
             try (Jedis jedis = replica.connect(TestTime.scaled(PROBE))) {
                 jedis.replicaof(master.host(), master.port());
             }
