@@ -106,7 +106,8 @@ final class SentinelLocator implements Locator {
             return new Result(
                     null,
                     null,
-                    "no sentinel named the master " + sentinels.master() + " within the node timeout (still asking)");
+                    "no sentinel named the master " + sentinels.master()
+                            + " within the connect timeout (still asking)");
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             return new Result(
