@@ -128,13 +128,13 @@ public record NodeAddress(
             throw invalid(trimmed, "the port must be between 1 and 65535");
         }
         int database = parseDatabase(trimmed, uri.getRawPath());
-        Optional<String>[] credentials = credentials(trimmed, rest, at);
+        Credentials credentials = credentials(trimmed, rest, at);
         return new NodeAddress(
                 uri.getHost().toLowerCase(Locale.ROOT),
                 port,
                 database,
-                credentials[0],
-                credentials[1],
+                credentials.user(),
+                credentials.password(),
                 scheme.equals("rediss"),
                 Optional.empty());
     }
@@ -181,34 +181,31 @@ public record NodeAddress(
             }
             sentinels.add(sentinel);
         }
-        Optional<String>[] credentials = credentials(text, rest, at);
+        Credentials credentials = credentials(text, rest, at);
         InetSocketAddress first = sentinels.get(0);
         return new NodeAddress(
                 first.getHostString(),
                 first.getPort(),
                 database,
-                credentials[0],
-                credentials[1],
+                credentials.user(),
+                credentials.password(),
                 tls,
                 Optional.of(new Sentinels(master, sentinels)));
     }
 
+    /** The user and the password of a URI's userinfo. */
+    private record Credentials(Optional<String> user, Optional<String> password) {}
+
     /** The user and the password in the userinfo that ends at {@code at} (-1: none). */
-    @SuppressWarnings("unchecked")
-    private static Optional<String>[] credentials(String text, String rest, int at) {
-        Optional<String> user = Optional.empty();
-        Optional<String> password = Optional.empty();
-        if (at >= 0) {
-            String info = rest.substring(0, at);
-            int colon = info.indexOf(':');
-            if (colon < 0) {
-                password = decode(text, info);
-            } else {
-                user = decode(text, info.substring(0, colon));
-                password = decode(text, info.substring(colon + 1));
-            }
+    private static Credentials credentials(String text, String rest, int at) {
+        if (at < 0) {
+            return new Credentials(Optional.empty(), Optional.empty());
         }
-        return new Optional[] {user, password};
+        String info = rest.substring(0, at);
+        int colon = info.indexOf(':');
+        return colon < 0
+                ? new Credentials(Optional.empty(), decode(text, info))
+                : new Credentials(decode(text, info.substring(0, colon)), decode(text, info.substring(colon + 1)));
     }
 
     /** This address with {@code newPassword} in place of its own. */
