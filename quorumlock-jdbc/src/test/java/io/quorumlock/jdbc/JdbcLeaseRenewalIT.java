@@ -45,10 +45,16 @@ class JdbcLeaseRenewalIT {
         }
     }
 
-    /** A pool whose next connection comes only after the delay the test sets, as a busy pool's would. */
-    private static final class SlowPool implements DataSource {
+    /**
+     * A pool whose next connection comes only after the delay the test sets, as a busy pool's would;
+     * it keeps one connection given back open and hands it out again unchecked, as a pool does
+     * between its idle checks.
+     */
+    private static final class SlowPool implements DataSource, AutoCloseable {
         final PGSimpleDataSource real = new PGSimpleDataSource();
         final AtomicLong nextDelayNanos = new AtomicLong();
+        final java.util.concurrent.atomic.AtomicReference<Connection> idle =
+                new java.util.concurrent.atomic.AtomicReference<>();
 
         SlowPool() {
             real.setURL(postgres.jdbcUrl());
@@ -66,12 +72,46 @@ class JdbcLeaseRenewalIT {
                     throw new SQLException("interrupted", e);
                 }
             }
-            return real.getConnection();
+            Connection kept = idle.getAndSet(null);
+            return pooled(kept != null && !kept.isClosed() ? kept : real.getConnection());
+        }
+
+        /** {@code connection}, whose {@code close()} gives it back to the pool if it is still open. */
+        private Connection pooled(Connection connection) {
+            java.util.concurrent.atomic.AtomicBoolean given = new java.util.concurrent.atomic.AtomicBoolean();
+            return (Connection) java.lang.reflect.Proxy.newProxyInstance(
+                    Connection.class.getClassLoader(), new Class<?>[] {Connection.class}, (proxy, method, args) -> {
+                        if (method.getName().equals("close")) {
+                            if (!given.getAndSet(true)
+                                    && (connection.isClosed()
+                                            || !connection.getAutoCommit()
+                                            || !idle.compareAndSet(null, connection))) {
+                                connection.close();
+                            }
+                            return null;
+                        }
+                        if (method.getName().equals("isClosed")) {
+                            return given.get() || connection.isClosed();
+                        }
+                        try {
+                            return method.invoke(connection, args);
+                        } catch (java.lang.reflect.InvocationTargetException e) {
+                            throw e.getCause();
+                        }
+                    });
         }
 
         @Override
         public Connection getConnection(String user, String password) throws SQLException {
             return getConnection();
+        }
+
+        @Override
+        public void close() throws SQLException {
+            Connection kept = idle.getAndSet(null);
+            if (kept != null) {
+                kept.close();
+            }
         }
 
         @Override
@@ -115,6 +155,9 @@ class JdbcLeaseRenewalIT {
                 .requestTimeout(requestTimeout)
                 .build();
         open.add(lock);
+        if (source instanceof AutoCloseable pool) {
+            open.add(pool); // after the lock, which gives its connections back first
+        }
         lock.createTable();
         return lock;
     }
@@ -170,16 +213,10 @@ class JdbcLeaseRenewalIT {
         Duration requestTimeout = TestTime.scaled(Duration.ofMillis(700));
         Duration ttl = Duration.ofSeconds(30);
         Duration shorter = TestTime.scaled(Duration.ofSeconds(3));
-        // One connection kept open: the UPDATE goes out on it.
-        JdbcLock lock = JdbcLock.builder()
-                .url(postgres.jdbcUrl())
-                .user(postgres.user())
-                .table("locks_renewal_" + (++tables))
-                .holder("holder")
-                .requestTimeout(requestTimeout)
-                .build();
-        open.add(lock);
-        lock.createTable();
+        // One connection kept open and handed out unchecked, however long the machine takes to get
+        // to the extension: the UPDATE goes out on it.
+        SlowPool pool = new SlowPool();
+        JdbcLock lock = lock(pool, requestTimeout);
         FencedLease lease = lock.acquire("r", ttl, Duration.ZERO);
 
         postgres.server().pause(); // the UPDATE goes out and is not answered
