@@ -133,6 +133,7 @@ class RedlockDebateIT {
                         .build()) {
             // A waits until nodes 0, 1 and 2, started for this class, have been up for its TTL.
             Lease leaseA = aHoldsTheFirstThree(volatileNodes, a, ttl, TestTime.scaled(Duration.ofSeconds(5)));
+            long restarted = System.nanoTime();
             volatileNodes.get(2).restart(false); // comes back empty, as nodes 3 and 4 did
 
             LockUnavailableException refused = org.junit.jupiter.api.Assertions.assertThrows(
@@ -163,7 +164,13 @@ class RedlockDebateIT {
                     Duration.ofSeconds(5),
                     () -> b.tryAcquire(KEY, ttl).map(granted::add).isPresent(),
                     "nodes 2, 3 and 4 to vote again");
-            assertThat(leaseA.isValid()).isFalse();
+            Duration restartedFor = Duration.ofNanos(System.nanoTime() - restarted);
+            assertThat(leaseA.isValid())
+                    .as(
+                            "A's lease (%s left of %s) when B was granted on nodes 2, 3 and 4, node 2 restarted %s"
+                                    + " before",
+                            leaseA.remaining(), ttl, restartedFor)
+                    .isFalse();
             assertThat(granted.get(0).isValid()).isTrue();
         }
     }

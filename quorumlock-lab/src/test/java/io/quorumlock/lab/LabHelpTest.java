@@ -40,8 +40,10 @@ class LabHelpTest {
                         "torture",
                         List.of(
                                 "--faults=KINDS",
-                                "kill, freeze, restart, clock, pause, expire, partition, slow",
-                                "cuts one client off from the servers and slows nodes down",
+                                "kill, freeze, restart, clock, pause, expire, partition, slow, failover",
+                                "slows nodes down and fails a Sentinel master over to a replica that lacks its latest"
+                                        + " writes",
+                                "failover " + FaultKind.FAILOVER.description(),
                                 "Fault kinds:",
                                 "partition " + FaultKind.PARTITION.description(),
                                 "slow " + FaultKind.SLOW.description(),

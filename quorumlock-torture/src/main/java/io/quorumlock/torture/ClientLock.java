@@ -111,6 +111,7 @@ final class ClientLock implements AutoCloseable {
     static ClientLock open(Strategy strategy, String endpoints, long sessionMillis) {
         return switch (strategy.servers()) {
             case REDIS -> redis(strategy, List.of(endpoints.split(",")));
+            case SENTINEL -> sentinel(strategy, endpoints);
             case ZOOKEEPER -> zooKeeper(endpoints, sessionMillis);
             case ETCD -> etcd(endpoints);
             case POSTGRES, MARIADB -> jdbc(strategy, endpoints);
@@ -121,10 +122,27 @@ final class ClientLock implements AutoCloseable {
     private static ClientLock redis(Strategy strategy, List<String> uris) {
         Redlock lock = Redlock.builder()
                 .nodes(uris)
-                .restartGuard(strategy == Strategy.REDLOCK_GUARDED)
+                .restartGuard(strategy == Strategy.REDLOCK_GUARDED || strategy == Strategy.REDLOCK_LEADER)
                 .build();
         return new ClientLock(lock, lease -> {}, lock::close);
     }
+
+    /**
+     * The single-node lock on the master that the sentinels of {@code uri} name, with {@code WAIT 1}
+     * for {@link Strategy#SENTINEL_WAIT_LEADER} and without for the other; a node timeout that a
+     * replica's acknowledgement fits in on a busy machine.
+     */
+    private static ClientLock sentinel(Strategy strategy, String uri) {
+        boolean waits = strategy == Strategy.SENTINEL_WAIT_LEADER;
+        Redlock lock = Redlock.builder()
+                .node(uri)
+                .nodeTimeout(SENTINEL_NODE_TIMEOUT)
+                .waitForReplicas(waits ? 1 : 0, SENTINEL_NODE_TIMEOUT.dividedBy(2))
+                .build();
+        return new ClientLock(lock, lease -> {}, lock::close);
+    }
+
+    private static final Duration SENTINEL_NODE_TIMEOUT = Duration.ofMillis(500);
 
     private static ClientLock zooKeeper(String connectString, long sessionMillis) {
         CuratorFramework curator = CuratorFrameworkFactory.builder()

@@ -34,7 +34,17 @@ public enum FaultKind {
             "one client cut off (packets held, nothing reset) from a majority of the Redis nodes or from every"
                     + " consensus member, for twice its lease"),
     /** Add 50-300 ms of latency, with jitter, to a minority of the nodes for every client, for a while. */
-    SLOW("slow", "50-300 ms of latency (with jitter) on a minority of the nodes, for every client, then cleared");
+    SLOW("slow", "50-300 ms of latency (with jitter) on a minority of the nodes, for every client, then cleared"),
+    /**
+     * The failover of the Redis article: the replica of a master that Sentinel manages is cut off
+     * for longer than the lease, the master is killed and the replica, without the writes since,
+     * promoted; the old master comes back as its replica. On Redlock's independent nodes (and the
+     * single node without Sentinel), one node replaced by an empty one.
+     */
+    FAILOVER(
+            "failover",
+            "a Sentinel master's replica cut off for longer than the lease, the master killed, the replica promoted"
+                    + " without the writes since (Redlock, one Redis node: a node replaced by an empty one)");
 
     private final String option;
     private final String description;

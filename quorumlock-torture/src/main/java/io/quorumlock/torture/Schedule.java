@@ -67,6 +67,9 @@ public final class Schedule {
             // expire on the nodes) and for another client to take the lock before the heal.
             case PARTITION -> 2 * leaseMillis;
             case SLOW -> 1_000 + random.nextLong(1_000);
+            // The replica cut off for the lease and a second, then the sentinels' promotion (about
+            // 2.5 s), before the old master is started again.
+            case FAILOVER -> leaseMillis + 4_000;
         };
     }
 

@@ -38,12 +38,28 @@ public enum Strategy {
      * its tokens go unchecked, so it promises no more than a TTL lock.
      */
     POSTGRES_UNFENCED("postgres-unfenced", "PostgreSQL lock, no fence", Servers.POSTGRES, 1, false, false),
+    /**
+     * Leader election over the single-node lock on a master that Sentinel manages, without {@code
+     * WAIT}: the leader writes while it leads. A failover may promote a replica that lacks the
+     * leader's latest renewal or grant.
+     */
+    SENTINEL_LEADER("sentinel-leader", "Sentinel leader, no WAIT", Servers.SENTINEL, 2, false, false),
+    /** The same with {@code WAIT 1}: a grant or renewal counts once the replica has it. */
+    SENTINEL_WAIT_LEADER("sentinel-wait-leader", "Sentinel leader + WAIT 1", Servers.SENTINEL, 2, false, false),
+    /**
+     * Leader election over Redlock on 5 independent nodes with the restart guard (the default),
+     * beside the Sentinel leaders: a node that fails over to an empty server sits out a TTL, so
+     * that wiped nodes one after another cannot add up to a second quorum.
+     */
+    REDLOCK_LEADER("redlock-leader", "Redlock leader + restart guard", Servers.REDIS, 5, false, false),
     /** No lock: a version column makes the database refuse a write based on a stale read. */
     OPTIMISTIC("optimistic", "database, version column", Servers.NONE, 0, true, false);
 
     /** What a strategy runs on. */
     public enum Servers {
         REDIS,
+        /** A master, its replica and three sentinels. */
+        SENTINEL,
         ZOOKEEPER,
         ETCD,
         POSTGRES,
@@ -104,7 +120,13 @@ public enum Strategy {
      * releasing it: a grant is a term, and the leader writes until its term ends.
      */
     public boolean leader() {
-        return this == ZOOKEEPER_LEADER || this == ETCD_LEADER || this == POSTGRES_LEADER || this == MARIADB_LEADER;
+        return this == ZOOKEEPER_LEADER
+                || this == ETCD_LEADER
+                || this == POSTGRES_LEADER
+                || this == MARIADB_LEADER
+                || this == SENTINEL_LEADER
+                || this == SENTINEL_WAIT_LEADER
+                || this == REDLOCK_LEADER;
     }
 
     /**

@@ -7,6 +7,7 @@ import io.quorumlock.testkit.FaultProxies;
 import io.quorumlock.testkit.FaultProxy;
 import io.quorumlock.testkit.MariaDbServer;
 import io.quorumlock.testkit.PostgresServer;
+import io.quorumlock.testkit.RedisSentinels;
 import io.quorumlock.testkit.RedisServer;
 import io.quorumlock.testkit.RedisServers;
 import io.quorumlock.testkit.ZooKeeperServers;
@@ -49,7 +50,7 @@ abstract class Target implements AutoCloseable {
     }
 
     /** The connect string client {@code client} (from 1) uses, through its own proxies; empty without servers. */
-    final String endpoints(int client) {
+    String endpoints(int client) {
         return links.isEmpty() ? "" : endpoints(links.get(client - 1));
     }
 
@@ -133,10 +134,11 @@ abstract class Target implements AutoCloseable {
 
     /**
      * Starts the servers of {@code strategy}, with their files under {@code dir}, and a set of
-     * proxies in front of them for each of {@code clients} clients.
+     * proxies in front of them for each of {@code clients} clients whose leases last {@code lease}.
      */
-    static Target start(Strategy strategy, Path dir, int clients) throws Exception {
+    static Target start(Strategy strategy, Path dir, int clients, Duration lease) throws Exception {
         return switch (strategy.servers()) {
+            case SENTINEL -> new Sentinel(RedisSentinels.start(), lease.plusSeconds(1));
             case REDIS -> {
                 RedisServers servers = RedisServers.start(strategy.nodes());
                 yield new Redis(servers, links(clients, () -> FaultProxies.inFrontOf(servers), servers::close));
@@ -245,7 +247,8 @@ abstract class Target implements AutoCloseable {
             switch (fault.kind()) {
                 case KILL -> each(nodes, RedisServer::stop);
                 case FREEZE -> each(nodes, RedisServer::pause);
-                case RESTART -> each(nodes, s -> s.restart(false));
+                // What a failover to a replica that lacks the latest writes does to one node.
+                case RESTART, FAILOVER -> each(nodes, s -> s.restart(false));
                 case CLOCK -> {
                     if (!RedisServer.clockControlAvailable()) {
                         return Optional.empty();
@@ -280,6 +283,81 @@ abstract class Target implements AutoCloseable {
         @Override
         void closeServers() {
             servers.close();
+        }
+    }
+
+    /**
+     * A master, its replica and three sentinels. The clients ask the sentinels directly: the
+     * sentinels name the master's own address, which no proxy stands in front of, so partitions
+     * and latency do not apply here. A failover cuts the replica off for longer than the lease
+     * ({@link RedisSentinels#cutOffReplica()}), kills the master, thaws the replica and waits for
+     * the sentinels to promote it; a kill fails over with the replica in sync. The heal starts
+     * the old master again as the new one's replica ({@link RedisSentinels#rejoin}).
+     */
+    private static final class Sentinel extends Target {
+        private final RedisSentinels redis;
+        private final Duration cutOff;
+        /** The master a fault took down, for the heal. */
+        private RedisServer down;
+
+        Sentinel(RedisSentinels redis, Duration cutOff) {
+            super(List.of(), "redis");
+            this.redis = redis;
+            this.cutOff = cutOff;
+        }
+
+        @Override
+        String endpoints(int client) {
+            return redis.uri();
+        }
+
+        @Override
+        String endpoints(FaultProxies proxies) {
+            return redis.uri();
+        }
+
+        @Override
+        Optional<String> startOnServers(Fault fault) {
+            RedisServer master = redis.master();
+            int[] node = {redis.servers().indexOf(master)};
+            switch (fault.kind()) {
+                case FAILOVER -> {
+                    RedisServer replica = redis.cutOffReplica();
+                    try {
+                        Thread.sleep(cutOff.toMillis()); // the writes from now on reach the master alone
+                    } catch (InterruptedException e) {
+                        replica.resume(); // the run is being stopped: no failover
+                        Thread.currentThread().interrupt();
+                        return Optional.empty();
+                    }
+                    master.stop();
+                    down = master;
+                    replica.resume();
+                    redis.awaitNamedMaster(replica);
+                }
+                case KILL -> {
+                    down = master;
+                    redis.killMaster();
+                }
+                default -> {
+                    return Optional.empty();
+                }
+            }
+            return Optional.of(label(fault.kind().option(), "redis", node));
+        }
+
+        @Override
+        void healOnServers(Fault fault) {
+            if (down != null) {
+                RedisServer old = down;
+                down = null;
+                redis.rejoin(old);
+            }
+        }
+
+        @Override
+        void closeServers() {
+            redis.close();
         }
     }
 

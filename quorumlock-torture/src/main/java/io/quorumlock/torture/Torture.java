@@ -332,7 +332,7 @@ public final class Torture {
             this.options = options;
             this.jdbcUrl = jdbcUrl;
             this.dir = Files.createDirectories(options.out().resolve(strategy.option()));
-            this.target = Target.start(strategy, dir, options.clients());
+            this.target = Target.start(strategy, dir, options.clients(), options.ttl());
             this.harness = History.open(dir.resolve("harness.jsonl"));
             this.nemesis = History.open(dir.resolve("nemesis.jsonl"));
         }

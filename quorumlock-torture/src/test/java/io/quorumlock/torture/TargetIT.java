@@ -36,7 +36,7 @@ class TargetIT {
         assumeAvailable(strategy);
         // pick 1 of 2 clients: the second one (index 1) is cut off
         Fault partition = new Fault(FaultKind.PARTITION, 0, 2 * TTL.toMillis(), 1);
-        try (Target target = Target.start(strategy, dir, 2);
+        try (Target target = Target.start(strategy, dir, 2, Duration.ofSeconds(2));
                 ClientLock reached = ClientLock.open(strategy, target.endpoints(1), TTL.toMillis());
                 ClientLock cutOff = ClientLock.open(strategy, target.endpoints(2), TTL.toMillis())) {
             assertThat(target.endpoints(1)).isNotEqualTo(target.endpoints(2));
@@ -84,7 +84,7 @@ class TargetIT {
     void aSlowNodeIsSlowForEveryClientUntilCleared(Strategy strategy, @TempDir Path dir) throws Exception {
         // 300 ms round trips: far beyond the Redis lock's 50 ms node timeout
         Fault slow = new Fault(FaultKind.SLOW, 0, 1_000, 0, 300);
-        try (Target target = Target.start(strategy, dir, 2);
+        try (Target target = Target.start(strategy, dir, 2, Duration.ofSeconds(2));
                 ClientLock first = ClientLock.open(strategy, target.endpoints(1), TTL.toMillis());
                 ClientLock second = ClientLock.open(strategy, target.endpoints(2), TTL.toMillis())) {
             acquireAndRelease(first, "slow");
@@ -111,7 +111,7 @@ class TargetIT {
     void aFrozenDatabaseGrantsNothingUntilThawed(Strategy strategy, @TempDir Path dir) throws Exception {
         assumeAvailable(strategy);
         Fault freeze = new Fault(FaultKind.FREEZE, 0, 1_000, 0);
-        try (Target target = Target.start(strategy, dir, 2);
+        try (Target target = Target.start(strategy, dir, 2, Duration.ofSeconds(2));
                 ClientLock holder = ClientLock.open(strategy, target.endpoints(1), TTL.toMillis());
                 ClientLock other = ClientLock.open(strategy, target.endpoints(2), TTL.toMillis())) {
             String resource = "freeze-" + strategy.option();

@@ -69,8 +69,7 @@ final class FailoverDemo {
             }
             // With WAIT: the old master, started again, follows the new one; then it is cut off too.
             progress.println("Starting the old master again, as the new master's replica.");
-            old.startAgain();
-            redis.awaitReplica(old);
+            redis.rejoin(old);
             boolean refused;
             try (Redlock a = client(redis, "A")
                     .waitForReplicas(1, NODE_TIMEOUT.dividedBy(2))

@@ -44,7 +44,8 @@ import picocli.CommandLine.Spec;
             "Each strategy gets its own local servers and its own clients (separate JVM processes), which loop:"
                     + " acquire the lock, read-modify-write a shared record in a database, release. The nemesis"
                     + " kills, freezes and restarts nodes, jumps their clocks, freezes clients past their lease,"
-                    + " expires sessions, cuts one client off from the servers and slows nodes down (each client"
+                    + " expires sessions, cuts one client off from the servers, slows nodes down and fails a"
+                    + " Sentinel master over to a replica that lacks its latest writes (each client"
                     + " reaches the servers through fault proxies of its own). The checker finds overlapping"
                     + " critical sections, lost updates and stale writes from the histories alone.",
             "",
@@ -74,7 +75,7 @@ public final class TortureCommand implements Callable<Integer> {
             paramLabel = "KINDS",
             defaultValue = "all",
             description = "Fault kinds, comma-separated: all, or some of kill, freeze, restart, clock, pause, expire,"
-                    + " partition, slow (default: ${DEFAULT-VALUE}); see Fault kinds below.")
+                    + " partition, slow, failover (default: ${DEFAULT-VALUE}); see Fault kinds below.")
     private String faults;
 
     @Option(
@@ -83,7 +84,8 @@ public final class TortureCommand implements Callable<Integer> {
             defaultValue = "all",
             description = "Strategies, comma-separated: all, or some of redis, redlock, redlock-guarded, zookeeper,"
                     + " etcd, postgres, mariadb, zookeeper-leader, etcd-leader, postgres-leader, mariadb-leader,"
-                    + " postgres-unfenced, optimistic (default: ${DEFAULT-VALUE}).")
+                    + " postgres-unfenced, sentinel-leader, sentinel-wait-leader, redlock-leader, optimistic"
+                    + " (default: ${DEFAULT-VALUE}).")
     private String strategies;
 
     @Option(
