@@ -1,5 +1,6 @@
 package io.quorumlock.redis;
 
+import io.quorumlock.redis.client.HashSlots;
 import io.quorumlock.redis.client.Script;
 import java.util.List;
 
@@ -20,16 +21,43 @@ final class Scripts {
 
     /**
      * The line of a resource's waiters on a node, in the order they joined it: a sorted set named
-     * {@code quorumlock:line:} and the lock key, of waiter ids (see {@link #JOIN}).
+     * {@code quorumlock:line:} and the lock key {@linkplain #slotted in its hash slot}, of waiter
+     * ids (see {@link #JOIN}).
      */
     static final String LINE = "quorumlock:line:";
 
     /**
-     * Whether a waiter in a line still waits: {@code quorumlock:waiting:}, the lock key, {@code :}
-     * and its id, a key set for a while by each {@link #JOIN}. A waiter whose key ran out (its
-     * client died, or gave up without leaving) is dropped from the line by the next release.
+     * Whether a waiter in a line still waits: {@code quorumlock:waiting:}, the lock key {@linkplain
+     * #slotted in its hash slot}, {@code :} and its id, a key set for a while by each {@link
+     * #JOIN}. A waiter whose key ran out (its client died, or gave up without leaving) is dropped
+     * from the line by the next release.
      */
     static final String WAITING = "quorumlock:waiting:";
+
+    /**
+     * The lock key as the names of its line and waiters hold it, so that they hash to the key's
+     * own slot on a Redis Cluster node, whose scripts may touch one slot only: the key itself if it
+     * has a hash tag, else the key in braces ({@code {lock:sku:42}}). Lua's {@code k} after this.
+     */
+    private static final String SLOTTED = "local k = KEYS[1]\n"
+            + "local open = string.find(k, '{', 1, true)\n"
+            + "local close = open and string.find(k, '}', open + 1, true)\n"
+            + "if not (close and close > open + 1) then k = '{' .. k .. '}' end\n";
+
+    /** The key as the line's names hold it: what {@link #SLOTTED} makes of it. */
+    static String slotted(String key) {
+        return HashSlots.hasTag(key) ? key : "{" + key + "}";
+    }
+
+    /** The name of the line of {@code key}'s waiters. */
+    static String line(String key) {
+        return LINE + slotted(key);
+    }
+
+    /** The name of the key that says the waiter {@code id} of {@code key} still waits. */
+    static String waiting(String key, String id) {
+        return WAITING + slotted(key) + ":" + id;
+    }
 
     /**
      * KEYS[1] = lock key, ARGV[1] = a waiter's id, ARGV[2] = how long its place is kept, in ms.
@@ -42,21 +70,22 @@ final class Scripts {
      */
     static final Script JOIN = new Script(
             "the line's join script",
-            "local line = '" + LINE + "' .. KEYS[1]\n"
+            SLOTTED
+                    + "local line = '" + LINE + "' .. k\n"
                     + "local now = redis.call('time')\n"
                     + "local earliest = ((tonumber(now[1]) - 1) * 1000000 + tonumber(now[2])) * 1024\n"
                     + "local place = ARGV[1]\n"
                     + "if tonumber(place) < earliest then place = string.format('%.0f', earliest) end\n"
                     + "redis.call('zadd', line, 'nx', place, ARGV[1])\n"
                     + "redis.call('pexpire', line, ARGV[2])\n"
-                    + "redis.call('set', '" + WAITING + "' .. KEYS[1] .. ':' .. ARGV[1], '1', 'px', ARGV[2])\n"
+                    + "redis.call('set', '" + WAITING + "' .. k .. ':' .. ARGV[1], '1', 'px', ARGV[2])\n"
                     + "return redis.call('zrank', line, ARGV[1])");
 
     /** KEYS[1] = lock key, ARGV[1] = a waiter's id. Takes the waiter out of the line; returns 1 if it was in it. */
     static final Script LEAVE = new Script(
             "the line's leave script",
-            "redis.call('del', '" + WAITING + "' .. KEYS[1] .. ':' .. ARGV[1])\n" + "return redis.call('zrem', '" + LINE
-                    + "' .. KEYS[1], ARGV[1])");
+            SLOTTED + "redis.call('del', '" + WAITING + "' .. k .. ':' .. ARGV[1])\n" + "return redis.call('zrem', '"
+                    + LINE + "' .. k, ARGV[1])");
 
     /**
      * As {@link #DELETE_IF_EQUALS}, for the release of a lease: once the key is deleted, tells the
@@ -74,8 +103,9 @@ final class Scripts {
      */
     static final Script RELEASE = new Script(
             "the release script",
-            "local line = '" + LINE + "' .. KEYS[1]\n"
-                    + "local waiting = '" + WAITING + "' .. KEYS[1] .. ':'\n"
+            SLOTTED
+                    + "local line = '" + LINE + "' .. k\n"
+                    + "local waiting = '" + WAITING + "' .. k .. ':'\n"
                     + "if ARGV[2] then\n" // the lease's waiter leaves the line, the key ours or not
                     + "  redis.pcall('zrem', line, ARGV[2])\n"
                     + "  redis.pcall('del', waiting .. ARGV[2])\n"

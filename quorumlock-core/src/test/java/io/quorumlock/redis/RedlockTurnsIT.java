@@ -102,7 +102,7 @@ class RedlockTurnsIT {
     /** How many waiters are in the line of {@code resource} on node {@code i}. */
     private static long inLine(int i, String resource) {
         try (Jedis jedis = redis.get(i).connect(Duration.ofSeconds(2))) {
-            return jedis.zcard(Scripts.LINE + resource);
+            return jedis.zcard(Scripts.line(resource));
         }
     }
 
@@ -148,8 +148,8 @@ class RedlockTurnsIT {
         for (int i = 0; i < redis.size(); i++) {
             try (Jedis jedis = redis.get(i).connect(Duration.ofSeconds(2))) {
                 // a waiter first in line whose client died: its place is kept for 3 s from now
-                jedis.zadd(Scripts.LINE + "r", 0, "42");
-                jedis.psetex(Scripts.WAITING + "r:42", NodeLine.PLACE_MILLIS, "1");
+                jedis.zadd(Scripts.line("r"), 0, "42");
+                jedis.psetex(Scripts.waiting("r", "42"), NodeLine.PLACE_MILLIS, "1");
             }
         }
         Redlock client = client(SLOW_POLL);
@@ -221,15 +221,15 @@ class RedlockTurnsIT {
             for (long id : new long[] {now - (2_000_000L << 10), anHourAgo, now}) {
                 jedis.eval(Scripts.JOIN.source(), List.of("skew"), List.of(Long.toString(id), "3000"));
             }
-            List<String> line = jedis.zrange(Scripts.LINE + "skew", 0, -1);
+            List<String> line = jedis.zrange(Scripts.line("skew"), 0, -1);
             // the id from a clock an hour behind is placed a second before now, by the node's
             // clock: behind a waiter that came 2 s ago, ahead of one that comes now
             assertThat(line)
                     .containsExactly(
                             Long.toString(now - (2_000_000L << 10)), Long.toString(anHourAgo), Long.toString(now));
-            assertThat(jedis.zscore(Scripts.LINE + "skew", Long.toString(anHourAgo)))
+            assertThat(jedis.zscore(Scripts.line("skew"), Long.toString(anHourAgo)))
                     .isGreaterThan((double) aSecondAgo - (100_000L << 10));
-            jedis.del(Scripts.LINE + "skew");
+            jedis.del(Scripts.line("skew"));
         }
     }
 

@@ -67,6 +67,10 @@ public final class RedisServer implements AutoCloseable {
     private final boolean requireClientCertificates;
     /** For a sentinel: its configuration file, which it rewrites; null for a data node. */
     private Path sentinelConfig;
+    /** For a Redis Cluster node: its cluster bus port, kept across restarts (0 until chosen); -1 for none. */
+    private int clusterBusPort = -1;
+    /** For a Redis Cluster node: {@code cluster-node-timeout}. */
+    private Duration clusterNodeTimeout;
 
     private final ServerProcess server = new ServerProcess();
     private boolean closed;
@@ -190,6 +194,25 @@ public final class RedisServer implements AutoCloseable {
             throw new UncheckedIOException("Cannot write a sentinel's configuration", e);
         }
         return launchedOnFreePort(sentinel);
+    }
+
+    /**
+     * Starts a Redis Cluster node without persistence on a free port of 127.0.0.1 ({@code
+     * cluster-enabled yes}, its bus on another free port, {@code cluster-node-timeout} of {@code
+     * nodeTimeout}), alone in its cluster and serving no slot: see {@link RedisCluster}. Its
+     * cluster configuration ({@code nodes.conf}) survives a restart, so that it comes back as the
+     * same node.
+     */
+    static RedisServer startClusterNode(Duration nodeTimeout) {
+        RedisServer node = new RedisServer(binary(), false);
+        node.clusterBusPort = 0;
+        node.clusterNodeTimeout = nodeTimeout;
+        return launchedOnFreePort(node);
+    }
+
+    /** The cluster bus port of a Redis Cluster node; -1 for other nodes. */
+    synchronized int clusterBusPort() {
+        return clusterBusPort;
     }
 
     /** Starts a node that runs this binary; for tests of the kit itself. */
@@ -475,6 +498,20 @@ public final class RedisServer implements AutoCloseable {
         } else {
             deleteAppendOnlyFiles(); // so that a later persistent start does not bring back old keys
         }
+        if (clusterBusPort >= 0) {
+            if (clusterBusPort == 0) {
+                clusterBusPort = Processes.freePort(HOST);
+            }
+            command.addAll(List.of(
+                    "--cluster-enabled",
+                    "yes",
+                    "--cluster-config-file",
+                    "nodes.conf",
+                    "--cluster-port",
+                    Integer.toString(clusterBusPort),
+                    "--cluster-node-timeout",
+                    Long.toString(clusterNodeTimeout.toMillis())));
+        }
         command.addAll(List.of("--dir", dir.toString(), "--logfile", logFile().toString(), "--daemonize", "no"));
         ProcessBuilder builder = new ProcessBuilder(command)
                 .directory(dir.toFile())
@@ -518,6 +555,9 @@ public final class RedisServer implements AutoCloseable {
         while (true) {
             if (!process.isAlive()) {
                 if (launchOutput().contains("Address already in use")) {
+                    if (clusterBusPort > 0) {
+                        clusterBusPort = 0; // the bus's port may be the one taken: both are chosen again
+                    }
                     return Launch.PORT_IN_USE;
                 }
                 throw new IllegalStateException("redis-server exited with code " + process.exitValue()
