@@ -42,6 +42,7 @@ public record ConfigFile(Optional<Path> source, Properties properties) {
             "redis.tls.ca",
             "redis.tls.cert",
             "redis.tls.key",
+            "redis.wait-for-replicas",
             "zookeeper",
             "etcd",
             "etcd.tls.ca",
@@ -52,8 +53,10 @@ public record ConfigFile(Optional<Path> source, Properties properties) {
             "jdbc.password");
 
     /** The keys a file may hold, for messages and the help. */
-    static final String KNOWN = "redis, redis.password, redis.tls.ca, redis.tls.cert, redis.tls.key, zookeeper, etcd,"
-            + " etcd.tls.ca, etcd.tls.cert, etcd.tls.key, jdbc, jdbc.user, jdbc.password";
+    static final String KNOWN =
+            "redis, redis.password, redis.tls.ca, redis.tls.cert, redis.tls.key, redis.wait-for-replicas,"
+                    + " zookeeper, etcd,"
+                    + " etcd.tls.ca, etcd.tls.cert, etcd.tls.key, jdbc, jdbc.user, jdbc.password";
 
     /** The file used when {@code --config} is not given. */
     public static Path defaultPath() {

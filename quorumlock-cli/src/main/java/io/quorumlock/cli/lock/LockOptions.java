@@ -92,9 +92,22 @@ public final class LockOptions {
      * @param password the Redis password for URIs without one, or the database password
      * @param tls the TLS files of the Redis nodes or the etcd members
      * @param user the database user, if not in the JDBC URL
+     * @param replicas for a Redis node, how many replicas must acknowledge each grant and renewal
+     *     ({@code --wait-for-replicas}); empty for the library's default
      */
     public record LockService(
-            Kind kind, List<String> endpoints, Optional<String> password, TlsFiles tls, Optional<String> user) {
+            Kind kind,
+            List<String> endpoints,
+            Optional<String> password,
+            TlsFiles tls,
+            Optional<String> user,
+            Optional<Integer> replicas) {
+
+        /** A backend without a --wait-for-replicas. */
+        public LockService(
+                Kind kind, List<String> endpoints, Optional<String> password, TlsFiles tls, Optional<String> user) {
+            this(kind, endpoints, password, tls, user, Optional.empty());
+        }
 
         /** A backend without TLS files. */
         public LockService(Kind kind, List<String> endpoints, Optional<String> password) {
@@ -112,6 +125,7 @@ public final class LockOptions {
             return "LockService[" + kind + " "
                     + endpoints.stream().map(Secrets::redactUri).toList()
                     + user.map(u -> ", user " + u).orElse("")
+                    + replicas.map(r -> ", wait for " + r + " replica(s)").orElse("")
                     + password.map(p -> ", password " + Secrets.MASK).orElse("") + "]";
         }
 
@@ -166,6 +180,13 @@ public final class LockOptions {
             try {
                 return lock(ttl, connectTimeout);
             } catch (IllegalSettingException e) {
+                if (e.setting().equals("waitForReplicas")) {
+                    throw new IllegalArgumentException(
+                            e.getMessage()
+                                    .replace("use waitForReplicas(0, ...)", "leave --wait-for-replicas out")
+                                    .replace("waitForReplicas", "--wait-for-replicas"),
+                            e);
+                }
                 if (!e.setting().startsWith("tls")) {
                     throw e;
                 }
@@ -185,6 +206,12 @@ public final class LockOptions {
                     // A lease for one command, from one attempt: waiting longer for a silent node
                     // costs run little, refusing a free lock skips the job on every host.
                     ttl.ifPresent(t -> redis.nodeTimeout(runNodeTimeout(t)));
+                    // The replicas are given half of what a round waits for the node.
+                    replicas.ifPresent(n -> redis.waitForReplicas(
+                            n,
+                            ttl.map(LockService::runNodeTimeout)
+                                    .orElse(LIBRARY_NODE_TIMEOUT)
+                                    .dividedBy(2)));
                     if (endpoints.stream().anyMatch(e -> e.startsWith("rediss://"))) {
                         // run makes one attempt: the first TLS handshake of a JVM just started can
                         // take longer than the node timeout.
@@ -230,6 +257,15 @@ public final class LockOptions {
                     + " redis-sentinel://10.0.0.5:26379,10.0.0.6:26379#mymaster, for a single-node lock. A URI may omit the password (redis://host:port, or redis://user:@host:port for an"
                     + " ACL user): it is then taken from " + PASSWORD_ENV + " or the config file's redis.password.")
     private List<String> redis;
+
+    @Option(
+            names = "--wait-for-replicas",
+            paramLabel = "N",
+            description = "For a single Redis node: how many of its replicas must acknowledge each grant and renewal"
+                    + " (WAIT, within half the node timeout) before it counts, so that a failover is less likely to"
+                    + " lose the lock; 0 for none. Default: as many as its sentinels count up for a redis-sentinel://"
+                    + " master, none for a redis:// node. Config file: redis.wait-for-replicas.")
+    private Integer waitForReplicas;
 
     @Option(
             names = "--tls-ca",
@@ -287,6 +323,20 @@ public final class LockOptions {
             description = "Settings file (" + ConfigFile.KNOWN + " as key = value lines); default:"
                     + " ~/.config/quorumlock/config if it exists.")
     private Path config;
+
+    /** {@code value} as a number of replicas, 0 to 64; else an error that names {@code setting}. */
+    private static int replicaCount(String value, String setting) {
+        try {
+            int count = Integer.parseInt(value.trim());
+            if (count >= 0 && count <= 64) {
+                return count;
+            }
+        } catch (NumberFormatException e) {
+            // said below
+        }
+        throw new IllegalArgumentException(
+                setting + " takes a number of replicas from 0 to 64, not '" + value.trim() + "'");
+    }
 
     /** The command this is mixed into, for its warnings. */
     @Spec(Spec.Target.MIXEE)
@@ -368,6 +418,18 @@ public final class LockOptions {
         LockService backend = named.get(0);
         if (jdbcUser != null && backend.kind() != Kind.JDBC) {
             throw new IllegalArgumentException("--jdbc-user is for --jdbc");
+        }
+        Optional<Integer> replicas = Optional.ofNullable(waitForReplicas)
+                .or(() -> file.get("redis.wait-for-replicas")
+                        .map(v -> replicaCount(
+                                v, "redis.wait-for-replicas in " + file.source().orElseThrow())));
+        if (replicas.isPresent()) {
+            if (backend.kind() != Kind.REDIS) {
+                throw new IllegalArgumentException("--wait-for-replicas is for --redis");
+            }
+            replicaCount(replicas.get().toString(), "--wait-for-replicas");
+            backend = new LockService(
+                    backend.kind(), backend.endpoints(), backend.password(), backend.tls(), backend.user(), replicas);
         }
         boolean tlsOptions = tlsCa != null || tlsCert != null || tlsKey != null;
         if (tlsOptions && backend.kind() != Kind.REDIS && backend.kind() != Kind.ETCD) {
