@@ -203,8 +203,11 @@ public final class RedlockBuilder {
      * <p>The default for a master behind Sentinel ({@code redis-sentinel://}), whose sentinels fail
      * it over to a replica: as many replicas as its sentinels count up and linked to it when the
      * write is sent (asked every second), within half the node timeout; none while none is, so that
-     * the lock stays available while its replicas are down. For a {@code redis://} node: none.
-     * {@code 0} turns it off. Not for Redlock, whose nodes have no replicas.
+     * the lock stays available while its replicas are down. For a {@code redis://} node: as many
+     * as its {@code ROLE} listed connected when the connection was opened; a {@code WAIT} that
+     * finds fewer counts only those that acknowledged until the node, asked again with the next
+     * request, lists its replicas (so a replica gone costs one refused write); none for a master
+     * without replicas. {@code 0} turns it off. Not for Redlock, whose nodes have no replicas.
      *
      * @param replicas how many replicas, 0 for none
      * @param timeout how long they are waited for; shorter than the node timeout
@@ -439,11 +442,11 @@ public final class RedlockBuilder {
                 timers);
     }
 
-    /** The WAIT behind each write: as set, or one replica for a master behind Sentinel. */
+    /** The WAIT behind each write: as set, or for a single node as many replicas as it has up. */
     private ReplicaSync replicaSync(List<NodeAddress> addresses) {
         long millis = Math.max(1, (replicaTimeout != null ? replicaTimeout : nodeTimeout.dividedBy(2)).toMillis());
         if (replicas == null) {
-            return addresses.get(0).sentinels().isPresent() ? ReplicaSync.up(millis) : ReplicaSync.NONE;
+            return addresses.size() == 1 ? ReplicaSync.up(millis) : ReplicaSync.NONE;
         }
         return replicas == 0 ? ReplicaSync.NONE : new ReplicaSync(replicas, millis);
     }

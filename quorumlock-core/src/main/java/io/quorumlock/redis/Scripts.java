@@ -37,12 +37,16 @@ final class Scripts {
     /**
      * The lock key as the names of its line and waiters hold it, so that they hash to the key's
      * own slot on a Redis Cluster node, whose scripts may touch one slot only: the key itself if it
-     * has a hash tag, else the key in braces ({@code {lock:sku:42}}). Lua's {@code k} after this.
+     * has a hash tag, else the key in braces ({@code {lock:sku:42}}). Sets Lua's {@code k}, a local
+     * declared before.
      */
-    private static final String SLOTTED = "local k = KEYS[1]\n"
+    private static final String SLOTTED_K = "k = KEYS[1]\n"
             + "local open = string.find(k, '{', 1, true)\n"
             + "local close = open and string.find(k, '}', open + 1, true)\n"
             + "if not (close and close > open + 1) then k = '{' .. k .. '}' end\n";
+
+    /** {@link #SLOTTED_K} with its local. */
+    private static final String SLOTTED = "local k\n" + SLOTTED_K;
 
     /** The key as the line's names hold it: what {@link #SLOTTED} makes of it. */
     static String slotted(String key) {
@@ -103,12 +107,11 @@ final class Scripts {
      */
     static final Script RELEASE = new Script(
             "the release script",
-            SLOTTED
-                    + "local line = '" + LINE + "' .. k\n"
-                    + "local waiting = '" + WAITING + "' .. k .. ':'\n"
+            "local k\n" // the key as the line's names hold it, made when needed: most releases need none
                     + "if ARGV[2] then\n" // the lease's waiter leaves the line, the key ours or not
-                    + "  redis.pcall('zrem', line, ARGV[2])\n"
-                    + "  redis.pcall('del', waiting .. ARGV[2])\n"
+                    + SLOTTED_K
+                    + "  redis.pcall('zrem', '" + LINE + "' .. k, ARGV[2])\n"
+                    + "  redis.pcall('del', '" + WAITING + "' .. k .. ':' .. ARGV[2])\n"
                     + "end\n"
                     + "if redis.call('get', KEYS[1]) ~= ARGV[1] then\n"
                     + "  return 0\n"
@@ -124,6 +127,11 @@ final class Scripts {
                     + "if count == 0 then\n" // nobody listens, most of the time: no digest, no message
                     + "  return 1\n"
                     + "end\n"
+                    + "if not k then\n"
+                    + SLOTTED_K
+                    + "end\n"
+                    + "local line = '" + LINE + "' .. k\n"
+                    + "local waiting = '" + WAITING + "' .. k .. ':'\n"
                     + "local turn = ''\n"
                     + "for i = 1, 64 do\n" // the first who still waits; those gone leave the line
                     + "  local first = redis.pcall('zrange', line, 0, 0)\n"

@@ -160,8 +160,8 @@ public class QuorumlockProperties {
 
         /**
          * How many replicas of the single node must acknowledge a grant or an extension (WAIT)
-         * before it counts; 0 turns it off. Default: the replicas up, for a master behind Sentinel;
-         * none for a redis:// node.
+         * before it counts; 0 turns it off. Default: the replicas up, for a master behind Sentinel, or
+         * those a single redis:// master lists in ROLE.
          */
         private Integer waitForReplicas;
 

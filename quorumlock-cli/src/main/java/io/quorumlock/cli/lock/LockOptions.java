@@ -264,7 +264,7 @@ public final class LockOptions {
             description = "For a single Redis node: how many of its replicas must acknowledge each grant and renewal"
                     + " (WAIT, within half the node timeout) before it counts, so that a failover is less likely to"
                     + " lose the lock; 0 for none. Default: as many as its sentinels count up for a redis-sentinel://"
-                    + " master, none for a redis:// node. Config file: redis.wait-for-replicas.")
+                    + " master, as many as a redis:// master lists in ROLE. Config file: redis.wait-for-replicas.")
     private Integer waitForReplicas;
 
     @Option(

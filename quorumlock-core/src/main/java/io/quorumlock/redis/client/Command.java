@@ -29,7 +29,9 @@ public record Command(Kind kind, String key, String value, long millis, Script s
         SUBSCRIBE,
         UNSUBSCRIBE,
         /** {@code WAIT replicas millis}: how many replicas acknowledged this connection's writes (the key). */
-        WAIT
+        WAIT,
+        /** {@code ROLE}: master or replica, and a master's connected replicas. */
+        ROLE
     }
 
     public static Command setIfAbsent(String key, String value, long millis) {
@@ -75,6 +77,11 @@ public record Command(Kind kind, String key, String value, long millis, Script s
         return new Command(Kind.WAIT, Integer.toString(replicas), null, millis, null);
     }
 
+    /** {@code ROLE}: its answer also tells the link how many replicas the node has now. */
+    public static Command role() {
+        return new Command(Kind.ROLE, "", null, -1, null);
+    }
+
     public static Command configGet(String pattern) {
         return new Command(Kind.CONFIG_GET, pattern, null, -1, null);
     }
@@ -107,6 +114,7 @@ public record Command(Kind kind, String key, String value, long millis, Script s
             case SUBSCRIBE -> "SUBSCRIBE";
             case UNSUBSCRIBE -> "UNSUBSCRIBE";
             case WAIT -> "WAIT";
+            case ROLE -> "ROLE";
         };
     }
 
@@ -125,7 +133,7 @@ public record Command(Kind kind, String key, String value, long millis, Script s
             case PTTL, WAIT -> reply instanceof Reply.Int;
             case TYPE -> reply instanceof Reply.Simple;
             case INFO -> reply instanceof Reply.Bulk;
-            case CONFIG_GET, SUBSCRIBE, UNSUBSCRIBE -> reply instanceof Reply.Array;
+            case CONFIG_GET, SUBSCRIBE, UNSUBSCRIBE, ROLE -> reply instanceof Reply.Array;
         };
     }
 }

@@ -46,6 +46,12 @@ interface Locator {
         return 0;
     }
 
+    /** The node answered {@code ROLE} with {@code reply}: for a node whose replicas nobody else counts. */
+    default void roleSeen(Reply reply) {}
+
+    /** A {@code WAIT} for more replicas than that found {@code replicas} acknowledging: some may be gone. */
+    default void acknowledged(int replicas) {}
+
     /** Stops what runs in the background. */
     default void close() {}
 }

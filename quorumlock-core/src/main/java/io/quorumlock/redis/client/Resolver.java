@@ -41,6 +41,8 @@ final class Resolver implements Locator {
     private Result last;
     private long lastAt;
     private CompletableFuture<Result> inFlight;
+    /** The replicas the node's last ROLE listed, on any connection to it. */
+    private volatile int replicas;
 
     /** {@code lookups} may be null when {@code host} is an IP literal. */
     Resolver(String host, int port, Ticker ticker, ExecutorService lookups) {
@@ -124,5 +126,31 @@ final class Resolver implements Locator {
         } catch (RuntimeException e) {
             return new Result(null, host, "cannot resolve " + host + ": " + e.getMessage());
         }
+    }
+
+    /** Counts no more replicas than {@code acknowledged} until the next {@code ROLE}. */
+    @Override
+    public void acknowledged(int acknowledged) {
+        replicas = Math.min(replicas, Math.max(0, acknowledged));
+    }
+
+    /** The replicas the node's last {@code ROLE} listed: a master's, connected to it then. */
+    @Override
+    public int replicasUp() {
+        return replicas;
+    }
+
+    /**
+     * Counts the replicas a master's {@code ROLE} lists ({@code master}, its offset, and one entry
+     * per connected replica); a replica or an answer of another shape has none.
+     */
+    @Override
+    public void roleSeen(Reply reply) {
+        replicas = SetUp.isMaster(reply)
+                        && reply instanceof Reply.Array array
+                        && array.items().size() >= 3
+                        && array.items().get(2) instanceof Reply.Array listed
+                ? listed.items().size()
+                : 0;
     }
 }

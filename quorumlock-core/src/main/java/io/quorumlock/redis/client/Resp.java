@@ -52,6 +52,7 @@ final class Resp {
             case SUBSCRIBE -> command(out, "SUBSCRIBE", key);
             case UNSUBSCRIBE -> command(out, "UNSUBSCRIBE", key);
             case WAIT -> command(out, "WAIT", key, Long.toString(command.millis()));
+            case ROLE -> command(out, "ROLE");
         };
     }
 

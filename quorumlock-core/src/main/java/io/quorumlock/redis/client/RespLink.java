@@ -27,6 +27,12 @@ final class RespLink implements Transport.Link {
 
     private static final Logger log = LoggerFactory.getLogger(RespLink.class);
 
+    /** For a probe whose answer only the link itself reads. */
+    private static final Transport.ReplyHandler IGNORED = (command, reply, link) -> {};
+
+    /** A WAIT found fewer replicas than asked for: ask the node's ROLE again before the next request. */
+    private boolean recount;
+
     private final NodeAddress address;
     private final int index;
     private final String name;
@@ -162,9 +168,20 @@ final class RespLink implements Transport.Link {
         if (channel == null && !open(command, handler)) {
             return;
         }
+        if (recount) {
+            recount = false;
+            askRole(now);
+        }
         out = Resp.write(out, command, false);
         pending.add(command, handler, now, false, null);
         write();
+    }
+
+    /** Asks the node's {@code ROLE}, which tells its {@link Locator} how many replicas it has. */
+    private void askRole(long now) {
+        Command role = Command.role();
+        out = Resp.write(out, role, false);
+        pending.add(role, IGNORED, now, false, null);
     }
 
     @Override
@@ -268,6 +285,11 @@ final class RespLink implements Transport.Link {
         for (Command probe : SetUp.PROBES) {
             out = Resp.write(out, probe, false);
             pending.add(probe, starts, ticker.nanos(), false, null);
+        }
+        if (!resolver.followsFailovers()) {
+            // How many replicas the node has, for the WAIT behind a write; the sentinels count
+            // those of a master they manage.
+            askRole(ticker.nanos());
         }
         return true;
     }
@@ -384,6 +406,17 @@ final class RespLink implements Transport.Link {
             pending.add(command, handler, sentAt, true, null);
             write();
         } else {
+            if (command.kind() == Command.Kind.ROLE) {
+                resolver.roleSeen(reply);
+            } else if (command.kind() == Command.Kind.WAIT
+                    && reply instanceof Reply.Int acknowledged
+                    && acknowledged.value() < Long.parseLong(command.key())
+                    && !resolver.followsFailovers()) {
+                // Fewer replicas than counted: a replica may be gone. Count only those that answered
+                // until the node, asked again before the next request, lists its replicas.
+                resolver.acknowledged((int) acknowledged.value());
+                recount = true;
+            }
             handler.onReply(command, reply, this);
             if (reply instanceof Reply.Error error
                     && error.message().startsWith("READONLY")

@@ -1,0 +1,84 @@
+package io.quorumlock.redis;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.quorumlock.Lease;
+import io.quorumlock.LockUnavailableException;
+import io.quorumlock.testkit.RedisServer;
+import io.quorumlock.testkit.TestTime;
+import java.time.Duration;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import redis.clients.jedis.Jedis;
+
+/**
+ * The single-node lock on a {@code redis://} master with a replica: by default a grant counts once
+ * the replicas the master listed in {@code ROLE} acknowledged it. A replica that goes away costs
+ * one refused grant, taken back; the master is then asked again, and the next grant waits for
+ * none.
+ */
+@Timeout(value = 90, unit = TimeUnit.SECONDS)
+class MasterReplicaWaitIT {
+
+    private static final Duration TTL = Duration.ofSeconds(30);
+
+    @Test
+    void aGrantWaitsForTheReplicasTheMasterHasAndAReplicaGoneCostsOneRefusal() {
+        try (RedisServer master = RedisServer.start();
+                RedisServer replica = RedisServer.start()) {
+            try (Jedis jedis = replica.connect(TestTime.scaled(Duration.ofSeconds(2)))) {
+                jedis.replicaof(master.host(), master.port());
+            }
+            TestTime.await(Duration.ofSeconds(30), () -> linkUp(replica), "the replica to sync");
+            try (Redlock lock = Redlock.builder()
+                    .node(master.uri())
+                    .nodeTimeout(TestTime.scaled(Duration.ofMillis(500)))
+                    .build()) {
+                Lease first = lock.acquire("a", TTL, Duration.ZERO);
+                assertThat(valueOn(replica, "a"))
+                        .as("on the replica when granted")
+                        .isNotNull();
+                first.release();
+
+                replica.stop();
+                TestTime.await(Duration.ofSeconds(10), () -> !hasReplica(master), "the master to drop the replica");
+                assertThatThrownBy(() -> lock.acquire("b", TTL, Duration.ZERO))
+                        .isInstanceOf(LockUnavailableException.class)
+                        .hasMessageContaining("NOREPLICAS 0 of 1 replica(s) acknowledged the write within 250 ms");
+                TestTime.await(
+                        Duration.ofSeconds(5), () -> valueOn(master, "b") == null, "the refused grant taken back");
+
+                // The refusal had the master asked again: the next grant waits for no replica.
+                Lease next = lock.acquire("b", TTL, Duration.ZERO);
+                assertThat(next.isValid())
+                        .as("granted without a replica to wait for")
+                        .isTrue();
+                next.release();
+            }
+        }
+        try (RedisServer lone = RedisServer.start();
+                Redlock lock = Redlock.builder().node(lone.uri()).build()) {
+            lock.acquire("c", TTL, Duration.ZERO).release(); // no replica: nothing waited for
+        }
+    }
+
+    private static boolean linkUp(RedisServer replica) {
+        try (Jedis jedis = replica.connect(TestTime.scaled(Duration.ofSeconds(2)))) {
+            return jedis.info("replication").contains("master_link_status:up");
+        }
+    }
+
+    private static boolean hasReplica(RedisServer master) {
+        try (Jedis jedis = master.connect(TestTime.scaled(Duration.ofSeconds(2)))) {
+            return !jedis.info("replication").contains("connected_slaves:0");
+        }
+    }
+
+    private static String valueOn(RedisServer server, String key) {
+        try (Jedis jedis = server.connect(TestTime.scaled(Duration.ofSeconds(2)))) {
+            return jedis.get(key);
+        }
+    }
+}
