@@ -363,7 +363,8 @@ public final class Redlock implements DistributedLock<Lease>, Clocked {
                     names.get(i),
                     command -> rounds.queries.query(new int[] {node}, command)[0],
                     () -> rounds.restartGuard.finding(node),
-                    transport.whereIs(node)));
+                    transport.whereIs(node),
+                    names.size() == 1));
         }
         return new NodeCheckReport(NodeInspector.flagSameServers(checks));
     }

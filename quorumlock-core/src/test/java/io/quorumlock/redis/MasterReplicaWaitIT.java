@@ -36,6 +36,9 @@ class MasterReplicaWaitIT {
                     .node(master.uri())
                     .nodeTimeout(TestTime.scaled(Duration.ofMillis(500)))
                     .build()) {
+                assertThat(lock.checkNodes().nodes().get(0).findings())
+                        .anyMatch(f -> f.contains("has 1 connected replica(s) (127.0.0.1:" + replica.port())
+                                && f.contains("each grant and renewal waits for them (WAIT)"));
                 Lease first = lock.acquire("a", TTL, Duration.ZERO);
                 assertThat(valueOn(replica, "a"))
                         .as("on the replica when granted")
