@@ -56,7 +56,15 @@ final class NodeInspector {
                     + info.getOrDefault("master_port", "?") + ": Redlock needs independent masters; list masters only");
         }
         if ("1".equals(info.get("cluster_enabled"))) {
-            errors.add("is a Redis Cluster member: Redlock needs standalone nodes, not one cluster's shards");
+            String cluster = ClusterView.of(query.apply(Command.clusterNodes()));
+            if (single) {
+                errors.add("is a Redis Cluster member (" + cluster + "): the lock does not follow a cluster's hash"
+                        + " slots, so it would serve only the resources in this node's slots and be refused the"
+                        + " others (MOVED); give a standalone master, or a master behind Sentinel");
+            } else {
+                errors.add("is a Redis Cluster member (" + cluster
+                        + "): Redlock needs standalone nodes, not one cluster's shards");
+            }
         }
         int replicas = parseInt(info.get("connected_slaves"));
         if (located.isPresent()) {

@@ -87,6 +87,19 @@ class ClusterNodeIT {
         }
     }
 
+    @Test
+    void theSingleNodeLockOnAClusterMemberIsRefusedByTheCheckWithTheClustersShape() {
+        try (Redlock lock =
+                Redlock.builder().node(cluster.masters().get(2).uri()).build()) {
+            NodeCheck check = lock.checkNodes().nodes().get(0);
+            assertThat(check.verdict()).isEqualTo(NodeCheck.Verdict.ERROR);
+            assertThat(check.findings())
+                    .anyMatch(f -> f.startsWith("is a Redis Cluster member (3 master(s), 0 replica(s); this node is a"
+                            + " master of slots 10922-16383 (5462 of 16384)): the lock does not follow a"
+                            + " cluster's hash slots"));
+        }
+    }
+
     private static long inLine(String resource) {
         try (Jedis jedis = cluster.masterOf(resource).connect(Duration.ofSeconds(2))) {
             return jedis.zcard(Scripts.line(resource));

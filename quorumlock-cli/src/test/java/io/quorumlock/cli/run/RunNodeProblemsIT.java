@@ -69,8 +69,11 @@ class RunNodeProblemsIT {
                         ran.toString());
                 RunProcess check = RunProcess.command(dir, Map.of(), "check", "--redis", uri, "--config", noConfig())) {
             assertThat(check.exitCode()).as(check.out()).isEqualTo(1);
-            String reason = "is a Redis Cluster member: Redlock needs standalone nodes, not one cluster's shards";
-            assertThat(check.out()).contains("  - " + reason);
+            String reason = "is a Redis Cluster member (1 master(s), 0 replica(s); this node is a master of slots"
+                    + " 0-16383 (16384 of 16384)): the lock does not follow a cluster's hash slots, so it would serve"
+                    + " only the resources in this node's slots and be refused the others (MOVED); give a standalone"
+                    + " master, or a master behind Sentinel";
+            assertThat(check.out().replaceAll("\\n {4}", " ")).contains("  - " + reason);
 
             assertThat(run.exitCode()).as(run.err()).isEqualTo(1);
             assertThat(run.err().lines().toList()).containsExactly("quorumlock run: " + uri + " " + reason);

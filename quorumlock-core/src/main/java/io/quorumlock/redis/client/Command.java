@@ -31,7 +31,9 @@ public record Command(Kind kind, String key, String value, long millis, Script s
         /** {@code WAIT replicas millis}: how many replicas acknowledged this connection's writes (the key). */
         WAIT,
         /** {@code ROLE}: master or replica, and a master's connected replicas. */
-        ROLE
+        ROLE,
+        /** {@code CLUSTER NODES}: a cluster member's view of the cluster, one line per node. */
+        CLUSTER_NODES
     }
 
     public static Command setIfAbsent(String key, String value, long millis) {
@@ -82,6 +84,11 @@ public record Command(Kind kind, String key, String value, long millis, Script s
         return new Command(Kind.ROLE, "", null, -1, null);
     }
 
+    /** {@code CLUSTER NODES}. */
+    public static Command clusterNodes() {
+        return new Command(Kind.CLUSTER_NODES, "", null, -1, null);
+    }
+
     public static Command configGet(String pattern) {
         return new Command(Kind.CONFIG_GET, pattern, null, -1, null);
     }
@@ -115,6 +122,7 @@ public record Command(Kind kind, String key, String value, long millis, Script s
             case UNSUBSCRIBE -> "UNSUBSCRIBE";
             case WAIT -> "WAIT";
             case ROLE -> "ROLE";
+            case CLUSTER_NODES -> "CLUSTER NODES";
         };
     }
 
@@ -132,7 +140,7 @@ public record Command(Kind kind, String key, String value, long millis, Script s
             case GET -> reply instanceof Reply.Bulk || reply == Reply.Nil.NIL;
             case PTTL, WAIT -> reply instanceof Reply.Int;
             case TYPE -> reply instanceof Reply.Simple;
-            case INFO -> reply instanceof Reply.Bulk;
+            case INFO, CLUSTER_NODES -> reply instanceof Reply.Bulk;
             case CONFIG_GET, SUBSCRIBE, UNSUBSCRIBE, ROLE -> reply instanceof Reply.Array;
         };
     }

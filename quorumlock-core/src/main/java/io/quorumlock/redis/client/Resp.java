@@ -53,6 +53,7 @@ final class Resp {
             case UNSUBSCRIBE -> command(out, "UNSUBSCRIBE", key);
             case WAIT -> command(out, "WAIT", key, Long.toString(command.millis()));
             case ROLE -> command(out, "ROLE");
+            case CLUSTER_NODES -> command(out, "CLUSTER", "NODES");
         };
     }
 
