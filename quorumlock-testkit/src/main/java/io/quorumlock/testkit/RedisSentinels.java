@@ -34,25 +34,45 @@ public final class RedisSentinels implements AutoCloseable {
 
     private final List<RedisServer> servers;
     private final List<RedisServer> sentinels;
+    private final boolean tls;
 
-    private RedisSentinels(List<RedisServer> servers, List<RedisServer> sentinels) {
+    private RedisSentinels(List<RedisServer> servers, List<RedisServer> sentinels, boolean tls) {
         this.servers = List.copyOf(servers);
         this.sentinels = List.copyOf(sentinels);
+        this.tls = tls;
     }
 
     /** Starts a master, its replica and three sentinels (quorum 2), and waits until they all know each other. */
     public static RedisSentinels start() {
+        return start(null);
+    }
+
+    /**
+     * As {@link #start()}, every server and sentinel speaking TLS only, with {@code tls}'s server
+     * certificate (client certificates not required), replication and the sentinels' own links
+     * over TLS too: {@link #uri()} is then {@code rediss-sentinel://...}.
+     *
+     * @param tls the certificates, such as {@link TlsMaterial#generate()}; they stay the caller's to close
+     */
+    public static RedisSentinels startTls(TlsMaterial tls) {
+        return start(java.util.Objects.requireNonNull(tls, "tls"));
+    }
+
+    private static RedisSentinels start(TlsMaterial tls) {
         List<RedisServer> servers = new ArrayList<>();
         List<RedisServer> sentinels = new ArrayList<>();
         try {
-            RedisServer master = RedisServer.start();
+            RedisServer master = tls == null ? RedisServer.start() : RedisServer.startTls(tls, false);
             servers.add(master);
-            RedisServer replica = RedisServer.start();
+            RedisServer replica = tls == null ? RedisServer.start() : RedisServer.startTls(tls, false);
             servers.add(replica);
             for (RedisServer server : servers) {
                 // A master waits 5 s by default for more replicas before it sends one its data.
                 try (Jedis jedis = server.connect(TestTime.scaled(PROBE))) {
                     jedis.configSet("repl-diskless-sync-delay", "0");
+                    if (tls != null) {
+                        jedis.configSet("tls-replication", "yes");
+                    }
                 }
             }
             try (Jedis jedis = replica.connect(TestTime.scaled(PROBE))) {
@@ -60,9 +80,9 @@ public final class RedisSentinels implements AutoCloseable {
             }
             TestTime.await(SETTLE, () -> linkUp(replica), "the replica " + replica.uri() + " to sync with its master");
             for (int i = 0; i < 3; i++) {
-                sentinels.add(RedisServer.startSentinel(MASTER_NAME, master.port(), 2, DOWN_AFTER, null));
+                sentinels.add(RedisServer.startSentinel(MASTER_NAME, master.port(), 2, DOWN_AFTER, null, tls));
             }
-            RedisSentinels group = new RedisSentinels(servers, sentinels);
+            RedisSentinels group = new RedisSentinels(servers, sentinels, tls != null);
             TestTime.await(SETTLE, group::settled, "every sentinel to know the replica and the other sentinels");
             return group;
         } catch (RuntimeException | Error e) {
@@ -72,9 +92,9 @@ public final class RedisSentinels implements AutoCloseable {
         }
     }
 
-    /** {@code redis-sentinel://127.0.0.1:P1,127.0.0.1:P2,127.0.0.1:P3#mymaster}. */
+    /** {@code redis-sentinel://127.0.0.1:P1,127.0.0.1:P2,127.0.0.1:P3#mymaster}, {@code rediss-sentinel://} for TLS. */
     public String uri() {
-        return "redis-sentinel://"
+        return (tls ? "rediss-sentinel://" : "redis-sentinel://")
                 + sentinels.stream().map(s -> s.host() + ":" + s.port()).collect(Collectors.joining(","))
                 + "#" + MASTER_NAME;
     }
@@ -139,6 +159,9 @@ public final class RedisSentinels implements AutoCloseable {
             // Lost with the restart: without it, this server, once promoted, keeps its replica
             // waiting 5 s for its data.
             jedis.configSet("repl-diskless-sync-delay", "0");
+            if (tls) {
+                jedis.configSet("tls-replication", "yes");
+            }
             jedis.replicaof(master.host(), master.port());
         }
         awaitReplica(server);

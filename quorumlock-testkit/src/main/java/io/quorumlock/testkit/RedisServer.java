@@ -179,13 +179,24 @@ public final class RedisServer implements AutoCloseable {
      */
     static RedisServer startSentinel(
             String name, int masterPort, int quorum, Duration downAfter, String masterPassword) {
-        RedisServer sentinel = new RedisServer(binary(), false);
+        return startSentinel(name, masterPort, quorum, downAfter, masterPassword, null);
+    }
+
+    /**
+     * As {@link #startSentinel(String, int, int, Duration, String)}; with {@code tls} not null, the
+     * sentinel speaks TLS only, with that material's server certificate, and reaches the master,
+     * its replicas and the other sentinels over TLS ({@code tls-replication yes}).
+     */
+    static RedisServer startSentinel(
+            String name, int masterPort, int quorum, Duration downAfter, String masterPassword, TlsMaterial tls) {
+        RedisServer sentinel = new RedisServer(binary(), false, tls, false);
         long down = Math.max(100, downAfter.toMillis());
         String config = "sentinel monitor " + name + " " + HOST + " " + masterPort + " " + quorum + "\n"
                 + "sentinel down-after-milliseconds " + name + " " + down + "\n"
                 + "sentinel failover-timeout " + name + " " + 4 * down + "\n"
                 + "sentinel parallel-syncs " + name + " 1\n"
-                + (masterPassword == null ? "" : "sentinel auth-pass " + name + " " + masterPassword + "\n");
+                + (masterPassword == null ? "" : "sentinel auth-pass " + name + " " + masterPassword + "\n")
+                + (tls == null ? "" : "tls-replication yes\n");
         sentinel.sentinelConfig = sentinel.dir.resolve("sentinel.conf");
         try {
             Files.writeString(sentinel.sentinelConfig, config);

@@ -91,13 +91,20 @@ public final class TlsConfig {
 
     /**
      * A blocking client socket over {@code plain}, connected to {@code host}, with the engines'
-     * SNI and hostname verification; its handshake is done before it is returned.
+     * SNI and hostname verification; its handshake is done before it is returned, and a failed one
+     * reads as a node's does ({@link TlsErrors}).
      */
     SSLSocket socket(Socket plain, String host, int port) throws IOException {
         SSLSocket socket = (SSLSocket) context.getSocketFactory().createSocket(plain, host, port, true);
         socket.setUseClientMode(true);
         socket.setSSLParameters(engine(host, port).getSSLParameters());
-        socket.startHandshake();
+        try {
+            socket.startHandshake();
+        } catch (javax.net.ssl.SSLException e) {
+            socket.close();
+            // As a node's handshake reads: an untrusted certificate names its subject and issuer.
+            throw TlsErrors.handshakeFailed(e, -1, this);
+        }
         return socket;
     }
 
@@ -247,7 +254,15 @@ public final class TlsConfig {
         @Override
         public void checkServerTrusted(X509Certificate[] chain, String authType, Socket socket)
                 throws CertificateException {
-            delegate.checkServerTrusted(chain, authType, socket);
+            try {
+                delegate.checkServerTrusted(chain, authType, socket);
+            } catch (CertificateException e) {
+                // A sentinel's, asked on a blocking socket: explained as a node's is.
+                String host = socket instanceof javax.net.ssl.SSLSocket ssl && ssl.getHandshakeSession() != null
+                        ? ssl.getHandshakeSession().getPeerHost()
+                        : String.valueOf(socket.getInetAddress());
+                throw explain(chain, authType, host, e);
+            }
         }
 
         @Override
