@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.quorumlock.Lease;
+import io.quorumlock.LockConfigurationException;
 import io.quorumlock.LockUnavailableException;
 import io.quorumlock.testkit.RedisSentinels;
 import io.quorumlock.testkit.RedisServer;
@@ -16,7 +17,8 @@ import org.junit.jupiter.api.Timeout;
 
 /**
  * {@code rediss-sentinel://}: the sentinels and the master they name are reached over TLS, both
- * checked against the CA given; a sentinel whose certificate that CA did not issue names no master.
+ * checked against the CA given; sentinels whose certificates that CA did not issue name no master,
+ * a configuration error as a node's untrusted certificate is.
  */
 @Timeout(value = 120, unit = TimeUnit.SECONDS)
 class SentinelTlsIT {
@@ -56,7 +58,8 @@ class SentinelTlsIT {
             try (Redlock lock =
                     builder(redis.uri()).tlsCaBundle(other.caCertificate()).build()) {
                 assertThatThrownBy(() -> lock.acquire("r", TTL, Duration.ZERO))
-                        .isInstanceOf(LockUnavailableException.class)
+                        .isInstanceOf(LockConfigurationException.class)
+                        .hasMessageContaining("1 of 1 node refused with a configuration error")
                         .hasMessageContaining("no sentinel named the master mymaster: 127.0.0.1:"
                                 + redis.sentinels().get(0).port()
                                 + ": TLS: untrusted certificate (subject CN=127.0.0.1,"

@@ -14,8 +14,17 @@ interface Locator {
      * @param address the socket address, or null
      * @param host the host name to verify a TLS certificate against
      * @param failure why there is no address, or null
+     * @param kind what the failure is: {@link Reply.Kind#MISCONFIGURED} for a mistake in the
+     *     configuration (such as a CA that did not issue the sentinels' certificates), which
+     *     waiting does not mend
      */
-    record Result(InetSocketAddress address, String host, String failure) {}
+    record Result(InetSocketAddress address, String host, String failure, Reply.Kind kind) {
+
+        /** An address, or a failure that may pass ({@link Reply.Kind#NOT_SENT}). */
+        Result(InetSocketAddress address, String host, String failure) {
+            this(address, host, failure, Reply.Kind.NOT_SENT);
+        }
+    }
 
     /** The address, waiting for a first answer until {@code deadlineNanos} (on the lock's ticker). */
     Result address(long deadlineNanos);

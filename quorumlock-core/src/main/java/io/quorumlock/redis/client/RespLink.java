@@ -260,7 +260,7 @@ final class RespLink implements Transport.Link {
         Locator.Result target =
                 resolver.address(ticker.nanos() + (resolver.followsFailovers() ? connectTimeoutNanos : timeoutNanos));
         if (target.address() == null) {
-            handler.onReply(command, new Reply.Failure(Reply.Kind.NOT_SENT, "not sent: " + target.failure()), this);
+            handler.onReply(command, new Reply.Failure(target.kind(), "not sent: " + target.failure()), this);
             return false;
         }
         try {

@@ -208,6 +208,7 @@ final class SentinelLocator implements Locator {
     private Result ask() {
         List<InetSocketAddress> nodes = sentinels.nodes();
         List<String> failures = new ArrayList<>(nodes.size());
+        int misconfigured = 0;
         for (int i = 0; i < nodes.size(); i++) {
             int index = (first + i) % nodes.size();
             InetSocketAddress sentinel = nodes.get(index);
@@ -221,10 +222,17 @@ final class SentinelLocator implements Locator {
                 failures.add(name + ": no answer within " + timeoutMillis + " ms");
             } catch (IOException | RespReader.ProtocolException e) {
                 failures.add(name + ": " + answerProblem(e));
+                if (e instanceof Wire.Failure failure && failure.kind() == Reply.Kind.MISCONFIGURED) {
+                    misconfigured++;
+                }
             }
         }
+        // Every sentinel refused for a mistake of the configuration (TLS): waiting does not mend it.
         return new Result(
-                null, null, "no sentinel named the master " + sentinels.master() + ": " + String.join("; ", failures));
+                null,
+                null,
+                "no sentinel named the master " + sentinels.master() + ": " + String.join("; ", failures),
+                misconfigured == nodes.size() ? Reply.Kind.MISCONFIGURED : Reply.Kind.NOT_SENT);
     }
 
     private String answerProblem(Exception e) {
