@@ -27,16 +27,20 @@ final class NodeInspector {
      */
     static NodeCheck inspect(
             String name, Function<Command, Reply> query, Supplier<String> restartGuard, Optional<String> located) {
-        return inspect(name, query, restartGuard, located, false);
+        return inspect(name, query, restartGuard, located, false, false);
     }
 
-    /** As above; {@code single} for the single-node lock, whose master's replicas it waits for. */
+    /**
+     * As above; {@code single} for the single-node lock, {@code waits} if its grants wait for the
+     * master's replicas ({@code WAIT}).
+     */
     static NodeCheck inspect(
             String name,
             Function<Command, Reply> query,
             Supplier<String> restartGuard,
             Optional<String> located,
-            boolean single) {
+            boolean single,
+            boolean waits) {
         StringBuilder text = new StringBuilder();
         for (String section : new String[] {"server", "replication", "cluster", "persistence", "memory"}) {
             Reply reply = query.apply(Command.info(section));
@@ -75,9 +79,11 @@ final class NodeInspector {
                     + " be granted twice");
         } else if (replicas > 0 && single) {
             warnings.add("has " + replicas + " connected replica(s)" + replicaList(info, replicas)
-                    + ": each grant and renewal waits for them (WAIT) unless waitForReplicas says otherwise;"
-                    + " replication is asynchronous, so a failover may still promote a replica that never got a"
-                    + " holder's key");
+                    + (waits
+                            ? ": each grant and renewal waits for them (WAIT); replication is asynchronous, so a"
+                                    + " failover may still promote a replica that never got a holder's key"
+                            : ": nothing waits for them (waitForReplicas(0, ...)); replication is asynchronous, so a"
+                                    + " failover may promote a replica that never got a holder's key"));
         } else if (replicas > 0) {
             warnings.add("has " + replicas + " connected replica(s): replication is asynchronous and adds no safety to "
                     + "Redlock; a failover can lose the lock. Use independent nodes without failover");

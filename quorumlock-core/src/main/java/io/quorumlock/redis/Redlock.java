@@ -364,7 +364,8 @@ public final class Redlock implements DistributedLock<Lease>, Clocked {
                     command -> rounds.queries.query(new int[] {node}, command)[0],
                     () -> rounds.restartGuard.finding(node),
                     transport.whereIs(node),
-                    names.size() == 1));
+                    names.size() == 1,
+                    rounds.replicaSync.replicas() != 0));
         }
         return new NodeCheckReport(NodeInspector.flagSameServers(checks));
     }

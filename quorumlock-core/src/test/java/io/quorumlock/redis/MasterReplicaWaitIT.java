@@ -39,6 +39,13 @@ class MasterReplicaWaitIT {
                 assertThat(lock.checkNodes().nodes().get(0).findings())
                         .anyMatch(f -> f.contains("has 1 connected replica(s) (127.0.0.1:" + replica.port())
                                 && f.contains("each grant and renewal waits for them (WAIT)"));
+                try (Redlock none = Redlock.builder()
+                        .node(master.uri())
+                        .waitForReplicas(0, Duration.ZERO)
+                        .build()) {
+                    assertThat(none.checkNodes().nodes().get(0).findings())
+                            .anyMatch(f -> f.contains("nothing waits for them (waitForReplicas(0, ...))"));
+                }
                 Lease first = lock.acquire("a", TTL, Duration.ZERO);
                 assertThat(valueOn(replica, "a"))
                         .as("on the replica when granted")
