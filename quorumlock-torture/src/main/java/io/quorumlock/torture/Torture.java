@@ -19,6 +19,7 @@ import java.util.EnumSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
@@ -147,6 +148,25 @@ public final class Torture {
 
     private Torture() {}
 
+    /** How long the sentinels take to promote a replica after its master died, about. */
+    static final Duration PROMOTION = Duration.ofMillis(2_500);
+
+    /**
+     * A line for a run whose failovers cannot show two holders: a lease shorter than the
+     * sentinels' promotion has run out before a replica serves, whatever the lock.
+     */
+    static Optional<String> failoverNote(Options options) {
+        boolean sentinels = options.strategies().stream().anyMatch(s -> s.servers() == Strategy.Servers.SENTINEL);
+        if (!sentinels
+                || !options.faults().contains(FaultKind.FAILOVER)
+                || options.ttl().compareTo(PROMOTION) > 0) {
+            return Optional.empty();
+        }
+        return Optional.of("failover: a lease of " + options.ttl().toMillis() / 1000.0 + " s runs out before the"
+                + " sentinels promote a replica (about " + PROMOTION.toMillis() / 1000.0 + " s), so no failover can"
+                + " give two holders; --ttl 5s shows what a failover does to a lease that outlasts it");
+    }
+
     /** Runs the torture; every server and client it starts is stopped before it returns. */
     public static Result run(Options options, Progress progress) throws Exception {
         Files.createDirectories(options.out());
@@ -186,6 +206,7 @@ public final class Torture {
                             + undrawn.stream().map(FaultKind::option).collect(Collectors.joining(", "))
                             + " (one fault at a time); a longer --duration fits them");
         }
+        failoverNote(options).ifPresent(progress.println());
 
         System.setProperty("h2.bindAddress", "127.0.0.1");
         String memUrl = "jdbc:h2:mem:torture-" + ProcessHandle.current().pid() + ";DB_CLOSE_DELAY=-1";

@@ -3,6 +3,7 @@ package io.quorumlock.torture;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.EnumSet;
 import java.util.HashSet;
@@ -63,6 +64,41 @@ class ScheduleTest {
                 .hasSizeBetween(5, 6)
                 .allSatisfy(f -> assertThat(f.durationMillis()).isEqualTo(9_000));
         assertThat(FaultKind.parse("failover,kill")).containsExactlyInAnyOrder(FaultKind.FAILOVER, FaultKind.KILL);
+        // A lease shorter than the promotion runs out before a replica serves: the run says so.
+        Path out = Path.of("unused");
+        assertThat(Torture.failoverNote(new Torture.Options(
+                        EnumSet.of(Strategy.SENTINEL_LEADER),
+                        EnumSet.of(FaultKind.FAILOVER),
+                        Duration.ofSeconds(60),
+                        3,
+                        1,
+                        out,
+                        true,
+                        Duration.ofSeconds(2))))
+                .hasValue("failover: a lease of 2.0 s runs out before the sentinels promote a replica (about 2.5 s),"
+                        + " so no failover can give two holders; --ttl 5s shows what a failover does to a lease that"
+                        + " outlasts it");
+        assertThat(Torture.failoverNote(new Torture.Options(
+                        EnumSet.of(Strategy.SENTINEL_LEADER),
+                        EnumSet.of(FaultKind.FAILOVER),
+                        Duration.ofSeconds(60),
+                        3,
+                        1,
+                        out,
+                        true,
+                        Duration.ofSeconds(5))))
+                .isEmpty();
+        assertThat(Torture.failoverNote(new Torture.Options(
+                        EnumSet.of(Strategy.REDLOCK),
+                        EnumSet.of(FaultKind.FAILOVER),
+                        Duration.ofSeconds(60),
+                        3,
+                        1,
+                        out,
+                        true,
+                        Duration.ofSeconds(2))))
+                .as("no Sentinel strategy: nothing to say")
+                .isEmpty();
     }
 
     @Test
