@@ -65,40 +65,28 @@ class ScheduleTest {
                 .allSatisfy(f -> assertThat(f.durationMillis()).isEqualTo(9_000));
         assertThat(FaultKind.parse("failover,kill")).containsExactlyInAnyOrder(FaultKind.FAILOVER, FaultKind.KILL);
         // A lease shorter than the promotion runs out before a replica serves: the run says so.
-        Path out = Path.of("unused");
-        assertThat(Torture.failoverNote(new Torture.Options(
-                        EnumSet.of(Strategy.SENTINEL_LEADER),
-                        EnumSet.of(FaultKind.FAILOVER),
-                        Duration.ofSeconds(60),
-                        3,
-                        1,
-                        out,
-                        true,
-                        Duration.ofSeconds(2))))
+        assertThat(Torture.failoverNote(failovers(Strategy.SENTINEL_LEADER, Duration.ofSeconds(2))))
                 .hasValue("failover: a lease of 2.0 s runs out before the sentinels promote a replica (about 2.5 s),"
                         + " so no failover can give two holders; --ttl 5s shows what a failover does to a lease that"
                         + " outlasts it");
-        assertThat(Torture.failoverNote(new Torture.Options(
-                        EnumSet.of(Strategy.SENTINEL_LEADER),
-                        EnumSet.of(FaultKind.FAILOVER),
-                        Duration.ofSeconds(60),
-                        3,
-                        1,
-                        out,
-                        true,
-                        Duration.ofSeconds(5))))
+        assertThat(Torture.failoverNote(failovers(Strategy.SENTINEL_LEADER, Duration.ofSeconds(5))))
                 .isEmpty();
-        assertThat(Torture.failoverNote(new Torture.Options(
-                        EnumSet.of(Strategy.REDLOCK),
-                        EnumSet.of(FaultKind.FAILOVER),
-                        Duration.ofSeconds(60),
-                        3,
-                        1,
-                        out,
-                        true,
-                        Duration.ofSeconds(2))))
+        assertThat(Torture.failoverNote(failovers(Strategy.REDLOCK, Duration.ofSeconds(2))))
                 .as("no Sentinel strategy: nothing to say")
                 .isEmpty();
+    }
+
+    /** 60 s of failovers on {@code strategy} with leases of {@code ttl}. */
+    private static Torture.Options failovers(Strategy strategy, Duration ttl) {
+        return new Torture.Options(
+                EnumSet.of(strategy),
+                EnumSet.of(FaultKind.FAILOVER),
+                Duration.ofSeconds(60),
+                3,
+                1,
+                Path.of("unused"),
+                true,
+                ttl);
     }
 
     @Test
