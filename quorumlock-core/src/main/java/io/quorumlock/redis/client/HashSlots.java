@@ -26,20 +26,21 @@ public final class HashSlots {
 
     private HashSlots() {}
 
-    /** The slot of {@code key}, as the server hashes its UTF-8 bytes. */
+    /**
+     * The slot of {@code key}, as the server hashes its UTF-8 bytes. The braces are ASCII, which no
+     * byte of a multi-byte UTF-8 character equals: the tag found in the text is the one the server
+     * finds in the bytes.
+     */
     public static int of(String key) {
-        byte[] bytes = key.getBytes(StandardCharsets.UTF_8);
-        int start = 0;
-        int end = bytes.length;
-        int open = indexOf(bytes, (byte) '{', 0);
-        if (open >= 0) {
-            int close = indexOf(bytes, (byte) '}', open + 1);
-            if (close > open + 1) {
-                start = open + 1;
-                end = close;
-            }
-        }
-        return crc16(bytes, start, end) & (COUNT - 1);
+        byte[] bytes = hashed(key).getBytes(StandardCharsets.UTF_8);
+        return crc16(bytes, 0, bytes.length) & (COUNT - 1);
+    }
+
+    /** What the server hashes of {@code key}: its hash tag, or else the whole key. */
+    private static String hashed(String key) {
+        int open = key.indexOf('{');
+        int close = open < 0 ? -1 : key.indexOf('}', open + 1);
+        return close > open + 1 ? key.substring(open + 1, close) : key;
     }
 
     /** CRC16-XMODEM of {@code bytes[start, end)}. */
@@ -63,20 +64,6 @@ public final class HashSlots {
 
     /** Whether {@code key} has a non-empty hash tag. */
     public static boolean hasTag(String key) {
-        int open = key.indexOf('{');
-        if (open < 0) {
-            return false;
-        }
-        int close = key.indexOf('}', open + 1);
-        return close > open + 1;
-    }
-
-    private static int indexOf(byte[] bytes, byte wanted, int from) {
-        for (int i = from; i < bytes.length; i++) {
-            if (bytes[i] == wanted) {
-                return i;
-            }
-        }
-        return -1;
+        return hashed(key).length() < key.length();
     }
 }
