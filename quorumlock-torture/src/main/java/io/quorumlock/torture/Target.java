@@ -318,30 +318,27 @@ abstract class Target implements AutoCloseable {
 
         @Override
         Optional<String> startOnServers(Fault fault) {
+            if (fault.kind() != FaultKind.FAILOVER && fault.kind() != FaultKind.KILL) {
+                return Optional.empty();
+            }
             RedisServer master = redis.master();
             int[] node = {redis.servers().indexOf(master)};
-            switch (fault.kind()) {
-                case FAILOVER -> {
-                    RedisServer replica = redis.cutOffReplica();
-                    try {
-                        Thread.sleep(cutOff.toMillis()); // the writes from now on reach the master alone
-                    } catch (InterruptedException e) {
-                        replica.resume(); // the run is being stopped: no failover
-                        Thread.currentThread().interrupt();
-                        return Optional.empty();
-                    }
-                    master.stop();
-                    down = master;
-                    replica.resume();
-                    redis.awaitNamedMaster(replica);
-                }
-                case KILL -> {
-                    down = master;
-                    redis.killMaster();
-                }
-                default -> {
+            if (fault.kind() == FaultKind.KILL) {
+                down = master;
+                redis.killMaster();
+            } else {
+                RedisServer replica = redis.cutOffReplica();
+                try {
+                    Thread.sleep(cutOff.toMillis()); // the writes from now on reach the master alone
+                } catch (InterruptedException e) {
+                    replica.resume(); // the run is being stopped: no failover
+                    Thread.currentThread().interrupt();
                     return Optional.empty();
                 }
+                master.stop();
+                down = master;
+                replica.resume();
+                redis.awaitNamedMaster(replica);
             }
             return Optional.of(label(fault.kind().option(), "redis", node));
         }
