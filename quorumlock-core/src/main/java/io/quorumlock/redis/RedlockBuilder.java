@@ -50,12 +50,7 @@ public final class RedlockBuilder {
     /** Null until set: pid@host. */
     private String holder;
 
-    private SSLContext tlsContext;
-    private Path tlsCaBundle;
-    private Path tlsCertificate;
-    private Path tlsKey;
-    private boolean tlsClientCertificateSet;
-    private boolean insecureTrustAll;
+    private final TlsSettings tls = new TlsSettings();
     private LockListener listener = LockListener.NONE;
     private Ticker ticker = Ticker.SYSTEM;
     /** Null: the lock makes its own. */
@@ -250,7 +245,7 @@ public final class RedlockBuilder {
      * certificate.
      */
     public RedlockBuilder tls(SSLContext context) {
-        this.tlsContext = context;
+        tls.context = context;
         return this;
     }
 
@@ -260,7 +255,7 @@ public final class RedlockBuilder {
      * against their certificates either way. The default is the JDK trust store.
      */
     public RedlockBuilder tlsCaBundle(Path caBundle) {
-        this.tlsCaBundle = caBundle;
+        tls.caBundle = caBundle;
         return this;
     }
 
@@ -271,9 +266,9 @@ public final class RedlockBuilder {
      * KEY-----}), RSA or EC. Keep the key file readable by this user only. The default is none.
      */
     public RedlockBuilder tlsClientCertificate(Path certificate, Path key) {
-        this.tlsCertificate = certificate;
-        this.tlsKey = key;
-        this.tlsClientCertificateSet = true;
+        tls.certificate = certificate;
+        tls.key = key;
+        tls.clientCertificateSet = true;
         return this;
     }
 
@@ -284,7 +279,7 @@ public final class RedlockBuilder {
      * #tlsCaBundle} with the CA that issued the nodes' certificates. The default is off.
      */
     public RedlockBuilder insecureTrustAllCertificates() {
-        this.insecureTrustAll = true;
+        tls.insecureTrustAll = true;
         return this;
     }
 
@@ -334,14 +329,14 @@ public final class RedlockBuilder {
      */
     public Redlock build() {
         List<NodeAddress> addresses = validate();
-        TlsConfig tls = addresses.stream().anyMatch(NodeAddress::tls) ? tlsConfig() : null;
+        TlsConfig tlsConfig = addresses.stream().anyMatch(NodeAddress::tls) ? tls.config() : null;
         NioTransport transport = new NioTransport(
                 addresses,
                 nodeTimeout.toNanos(),
                 connectTimeout().toNanos(),
                 maxConnectionsPerNode,
                 ticker,
-                tls,
+                tlsConfig,
                 Scripts.ALL);
         // The lookups started with the transport; a name that takes longer is compared by its run_id.
         IllegalSettingException same =
@@ -351,66 +346,6 @@ public final class RedlockBuilder {
             throw same;
         }
         return create(transport, addresses, ticker);
-    }
-
-    private TlsConfig tlsConfig() {
-        if (tlsContext != null) {
-            return TlsConfig.of(tlsContext);
-        }
-        if (insecureTrustAll) {
-            log.warn("insecureTrustAllCertificates(): the certificates of the rediss:// nodes are not verified, so"
-                    + " anyone on the network path can pose as a node and grant locks; give the nodes' CA with"
-                    + " tlsCaBundle instead");
-            return TlsConfig.trustingAll(tlsCertificate, tlsKey);
-        }
-        return TlsConfig.fromPem(tlsCaBundle, tlsCertificate, tlsKey);
-    }
-
-    /** The TLS settings agree with each other and with the nodes. */
-    private void validateTls(List<NodeAddress> addresses) {
-        List<String> set = new ArrayList<>();
-        List<String> settings = new ArrayList<>(); // as the builder's methods are named
-        if (tlsContext != null) {
-            set.add("tls(SSLContext)");
-            settings.add("tls");
-        }
-        if (tlsCaBundle != null) {
-            set.add("tlsCaBundle");
-            settings.add("tlsCaBundle");
-        }
-        if (tlsClientCertificateSet) {
-            set.add("tlsClientCertificate");
-            settings.add("tlsClientCertificate");
-        }
-        if (insecureTrustAll) {
-            set.add("insecureTrustAllCertificates()");
-            settings.add("insecureTrustAllCertificates");
-        }
-        if (set.isEmpty()) {
-            return;
-        }
-        Settings.requireArgument(
-                addresses.stream().anyMatch(NodeAddress::tls),
-                settings.get(0),
-                "%s set, but no node is rediss://: write the nodes as rediss://host:port to connect with TLS",
-                String.join(" and ", set));
-        Settings.requireArgument(
-                tlsContext == null || set.size() == 1,
-                "tls",
-                "%s set: give the trust and the client key in the SSLContext, or drop tls(SSLContext)",
-                String.join(" and ", set));
-        Settings.requireArgument(
-                !insecureTrustAll || tlsCaBundle == null,
-                "insecureTrustAllCertificates",
-                "insecureTrustAllCertificates() and tlsCaBundle set: drop"
-                        + " insecureTrustAllCertificates() to verify the nodes against the bundle");
-        if (tlsClientCertificateSet && (tlsCertificate == null || tlsKey == null)) {
-            throw new IllegalSettingException(
-                    "tlsClientCertificate",
-                    tlsCertificate == null ? 0 : 1,
-                    "tlsClientCertificate needs both files, was certificate " + tlsCertificate + " and key " + tlsKey
-                            + ": give the PEM certificate and its PKCS#8 key");
-        }
     }
 
     /** Builds over a given transport: for tests of the algorithm. */
@@ -530,7 +465,7 @@ public final class RedlockBuilder {
         String holderProblem = holder == null ? null : Holders.problem(holder).orElse(null);
         Settings.requireArgument(holderProblem == null, "holder", "%s", holderProblem);
         Settings.atLeast("maxConnectionsPerNode", maxConnectionsPerNode, 1);
-        validateTls(addresses);
+        tls.validate(addresses);
         if (addresses.size() > 1 && addresses.size() % 2 == 0) {
             log.warn(
                     "{} nodes tolerate no more failures than {}: a quorum of {} is needed; use an odd number of nodes",
