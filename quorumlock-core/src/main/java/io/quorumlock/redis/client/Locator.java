@@ -55,11 +55,18 @@ interface Locator {
         return 0;
     }
 
-    /** The node answered {@code ROLE} with {@code reply}: for a node whose replicas nobody else counts. */
-    default void roleSeen(Reply reply) {}
+    /** Whether the node's replicas are counted from its own {@code ROLE}, asked on each new connection. */
+    default boolean countsReplicas() {
+        return false;
+    }
 
-    /** A {@code WAIT} for more replicas than that found {@code replicas} acknowledging: some may be gone. */
-    default void acknowledged(int replicas) {}
+    /**
+     * The node answered {@code command} with {@code reply}, for a locator that learns from the
+     * answers; true if it asks for the node's {@code ROLE} before the next request.
+     */
+    default boolean replied(Command command, Reply reply) {
+        return false;
+    }
 
     /** Stops what runs in the background. */
     default void close() {}

@@ -64,4 +64,12 @@ public final class NodeErrors {
     public static String shortened(String error) {
         return error.length() <= MAX_TEXT ? error : error.substring(0, MAX_TEXT) + "...";
     }
+
+    /** What went wrong with a connection, for evidence: "connection refused", or the exception's message. */
+    static String reason(Exception e) {
+        if (e instanceof java.net.ConnectException) {
+            return "connection refused";
+        }
+        return e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage();
+    }
 }

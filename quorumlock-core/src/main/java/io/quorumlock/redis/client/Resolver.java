@@ -15,7 +15,8 @@ import java.util.regex.Pattern;
  * One node's socket address, resolved off the callers' path. An IP literal needs no lookup. A host
  * name is looked up on the transport's lookup thread, first when the lock is built, then again in
  * the background once the last answer is 30 s old (the old one serving meanwhile); a caller waits
- * for a lookup only while none has answered yet, and at most until its deadline.
+ * for a lookup only while none has answered yet, and at most until its deadline. It also keeps
+ * how many replicas the node lists in {@code ROLE}, for the {@code WAIT} of the single-node lock.
  */
 final class Resolver implements Locator {
 
@@ -128,10 +129,9 @@ final class Resolver implements Locator {
         }
     }
 
-    /** Counts no more replicas than {@code acknowledged} until the next {@code ROLE}. */
     @Override
-    public void acknowledged(int acknowledged) {
-        replicas = Math.min(replicas, Math.max(0, acknowledged));
+    public boolean countsReplicas() {
+        return true;
     }
 
     /** The replicas the node's last {@code ROLE} listed: a master's, connected to it then. */
@@ -141,16 +141,20 @@ final class Resolver implements Locator {
     }
 
     /**
-     * Counts the replicas a master's {@code ROLE} lists ({@code master}, its offset, and one entry
-     * per connected replica); a replica or an answer of another shape has none.
+     * Counts the replicas a {@code ROLE} lists; a {@code WAIT} that fewer acknowledged than asked
+     * may mean a replica is gone: only those that did count until the node's next {@code ROLE},
+     * asked before the next request.
      */
     @Override
-    public void roleSeen(Reply reply) {
-        replicas = SetUp.isMaster(reply)
-                        && reply instanceof Reply.Array array
-                        && array.items().size() >= 3
-                        && array.items().get(2) instanceof Reply.Array listed
-                ? listed.items().size()
-                : 0;
+    public boolean replied(Command command, Reply reply) {
+        if (command.kind() == Command.Kind.ROLE) {
+            replicas = SetUp.replicas(reply);
+        } else if (command.kind() == Command.Kind.WAIT
+                && reply instanceof Reply.Int acknowledged
+                && acknowledged.value() < Long.parseLong(command.key())) {
+            replicas = (int) Math.max(0, Math.min(replicas, acknowledged.value()));
+            return true;
+        }
+        return false;
     }
 }

@@ -2,7 +2,6 @@ package io.quorumlock.redis.client;
 
 import io.quorumlock.internal.Ticker;
 import java.io.IOException;
-import java.net.ConnectException;
 import java.nio.ByteBuffer;
 import java.nio.channels.SelectionKey;
 import java.nio.channels.Selector;
@@ -243,7 +242,7 @@ final class RespLink implements Transport.Link {
         } catch (IOException e) {
             close(
                     connected ? Reply.Kind.BROKEN : Reply.Kind.NOT_SENT,
-                    (connected ? "connection lost: " : "could not connect: ") + reason(e));
+                    (connected ? "connection lost: " : "could not connect: ") + NodeErrors.reason(e));
         } catch (RespReader.ProtocolException e) {
             String asked = pending.isEmpty()
                     ? ""
@@ -273,7 +272,7 @@ final class RespLink implements Transport.Link {
         } catch (IOException | RuntimeException e) {
             // A TLS handshake may fail at once, on a fast node: a configuration error keeps its kind.
             Reply.Kind kind = e instanceof Wire.Failure failure ? failure.kind() : Reply.Kind.NOT_SENT;
-            String why = e instanceof Wire.Failure ? e.getMessage() : "could not connect: " + reason(e);
+            String why = e instanceof Wire.Failure ? e.getMessage() : "could not connect: " + NodeErrors.reason(e);
             close(kind, why);
             handler.onReply(command, new Reply.Failure(kind, why), this);
             return false;
@@ -286,10 +285,8 @@ final class RespLink implements Transport.Link {
             out = Resp.write(out, probe, false);
             pending.add(probe, starts, ticker.nanos(), false, null);
         }
-        if (!resolver.followsFailovers()) {
-            // How many replicas the node has, for the WAIT behind a write; the sentinels count
-            // those of a master they manage.
-            askRole(ticker.nanos());
+        if (resolver.countsReplicas()) {
+            askRole(ticker.nanos()); // how many replicas the node has, for the WAIT behind a write
         }
         return true;
     }
@@ -319,7 +316,7 @@ final class RespLink implements Transport.Link {
         } catch (Wire.Failure e) {
             close(e.kind(), e.getMessage());
         } catch (IOException e) {
-            close(Reply.Kind.BROKEN, "connection lost: " + reason(e));
+            close(Reply.Kind.BROKEN, "connection lost: " + NodeErrors.reason(e));
         }
     }
 
@@ -406,17 +403,7 @@ final class RespLink implements Transport.Link {
             pending.add(command, handler, sentAt, true, null);
             write();
         } else {
-            if (command.kind() == Command.Kind.ROLE) {
-                resolver.roleSeen(reply);
-            } else if (command.kind() == Command.Kind.WAIT
-                    && reply instanceof Reply.Int acknowledged
-                    && acknowledged.value() < Long.parseLong(command.key())
-                    && !resolver.followsFailovers()) {
-                // Fewer replicas than counted: a replica may be gone. Count only those that answered
-                // until the node, asked again before the next request, lists its replicas.
-                resolver.acknowledged((int) acknowledged.value());
-                recount = true;
-            }
+            recount |= resolver.replied(command, reply);
             handler.onReply(command, reply, this);
             if (reply instanceof Reply.Error error
                     && error.message().startsWith("READONLY")
@@ -430,16 +417,11 @@ final class RespLink implements Transport.Link {
 
     /** The node the sentinels named answered ROLE as a replica: none of the requests held back was sent. */
     private void notTheMaster(Reply role) {
-        String what = role instanceof Reply.Array array
-                        && !array.items().isEmpty()
-                        && array.items().get(0) instanceof Reply.Bulk kind
-                ? kind.text()
-                : Reply.shape(role);
         connected = false;
         close(
                 Reply.Kind.NOT_SENT,
                 "not sent: " + connectedTo.host() + ":" + connectedTo.address().getPort() + " is not the master (ROLE: "
-                        + NodeErrors.shortened(what) + "); asking the sentinels again");
+                        + NodeErrors.shortened(SetUp.role(role)) + "); asking the sentinels again");
     }
 
     /** Hands a message of a subscribed channel ({@code message}, channel, payload) to {@link #push}. */
@@ -514,12 +496,5 @@ final class RespLink implements Transport.Link {
                 push.closed(detail);
             }
         }
-    }
-
-    private static String reason(Exception e) {
-        if (e instanceof ConnectException) {
-            return "connection refused";
-        }
-        return e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage();
     }
 }

@@ -236,9 +236,7 @@ final class SentinelLocator implements Locator {
     }
 
     private String answerProblem(Exception e) {
-        String text = e instanceof java.net.ConnectException
-                ? "connection refused"
-                : e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage();
+        String text = NodeErrors.reason(e);
         return group.password().map(p -> text.replace(p, "***")).orElse(text);
     }
 

@@ -66,10 +66,26 @@ record SetUp(String command, Reply expected, boolean holdsRequests, boolean requ
 
     /** Whether {@code reply} to ROLE says master. */
     static boolean isMaster(Reply reply) {
+        return role(reply).equals("master");
+    }
+
+    /** What {@code reply} to ROLE says the node is ({@code master}, {@code slave}, ...), or its shape. */
+    static String role(Reply reply) {
         return reply instanceof Reply.Array array
-                && !array.items().isEmpty()
-                && array.items().get(0) instanceof Reply.Bulk kind
-                && kind.text().equals("master");
+                        && !array.items().isEmpty()
+                        && array.items().get(0) instanceof Reply.Bulk kind
+                ? kind.text()
+                : Reply.shape(reply);
+    }
+
+    /** How many replicas a master's {@code reply} to ROLE lists connected; 0 for a replica or another shape. */
+    static int replicas(Reply reply) {
+        return isMaster(reply)
+                        && reply instanceof Reply.Array array
+                        && array.items().size() >= 3
+                        && array.items().get(2) instanceof Reply.Array listed
+                ? listed.items().size()
+                : 0;
     }
 
     /**
