@@ -108,6 +108,11 @@ public record Command(Kind kind, String key, String value, long millis, Script s
         return text;
     }
 
+    /** Whether the reply tells how many replicas the node has ({@code ROLE}, {@code WAIT}): for its {@link Locator}. */
+    public boolean aboutReplicas() {
+        return kind == Kind.ROLE || kind == Kind.WAIT;
+    }
+
     /** The command as an operator knows it, for messages. */
     public String name() {
         return switch (kind) {

@@ -61,8 +61,9 @@ interface Locator {
     }
 
     /**
-     * The node answered {@code command} with {@code reply}, for a locator that learns from the
-     * answers; true if it asks for the node's {@code ROLE} before the next request.
+     * The node answered {@code command}, a {@code ROLE} or a {@code WAIT}, with {@code reply}, for
+     * a locator that learns from the answers; true if it asks for the node's {@code ROLE} before
+     * the next request.
      */
     default boolean replied(Command command, Reply reply) {
         return false;

@@ -403,7 +403,7 @@ final class RespLink implements Transport.Link {
             pending.add(command, handler, sentAt, true, null);
             write();
         } else {
-            recount |= resolver.replied(command, reply);
+            recount |= command.aboutReplicas() && resolver.replied(command, reply);
             handler.onReply(command, reply, this);
             if (reply instanceof Reply.Error error
                     && error.message().startsWith("READONLY")
