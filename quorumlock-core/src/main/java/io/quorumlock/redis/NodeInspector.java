@@ -59,19 +59,34 @@ final class NodeInspector {
             errors.add("is a replica of " + info.getOrDefault("master_host", "?") + ":"
                     + info.getOrDefault("master_port", "?") + ": Redlock needs independent masters; list masters only");
         }
-        if ("1".equals(info.get("cluster_enabled"))) {
+        boolean onCluster = name.startsWith("redis-cluster:") || name.startsWith("rediss-cluster:");
+        if ("1".equals(info.get("cluster_enabled")) && !onCluster) {
             String cluster = ClusterView.of(query.apply(Command.clusterNodes()));
             if (single) {
-                errors.add("is a Redis Cluster member (" + cluster + "): the lock does not follow a cluster's hash"
-                        + " slots, so it would serve only the resources in this node's slots and be refused the"
-                        + " others (MOVED); give a standalone master, or a master behind Sentinel");
+                errors.add("is a Redis Cluster member (" + cluster + "): given as redis://, the lock does not follow"
+                        + " the cluster's hash slots, so it would serve only the resources in this node's slots and be"
+                        + " refused the others (MOVED); name the cluster as redis-cluster://host:port[,host:port...]");
             } else {
                 errors.add("is a Redis Cluster member (" + cluster
                         + "): Redlock needs standalone nodes, not one cluster's shards");
             }
         }
         int replicas = parseInt(info.get("connected_slaves"));
-        if (located.isPresent()) {
+        if (located.isPresent() && onCluster) {
+            // The single-node lock on a cluster: the first master known is the one checked here.
+            warnings.add("a Redis Cluster of " + located.get() + "; its first master has "
+                    + (replicas == 0
+                            ? "no replica: a master that dies takes the locks of its slots with it, and its slots"
+                                    + " are down until it is back"
+                            : replicas + " connected replica(s)" + replicaList(info, replicas)
+                                    + (waits
+                                            ? ": each grant and renewal waits for them (WAIT); replication is"
+                                                    + " asynchronous, so a failover may still promote a replica that"
+                                                    + " never got a holder's key"
+                                            : ": nothing waits for them (waitForReplicas(0, ...)); replication is"
+                                                    + " asynchronous, so a failover may promote a replica that never"
+                                                    + " got a holder's key")));
+        } else if (located.isPresent()) {
             // The single-node lock on the master Sentinel names: the replicas are what a failover promotes.
             warnings.add(located.get() + ", with " + replicas + " connected replica(s)" + replicaList(info, replicas)
                     + ": replication is asynchronous, so a failover may promote a replica that never got a"

@@ -8,6 +8,7 @@ import io.quorumlock.internal.Holders;
 import io.quorumlock.internal.Settings;
 import io.quorumlock.internal.Ticker;
 import io.quorumlock.internal.Timers;
+import io.quorumlock.redis.client.ClusterTransport;
 import io.quorumlock.redis.client.NioTransport;
 import io.quorumlock.redis.client.NodeAddress;
 import io.quorumlock.redis.client.TlsConfig;
@@ -330,6 +331,19 @@ public final class RedlockBuilder {
     public Redlock build() {
         List<NodeAddress> addresses = validate();
         TlsConfig tlsConfig = addresses.stream().anyMatch(NodeAddress::tls) ? tls.config() : null;
+        if (addresses.get(0).cluster()) {
+            return create(
+                    new ClusterTransport(
+                            addresses.get(0),
+                            nodeTimeout.toNanos(),
+                            connectTimeout().toNanos(),
+                            maxConnectionsPerNode,
+                            ticker,
+                            tlsConfig,
+                            Scripts.ALL),
+                    addresses,
+                    ticker);
+        }
         NioTransport transport = new NioTransport(
                 addresses,
                 nodeTimeout.toNanos(),
@@ -406,6 +420,13 @@ public final class RedlockBuilder {
                     "node %s is a master that Sentinel manages: it serves the single-node lock only, not"
                             + " Redlock, whose nodes must be independent masters that never fail over (a"
                             + " promoted replica may lack a holder's key); give it as the only node",
+                    address);
+            Settings.requireArgument(
+                    !address.cluster() || uris.size() == 1,
+                    "nodes",
+                    "node %s is a Redis Cluster: it serves the single-node lock only, not Redlock, whose nodes"
+                            + " must be independent masters, not one cluster's shards, which fail over (a promoted"
+                            + " replica may lack a holder's key); give it as the only node",
                     address);
             NodeAddress earlier = servers.putIfAbsent(address.server(), address);
             if (earlier != null) {

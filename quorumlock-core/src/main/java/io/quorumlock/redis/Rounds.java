@@ -151,7 +151,7 @@ final class Rounds {
                     voters, GRANTED, restartGuard.exclusion(start, ttlMillis), sameServer, misconfigurations);
             round.counts(ballot, false);
             Command set = Command.setIfAbsent(resource, token, ttlMillis);
-            ReplicaSync sync = replicaSync.now(transport.replicasUp(0)); // a single node when on
+            ReplicaSync sync = replicaSync.now(round.lane.replicasUp(0)); // a single node when on
             try (Transport.Sends sends = round.lane.sends()) {
                 for (int i = 0; i < names.size(); i++) {
                     if (sync.on()) {
@@ -203,7 +203,7 @@ final class Rounds {
                             voters, GRANTED, restartGuard.exclusion(start, ttlMillis), sameServer, misconfigurations),
                     false);
             Command extend = Command.script(Scripts.EXTEND_IF_EQUALS, resource, token, ttlMillis);
-            grant.followUps(extend, round, false, null, replicaSync.now(transport.replicasUp(0)));
+            grant.followUps(extend, round, false, null, replicaSync.now(round.lane.replicasUp(0)));
             long limit = Math.max(start + nodeTimeoutNanos, Math.min(waitUntilNanos, waitLimit(start, ttlMillis)));
             boolean interrupted = !round.await(false, start, true, limit);
             return decide(round, start, ttlMillis, interrupted);

@@ -95,8 +95,9 @@ class ClusterNodeIT {
             assertThat(check.verdict()).isEqualTo(NodeCheck.Verdict.ERROR);
             assertThat(check.findings())
                     .anyMatch(f -> f.startsWith("is a Redis Cluster member (3 master(s), 0 replica(s); this node is a"
-                            + " master of slots 10922-16383 (5462 of 16384)): the lock does not follow a"
-                            + " cluster's hash slots"));
+                                    + " master of slots 10922-16383 (5462 of 16384)): given as redis://, the lock does"
+                                    + " not follow the cluster's hash slots")
+                            && f.endsWith("name the cluster as redis-cluster://host:port[,host:port...]"));
         }
     }
 

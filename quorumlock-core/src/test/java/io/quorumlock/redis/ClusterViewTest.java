@@ -31,8 +31,13 @@ class ClusterViewTest {
     void whatItCannotReadIsSaidNotThrown() {
         assertThat(ClusterView.of(new Reply.Error("ERR This instance has cluster support disabled")))
                 .startsWith("its CLUSTER NODES not answered: ");
-        assertThat(ClusterView.of(new Reply.Bulk("garbage\n\n a b c\nx y myself,master - 0 0 1 connected 5 7-x")))
-                .isEqualTo("1 master(s), 0 replica(s); this node is a master of slots 5,7-x (1 of 16384)");
+        assertThat(ClusterView.of(new Reply.Bulk(
+                        "garbage\n\n a b c\nx 10.0.0.1:7000@17000 myself,master - 0 0 1 connected 5 7-x 9-3 16384")))
+                .as("slots that are none are not taken")
+                .isEqualTo("1 master(s), 0 replica(s); this node is a master of slots 5 (1 of 16384)");
+        assertThat(ClusterView.of(new Reply.Bulk("x y myself,master - 0 0 1 connected 5")))
+                .as("a node without an address serves nobody")
+                .isEqualTo("0 master(s), 0 replica(s); this node is a master of slots 5 (1 of 16384)");
         assertThat(ClusterView.of(new Reply.Bulk("x\n".repeat(5_000) + "a b myself,master - 0 0 1 connected 1")))
                 .as("the lines past the bound are not read")
                 .isEqualTo("0 master(s), 0 replica(s)");

@@ -97,6 +97,12 @@ abstract class OnBackend extends SpringBootCondition {
                         .orElse(false)) {
             return Optional.of("quorumlock.redis.sentinel.master");
         }
+        if (backend == Backend.REDIS
+                && binder.bind("quorumlock.redis.cluster.nodes", Bindable.listOf(String.class))
+                        .map(l -> !l.isEmpty())
+                        .orElse(false)) {
+            return Optional.of("quorumlock.redis.cluster.nodes");
+        }
         boolean set = backend == Backend.ZOOKEEPER
                 ? binder.bind(backend.property, String.class)
                         .map(s -> !s.isBlank())

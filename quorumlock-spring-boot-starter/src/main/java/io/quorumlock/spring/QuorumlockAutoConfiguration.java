@@ -78,9 +78,16 @@ public class QuorumlockAutoConfiguration {
         /** As {@link #PROPERTIES}, with the node the Sentinel properties make. */
         static final Map<String, String> SENTINEL_PROPERTIES = sentinelProperties();
 
+        /** As {@link #PROPERTIES}, with the node the cluster properties make. */
+        static final Map<String, String> CLUSTER_PROPERTIES = propertiesWithNodes("quorumlock.redis.cluster.nodes");
+
         private static Map<String, String> sentinelProperties() {
+            return propertiesWithNodes("quorumlock.redis.sentinel.nodes");
+        }
+
+        private static Map<String, String> propertiesWithNodes(String nodes) {
             Map<String, String> properties = new java.util.HashMap<>(PROPERTIES);
-            properties.put("nodes", "quorumlock.redis.sentinel.nodes");
+            properties.put("nodes", nodes);
             return Map.copyOf(properties);
         }
 
@@ -106,13 +113,29 @@ public class QuorumlockAutoConfiguration {
                             + " quorumlock.redis.sentinel.nodes=10.0.0.5:26379,10.0.0.6:26379,10.0.0.7:26379");
                 }
             }
+            QuorumlockProperties.Cluster cluster = redis.getCluster();
+            boolean clustered = !cluster.getNodes().isEmpty();
+            if (clustered) {
+                Placeholders.check("quorumlock.redis.cluster.nodes", cluster.getNodes());
+                if (!redis.getNodes().isEmpty() || sentinels) {
+                    throw new QuorumlockPropertyException("quorumlock.redis.cluster.nodes and "
+                            + (sentinels ? "quorumlock.redis.sentinel.master" : "quorumlock.redis.nodes")
+                            + " are both set: the lock is on the cluster, or on "
+                            + (sentinels ? "the master the sentinels name" : "the nodes listed")
+                            + "; remove one of them");
+                }
+            }
             Placeholders.check("quorumlock.redis.password", redis.getPassword());
             Placeholders.check("quorumlock.redis.tls.ca", Objects.toString(tls.getCa(), null));
             Placeholders.check("quorumlock.redis.tls.cert", Objects.toString(tls.getCert(), null));
             Placeholders.check("quorumlock.redis.tls.key", Objects.toString(tls.getKey(), null));
-            return PropertyErrors.naming("quorumlock.redis", sentinels ? SENTINEL_PROPERTIES : PROPERTIES, () -> {
+            Map<String, String> named = sentinels ? SENTINEL_PROPERTIES : clustered ? CLUSTER_PROPERTIES : PROPERTIES;
+            return PropertyErrors.naming("quorumlock.redis", named, () -> {
                 RedlockBuilder builder = Redlock.builder()
-                        .nodes(sentinels ? List.of(sentinel.uri()) : redis.getNodes())
+                        .nodes(
+                                sentinels
+                                        ? List.of(sentinel.uri())
+                                        : clustered ? List.of(cluster.uri()) : redis.getNodes())
                         .password(redis.getPassword())
                         .nodeTimeout(redis.getNodeTimeout())
                         .maxConnectionsPerNode(redis.getMaxConnectionsPerNode())

@@ -73,6 +73,41 @@ public class QuorumlockProperties {
 
     /** The Redis lock: one node, or Redlock over several independent nodes. */
     /**
+     * A single-node lock on a Redis Cluster, each resource on the master of its hash slot, instead
+     * of {@code quorumlock.redis.nodes}; the password is {@code quorumlock.redis.password}, for
+     * every node.
+     */
+    public static class Cluster {
+
+        /** Nodes of the cluster to ask for its layout, each host:port (port 6379 if left out); any will do. */
+        private List<String> nodes = new ArrayList<>();
+
+        /** Whether the cluster's nodes speak TLS (rediss-cluster://). */
+        private boolean tls;
+
+        public List<String> getNodes() {
+            return nodes;
+        }
+
+        public void setNodes(List<String> nodes) {
+            this.nodes = nodes;
+        }
+
+        public boolean isTls() {
+            return tls;
+        }
+
+        public void setTls(boolean tls) {
+            this.tls = tls;
+        }
+
+        /** The address the lock takes, {@code redis-cluster://host:port,...}. */
+        String uri() {
+            return (tls ? "rediss-cluster://" : "redis-cluster://") + String.join(",", nodes);
+        }
+    }
+
+    /**
      * A single-node lock on the master that Redis Sentinel manages, instead of {@code
      * quorumlock.redis.nodes}; the password is {@code quorumlock.redis.password}, for the master
      * and the sentinels alike.
@@ -160,8 +195,8 @@ public class QuorumlockProperties {
 
         /**
          * How many replicas of the single node must acknowledge a grant or an extension (WAIT)
-         * before it counts; 0 turns it off. Default: the replicas up, for a master behind Sentinel, or
-         * those a single redis:// master lists in ROLE.
+         * before it counts; 0 turns it off. Default: the replicas up, for a master behind Sentinel or
+         * in a cluster, or those a single redis:// master lists in ROLE.
          */
         private Integer waitForReplicas;
 
@@ -172,8 +207,14 @@ public class QuorumlockProperties {
 
         private final Sentinel sentinel = new Sentinel();
 
+        private final Cluster cluster = new Cluster();
+
         public Sentinel getSentinel() {
             return sentinel;
+        }
+
+        public Cluster getCluster() {
+            return cluster;
         }
 
         public List<String> getNodes() {

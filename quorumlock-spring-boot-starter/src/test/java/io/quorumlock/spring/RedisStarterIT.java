@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import io.quorumlock.DistributedLock;
 import io.quorumlock.Lease;
 import io.quorumlock.redis.Redlock;
+import io.quorumlock.testkit.RedisCluster;
 import io.quorumlock.testkit.RedisSentinels;
 import io.quorumlock.testkit.RedisServersExtension;
 import io.quorumlock.testkit.TestTime;
@@ -122,6 +123,45 @@ class RedisStarterIT {
                     .withPropertyValues("quorumlock.redis.sentinel.nodes=127.0.0.1:0")
                     .run(context -> assertThat(context.getStartupFailure())
                             .hasStackTraceContaining("quorumlock.redis.sentinel.nodes")
+                            .hasStackTraceContaining("the port must be between 1 and 65535"));
+        }
+    }
+
+    /**
+     * quorumlock.redis.cluster.nodes: the single-node lock on a Redis Cluster, each resource on the
+     * master of its slot; set beside quorumlock.redis.nodes, the start fails naming both.
+     */
+    @Test
+    void theClusterPropertiesPutTheLockOnTheMasterOfEachResourcesSlot() {
+        try (RedisCluster cluster = RedisCluster.start(3, 0)) {
+            String seed = cluster.masters().get(0).host() + ":"
+                    + cluster.masters().get(0).port();
+            ApplicationContextRunner clusterRunner = new ApplicationContextRunner()
+                    .withConfiguration(AutoConfigurations.of(QuorumlockAutoConfiguration.class))
+                    .withPropertyValues("quorumlock.redis.node-timeout=200ms");
+            clusterRunner
+                    .withPropertyValues("quorumlock.redis.cluster.nodes=" + seed)
+                    .run(context -> {
+                        Redlock lock = context.getBean(Redlock.class);
+                        for (String resource : List.of("cluster-run-1", "cluster-run-2", "cluster-run-3")) {
+                            Lease lease = lock.acquire(resource, TTL, Duration.ofSeconds(5));
+                            try (var jedis = cluster.masterOf(resource).connect(Duration.ofSeconds(2))) {
+                                assertThat(jedis.exists(resource)).isTrue();
+                            }
+                            lease.release();
+                        }
+                    });
+            clusterRunner
+                    .withPropertyValues(
+                            "quorumlock.redis.cluster.nodes=" + seed, "quorumlock.redis.nodes=redis://127.0.0.1:1")
+                    .run(context -> assertThat(context.getStartupFailure())
+                            .rootCause()
+                            .hasMessageStartingWith(
+                                    "quorumlock.redis.cluster.nodes and quorumlock.redis.nodes are" + " both set"));
+            clusterRunner
+                    .withPropertyValues("quorumlock.redis.cluster.nodes=127.0.0.1:0")
+                    .run(context -> assertThat(context.getStartupFailure())
+                            .hasStackTraceContaining("quorumlock.redis.cluster.nodes")
                             .hasStackTraceContaining("the port must be between 1 and 65535"));
         }
     }

@@ -156,6 +156,133 @@ public final class RedisCluster implements AutoCloseable {
         throw new IllegalStateException("no node of the cluster says who serves slot " + slot);
     }
 
+    /**
+     * Starts moving {@code slot} from master {@code from} to master {@code to}: {@code to} imports
+     * it, {@code from} migrates it, and neither has moved a key yet. A key of the slot that is
+     * not on {@code from} is asked for on {@code to} ({@code ASK}).
+     */
+    public void beginMigration(int slot, RedisServer from, RedisServer to) {
+        setSlot(to, slot, "IMPORTING", id(from));
+        setSlot(from, slot, "MIGRATING", id(to));
+    }
+
+    /**
+     * Ends a migration begun with {@link #beginMigration}: moves the slot's keys left on {@code
+     * from} to {@code to} ({@code MIGRATE}, TTLs kept) and gives the slot to {@code to} on every
+     * master, so that the others answer {@code MOVED}.
+     */
+    public void endMigration(int slot, RedisServer from, RedisServer to) {
+        try (Jedis jedis = from.connect(TestTime.scaled(PROBE))) {
+            List<String> keys = jedis.clusterGetKeysInSlot(slot, 1000);
+            if (!keys.isEmpty()) {
+                List<String> words = new ArrayList<>(List.of(
+                        to.host(),
+                        Integer.toString(to.port()),
+                        "",
+                        "0",
+                        Long.toString(TestTime.scaled(PROBE).toMillis()),
+                        "KEYS"));
+                words.addAll(keys);
+                jedis.sendCommand(redis.clients.jedis.Protocol.Command.MIGRATE, words.toArray(String[]::new));
+            }
+        }
+        String owner = id(to);
+        setSlot(to, slot, "NODE", owner);
+        setSlot(from, slot, "NODE", owner);
+        for (RedisServer master : masters) {
+            if (master != from && master != to && master.isRunning()) {
+                setSlot(master, slot, "NODE", owner);
+            }
+        }
+    }
+
+    /** Moves {@code slot} from master {@code from} to master {@code to}, with its keys. */
+    public void migrate(int slot, RedisServer from, RedisServer to) {
+        beginMigration(slot, from, to);
+        endMigration(slot, from, to);
+    }
+
+    /**
+     * Promotes {@code replica} in its master's place as an operator does ({@code CLUSTER
+     * FAILOVER}: the master stops taking writes until the replica has them all), and waits until
+     * every running node sees it serving the slots.
+     */
+    public void failOver(RedisServer replica) {
+        try (Jedis jedis = replica.connect(TestTime.scaled(PROBE))) {
+            jedis.clusterFailover();
+        }
+        TestTime.await(SETTLE, () -> isMaster(replica), "the replica " + replica + " to be a master");
+        TestTime.await(SETTLE, this::settled, "the cluster to be whole again");
+        TestTime.await(SETTLE, () -> everyNodeSees(replica), "every node to see " + replica + " serve slots");
+    }
+
+    /**
+     * Kills the master that serves {@code key}'s slot (SIGKILL, as a crash), and waits until its
+     * replica is promoted; returns the promoted replica.
+     */
+    public RedisServer killMasterOf(String key) {
+        RedisServer master = masterOf(key);
+        master.stop();
+        TestTime.await(
+                SETTLE,
+                () -> {
+                    try {
+                        return masterOf(key) != master;
+                    } catch (IllegalStateException e) {
+                        return false;
+                    }
+                },
+                "a replica of " + master + " to take over its slots");
+        return masterOf(key);
+    }
+
+    /** Whether every running node's CLUSTER SLOTS names {@code master} as the master of some slots. */
+    private boolean everyNodeSees(RedisServer master) {
+        for (RedisServer node : all()) {
+            if (!node.isRunning()) {
+                continue;
+            }
+            try (Jedis jedis = node.connect(TestTime.scaled(PROBE))) {
+                boolean seen = false;
+                for (Object range : jedis.clusterSlots()) {
+                    List<?> entry = (List<?>) range;
+                    seen |= ((Long) ((List<?>) entry.get(2)).get(1)).intValue() == master.port();
+                }
+                if (!seen) {
+                    return false;
+                }
+            } catch (JedisException e) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    private static boolean isMaster(RedisServer node) {
+        try (Jedis jedis = node.connect(TestTime.scaled(PROBE))) {
+            return jedis.info("replication").contains("role:master");
+        } catch (JedisException e) {
+            return false;
+        }
+    }
+
+    private static void setSlot(RedisServer node, int slot, String state, String id) {
+        try (Jedis jedis = node.connect(TestTime.scaled(PROBE))) {
+            jedis.sendCommand(
+                    redis.clients.jedis.Protocol.Command.CLUSTER, "SETSLOT", Integer.toString(slot), state, id);
+        }
+    }
+
+    /** The first of {@code prefix} followed by 0, 1, 2, ... whose slot {@code master} serves now. */
+    public String keyServedBy(RedisServer master, String prefix) {
+        for (int i = 0; i < 100_000; i++) {
+            if (masterOf(prefix + i) == master) {
+                return prefix + i;
+            }
+        }
+        throw new IllegalStateException(master + " serves none of the first 100,000 keys " + prefix + "N");
+    }
+
     /** Every node, masters first. */
     public List<RedisServer> all() {
         List<RedisServer> all = new ArrayList<>(masters);
@@ -170,6 +297,9 @@ public final class RedisCluster implements AutoCloseable {
 
     private boolean settled() {
         for (RedisServer node : all()) {
+            if (!node.isRunning()) {
+                continue;
+            }
             try (Jedis jedis = node.connect(TestTime.scaled(PROBE))) {
                 if (!jedis.clusterInfo().contains("cluster_state:ok")) {
                     return false;
@@ -179,6 +309,9 @@ public final class RedisCluster implements AutoCloseable {
             }
         }
         for (RedisServer replica : replicas) {
+            if (!replica.isRunning() || isMaster(replica)) {
+                continue;
+            }
             try (Jedis jedis = replica.connect(TestTime.scaled(PROBE))) {
                 if (!jedis.info("replication").contains("master_link_status:up")) {
                     return false;

@@ -254,7 +254,8 @@ public final class LockOptions {
             hideParamSyntax = true,
             description = "Redis nodes, such as redis://10.0.0.1:6379: one node for a single-node lock, 3 or 5"
                     + " independent nodes for Redlock; or a master behind Sentinel, such as"
-                    + " redis-sentinel://10.0.0.5:26379,10.0.0.6:26379#mymaster, for a single-node lock. A URI may omit the password (redis://host:port, or redis://user:@host:port for an"
+                    + " redis-sentinel://10.0.0.5:26379,10.0.0.6:26379#mymaster, or a Redis Cluster, such as"
+                    + " redis-cluster://10.0.0.8:7000,10.0.0.9:7000, for a single-node lock. A URI may omit the password (redis://host:port, or redis://user:@host:port for an"
                     + " ACL user): it is then taken from " + PASSWORD_ENV + " or the config file's redis.password.")
     private List<String> redis;
 
@@ -264,7 +265,8 @@ public final class LockOptions {
             description = "For a single Redis node: how many of its replicas must acknowledge each grant and renewal"
                     + " (WAIT, within half the node timeout) before it counts, so that a failover is less likely to"
                     + " lose the lock; 0 for none. Default: as many as its sentinels count up for a redis-sentinel://"
-                    + " master, as many as a redis:// master lists in ROLE. Config file: redis.wait-for-replicas.")
+                    + " master, as many as a redis:// master lists in ROLE, as many as the cluster lists up for the"
+                    + " master of a redis-cluster:// resource's slot. Config file: redis.wait-for-replicas.")
     private Integer waitForReplicas;
 
     @Option(
@@ -483,12 +485,23 @@ public final class LockOptions {
     /**
      * The Redis nodes in a list split at every comma: a Sentinel address gets back the commas
      * between its sentinels, up to its {@code #master}
-     * ({@code redis-sentinel://h1:26379,h2:26379#mymaster}); every other piece is a node of its own.
+     * ({@code redis-sentinel://h1:26379,h2:26379#mymaster}), a cluster's address the commas between
+     * its seeds, up to the next piece with a scheme ({@code redis-cluster://h1:7000,h2:7000}); every
+     * other piece is a node of its own.
      */
     static List<String> redisNodes(List<String> pieces) {
         List<String> nodes = new java.util.ArrayList<>(pieces.size());
         StringBuilder sentinel = null;
         for (String piece : pieces) {
+            int last = nodes.size() - 1;
+            if (sentinel == null
+                    && last >= 0
+                    && !piece.contains("://")
+                    && (nodes.get(last).regionMatches(true, 0, "redis-cluster://", 0, 16)
+                            || nodes.get(last).regionMatches(true, 0, "rediss-cluster://", 0, 17))) {
+                nodes.set(last, nodes.get(last) + "," + piece);
+                continue;
+            }
             if (sentinel != null) {
                 sentinel.append(',').append(piece);
             } else if (piece.regionMatches(true, 0, "redis-sentinel://", 0, 17)

@@ -150,10 +150,12 @@ class CheckIT {
         assertThat(run.exitCode()).isEqualTo(2);
         assertThat(run.firstErrorLine())
                 .isEqualTo("invalid node URI 'redis//127.0.0.1:6379': the scheme must be redis://, rediss://,"
-                        + " redis-sentinel:// or rediss-sentinel:// (expected redis://[user:password@]host:port[/db],"
-                        + " or rediss:// for TLS, or redis-sentinel://[user:password@]host:port[,host:port...][/db]#master"
-                        + " for a master that Redis Sentinel manages (rediss-sentinel:// for TLS); Redis Cluster"
-                        + " addresses are not supported as nodes)");
+                        + " redis-sentinel://, rediss-sentinel://, redis-cluster:// or rediss-cluster:// (expected"
+                        + " redis://[user:password@]host:port[/db], or rediss:// for TLS, or"
+                        + " redis-sentinel://[user:password@]host:port[,host:port...][/db]#master for a master that Redis"
+                        + " Sentinel manages (rediss-sentinel:// for TLS), or"
+                        + " redis-cluster://[user:password@]host:port[,host:port...] for a Redis Cluster"
+                        + " (rediss-cluster:// for TLS))");
         assertThat(run.out()).isEmpty();
     }
 

@@ -46,6 +46,17 @@ class LockOptionsTest {
     }
 
     @Test
+    void aClusterAddressKeepsTheCommasBetweenItsSeeds() {
+        assertThat(parse("--redis", "redis-cluster://u:p,w@h1:7000,h2:7001,h3")
+                        .backend()
+                        .endpoints())
+                .containsExactly("redis-cluster://u:p,w@h1:7000,h2:7001,h3");
+        assertThat(LockOptions.redisNodes(List.of("rediss-cluster://h1", "h2", "redis://b:2", "c:3")))
+                .as("up to the next address with a scheme")
+                .containsExactly("rediss-cluster://h1,h2", "redis://b:2", "c:3");
+    }
+
+    @Test
     void theCommandLineNamesTheBackend() {
         LockOptions.LockService redis =
                 parse("--redis", "redis://a:1, redis://b:2").backend();

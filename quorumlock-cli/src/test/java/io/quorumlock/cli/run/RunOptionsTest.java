@@ -27,6 +27,11 @@ import org.junit.jupiter.params.provider.MethodSource;
  */
 class RunOptionsTest {
 
+    private static final String GRAMMAR = "expected redis://[user:password@]host:port[/db], or rediss:// for TLS, or"
+            + " redis-sentinel://[user:password@]host:port[,host:port...][/db]#master for a master that Redis Sentinel"
+            + " manages (rediss-sentinel:// for TLS), or redis-cluster://[user:password@]host:port[,host:port...] for a"
+            + " Redis Cluster (rediss-cluster:// for TLS)";
+
     private static ServerSocketChannel server;
     private static String address;
 
@@ -73,18 +78,12 @@ class RunOptionsTest {
                 Arguments.of(
                         args("--redis", "http://" + address, "--resource", "job"),
                         "invalid node URI 'http://" + address
-                                + "': the scheme must be redis://, rediss://, redis-sentinel://"
-                                + " or rediss-sentinel:// (expected redis://[user:password@]host:port[/db], or rediss:// for"
-                                + " TLS, or redis-sentinel://[user:password@]host:port[,host:port...][/db]#master for a"
-                                + " master that Redis Sentinel manages (rediss-sentinel:// for TLS); Redis Cluster"
-                                + " addresses are not supported as nodes)"),
+                                + "': the scheme must be redis://, rediss://, redis-sentinel://, rediss-sentinel://,"
+                                + " redis-cluster:// or rediss-cluster:// (" + GRAMMAR + ")"),
                 Arguments.of(
                         args("--redis", "redis://:hunter2@" + address + "/x", "--resource", "job"),
                         "invalid node URI 'redis://***@" + address + "/x': the path must be a database number"
-                                + " such as /0 (expected redis://[user:password@]host:port[/db], or rediss:// for TLS, or"
-                                + " redis-sentinel://[user:password@]host:port[,host:port...][/db]#master for a master that"
-                                + " Redis Sentinel manages (rediss-sentinel:// for TLS); Redis Cluster addresses are not"
-                                + " supported as nodes)"),
+                                + " such as /0 (" + GRAMMAR + ")"),
                 Arguments.of(
                         args("--redis", redis, "--resource", "job", "--ttl", "-5s"),
                         "--ttl must be positive, was -5.00 s: such as --ttl 30s"),

@@ -33,8 +33,12 @@ public record Command(Kind kind, String key, String value, long millis, Script s
         /** {@code ROLE}: master or replica, and a master's connected replicas. */
         ROLE,
         /** {@code CLUSTER NODES}: a cluster member's view of the cluster, one line per node. */
-        CLUSTER_NODES
+        CLUSTER_NODES,
+        /** {@code ASKING}: the next command may use a slot this cluster node is importing. */
+        ASKING
     }
+
+    private static final Command ASKING_COMMAND = new Command(Kind.ASKING, "", null, -1, null);
 
     public static Command setIfAbsent(String key, String value, long millis) {
         return new Command(Kind.SET_IF_ABSENT, key, value, millis, null);
@@ -89,6 +93,11 @@ public record Command(Kind kind, String key, String value, long millis, Script s
         return new Command(Kind.CLUSTER_NODES, "", null, -1, null);
     }
 
+    /** {@code ASKING}. */
+    static Command asking() {
+        return ASKING_COMMAND;
+    }
+
     public static Command configGet(String pattern) {
         return new Command(Kind.CONFIG_GET, pattern, null, -1, null);
     }
@@ -128,6 +137,7 @@ public record Command(Kind kind, String key, String value, long millis, Script s
             case WAIT -> "WAIT";
             case ROLE -> "ROLE";
             case CLUSTER_NODES -> "CLUSTER NODES";
+            case ASKING -> "ASKING";
         };
     }
 
@@ -144,7 +154,7 @@ public record Command(Kind kind, String key, String value, long millis, Script s
             case SCRIPT -> reply instanceof Reply.Int;
             case GET -> reply instanceof Reply.Bulk || reply == Reply.Nil.NIL;
             case PTTL, WAIT -> reply instanceof Reply.Int;
-            case TYPE -> reply instanceof Reply.Simple;
+            case TYPE, ASKING -> reply instanceof Reply.Simple;
             case INFO, CLUSTER_NODES -> reply instanceof Reply.Bulk;
             case CONFIG_GET, SUBSCRIBE, UNSUBSCRIBE, ROLE -> reply instanceof Reply.Array;
         };

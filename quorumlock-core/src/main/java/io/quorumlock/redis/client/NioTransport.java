@@ -59,6 +59,10 @@ public final class NioTransport implements Transport {
     private boolean closed;
     /** Guarded by {@link #lanes}. */
     private final List<Subscriptions> subscriptions = new ArrayList<>();
+    /** The subscriptions listen on nodes 0 to this, excluded. */
+    private final java.util.function.IntSupplier listenOn;
+    /** Whether a lane's connections are made when first used rather than with the lane. */
+    private final boolean lazy;
 
     public NioTransport(
             List<NodeAddress> nodes,
@@ -68,7 +72,28 @@ public final class NioTransport implements Transport {
             Ticker ticker,
             TlsConfig tls,
             List<Script> scripts) {
+        this(nodes, timeoutNanos, connectTimeoutNanos, maxLanes, ticker, tls, scripts, null, nodes::size);
+    }
+
+    /**
+     * Over nodes found by {@code locators} (null: by their addresses and sentinels), opening each
+     * lane's connection to a node only when a round first sends to it, and subscribing on as many
+     * of the first nodes as {@code listenOn} says when the subscriptions are made: for {@link
+     * ClusterTransport}'s places.
+     */
+    NioTransport(
+            List<NodeAddress> nodes,
+            long timeoutNanos,
+            long connectTimeoutNanos,
+            int maxLanes,
+            Ticker ticker,
+            TlsConfig tls,
+            List<Script> scripts,
+            java.util.function.IntFunction<Locator> locators,
+            java.util.function.IntSupplier listenOn) {
         this.nodes = List.copyOf(nodes);
+        this.listenOn = listenOn;
+        this.lazy = locators != null;
         this.tls = tls;
         this.scripts = List.copyOf(scripts);
         this.timeoutNanos = timeoutNanos;
@@ -76,25 +101,31 @@ public final class NioTransport implements Transport {
         this.ticker = ticker;
         this.maxLanes = maxLanes;
         this.starts = new NodeStarts(nodes.stream().map(NodeAddress::toString).toList(), ticker);
-        this.lookups = nodes.stream().allMatch(n -> n.sentinels().isPresent() || Resolver.isLiteral(n.host()))
+        this.lookups = locators != null
+                        || nodes.stream().allMatch(n -> n.sentinels().isPresent() || Resolver.isLiteral(n.host()))
                 ? null
                 : Executors.newSingleThreadExecutor(runnable -> {
                     Thread thread = new Thread(runnable, "quorumlock-dns");
                     thread.setDaemon(true);
                     return thread;
                 });
-        this.sentinelAsks = nodes.stream().anyMatch(n -> n.sentinels().isPresent())
-                ? Executors.newSingleThreadScheduledExecutor(runnable -> {
-                    Thread thread = new Thread(runnable, "quorumlock-sentinel");
-                    thread.setDaemon(true);
-                    return thread;
-                })
-                : null;
-        this.resolvers = nodes.stream()
-                .map(n -> n.sentinels().isPresent()
-                        ? new SentinelLocator(n, tls, connectTimeoutNanos, ticker, sentinelAsks)
-                        : new Resolver(n.host(), n.port(), ticker, lookups))
-                .toArray(Locator[]::new);
+        this.sentinelAsks =
+                locators == null && nodes.stream().anyMatch(n -> n.sentinels().isPresent())
+                        ? Executors.newSingleThreadScheduledExecutor(runnable -> {
+                            Thread thread = new Thread(runnable, "quorumlock-sentinel");
+                            thread.setDaemon(true);
+                            return thread;
+                        })
+                        : null;
+        this.resolvers = locators != null
+                ? java.util.stream.IntStream.range(0, nodes.size())
+                        .mapToObj(locators)
+                        .toArray(Locator[]::new)
+                : nodes.stream()
+                        .map(n -> n.sentinels().isPresent()
+                                ? new SentinelLocator(n, tls, connectTimeoutNanos, ticker, sentinelAsks)
+                                : new Resolver(n.host(), n.port(), ticker, lookups))
+                        .toArray(Locator[]::new);
     }
 
     /**
@@ -142,11 +173,6 @@ public final class NioTransport implements Transport {
     @Override
     public NodeStart nodeStart(int node) {
         return starts.start(node);
-    }
-
-    @Override
-    public int replicasUp(int node) {
-        return resolvers[node].replicasUp();
     }
 
     @Override
@@ -219,7 +245,9 @@ public final class NioTransport implements Transport {
     @Override
     public java.util.Optional<Subscriptions> subscriptions(Subscriptions.Listener listener) {
         Subscriptions made = new Subscriptions(
-                nodes.stream().map(NodeAddress::toString).toList(),
+                nodes.subList(0, Math.max(1, Math.min(nodes.size(), listenOn.getAsInt()))).stream()
+                        .map(NodeAddress::toString)
+                        .toList(),
                 // as long as a lane waits before it drops a connection: a busy machine answers late
                 Math.max(20 * Math.max(timeoutNanos, connectTimeoutNanos), 1_000_000_000L),
                 ticker,
@@ -268,7 +296,9 @@ public final class NioTransport implements Transport {
      */
     private final class NioLane implements Lane {
         private final Selector selector;
-        private final RespLink[] links;
+        /** Made with the lane, or when first used if the transport is {@link #lazy}. */
+        private final java.util.concurrent.atomic.AtomicReferenceArray<RespLink> links;
+
         private final ReentrantLock polling = new ReentrantLock();
         private final ReentrantLock sending = new ReentrantLock();
         private final Sends sent = sending::unlock;
@@ -278,15 +308,36 @@ public final class NioTransport implements Transport {
 
         NioLane() {
             selector = openSelector();
-            links = new RespLink[nodes.size()];
-            for (int i = 0; i < links.length; i++) {
-                links[i] = NioTransport.this.link(i, selector, scripts, null);
+            links = new java.util.concurrent.atomic.AtomicReferenceArray<>(nodes.size());
+            for (int i = 0; i < nodes.size() && !lazy; i++) {
+                links.set(i, NioTransport.this.link(i, selector, scripts, null));
             }
         }
 
         @Override
         public Link link(int node) {
-            return links[node];
+            RespLink link = links.get(node);
+            return link != null ? link : made(node);
+        }
+
+        /** Guarded by this lane: closed, its new links shut at once. */
+        private boolean shut;
+
+        private synchronized RespLink made(int node) {
+            RespLink link = links.get(node);
+            if (link == null) {
+                link = NioTransport.this.link(node, selector, scripts, null);
+                if (shut) {
+                    link.shut(); // the lane was closed: the link answers every request as not sent
+                }
+                links.set(node, link);
+            }
+            return link;
+        }
+
+        @Override
+        public int replicasUp(int node) {
+            return resolvers[node].replicasUp();
         }
 
         @Override
@@ -389,8 +440,14 @@ public final class NioTransport implements Transport {
         }
 
         void close() {
-            for (RespLink link : links) {
-                link.shut();
+            synchronized (this) {
+                shut = true;
+            }
+            for (int i = 0; i < links.length(); i++) {
+                RespLink link = links.get(i);
+                if (link != null) {
+                    link.shut();
+                }
             }
             try {
                 selector.close();

@@ -32,7 +32,13 @@ import java.util.regex.Pattern;
  * master's name, the user and password are the master's and the sentinels' alike, and {@link
  * #host()} and {@link #port()} are the first sentinel's.
  *
+ * <p>A Redis Cluster is named {@code redis-cluster://[user:password@]host:port[,host:port...]}
+ * ({@code rediss-cluster://} for TLS): {@link #clusterSeeds()} lists the nodes asked first for the
+ * cluster's layout (any of its nodes will do), the user and password are every node's, and {@link
+ * #host()} and {@link #port()} are the first seed's. A cluster has database 0 only.
+ *
  * @param sentinels the sentinels that name the master, if Sentinel manages it
+ * @param clusterSeeds the nodes of a Redis Cluster to ask for its layout; empty for a single server
  */
 public record NodeAddress(
         String host,
@@ -41,20 +47,30 @@ public record NodeAddress(
         Optional<String> user,
         Optional<String> password,
         boolean tls,
-        Optional<Sentinels> sentinels) {
+        Optional<Sentinels> sentinels,
+        List<InetSocketAddress> clusterSeeds) {
+
+    public NodeAddress {
+        clusterSeeds = List.copyOf(clusterSeeds);
+    }
 
     public static final int DEFAULT_PORT = 6379;
     public static final int DEFAULT_SENTINEL_PORT = 26379;
 
     private static final String GRAMMAR = "redis://[user:password@]host:port[/db], or rediss:// for TLS, or"
             + " redis-sentinel://[user:password@]host:port[,host:port...][/db]#master for a master that Redis"
-            + " Sentinel manages (rediss-sentinel:// for TLS); Redis Cluster addresses are not supported as nodes";
+            + " Sentinel manages (rediss-sentinel:// for TLS), or redis-cluster://[user:password@]host:port[,host:port...]"
+            + " for a Redis Cluster (rediss-cluster:// for TLS)";
 
     /** A master's name as Sentinel's configuration takes it. */
     private static final Pattern MASTER_NAME = Pattern.compile("[A-Za-z0-9._:-]{1,128}");
 
-    /** At most this many sentinels in one address. */
+    /** At most this many sentinels, or seeds of a cluster, in one address. */
     static final int MAX_SENTINELS = 16;
+
+    private static final String SCHEMES =
+            "the scheme must be redis://, rediss://, redis-sentinel://, rediss-sentinel://,"
+                    + " redis-cluster:// or rediss-cluster://";
 
     /**
      * The sentinels that name a master, in the order they are asked first.
@@ -88,14 +104,12 @@ public record NodeAddress(
         String trimmed = text.trim();
         int separator = trimmed.indexOf("://");
         if (separator < 0) {
-            throw invalid(trimmed, "the scheme must be redis://, rediss://, redis-sentinel:// or rediss-sentinel://");
+            throw invalid(trimmed, SCHEMES);
         }
         String scheme = trimmed.substring(0, separator).toLowerCase(Locale.ROOT);
         switch (scheme) {
-            case "redis", "rediss", "redis-sentinel", "rediss-sentinel" -> {}
-            default ->
-                throw invalid(
-                        trimmed, "the scheme must be redis://, rediss://, redis-sentinel:// or rediss-sentinel://");
+            case "redis", "rediss", "redis-sentinel", "rediss-sentinel", "redis-cluster", "rediss-cluster" -> {}
+            default -> throw invalid(trimmed, SCHEMES);
         }
         String rest = trimmed.substring(separator + 3);
         int at = rest.lastIndexOf('@');
@@ -106,6 +120,9 @@ public record NodeAddress(
         }
         if (scheme.endsWith("-sentinel")) {
             return sentinel(trimmed, rest, at, scheme.equals("rediss-sentinel"));
+        }
+        if (scheme.endsWith("-cluster")) {
+            return cluster(trimmed, rest, at, scheme.equals("rediss-cluster"));
         }
         URI uri;
         try {
@@ -136,7 +153,8 @@ public record NodeAddress(
                 credentials.user(),
                 credentials.password(),
                 scheme.equals("rediss"),
-                Optional.empty());
+                Optional.empty(),
+                List.of());
     }
 
     /** {@code host:port[,host:port...][/db]#master} after the userinfo that ends at {@code at}. */
@@ -154,33 +172,8 @@ public record NodeAddress(
         String hosts = place.substring(0, hash);
         int slash = hosts.indexOf('/');
         int database = parseDatabase(text, slash < 0 ? null : hosts.substring(slash));
-        List<InetSocketAddress> sentinels = new ArrayList<>();
-        for (String one : (slash < 0 ? hosts : hosts.substring(0, slash)).split(",", -1)) {
-            if (sentinels.size() == MAX_SENTINELS) {
-                throw invalid(text, "it lists more than " + MAX_SENTINELS + " sentinels");
-            }
-            URI uri;
-            try {
-                uri = new URI("redis://" + one);
-            } catch (URISyntaxException e) {
-                throw invalid(text, "a sentinel's address is not host:port (" + e.getReason() + ")");
-            }
-            if (uri.getHost() == null
-                    || uri.getHost().isEmpty()
-                    || uri.getRawPath() != null && !uri.getRawPath().isEmpty()) {
-                throw invalid(text, "a sentinel's address is not host:port: write host:26379,host:26379#master");
-            }
-            int port = uri.getPort() == -1 ? DEFAULT_SENTINEL_PORT : uri.getPort();
-            if (port < 1 || port > 65535) {
-                throw invalid(text, "the port must be between 1 and 65535");
-            }
-            InetSocketAddress sentinel =
-                    InetSocketAddress.createUnresolved(uri.getHost().toLowerCase(Locale.ROOT), port);
-            if (sentinels.contains(sentinel)) {
-                throw invalid(text, "the sentinel " + one + " is listed twice");
-            }
-            sentinels.add(sentinel);
-        }
+        List<InetSocketAddress> sentinels = hosts(
+                text, slash < 0 ? hosts : hosts.substring(0, slash), DEFAULT_SENTINEL_PORT, "sentinel", "#master");
         Credentials credentials = credentials(text, rest, at);
         InetSocketAddress first = sentinels.get(0);
         return new NodeAddress(
@@ -190,7 +183,66 @@ public record NodeAddress(
                 credentials.user(),
                 credentials.password(),
                 tls,
-                Optional.of(new Sentinels(master, sentinels)));
+                Optional.of(new Sentinels(master, sentinels)),
+                List.of());
+    }
+
+    /** {@code host:port[,host:port...]} after the userinfo that ends at {@code at}: a cluster's seeds. */
+    private static NodeAddress cluster(String text, String rest, int at, boolean tls) {
+        String place = rest.substring(at + 1);
+        if (place.indexOf('#') >= 0 || place.indexOf('?') >= 0) {
+            throw invalid(text, "query parameters and fragments are not supported");
+        }
+        if (place.indexOf('/') >= 0) {
+            throw invalid(text, "a Redis Cluster has database 0 only: leave the /db out");
+        }
+        List<InetSocketAddress> seeds = hosts(text, place, DEFAULT_PORT, "cluster node", "");
+        Credentials credentials = credentials(text, rest, at);
+        InetSocketAddress first = seeds.get(0);
+        return new NodeAddress(
+                first.getHostString(),
+                first.getPort(),
+                0,
+                credentials.user(),
+                credentials.password(),
+                tls,
+                Optional.empty(),
+                seeds);
+    }
+
+    /** {@code host:port[,host:port...]}, at most {@link #MAX_SENTINELS}, none twice; {@code what} names one. */
+    private static List<InetSocketAddress> hosts(String text, String list, int defaultPort, String what, String tail) {
+        List<InetSocketAddress> hosts = new ArrayList<>();
+        for (String one : list.split(",", -1)) {
+            if (hosts.size() == MAX_SENTINELS) {
+                throw invalid(text, "it lists more than " + MAX_SENTINELS + " " + what + "s");
+            }
+            URI uri;
+            try {
+                uri = new URI("redis://" + one);
+            } catch (URISyntaxException e) {
+                throw invalid(text, "a " + what + "'s address is not host:port (" + e.getReason() + ")");
+            }
+            if (uri.getHost() == null
+                    || uri.getHost().isEmpty()
+                    || uri.getRawPath() != null && !uri.getRawPath().isEmpty()) {
+                throw invalid(
+                        text,
+                        "a " + what + "'s address is not host:port: write host:" + defaultPort + ",host:" + defaultPort
+                                + tail);
+            }
+            int port = uri.getPort() == -1 ? defaultPort : uri.getPort();
+            if (port < 1 || port > 65535) {
+                throw invalid(text, "the port must be between 1 and 65535");
+            }
+            InetSocketAddress host =
+                    InetSocketAddress.createUnresolved(uri.getHost().toLowerCase(Locale.ROOT), port);
+            if (hosts.contains(host)) {
+                throw invalid(text, "the " + what + " " + one + " is listed twice");
+            }
+            hosts.add(host);
+        }
+        return hosts;
     }
 
     /** The user and the password of a URI's userinfo. */
@@ -210,7 +262,7 @@ public record NodeAddress(
 
     /** This address with {@code newPassword} in place of its own. */
     public NodeAddress withPassword(String newPassword) {
-        return new NodeAddress(host, port, database, user, Optional.of(newPassword), tls, sentinels);
+        return new NodeAddress(host, port, database, user, Optional.of(newPassword), tls, sentinels, clusterSeeds);
     }
 
     /**
@@ -218,7 +270,7 @@ public record NodeAddress(
      * with no sentinels; this address itself if it names no sentinels.
      */
     public NodeAddress at(String masterHost, int masterPort) {
-        return new NodeAddress(masterHost, masterPort, database, user, password, tls, Optional.empty());
+        return new NodeAddress(masterHost, masterPort, database, user, password, tls, Optional.empty(), List.of());
     }
 
     private static int parseDatabase(String text, String path) {
@@ -277,12 +329,33 @@ public record NodeAddress(
 
     /** The server this address points to, ignoring the database: the same server listed twice is one node. */
     public String server() {
-        return sentinels.map(group -> "the master " + group).orElse(host + ":" + port);
+        return cluster()
+                ? "the cluster " + seedsText()
+                : sentinels.map(group -> "the master " + group).orElse(host + ":" + port);
+    }
+
+    /** Whether this names a Redis Cluster by its seeds. */
+    public boolean cluster() {
+        return !clusterSeeds.isEmpty();
+    }
+
+    private String seedsText() {
+        StringBuilder text = new StringBuilder();
+        for (InetSocketAddress seed : clusterSeeds) {
+            text.append(text.length() == 0 ? "" : ",")
+                    .append(seed.getHostString())
+                    .append(':')
+                    .append(seed.getPort());
+        }
+        return text.toString();
     }
 
     @Override
     public String toString() {
         String db = database == 0 ? "" : "/" + database;
+        if (cluster()) {
+            return (tls ? "rediss-cluster://" : "redis-cluster://") + seedsText();
+        }
         return sentinels
                 .map(group -> (tls ? "rediss-sentinel://" : "redis-sentinel://")
                         + group.toString().replace("#", db + "#"))

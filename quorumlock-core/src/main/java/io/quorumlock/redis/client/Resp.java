@@ -54,6 +54,7 @@ final class Resp {
             case WAIT -> command(out, "WAIT", key, Long.toString(command.millis()));
             case ROLE -> command(out, "ROLE");
             case CLUSTER_NODES -> command(out, "CLUSTER", "NODES");
+            case ASKING -> command(out, "ASKING");
         };
     }
 

@@ -130,15 +130,24 @@ final class RespLink implements Transport.Link {
 
     @Override
     public void send(Command command, Transport.ReplyHandler handler) {
-        send(command, handler, false);
+        send(command, handler, false, false);
     }
 
     @Override
     public void sendBehind(Command command, Transport.ReplyHandler handler) {
-        send(command, handler, true);
+        send(command, handler, true, false);
     }
 
-    private synchronized void send(Command command, Transport.ReplyHandler handler, boolean behind) {
+    /**
+     * Sends {@code command} right behind an {@code ASKING}, nothing between them, as {@link
+     * #sendBehind} does: a cluster node's {@code ASK} redirect of one command to the node that
+     * imports its slot.
+     */
+    void sendAsking(Command command, Transport.ReplyHandler handler) {
+        send(command, handler, true, true);
+    }
+
+    private synchronized void send(Command command, Transport.ReplyHandler handler, boolean behind, boolean asking) {
         if (shut) { // a connection opened now would outlive the lock: nobody would ever close it
             handler.onReply(command, new Reply.Failure(Reply.Kind.NOT_SENT, "not sent: the Redlock was closed"), this);
             return;
@@ -170,6 +179,10 @@ final class RespLink implements Transport.Link {
         if (recount) {
             recount = false;
             askRole(now);
+        }
+        if (asking) {
+            out = Resp.write(out, Command.asking(), false);
+            pending.add(Command.asking(), IGNORED, now, false, null);
         }
         out = Resp.write(out, command, false);
         pending.add(command, handler, now, false, null);

@@ -2,18 +2,13 @@ package io.quorumlock.redis.client;
 
 import io.quorumlock.internal.Ticker;
 import java.io.IOException;
-import java.io.InputStream;
 import java.net.InetSocketAddress;
-import java.net.Socket;
 import java.net.SocketTimeoutException;
-import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
-import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
-import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.regex.Pattern;
@@ -49,8 +44,7 @@ final class SentinelLocator implements Locator {
     private final TlsConfig tls;
     private final int timeoutMillis;
     private final Ticker ticker;
-    private final ScheduledExecutorService asks;
-    private final ScheduledFuture<?> refresh;
+    private final BackgroundQuestion<Result> question;
 
     /** The master named last, or why none is known; null before the first answer. */
     private volatile Result last;
@@ -59,10 +53,6 @@ final class SentinelLocator implements Locator {
     /** How many replicas of the master that sentinel counted as up and linked to it. */
     private volatile int replicasUp;
 
-    /** Guarded by this. */
-    private CompletableFuture<Result> inFlight;
-    /** Guarded by this: when the question under way or the last one started. */
-    private long askedAt;
     /** The sentinel that answered last: asked first. Used on the asking thread only. */
     private int first;
 
@@ -76,11 +66,7 @@ final class SentinelLocator implements Locator {
         this.tls = tls;
         this.timeoutMillis = (int) Math.max(1, Math.min(Integer.MAX_VALUE, timeoutNanos / 1_000_000));
         this.ticker = ticker;
-        this.asks = asks;
-        synchronized (this) {
-            start();
-        }
-        this.refresh = asks.scheduleWithFixedDelay(this::refresh, REFRESH_NANOS, REFRESH_NANOS, TimeUnit.NANOSECONDS);
+        this.question = new BackgroundQuestion<>(asks, ticker, REFRESH_NANOS, RECHECK_NANOS, this::ask, this::answered);
     }
 
     @Override
@@ -89,13 +75,7 @@ final class SentinelLocator implements Locator {
         if (known != null && known.address() != null) {
             return known;
         }
-        CompletableFuture<Result> waitFor;
-        synchronized (this) {
-            if (inFlight == null && ticker.nanos() - askedAt > RECHECK_NANOS) {
-                start();
-            }
-            waitFor = inFlight;
-        }
+        CompletableFuture<Result> waitFor = question.current();
         if (waitFor == null) {
             // A recent failure stands.
             return known != null ? known : new Result(null, null, "the sentinels were not asked: the lock is closing");
@@ -145,63 +125,35 @@ final class SentinelLocator implements Locator {
 
     @Override
     public void recheck() {
-        synchronized (this) {
-            if (inFlight == null) {
-                start();
-            }
-        }
+        question.current();
     }
 
     @Override
     public void close() {
-        refresh.cancel(false);
+        question.close();
     }
 
-    private void refresh() {
+    /** Takes the sentinels' answer, before the question ends. */
+    private void answered(Result result, Throwable failure) {
+        Result answer = result != null ? result : new Result(null, null, "cannot ask the sentinels: " + failure);
+        Result before;
         synchronized (this) {
-            if (inFlight == null && ticker.nanos() - askedAt >= REFRESH_NANOS / 2) {
-                start();
-            }
-        }
-    }
-
-    /** Under this object's lock. */
-    private void start() {
-        askedAt = ticker.nanos();
-        CompletableFuture<Result> question;
-        try {
-            question = CompletableFuture.supplyAsync(this::ask, asks);
-        } catch (RejectedExecutionException e) {
-            return; // the lock is closing
-        }
-        inFlight = question;
-        question.whenComplete((result, failure) -> {
-            Result answer = result != null ? result : new Result(null, null, "cannot ask the sentinels: " + failure);
-            Result before;
-            synchronized (this) {
-                before = last;
-                if (answer.address() != null || before == null || before.address() == null) {
-                    last = answer; // before the question ends: a caller never finds neither
-                }
-                if (inFlight == question) {
-                    inFlight = null;
-                }
-            }
+            before = last;
             if (answer.address() != null || before == null || before.address() == null) {
-                if (before != null
-                        && before.address() != null
-                        && answer.address() != null
-                        && !before.address().equals(answer.address())) {
-                    log.warn(
-                            "{}: the sentinels name a new master, {} (was {}): connections to the old one are dropped",
-                            group,
-                            answer.host() + ":" + answer.address().getPort(),
-                            before.host() + ":" + before.address().getPort());
-                }
-            } else {
-                log.debug("{}: {}; the master named last, {}, goes on serving", group, answer.failure(), before.host());
+                last = answer;
             }
-        });
+        }
+        if (answer.address() == null && before != null && before.address() != null) {
+            log.debug("{}: {}; the master named last, {}, goes on serving", group, answer.failure(), before.host());
+        } else if (before != null
+                && before.address() != null
+                && !before.address().equals(answer.address())) {
+            log.warn(
+                    "{}: the sentinels name a new master, {} (was {}): connections to the old one are dropped",
+                    group,
+                    answer.host() + ":" + answer.address().getPort(),
+                    before.host() + ":" + before.address().getPort());
+        }
     }
 
     /** Asks the sentinels in turn, the one that answered last first; on the asking thread. */
@@ -241,38 +193,13 @@ final class SentinelLocator implements Locator {
     }
 
     private Result askOne(InetSocketAddress sentinel) throws IOException, RespReader.ProtocolException {
-        long deadline = System.nanoTime() + timeoutMillis * 1_000_000L;
-        InetSocketAddress target = new InetSocketAddress(sentinel.getHostString(), sentinel.getPort());
-        if (target.isUnresolved()) {
-            throw new IOException("unknown host " + sentinel.getHostString());
-        }
-        try (Socket plain = new Socket()) {
-            plain.connect(target, timeoutMillis);
-            plain.setSoTimeout(timeoutMillis);
-            plain.setTcpNoDelay(true);
-            Socket socket = group.tls() ? tls.socket(plain, sentinel.getHostString(), sentinel.getPort()) : plain;
-            ByteBuffer out = ByteBuffer.allocate(256);
-            boolean auth = group.password().isPresent();
-            if (auth) {
-                out = group.user().isPresent()
-                        ? Resp.command(
-                                out,
-                                "AUTH",
-                                group.user().get(),
-                                group.password().get())
-                        : Resp.command(out, "AUTH", group.password().get());
-            }
-            out = Resp.command(out, "SENTINEL", "get-master-addr-by-name", sentinels.master());
-            out = Resp.command(out, "SENTINEL", "replicas", sentinels.master());
-            socket.getOutputStream().write(out.array(), 0, out.position());
-            socket.getOutputStream().flush();
-            Replies replies = new Replies(socket.getInputStream(), deadline);
-            if (auth
-                    && replies.next() instanceof Reply.Error error
-                    && !error.message().contains("without any password")) {
-                // A sentinel with no password of its own answers AUTH so, and is asked all the same.
-                throw new IOException("refused AUTH: " + NodeErrors.shortened(error.message()));
-            }
+        try (Asking replies = Asking.open(
+                sentinel,
+                group,
+                tls,
+                timeoutMillis,
+                new String[] {"SENTINEL", "get-master-addr-by-name", sentinels.master()},
+                new String[] {"SENTINEL", "replicas", sentinels.master()})) {
             Result master = master(replies.next());
             int up;
             try {
@@ -358,47 +285,5 @@ final class SentinelLocator implements Locator {
     @Override
     public int replicasUp() {
         return replicasUp;
-    }
-
-    /** The replies on a blocking socket, read within the reader's bounds and a deadline. */
-    private static final class Replies {
-        private final InputStream in;
-        private final long deadline;
-        private final RespReader reader = new RespReader();
-        private final byte[] chunk = new byte[4096];
-        private ByteBuffer buffer = ByteBuffer.allocate(4096);
-
-        Replies(InputStream in, long deadline) {
-            this.in = in;
-            this.deadline = deadline;
-        }
-
-        Reply next() throws IOException, RespReader.ProtocolException {
-            while (true) {
-                buffer.flip();
-                Reply reply = reader.next(buffer);
-                buffer.compact();
-                if (reply != null) {
-                    return reply;
-                }
-                if (System.nanoTime() - deadline > 0) {
-                    throw new SocketTimeoutException("no whole answer in time");
-                }
-                int read = in.read(chunk);
-                if (read < 0) {
-                    throw new IOException("closed the connection before answering");
-                }
-                if (buffer.remaining() < read) {
-                    if (buffer.capacity() >= RespReader.MAX_BUFFER) {
-                        throw new IOException("sent an answer larger than " + RespReader.MAX_BUFFER + " bytes");
-                    }
-                    ByteBuffer bigger = ByteBuffer.allocate(Math.min(RespReader.MAX_BUFFER, buffer.capacity() * 2));
-                    buffer.flip();
-                    bigger.put(buffer);
-                    buffer = bigger;
-                }
-                buffer.put(chunk, 0, read);
-            }
-        }
     }
 }

@@ -37,11 +37,6 @@ public interface Transport extends AutoCloseable {
         return java.util.Optional.empty();
     }
 
-    /** How many replicas of node {@code node} are known to be up and linked to it (its sentinels count them); 0 if unknown. */
-    default int replicasUp(int node) {
-        return 0;
-    }
-
     /** Whether entries {@code a} and {@code b} have answered with the same run_id: one server listed twice. */
     default boolean sameServer(int a, int b) {
         return false;
@@ -82,6 +77,14 @@ public interface Transport extends AutoCloseable {
          * @throws InterruptedException if the thread is interrupted while waiting
          */
         boolean await(BooleanSupplier done, LongSupplier deadlineNanos) throws InterruptedException;
+
+        /**
+         * How many replicas of node {@code node}, as this lane reaches it, are known to be up and
+         * linked to it; 0 if unknown.
+         */
+        default int replicasUp(int node) {
+            return 0;
+        }
     }
 
     /** Ends a round's sending: see {@link Lane#sends}. */

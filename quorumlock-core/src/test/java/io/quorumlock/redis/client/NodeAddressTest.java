@@ -49,6 +49,43 @@ class NodeAddressTest {
     }
 
     @Test
+    void parsesAClusterAddress() {
+        NodeAddress a = NodeAddress.parse("redis-cluster://app:p@ss,1@N1.example:7000,n2.example,10.0.0.3:7002");
+        assertThat(a.cluster()).isTrue();
+        assertThat(a.sentinels()).isEmpty();
+        assertThat(a.clusterSeeds())
+                .extracting(n -> n.getHostString() + " " + n.getPort())
+                .containsExactly("n1.example 7000", "n2.example 6379", "10.0.0.3 7002");
+        assertThat(a.user()).contains("app");
+        assertThat(a.password()).contains("p@ss,1");
+        assertThat(a.toString())
+                .isEqualTo("redis-cluster://n1.example:7000,n2.example:6379,10.0.0.3:7002")
+                .doesNotContain("p@ss");
+        assertThat(a.server()).isEqualTo("the cluster n1.example:7000,n2.example:6379,10.0.0.3:7002");
+        assertThat(NodeAddress.parse("rediss-cluster://h:7000").toString()).isEqualTo("rediss-cluster://h:7000");
+        assertThat(NodeAddress.parse("rediss-cluster://h:7000").tls()).isTrue();
+        assertThat(NodeAddress.parse("redis://h:7000").cluster()).isFalse();
+    }
+
+    @ParameterizedTest
+    @CsvSource(
+            delimiter = '|',
+            value = {
+                "redis-cluster://h:7000/1 | a Redis Cluster has database 0 only: leave the /db out",
+                "redis-cluster://h:7000,h:7000 | the cluster node h:7000 is listed twice",
+                "redis-cluster://h:7000#x | query parameters and fragments are not supported",
+                "redis-cluster://h:99999 | the port must be between 1 and 65535",
+                "redis-cluster://:pw@ | it names no host",
+                "redis-cluster://h:7000,,h:7001 | a cluster node's address is not host:port"
+            })
+    void refusesABadClusterAddressSayingWhy(String uri, String why) {
+        assertThatThrownBy(() -> NodeAddress.parse(uri))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining(why)
+                .hasMessageNotContaining("pw");
+    }
+
+    @Test
     void passwordWithoutUserAndDefaults() {
         NodeAddress a = NodeAddress.parse("redis://:pw@localhost");
         assertThat(a.user()).isEmpty();
@@ -106,8 +143,8 @@ class NodeAddressTest {
     @CsvSource(
             delimiter = '|',
             value = {
-                "localhost:6379|the scheme must be redis://, rediss://, redis-sentinel:// or rediss-sentinel://",
-                "http://h:1|the scheme must be redis://, rediss://, redis-sentinel:// or rediss-sentinel://",
+                "localhost:6379|the scheme must be redis://, rediss://, redis-sentinel://, rediss-sentinel://, redis-cluster:// or rediss-cluster://",
+                "http://h:1|the scheme must be redis://, rediss://, redis-sentinel://, rediss-sentinel://, redis-cluster:// or rediss-cluster://",
                 "redis-sentinel://h:26379|it names no master: end it with #name",
                 "redis-sentinel://h:26379#|it names no master",
                 "redis-sentinel://h:26379#my master|the master's name must be",
@@ -137,27 +174,27 @@ class NodeAddressTest {
     }
 
     /**
-     * Whatever is wrong with a node's address, the message lists the schemes accepted and says that
-     * Cluster addresses are not nodes.
+     * Whatever is wrong with a node's address, the message lists the schemes accepted.
      */
     @ParameterizedTest
     @CsvSource({
         "redis-sentinel://h:26379",
         "redis+sentinel://h:26379",
-        "redis-cluster://h:7000",
+        "redis-cluster://h:7000/1",
         "localhost:6379",
         "redis://h:99999",
         "rediss://h:1/x",
         "redis://",
         "redis://h:1?timeout=3",
     })
-    void everyMessageListsTheSchemesAcceptedAndWhatIsNotSupported(String uri) {
+    void everyMessageListsTheSchemesAccepted(String uri) {
         assertThatThrownBy(() -> NodeAddress.parse(uri))
                 .isInstanceOf(IllegalArgumentException.class)
                 .hasMessageEndingWith("(expected redis://[user:password@]host:port[/db], or rediss:// for TLS, or"
                         + " redis-sentinel://[user:password@]host:port[,host:port...][/db]#master for a master that"
-                        + " Redis Sentinel manages (rediss-sentinel:// for TLS); Redis Cluster addresses are not"
-                        + " supported as nodes)");
+                        + " Redis Sentinel manages (rediss-sentinel:// for TLS), or"
+                        + " redis-cluster://[user:password@]host:port[,host:port...] for a Redis Cluster"
+                        + " (rediss-cluster:// for TLS))");
     }
 
     @Test

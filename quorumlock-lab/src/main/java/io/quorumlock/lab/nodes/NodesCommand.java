@@ -7,7 +7,9 @@ import io.quorumlock.testkit.MariaDbServer;
 import io.quorumlock.testkit.PortInUseException;
 import io.quorumlock.testkit.PostgresServer;
 import io.quorumlock.testkit.Processes;
+import io.quorumlock.testkit.RedisCluster;
 import io.quorumlock.testkit.RedisSentinels;
+import io.quorumlock.testkit.RedisServer;
 import io.quorumlock.testkit.RedisServers;
 import io.quorumlock.testkit.ZooKeeperServers;
 import java.io.Closeable;
@@ -115,6 +117,12 @@ public final class NodesCommand implements Callable<Integer> {
     private boolean sentinel;
 
     @Option(
+            names = "--cluster",
+            description = "Start a Redis Cluster of three masters with a replica each (a master silent for 1 s is"
+                    + " failed over), and print the redis-cluster:// address of its seeds for --redis.")
+    private boolean cluster;
+
+    @Option(
             names = "--count",
             paramLabel = "N",
             order = 1,
@@ -196,7 +204,7 @@ public final class NodesCommand implements Callable<Integer> {
     public Integer call() throws Exception {
         int redis = count != null
                 ? count
-                : zooKeeper == 0 && etcd == 0 && !postgres && !mariaDb && !sentinel ? DEFAULT_COUNT : 0;
+                : zooKeeper == 0 && etcd == 0 && !postgres && !mariaDb && !sentinel && !cluster ? DEFAULT_COUNT : 0;
         if (redis == 0 && (port != null || persistent)) {
             throw usage((port != null ? "--port" : "--persistent") + " is for Redis nodes: add --count N");
         }
@@ -246,6 +254,9 @@ public final class NodesCommand implements Callable<Integer> {
             try {
                 if (redis > 0) {
                     started.add(redis(redis));
+                }
+                if (cluster) {
+                    started.add(cluster());
                 }
                 if (sentinel) {
                     started.add(sentinels());
@@ -298,6 +309,28 @@ public final class NodesCommand implements Callable<Integer> {
                 "--redis " + String.join(",", uris),
                 plural(nodes, "Redis node"),
                 servers::close);
+    }
+
+    private Local cluster() {
+        RedisCluster group = RedisCluster.start(3, 1);
+        List<String> addresses = new ArrayList<>();
+        for (int i = 0; i < group.masters().size(); i++) {
+            RedisServer master = group.masters().get(i);
+            addresses.add(master.uri() + " (master of slots "
+                    + i * 16384 / group.masters().size() + "-"
+                    + ((i + 1) * 16384 / group.masters().size() - 1) + ")");
+        }
+        group.replicas().forEach(replica -> addresses.add(replica.uri() + " (replica)"));
+        String seeds = group.masters().stream()
+                .map(master -> master.host() + ":" + master.port())
+                .collect(java.util.stream.Collectors.joining(","));
+        return new Local(
+                "Started a Redis Cluster of three masters with a replica each (redis-server "
+                        + group.masters().get(0).version() + ", no persistence):",
+                addresses,
+                "--redis redis-cluster://" + seeds,
+                "the cluster's three masters and their replicas",
+                group::close);
     }
 
     private Local sentinels() {

@@ -345,6 +345,26 @@ class NodesIT {
     }
 
     @Test
+    void startsAClusterWhoseSeedsTheLockTakes() throws Exception {
+        start(Map.of(), "--cluster");
+
+        assertThat(out)
+                .anyMatch(line -> line.startsWith("Started a Redis Cluster of three masters with a replica each"));
+        assertThat(out).anyMatch(line -> line.matches("redis://127\\.0\\.0\\.1:\\d+ \\(master of slots 0-5460\\)"));
+        String redis = pasted("--redis ");
+        assertThat(redis).matches("--redis redis-cluster://(127\\.0\\.0\\.1:\\d+,){2}127\\.0\\.0\\.1:\\d+");
+        try (Redlock lock =
+                Redlock.builder().node(redis.substring("--redis ".length())).build()) {
+            for (String resource : List.of("nodes-it-1", "nodes-it-2", "nodes-it-3")) {
+                assertThat(lock.tryAcquire(resource, Duration.ofSeconds(10))).isPresent();
+            }
+        }
+
+        stopWith("TERM", "stopped the cluster's three masters and their replicas");
+        assertThat(stderr()).isEmpty();
+    }
+
+    @Test
     void startsMariaDbWhoseJdbcOptionWorksWithThePasswordItNames() throws Exception {
         assumeTrue(MariaDbServer.available(), MariaDbServer.unavailableReason().orElse(""));
         start(Map.of(), "--mariadb");

@@ -1,0 +1,112 @@
+package io.quorumlock.redis;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.quorumlock.Lease;
+import io.quorumlock.LockUnavailableException;
+import io.quorumlock.testkit.RedisCluster;
+import io.quorumlock.testkit.RedisServer;
+import io.quorumlock.testkit.TestTime;
+import java.time.Duration;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import redis.clients.jedis.Jedis;
+
+/**
+ * The single-node lock on a Redis Cluster of three masters with a replica each, through a
+ * failover: an operator's ({@code CLUSTER FAILOVER}, the old master answering {@code MOVED}) and
+ * a crash (the master killed, its replica promoted by the others). Grants wait for the replica
+ * ({@code WAIT}, on by default where replicas are known), so a lease held across the failover
+ * is still there on the promoted replica.
+ */
+@Timeout(value = 180, unit = TimeUnit.SECONDS)
+class ClusterFailoverIT {
+
+    private static final Duration TTL = Duration.ofSeconds(30);
+
+    private RedisCluster cluster;
+
+    @BeforeEach
+    void start() {
+        cluster = RedisCluster.start(3, 1);
+    }
+
+    @AfterEach
+    void stop() {
+        if (cluster != null) {
+            cluster.close();
+        }
+    }
+
+    private String address() {
+        RedisServer seed = cluster.masters().get(0);
+        return "redis-cluster://" + seed.host() + ":" + seed.port();
+    }
+
+    private static String get(RedisServer node, String key) {
+        try (Jedis jedis = node.connect(TestTime.scaled(Duration.ofSeconds(2)))) {
+            return jedis.get(key);
+        }
+    }
+
+    @Test
+    void anOperatorsFailoverIsFollowedByTheLeaseAndByOtherClients() {
+        RedisServer master = cluster.masters().get(1);
+        RedisServer replica = cluster.replicas().get(1);
+        String resource = cluster.keyServedBy(master, "failover:");
+        try (Redlock a = Redlock.builder().node(address()).build();
+                Redlock b = Redlock.builder().node(address()).build()) {
+            Lease lease = a.acquire(resource, TTL, Duration.ZERO);
+            assertThatThrownBy(() -> b.acquire(resource, TTL, Duration.ZERO))
+                    .isInstanceOf(LockUnavailableException.class);
+            cluster.failOver(replica);
+            assertThat(cluster.masterOf(resource)).isSameAs(replica);
+
+            // The old master, a replica now, answers MOVED: the extension follows to the new one,
+            // which has the key, since the grant waited for the replica.
+            assertThat(lease.extend(Duration.ofSeconds(60))).isTrue();
+            try (Jedis jedis = replica.connect(TestTime.scaled(Duration.ofSeconds(2)))) {
+                assertThat(jedis.pttl(resource)).isGreaterThan(30_000);
+            }
+            assertThatThrownBy(() -> b.acquire(resource, TTL, Duration.ZERO))
+                    .as("the promoted replica holds it for everyone")
+                    .isInstanceOf(LockUnavailableException.class);
+            lease.close();
+            assertThat(get(replica, resource)).isNull();
+            try (Lease next = b.acquire(resource, TTL, Duration.ZERO)) {
+                assertThat(get(replica, resource)).isNotNull();
+            }
+        }
+    }
+
+    @Test
+    void aCrashedMastersSlotsAreLockedOnItsPromotedReplicaOnceTheClusterHasPromotedIt() {
+        RedisServer master = cluster.masters().get(2);
+        String resource = cluster.keyServedBy(master, "crash:");
+        try (Redlock lock = Redlock.builder().node(address()).build()) {
+            Lease lease = lock.acquire(resource, TTL, Duration.ZERO);
+            long killed = System.nanoTime();
+            RedisServer promoted = cluster.killMasterOf(resource);
+            long promotedAfter = System.nanoTime() - killed;
+
+            // The lease was granted once the replica had the key (WAIT): it is extended there, once
+            // the lock has seen the promotion (a failed connection makes it ask the cluster).
+            TestTime.await(
+                    Duration.ofSeconds(5), () -> lease.extend(TTL), "the lease extended on the promoted replica");
+            long usedAfter = System.nanoTime() - killed;
+            String sibling = "{" + resource + "}:next";
+            try (Lease next = lock.acquire(sibling, TTL, TestTime.scaled(Duration.ofSeconds(10)))) {
+                assertThat(get(promoted, sibling)).isNotNull();
+            }
+            lease.close();
+            assertThat(get(promoted, resource)).isNull();
+            System.out.printf(
+                    "cluster crash: replica promoted %d ms after the kill, the lease extended on it %d ms after%n",
+                    promotedAfter / 1_000_000, usedAfter / 1_000_000);
+        }
+    }
+}

@@ -1,0 +1,213 @@
+package io.quorumlock.redis;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.quorumlock.IllegalSettingException;
+import io.quorumlock.Lease;
+import io.quorumlock.LockUnavailableException;
+import io.quorumlock.RetryPolicy;
+import io.quorumlock.redis.client.Command;
+import io.quorumlock.redis.client.HashSlots;
+import io.quorumlock.testkit.RedisCluster;
+import io.quorumlock.testkit.RedisServer;
+import io.quorumlock.testkit.TestTime;
+import java.time.Duration;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import redis.clients.jedis.Jedis;
+
+/**
+ * The single-node lock on a Redis Cluster of three masters, named by one seed: each resource
+ * locked on the master of its slot, a slot moved under a held lease ({@code MOVED}) or in the
+ * middle of its move ({@code ASK}), a release that wakes a waiter on any master.
+ */
+@Timeout(value = 180, unit = TimeUnit.SECONDS)
+class ClusterLockIT {
+
+    private static final Duration TTL = Duration.ofSeconds(30);
+
+    private static RedisCluster cluster;
+
+    @BeforeAll
+    static void start() {
+        cluster = RedisCluster.start(3, 0);
+    }
+
+    @AfterAll
+    static void stop() {
+        if (cluster != null) {
+            cluster.close();
+        }
+    }
+
+    /** {@code redis-cluster://} and the first master only: the others are learnt from it. */
+    private static String address() {
+        RedisServer seed = cluster.masters().get(0);
+        return "redis-cluster://" + seed.host() + ":" + seed.port();
+    }
+
+    private static String get(RedisServer node, String key) {
+        try (Jedis jedis = node.connect(TestTime.scaled(Duration.ofSeconds(2)))) {
+            return jedis.get(key);
+        }
+    }
+
+    /** {@code key} on a master that imports its slot: asked for as a client redirected by ASK asks. */
+    private static String getImported(RedisServer node, String key) {
+        try (Jedis jedis = node.connect(TestTime.scaled(Duration.ofSeconds(2)))) {
+            jedis.asking();
+            return jedis.get(key);
+        }
+    }
+
+    @Test
+    void eachResourceIsLockedOnTheMasterOfItsSlotThroughOneSeed() {
+        try (Redlock lock = Redlock.builder().node(address()).build()) {
+            Map<RedisServer, Lease> leases = new HashMap<>();
+            for (RedisServer master : cluster.masters()) {
+                String resource = cluster.keyServedBy(master, "every-master:");
+                Lease lease = lock.acquire(resource, TTL, Duration.ZERO);
+                leases.put(master, lease);
+                assertThat(get(master, resource))
+                        .as("the key on the master of slot %d", HashSlots.of(resource))
+                        .isNotNull();
+                assertThatThrownBy(() -> lock.acquire(resource, TTL, Duration.ZERO))
+                        .isInstanceOf(LockUnavailableException.class);
+            }
+            leases.forEach((master, lease) -> {
+                String resource = lease.resource();
+                lease.close();
+                assertThat(get(master, resource)).as("released on its master").isNull();
+            });
+            assertThat(lock.checkNodes().toString())
+                    .contains("3 master(s)")
+                    .contains("a Redis Cluster of 3 master(s) with 0 replica(s) up")
+                    .doesNotContain("ERROR");
+        }
+    }
+
+    @Test
+    void aLeaseFollowsItsSlotToAnotherMasterAndTheNextGrantGoesThereAtOnce() {
+        RedisServer from = cluster.masters().get(1);
+        RedisServer to = cluster.masters().get(2);
+        String resource = cluster.keyServedBy(from, "moved:");
+        int slot = HashSlots.of(resource);
+        try (Redlock lock = Redlock.builder().node(address()).build()) {
+            Lease lease = lock.acquire(resource, TTL, Duration.ZERO);
+            String token = get(from, resource);
+            cluster.migrate(slot, from, to);
+            assertThat(get(to, resource)).as("the key moved with its slot").isEqualTo(token);
+
+            // The extension goes where the grant went, is told MOVED, and follows.
+            assertThat(lease.extend(Duration.ofSeconds(60))).isTrue();
+            try (Jedis jedis = to.connect(TestTime.scaled(Duration.ofSeconds(2)))) {
+                assertThat(jedis.pttl(resource))
+                        .as("extended on the slot's new master")
+                        .isGreaterThan(30_000);
+            }
+            lease.close();
+            assertThat(get(to, resource))
+                    .as("released on the slot's new master")
+                    .isNull();
+
+            // The MOVED taught the lock the slot's master: the next grant goes there first.
+            String sibling = "{" + resource + "}:sibling";
+            try (Lease next = lock.acquire(sibling, TTL, Duration.ZERO)) {
+                assertThat(get(to, sibling)).isNotNull();
+            }
+        } finally {
+            cluster.migrate(slot, to, from);
+        }
+    }
+
+    @Test
+    void aKeyAskedForInTheMiddleOfItsSlotsMoveIsLockedAndReleasedOnTheImportingMaster() {
+        RedisServer from = cluster.masters().get(0);
+        RedisServer to = cluster.masters().get(1);
+        String resource = cluster.keyServedBy(from, "asked:");
+        int slot = HashSlots.of(resource);
+        cluster.beginMigration(slot, from, to);
+        try (Redlock lock = Redlock.builder().node(address()).build()) {
+            // The key is on neither master: the migrating one answers ASK, the importing one grants.
+            Lease lease = lock.acquire(resource, TTL, Duration.ZERO);
+            assertThat(getImported(to, resource))
+                    .as("granted on the importing master")
+                    .isNotNull();
+            try (Jedis jedis = from.connect(TestTime.scaled(Duration.ofSeconds(2)))) {
+                assertThat(jedis.clusterCountKeysInSlot(slot))
+                        .as("nothing on the migrating master")
+                        .isZero();
+            }
+            assertThatThrownBy(() -> lock.acquire(resource, TTL, Duration.ZERO))
+                    .as("the importing master holds it for everyone")
+                    .isInstanceOf(LockUnavailableException.class);
+            assertThat(lease.extend(TTL)).isTrue();
+            lease.close();
+            assertThat(getImported(to, resource))
+                    .as("released on the importing master")
+                    .isNull();
+        } finally {
+            cluster.endMigration(slot, from, to);
+            cluster.migrate(slot, to, from);
+        }
+    }
+
+    @Test
+    void aReleaseWakesAWaiterOnAnyMaster() throws Exception {
+        // Waiters that retry only every 30 s: a grant within the bound below was a hand-off.
+        RetryPolicy slow = RetryPolicy.jitteredBackoff(Duration.ofSeconds(30), Duration.ofSeconds(30));
+        try (Redlock a = Redlock.builder().node(address()).build();
+                Redlock b = Redlock.builder()
+                        .node(address())
+                        .retry(slow)
+                        .recheck(Duration.ofSeconds(60))
+                        .build()) {
+            for (RedisServer master : cluster.masters()) {
+                String resource = cluster.keyServedBy(master, "woken:");
+                Lease held = a.acquire(resource, TTL, Duration.ZERO);
+                CompletableFuture<Lease> waiter =
+                        CompletableFuture.supplyAsync(() -> b.acquire(resource, TTL, Duration.ofSeconds(90)));
+                TestTime.await(
+                        Duration.ofSeconds(10),
+                        () -> b.rounds().channels.heard(Command.asSent(resource)),
+                        "the waiter to listen on the cluster");
+                held.close();
+                try (Lease handed =
+                        waiter.get(TestTime.scaled(Duration.ofSeconds(10)).toMillis(), TimeUnit.MILLISECONDS)) {
+                    assertThat(get(master, resource)).isNotNull();
+                }
+            }
+        }
+    }
+
+    @Test
+    void aSeedThatIsNoClusterIsNamedInTheRefusal() {
+        try (RedisServer plain = RedisServer.start();
+                Redlock lock = Redlock.builder()
+                        .node("redis-cluster://" + plain.host() + ":" + plain.port())
+                        .connectTimeout(Duration.ofSeconds(1))
+                        .build()) {
+            assertThatThrownBy(() -> lock.acquire("no-cluster", TTL, Duration.ZERO))
+                    .isInstanceOf(LockUnavailableException.class)
+                    .hasMessageContaining("cluster support disabled");
+        }
+    }
+
+    @Test
+    void aClusterIsNoRedlockNode() {
+        assertThatThrownBy(() -> Redlock.builder()
+                        .node(address())
+                        .node(cluster.masters().get(1).uri())
+                        .node(cluster.masters().get(2).uri())
+                        .build())
+                .isInstanceOf(IllegalSettingException.class)
+                .hasMessageContaining("is a Redis Cluster: it serves the single-node lock only");
+    }
+}
