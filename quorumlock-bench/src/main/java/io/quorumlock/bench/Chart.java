@@ -37,6 +37,7 @@ final class Chart {
             Map.entry(Plan.CONTENTION, "Contention: 8 clients, one resource, 5 nodes (wins/s)"),
             Map.entry(Plan.TLS, "5 nodes over TLS, one thread"),
             Map.entry(Plan.SENTINEL, "A master behind Sentinel, with a replica, one thread"),
+            Map.entry(Plan.CLUSTER, "A Redis Cluster, 3 masters with a replica each, one thread"),
             Map.entry(Plan.MANY, "Many callers: 64 threads, 64 resources, 5 nodes"),
             Map.entry(Plan.MANY_SHARED, "Many callers: 64 threads, 8 resources, 5 nodes (acquired cycles/s)"),
             Map.entry(Plan.SLOW, "Slow network: 5 nodes, 1 ms each way, one thread"),

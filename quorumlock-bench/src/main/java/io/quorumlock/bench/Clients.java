@@ -7,6 +7,7 @@ import java.util.List;
 import org.apache.commons.pool2.impl.GenericObjectPoolConfig;
 import org.redisson.Redisson;
 import org.redisson.api.RedissonClient;
+import org.redisson.config.ClusterServersConfig;
 import org.redisson.config.Config;
 import org.redisson.config.SentinelServersConfig;
 import redis.clients.jedis.ClientSetInfoConfig;
@@ -83,6 +84,12 @@ final class Clients {
                 sentinel.addSentinelAddress("redis://" + node);
             }
             sentinel.setCheckSentinelsList(false);
+        } else if (uri.startsWith("redis-cluster://")) {
+            // The cluster, as Redisson takes it: its seeds.
+            ClusterServersConfig cluster = config.useClusterServers();
+            for (String node : uri.substring("redis-cluster://".length()).split(",")) {
+                cluster.addNodeAddress("redis://" + node);
+            }
         } else {
             config.useSingleServer().setAddress(uri);
         }

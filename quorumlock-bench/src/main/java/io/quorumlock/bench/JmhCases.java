@@ -1,5 +1,6 @@
 package io.quorumlock.bench;
 
+import io.quorumlock.testkit.RedisCluster;
 import io.quorumlock.testkit.RedisSentinels;
 import io.quorumlock.testkit.RedisServer;
 import io.quorumlock.testkit.RedisServers;
@@ -53,6 +54,21 @@ final class JmhCases {
                         c, List.of(c.library().equals(Plan.RAW) ? group.master().uri() : group.uri()), "");
             } catch (RuntimeException e) {
                 return CaseResult.failed(c.caseId(), c.library(), c.nodes(), 1, "Sentinel: " + e.getMessage());
+            }
+        }
+        if (c.caseId().equals(Plan.CLUSTER)) {
+            try (RedisCluster cluster = RedisCluster.start(3, 1)) {
+                RedisServer seed = cluster.masters().get(0);
+                return run(
+                        c,
+                        List.of(
+                                c.library().equals(Plan.RAW)
+                                        ? cluster.masterOf(Trial.firstKey(Plan.RAW, 1))
+                                                .uri()
+                                        : "redis-cluster://" + seed.host() + ":" + seed.port()),
+                        "");
+            } catch (RuntimeException e) {
+                return CaseResult.failed(c.caseId(), c.library(), c.nodes(), 1, "Cluster: " + e.getMessage());
             }
         }
         if (!c.caseId().equals(Plan.TLS)) {

@@ -41,6 +41,12 @@ record Plan(
      * on the master.
      */
     static final String SENTINEL = "single-node-sentinel";
+    /**
+     * A Redis Cluster of three masters with a replica each, started for each row: quorumlock and
+     * Redisson on the cluster with their defaults (both wait for the replica: WAIT), raw Jedis on
+     * the master of its key's slot.
+     */
+    static final String CLUSTER = "single-node-cluster";
     /** Five nodes of their own that speak TLS only, started for this case. */
     static final String TLS = "five-nodes-tls";
 
@@ -192,6 +198,9 @@ record Plan(
                 new JmhCase(SENTINEL, RAW, 1, false, RawJedisBenchmark.class, false, null),
                 new JmhCase(SENTINEL, QUORUMLOCK, 1, false, QuorumlockBenchmark.class, false, null),
                 new JmhCase(SENTINEL, REDISSON, 1, false, RedissonBenchmark.class, false, null),
+                new JmhCase(CLUSTER, RAW, 1, false, RawJedisBenchmark.class, false, null),
+                new JmhCase(CLUSTER, QUORUMLOCK, 1, false, QuorumlockBenchmark.class, false, null),
+                new JmhCase(CLUSTER, REDISSON, 1, false, RedissonBenchmark.class, false, null),
                 new JmhCase(TLS, QUORUMLOCK, 5, false, QuorumlockBenchmark.class, false, null),
                 new JmhCase(FROZEN, QUORUMLOCK, 5, true, QuorumlockBenchmark.class, false, null),
                 new JmhCase(FROZEN, SEQUENTIAL, 5, true, SequentialRedlockBenchmark.class, false, null),

@@ -72,6 +72,11 @@ final class Trial {
                 + THREADS.incrementAndGet();
     }
 
+    /** The key of the first trial of {@code library} on {@code nodeCount} nodes in a JVM: the one a one-thread case locks. */
+    static String firstKey(String library, int nodeCount) {
+        return "bench:" + library + ":" + nodeCount + ":1";
+    }
+
     List<String> uris() {
         return uris;
     }

@@ -16,9 +16,7 @@ import io.quorumlock.redis.client.Transport;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.List;
-import java.util.Map;
 import javax.net.ssl.SSLContext;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -406,38 +404,7 @@ public final class RedlockBuilder {
                 "nodes",
                 "no nodes: add at least one with node(\"redis://host:port\") (one node for a single-node lock,"
                         + " 3 or 5 for Redlock)");
-        Map<String, NodeAddress> servers = new HashMap<>();
-        List<NodeAddress> addresses = new ArrayList<>(uris.size());
-        for (int i = 0; i < uris.size(); i++) {
-            String uri = uris.get(i);
-            NodeAddress address = Settings.parse("nodes", i, () -> NodeAddress.parse(uri));
-            if (password != null && address.password().isEmpty()) {
-                address = address.withPassword(password);
-            }
-            Settings.requireArgument(
-                    address.sentinels().isEmpty() || uris.size() == 1,
-                    "nodes",
-                    "node %s is a master that Sentinel manages: it serves the single-node lock only, not"
-                            + " Redlock, whose nodes must be independent masters that never fail over (a"
-                            + " promoted replica may lack a holder's key); give it as the only node",
-                    address);
-            Settings.requireArgument(
-                    !address.cluster() || uris.size() == 1,
-                    "nodes",
-                    "node %s is a Redis Cluster: it serves the single-node lock only, not Redlock, whose nodes"
-                            + " must be independent masters, not one cluster's shards, which fail over (a promoted"
-                            + " replica may lack a holder's key); give it as the only node",
-                    address);
-            NodeAddress earlier = servers.putIfAbsent(address.server(), address);
-            if (earlier != null) {
-                throw new IllegalSettingException(
-                        "nodes",
-                        i,
-                        "node " + address.server() + " is listed twice (" + earlier + " and " + address
-                                + "): each Redis server may vote only once; list independent servers");
-            }
-            addresses.add(address);
-        }
+        List<NodeAddress> addresses = NodeAddresses.parse(uris, password, restartGuard);
         Settings.positive("nodeTimeout", nodeTimeout, " (the default is 50 ms)");
         if (replicas != null) {
             Settings.requireArgument(

@@ -209,5 +209,10 @@ class ClusterLockIT {
                         .build())
                 .isInstanceOf(IllegalSettingException.class)
                 .hasMessageContaining("is a Redis Cluster: it serves the single-node lock only");
+        assertThatThrownBy(() ->
+                        Redlock.builder().node(address()).restartGuard(true).build())
+                .isInstanceOf(IllegalSettingException.class)
+                .hasMessageContaining("restartGuard")
+                .hasMessageContaining("leave restartGuard unset");
     }
 }

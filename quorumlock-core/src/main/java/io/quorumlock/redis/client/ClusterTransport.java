@@ -131,8 +131,8 @@ public final class ClusterTransport implements Transport {
         private volatile int written;
         /** How many of the round's commands were redirected so far. */
         private volatile int redirects;
-        /** Guarded by itself. */
-        private final ArrayDeque<Resend> resends = new ArrayDeque<>(2);
+        /** Made at the first redirect: most rounds have none. Guarded by this lane. */
+        private ArrayDeque<Resend> resends;
 
         ClusterLane(Lane inner, int place) {
             this.inner = inner;
@@ -169,10 +169,8 @@ public final class ClusterTransport implements Transport {
             }
         }
 
-        private boolean pending() {
-            synchronized (resends) {
-                return !resends.isEmpty();
-            }
+        private synchronized boolean pending() {
+            return resends != null && !resends.isEmpty();
         }
 
         /** Sends what the nodes redirected; false if there was nothing. */
@@ -180,8 +178,8 @@ public final class ClusterTransport implements Transport {
             boolean any = false;
             while (true) {
                 Resend next;
-                synchronized (resends) {
-                    next = resends.poll();
+                synchronized (this) {
+                    next = resends == null ? null : resends.poll();
                 }
                 if (next == null) {
                     return any;
@@ -299,7 +297,10 @@ public final class ClusterTransport implements Transport {
             }
 
             private void queue(Resend resend) {
-                synchronized (resends) {
+                synchronized (ClusterLane.this) {
+                    if (resends == null) {
+                        resends = new ArrayDeque<>(2);
+                    }
                     resends.add(resend);
                 }
             }
