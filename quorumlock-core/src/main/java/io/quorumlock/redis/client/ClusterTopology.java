@@ -392,16 +392,21 @@ final class ClusterTopology {
             }
             synchronized (ClusterTopology.this) {
                 if (loaded) {
-                    return new Result(null, null, "no master of the cluster in place " + index);
+                    // A layout may have come since the read above: it is read again under its lock.
+                    known = master;
+                    return known != null ? known : new Result(null, null, "no master of the cluster in place " + index);
                 }
             }
             CompletableFuture<String> waitFor = question.current();
             if (waitFor == null) {
                 String failure;
                 synchronized (ClusterTopology.this) {
+                    known = master; // a question may have ended since the read above
                     failure = lastFailure;
                 }
-                return new Result(null, null, failure != null ? failure : "the cluster was not asked yet");
+                return known != null
+                        ? known
+                        : new Result(null, null, failure != null ? failure : "the cluster was not asked yet");
             }
             try {
                 String failure = waitFor.get(Math.max(0, deadlineNanos - ticker.nanos()), TimeUnit.NANOSECONDS);
