@@ -153,7 +153,7 @@ public final class NodeStarts {
             log.warn(
                     "node {} answered with run_id {} where it had answered with {} (up {} s): it restarted, or "
                             + "another server answers at its address (a failover), without the keys of the old one;"
-                            + " its yes does not count for the longest TTL from now",
+                            + " a restart guard keeps its yes out for the longest TTL from now",
                     node.name,
                     id,
                     node.runId,
