@@ -33,7 +33,7 @@ import org.slf4j.LoggerFactory;
  * locks end with it. A wake-up that goes unheard (the connection between two statements, another
  * database user) costs the waiter its recheck.
  */
-final class MariaDbWaker implements ReleaseSignal {
+final class MariaDbWaker extends WakeThread {
 
     private static final Logger log = LoggerFactory.getLogger(MariaDbWaker.class);
 
@@ -46,12 +46,6 @@ final class MariaDbWaker implements ReleaseSignal {
     /** MariaDB's "Query execution was interrupted": the sleep was ended. */
     private static final int INTERRUPTED = 1317;
 
-    private final PgListener.Connector connector;
-    private final LocalLine waiters;
-    private final Ticker ticker;
-    private final long requestTimeoutNanos;
-    private final ThreadFactory threads;
-    private final String database;
     private final String table;
     /** Ends the sleep of the waker's connection, from another connection: to take a slot at once. */
     private final Kicker kicker;
@@ -66,10 +60,6 @@ final class MariaDbWaker implements ReleaseSignal {
     /** The connection's id while it sleeps, else 0. */
     private volatile long sleeping;
 
-    private boolean running;
-    private boolean closed;
-    private volatile boolean unsupported;
-
     /** Ends the current statement of a connection of the same user. */
     @FunctionalInterface
     interface Kicker {
@@ -78,21 +68,16 @@ final class MariaDbWaker implements ReleaseSignal {
 
     MariaDbWaker(
             String table,
-            PgListener.Connector connector,
+            Connector connector,
             Kicker kicker,
             LocalLine waiters,
             Ticker ticker,
             long requestTimeoutNanos,
             ThreadFactory threads,
             String database) {
+        super(connector, waiters, ticker, requestTimeoutNanos, threads, database);
         this.table = table;
-        this.connector = connector;
         this.kicker = kicker;
-        this.waiters = waiters;
-        this.ticker = ticker;
-        this.requestTimeoutNanos = requestTimeoutNanos;
-        this.threads = threads;
-        this.database = database;
     }
 
     /** The names of the wake-up slots of {@code resource} in {@code table}: user locks of at most 64 characters. */
@@ -136,18 +121,14 @@ final class MariaDbWaker implements ReleaseSignal {
         }
     }
 
-    private static void kill(LockTable.Session session, long id) {
+    /** Ends the current statement of the connection {@code id} ({@code KILL QUERY}): its sleep. */
+    static void kill(LockTable.Session session, long id) {
         try (PreparedStatement kill = session.prepare("KILL QUERY " + id)) {
             kill.execute();
         } catch (SQLException e) {
             // gone since, or another user's: that waiter rechecks
             log.debug("could not wake the waiting connection {}: {}", id, SqlErrors.shortMessage(e));
         }
-    }
-
-    @Override
-    public boolean usable() {
-        return !unsupported;
     }
 
     @Override
@@ -158,12 +139,8 @@ final class MariaDbWaker implements ReleaseSignal {
     @Override
     public void wanted(String resource) {
         boolean added = wanted.add(resource);
-        synchronized (this) {
-            if (!running && !closed && !unsupported) {
-                running = true;
-                threads.newThread(this::run).start();
-                return;
-            }
+        if (start()) {
+            return;
         }
         long id = sleeping;
         if (added && id != 0) {
@@ -172,37 +149,31 @@ final class MariaDbWaker implements ReleaseSignal {
     }
 
     @Override
-    public synchronized void close() {
-        closed = true;
+    void closing() {
         long id = sleeping;
         if (id != 0) {
             kicker.kick(id);
         }
     }
 
-    private synchronized boolean stopping() {
-        if (closed || unsupported || waiters.isEmpty()) {
-            running = false;
-            return true;
-        }
-        return false;
+    @Override
+    void deaf() {
+        registered.clear();
     }
 
-    private void run() {
-        while (!stopping()) {
-            try {
-                sleepUntilWoken();
-            } catch (SQLException | RuntimeException e) {
-                lost(e);
-                pause();
-            }
-        }
+    @Override
+    void ended() {
         registered.clear();
         wanted.clear(); // a thread still waiting asks again
-        waiters.wakeAll(); // whoever still waits polls from now on
     }
 
-    private void sleepUntilWoken() throws SQLException {
+    @Override
+    String until() {
+        return "they can wait in the database";
+    }
+
+    @Override
+    void session() throws SQLException {
         try (Connection connection = connector.connect(ticker.nanos() + requestTimeoutNanos)) {
             connection.setNetworkTimeout(Runnable::run, (int)
                     (TimeUnit.NANOSECONDS.toMillis(requestTimeoutNanos) + TimeUnit.SECONDS.toMillis(SLEEP_SECONDS)));
@@ -214,16 +185,14 @@ final class MariaDbWaker implements ReleaseSignal {
             try {
                 long idleSince = 0;
                 while (true) {
-                    synchronized (this) {
-                        if (closed) {
-                            return;
-                        }
+                    if (closed()) {
+                        return;
                     }
                     if (take(connection)) {
                         idleSince = 0;
                     } else if (idleSince == 0) {
                         idleSince = ticker.nanos();
-                    } else if (ticker.nanos() - idleSince > TimeUnit.MILLISECONDS.toNanos(PgListener.LINGER_MILLIS)) {
+                    } else if (ticker.nanos() - idleSince > TimeUnit.MILLISECONDS.toNanos(LINGER_MILLIS)) {
                         return;
                     }
                     sleeping = id;
@@ -288,27 +257,6 @@ final class MariaDbWaker implements ReleaseSignal {
                     throw e; // a wake-up meant for the sleep ends this statement: once more
                 }
             }
-        }
-    }
-
-    private void lost(Exception e) {
-        String why = e instanceof SQLException sql
-                ? SqlErrors.shortMessage(sql)
-                : e.getClass().getSimpleName();
-        registered.clear();
-        waiters.wakeAll();
-        log.debug(
-                "waiters for locks on {} poll with the backoff until they can wait in the database: {}", database, why);
-    }
-
-    private synchronized void pause() {
-        try {
-            if (!closed) {
-                wait(1_000);
-            }
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            closed = true;
         }
     }
 }

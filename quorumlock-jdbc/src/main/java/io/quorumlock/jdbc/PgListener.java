@@ -20,14 +20,11 @@ import org.slf4j.LoggerFactory;
  * name with {@code pg_notify}. Taken from the data source when the first thread waits, and given
  * back ({@code UNLISTEN *} first) once none has waited for {@link #LINGER_MILLIS}. When it cannot
  * listen (a pooler that drops notifications, another driver than pgjdbc, a broken connection),
- * waiters poll with the lock's backoff meanwhile; that is logged once.
+ * waiters poll with the lock's backoff meanwhile ({@link WakeThread}).
  */
-final class PgListener implements ReleaseSignal {
+final class PgListener extends WakeThread {
 
     private static final Logger log = LoggerFactory.getLogger(PgListener.class);
-
-    /** How long the connection is kept after the last waiter left. */
-    static final long LINGER_MILLIS = 5_000;
 
     /** How long one read for notifications blocks. */
     private static final int READ_MILLIS = 250;
@@ -38,29 +35,13 @@ final class PgListener implements ReleaseSignal {
     /** The longest resource name sent as a payload (PostgreSQL's limit is 8,000 bytes). */
     static final int MAX_PAYLOAD_BYTES = 4_000;
 
-    /** Gives a connection by a deadline. */
-    @FunctionalInterface
-    interface Connector {
-        Connection connect(long deadlineNanos) throws SQLException;
-    }
-
     private final String channel;
-    private final Connector connector;
-    private final LocalLine waiters;
-    private final Ticker ticker;
-    private final long requestTimeoutNanos;
-    private final ThreadFactory threads;
-    private final String database;
 
     /** The number of the current {@code LISTEN}, or 0 while not listening; grows with each new one. */
     private volatile long listening;
 
+    /** Guarded by this. */
     private long listens;
-    private boolean running;
-    private boolean closed;
-    private boolean warned;
-    /** Set for good when the connections cannot listen at all (another driver). */
-    private volatile boolean unsupported;
 
     /** Whether pgjdbc, whose connections can wait for notifications, is on the class path. */
     static boolean driverPresent() {
@@ -80,13 +61,8 @@ final class PgListener implements ReleaseSignal {
             long requestTimeoutNanos,
             ThreadFactory threads,
             String database) {
+        super(connector, waiters, ticker, requestTimeoutNanos, threads, database);
         this.channel = channel;
-        this.connector = connector;
-        this.waiters = waiters;
-        this.ticker = ticker;
-        this.requestTimeoutNanos = requestTimeoutNanos;
-        this.threads = threads;
-        this.database = database;
     }
 
     /** The channel of {@code table}'s releases: its name in lower case, {@code .} as {@code _}, at most 63 bytes. */
@@ -98,11 +74,6 @@ final class PgListener implements ReleaseSignal {
     /** The payload a release of {@code resource} sends: its name, or empty (wake every waiter) if too long. */
     static String payload(String resource) {
         return resource.getBytes(StandardCharsets.UTF_8).length <= MAX_PAYLOAD_BYTES ? resource : "";
-    }
-
-    @Override
-    public boolean usable() {
-        return !unsupported;
     }
 
     /**
@@ -121,44 +92,22 @@ final class PgListener implements ReleaseSignal {
 
     /** A thread waits: starts listening if it is not yet. */
     @Override
-    public synchronized void wanted(String resource) {
-        if (running || closed || unsupported) {
-            return;
-        }
-        running = true;
-        threads.newThread(this::run).start();
+    public void wanted(String resource) {
+        start();
     }
 
     @Override
-    public synchronized void close() {
-        closed = true;
-        notifyAll();
-    }
-
-    private synchronized boolean stopping(boolean idle) {
-        if (closed || unsupported || (idle && waiters.isEmpty())) {
-            running = false;
-            return true;
-        }
-        return false;
-    }
-
-    private void run() {
-        while (!stopping(true)) {
-            try {
-                listen();
-            } catch (SQLException | RuntimeException e) {
-                lost(e);
-                pauseAfterFailure();
-            } catch (LinkageError e) {
-                unsupported("the PostgreSQL driver's PGConnection is not reachable from this library: " + e);
-            }
-        }
+    void deaf() {
         listening = 0;
-        waiters.wakeAll(); // whoever still waits polls from now on
     }
 
-    private void listen() throws SQLException {
+    @Override
+    String until() {
+        return "it can LISTEN again";
+    }
+
+    @Override
+    void session() throws SQLException {
         try (Connection connection = connector.connect(ticker.nanos() + requestTimeoutNanos)) {
             PGConnection pg;
             try {
@@ -218,10 +167,8 @@ final class PgListener implements ReleaseSignal {
                 idleSince = now;
             }
             boolean idle = idleSince != 0 && now - idleSince > TimeUnit.MILLISECONDS.toNanos(LINGER_MILLIS);
-            synchronized (this) {
-                if (closed || (idle && waiters.isEmpty())) {
-                    return;
-                }
+            if (closed() || idle && waiters.isEmpty()) {
+                return;
             }
         }
     }
@@ -229,41 +176,6 @@ final class PgListener implements ReleaseSignal {
     private static void execute(Connection connection, String sql) throws SQLException {
         try (Statement statement = connection.createStatement()) {
             statement.execute(sql);
-        }
-    }
-
-    private void lost(Exception e) {
-        String why = e instanceof SQLException sql
-                ? SqlErrors.shortMessage(sql)
-                : e.getClass().getSimpleName();
-        listening = 0;
-        waiters.wakeAll();
-        boolean first;
-        synchronized (this) {
-            first = !warned;
-            warned = true;
-        }
-        String message = "waiters for locks on {} poll with the backoff until it can LISTEN again: {}";
-        if (first) {
-            log.warn(message, database, why);
-        } else {
-            log.debug(message, database, why);
-        }
-    }
-
-    private void unsupported(String why) {
-        unsupported = true;
-        log.info("waiters for locks on {} poll with the backoff: {}", database, why);
-    }
-
-    private synchronized void pauseAfterFailure() {
-        try {
-            if (!closed) {
-                wait(1_000);
-            }
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            closed = true;
         }
     }
 }

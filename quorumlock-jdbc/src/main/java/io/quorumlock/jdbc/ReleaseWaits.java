@@ -89,9 +89,7 @@ final class ReleaseWaits {
     private void kick(long id) {
         try (LockTable.Session session =
                 connections.open(connections.ticker.nanos() + connections.requestTimeoutNanos, false)) {
-            try (java.sql.PreparedStatement kill = session.prepare("KILL QUERY " + id)) {
-                kill.execute();
-            }
+            MariaDbWaker.kill(session, id);
         } catch (java.sql.SQLException e) {
             log.debug("could not wake the waiting connection {}: {}", id, SqlErrors.shortMessage(e));
         }
