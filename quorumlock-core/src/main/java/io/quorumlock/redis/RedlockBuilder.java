@@ -196,8 +196,12 @@ public final class RedlockBuilder {
      *
      * <p>The default for a master behind Sentinel ({@code redis-sentinel://}), whose sentinels fail
      * it over to a replica: as many replicas as its sentinels count up and linked to it when the
-     * write is sent (asked every second), within half the node timeout; none while none is, so that
-     * the lock stays available while its replicas are down. For a {@code redis://} node: as many
+     * write is sent (asked every second), each {@code WAIT} within half the node timeout and sent
+     * again while too few acknowledged, for 250 ms in all (or half the node timeout, if longer), so
+     * that a replica on a busy host acknowledges late rather than costing the grant; none while none
+     * is up, so that the lock stays available while its replicas are down. On a Redis Cluster ({@code
+     * redis-cluster://}): as many as the cluster lists up for the master of the resource's slot. For
+     * a {@code redis://} node: as many
      * as its {@code ROLE} listed connected when the connection was opened; a {@code WAIT} that
      * finds fewer counts only those that acknowledged until the node, asked again with the next
      * request, lists its replicas (so a replica gone costs one refused write); none for a master
@@ -395,7 +399,7 @@ public final class RedlockBuilder {
         if (replicas == null) {
             return addresses.size() == 1 ? ReplicaSync.up(millis) : ReplicaSync.NONE;
         }
-        return replicas == 0 ? ReplicaSync.NONE : new ReplicaSync(replicas, millis);
+        return replicas == 0 ? ReplicaSync.NONE : ReplicaSync.fixed(replicas, millis);
     }
 
     private List<NodeAddress> validate() {

@@ -196,7 +196,7 @@ final class Round implements AutoCloseable, Transport.ReplyHandler, BooleanSuppl
     private void followUp(
             int node, Command command, Round round, boolean cleanUp, Command toTheOthers, ReplicaSync sync) {
         ServerAnswer answered = ballot.answer(node);
-        Transport.ReplyHandler handler = sync.on() ? sync.handler(round) : round;
+        Transport.ReplyHandler handler = sync.on() ? sync.handler(round, rounds.ticker) : round;
         if (answered == null) {
             lane.link(node).sendBehind(command, handler);
             if (sync.on()) {

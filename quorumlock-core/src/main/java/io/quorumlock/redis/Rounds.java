@@ -155,7 +155,7 @@ final class Rounds {
             try (Transport.Sends sends = round.lane.sends()) {
                 for (int i = 0; i < names.size(); i++) {
                     if (sync.on()) {
-                        Transport.ReplyHandler synced = sync.handler(round);
+                        Transport.ReplyHandler synced = sync.handler(round, ticker);
                         round.lane.link(i).send(set, synced);
                         round.lane.link(i).send(sync.command(), synced);
                     } else {

@@ -208,12 +208,17 @@ public final class ClusterTransport implements Transport {
 
         @Override
         public void send(Command command, ReplyHandler handler) {
-            inner.link(place).send(command, new Redirected(handler, 0, redirects));
+            inner.link(to(command)).send(command, new Redirected(handler, 0, redirects));
         }
 
         @Override
         public void sendBehind(Command command, ReplyHandler handler) {
-            inner.link(place).sendBehind(command, new Redirected(handler, 0, redirects));
+            inner.link(to(command)).sendBehind(command, new Redirected(handler, 0, redirects));
+        }
+
+        /** Where {@code command} goes: a WAIT where the round's last write went, anything else to its place. */
+        private int to(Command command) {
+            return command.kind() == Command.Kind.WAIT ? written : place;
         }
 
         @Override

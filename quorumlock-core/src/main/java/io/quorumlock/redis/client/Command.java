@@ -117,6 +117,15 @@ public record Command(Kind kind, String key, String value, long millis, Script s
         return text;
     }
 
+    /**
+     * How long a node may hold the reply back on purpose: a {@code WAIT}'s timeout, and the 100 ms
+     * at most in which a server (at its default {@code hz 10}) notices that the timeout has passed.
+     * The node is not silent meanwhile. 0 for any other command.
+     */
+    long blocksNanos() {
+        return kind == Kind.WAIT ? (millis + 100) * 1_000_000 : 0;
+    }
+
     /** Whether the reply tells how many replicas the node has ({@code ROLE}, {@code WAIT}): for its {@link Locator}. */
     public boolean aboutReplicas() {
         return kind == Kind.ROLE || kind == Kind.WAIT;

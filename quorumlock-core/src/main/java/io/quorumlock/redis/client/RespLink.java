@@ -185,7 +185,7 @@ final class RespLink implements Transport.Link {
             pending.add(Command.asking(), IGNORED, now, false, null);
         }
         out = Resp.write(out, command, false);
-        pending.add(command, handler, now, false, null);
+        pending.add(command, handler, now + command.blocksNanos(), false, null);
         write();
     }
 
