@@ -18,6 +18,11 @@ final class NodeInspector {
     private static final String KEEP_OUT = "or keep a restarted node out of the quorum for at least the longest TTL"
             + " (Redlock.builder().restartGuard(...), on by default with several nodes, does this for its own client)";
 
+    /** The remedy on a cluster, where the restart guard is not for the lock. */
+    private static final String ON_CLUSTER =
+            "or accept that a master restarted empty forgets the locks it held (a replica"
+                    + " that takes its place keeps those that reached it)";
+
     private NodeInspector() {}
 
     /**
@@ -103,7 +108,7 @@ final class NodeInspector {
             warnings.add("has " + replicas + " connected replica(s): replication is asynchronous and adds no safety to "
                     + "Redlock; a failover can lose the lock. Use independent nodes without failover");
         }
-        String persistence = persistence(query, info, warnings);
+        String persistence = persistence(query, info, warnings, onCluster ? ON_CLUSTER : KEEP_OUT);
         eviction(info, warnings);
         String guard = restartGuard.get();
         if (guard != null) {
@@ -147,24 +152,25 @@ final class NodeInspector {
         return outcome.kind().description() + " (" + outcome.detail() + "): start the node or remove it from the list";
     }
 
-    private static String persistence(Function<Command, Reply> query, Map<String, String> info, List<String> warnings) {
+    private static String persistence(
+            Function<Command, Reply> query, Map<String, String> info, List<String> warnings, String keepOut) {
         Optional<String> appendonly = config(query, "appendonly");
         Optional<String> fsync = config(query, "appendfsync");
         if (appendonly.isEmpty()) {
             String aof = "1".equals(info.get("aof_enabled")) ? "aof, fsync unknown" : "unknown";
             warnings.add("persistence unknown (CONFIG is renamed or denied): make sure of appendonly yes and "
-                    + "appendfsync always, " + KEEP_OUT);
+                    + "appendfsync always, " + keepOut);
             return aof;
         }
         if (!appendonly.get().equals("yes")) {
-            warnings.add("loses its keys on restart (appendonly no): set appendonly yes and appendfsync always, "
-                    + KEEP_OUT);
+            warnings.add(
+                    "loses its keys on restart (appendonly no): set appendonly yes and appendfsync always, " + keepOut);
             return "none";
         }
         String policy = fsync.orElse("unknown");
         if (!policy.equals("always")) {
-            warnings.add("can lose recent keys on a crash (appendfsync " + policy + "): set appendfsync always, "
-                    + KEEP_OUT);
+            warnings.add(
+                    "can lose recent keys on a crash (appendfsync " + policy + "): set appendfsync always, " + keepOut);
         }
         return "aof, fsync " + policy;
     }

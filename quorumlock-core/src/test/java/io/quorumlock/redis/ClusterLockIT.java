@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.quorumlock.IllegalSettingException;
 import io.quorumlock.Lease;
+import io.quorumlock.LockConfigurationException;
 import io.quorumlock.LockUnavailableException;
 import io.quorumlock.RetryPolicy;
 import io.quorumlock.redis.client.Command;
@@ -194,9 +195,11 @@ class ClusterLockIT {
                         .node("redis-cluster://" + plain.host() + ":" + plain.port())
                         .connectTimeout(Duration.ofSeconds(1))
                         .build()) {
-            assertThatThrownBy(() -> lock.acquire("no-cluster", TTL, Duration.ZERO))
-                    .isInstanceOf(LockUnavailableException.class)
-                    .hasMessageContaining("cluster support disabled");
+            assertThatThrownBy(() -> lock.acquire("no-cluster", TTL, Duration.ofSeconds(5)))
+                    .as("a mistake of the address: refused at once, not waited for")
+                    .isInstanceOf(LockConfigurationException.class)
+                    .hasMessageContaining("answered CLUSTER NODES with ERR This instance has cluster support disabled")
+                    .hasMessageContaining("no Redis Cluster there; name a standalone master as redis://host:port");
         }
     }
 

@@ -65,6 +65,9 @@ final class ClusterTopology {
 
     private String lastFailure;
     private boolean loaded;
+    /** Whether every node asked last was a standalone server. */
+    private volatile boolean notACluster;
+
     private boolean fullLogged;
 
     ClusterTopology(NodeAddress cluster, TlsConfig tls, long timeoutNanos, Ticker ticker) {
@@ -213,10 +216,14 @@ final class ClusterTopology {
         }
         candidates.addAll(cluster.clusterSeeds());
         List<String> failures = new ArrayList<>();
+        int standalone = 0;
         for (InetSocketAddress node : candidates) {
             String name = node.getHostString() + ":" + node.getPort();
             try (Asking asking = Asking.open(node, cluster, tls, timeoutMillis, new String[] {"CLUSTER", "NODES"})) {
                 Reply reply = asking.next();
+                if (reply instanceof Reply.Error error && error.message().contains("cluster support disabled")) {
+                    standalone++;
+                }
                 if (!(reply instanceof Reply.Bulk bulk)) {
                     failures.add(name + ": answered CLUSTER NODES with "
                             + (reply instanceof Reply.Error error
@@ -238,7 +245,10 @@ final class ClusterTopology {
                 break; // each may take the connect timeout: the next refresh asks again
             }
         }
-        String why = "no node of " + cluster + " told its layout: " + String.join("; ", failures);
+        // Every node a standalone server: a mistake in the address, which waiting does not mend.
+        notACluster = standalone == failures.size();
+        String why = "no node of " + cluster + " told its layout: " + String.join("; ", failures)
+                + (notACluster ? ": no Redis Cluster there; name a standalone master as redis://host:port" : "");
         log.debug("{}", why);
         return why;
     }
@@ -333,6 +343,11 @@ final class ClusterTopology {
         return placesUsed++;
     }
 
+    /** No address, for {@code why}: a configuration mistake if the seeds are no cluster. */
+    private Locator.Result failed(String why) {
+        return new Locator.Result(null, null, why, notACluster ? Reply.Kind.MISCONFIGURED : Reply.Kind.NOT_SENT);
+    }
+
     /** A node's address, or null if the cluster announces none that a client can use. */
     private static InetSocketAddress address(ClusterNodes.Node node) {
         if (node.port() == 0 || !HOST.matcher(node.host()).matches()) {
@@ -404,17 +419,14 @@ final class ClusterTopology {
                     known = master; // a question may have ended since the read above
                     failure = lastFailure;
                 }
-                return known != null
-                        ? known
-                        : new Result(null, null, failure != null ? failure : "the cluster was not asked yet");
+                return known != null ? known : failed(failure != null ? failure : "the cluster was not asked yet");
             }
             try {
                 String failure = waitFor.get(Math.max(0, deadlineNanos - ticker.nanos()), TimeUnit.NANOSECONDS);
                 known = master;
                 return known != null
                         ? known
-                        : new Result(
-                                null, null, failure != null ? failure : "no master of the cluster in place " + index);
+                        : failed(failure != null ? failure : "no master of the cluster in place " + index);
             } catch (TimeoutException e) {
                 return new Result(null, null, "no node of " + cluster + " told its layout within the connect timeout");
             } catch (InterruptedException e) {
