@@ -189,6 +189,22 @@ class ClusterLockIT {
     }
 
     @Test
+    void aClusterOfOneMasterThatKnowsNoAddressOfItsOwnIsLockedOnThroughItsSeed() {
+        try (RedisCluster one = RedisCluster.start(1, 0)) {
+            RedisServer seed = one.masters().get(0);
+            try (Redlock lock = Redlock.builder()
+                    .node("redis-cluster://" + seed.host() + ":" + seed.port())
+                    .build()) {
+                // Its CLUSTER NODES shows its own line as ":port@bus": the lock takes the seed's address.
+                Lease lease = lock.acquire("alone", TTL, Duration.ZERO);
+                assertThat(get(seed, "alone")).isNotNull();
+                lease.close();
+                assertThat(get(seed, "alone")).isNull();
+            }
+        }
+    }
+
+    @Test
     void aSeedThatIsNoClusterIsNamedInTheRefusal() {
         try (RedisServer plain = RedisServer.start();
                 Redlock lock = Redlock.builder()

@@ -35,9 +35,9 @@ class ClusterViewTest {
                         "garbage\n\n a b c\nx 10.0.0.1:7000@17000 myself,master - 0 0 1 connected 5 7-x 9-3 16384")))
                 .as("slots that are none are not taken")
                 .isEqualTo("1 master(s), 0 replica(s); this node is a master of slots 5 (1 of 16384)");
-        assertThat(ClusterView.of(new Reply.Bulk("x y myself,master - 0 0 1 connected 5")))
-                .as("a node without an address serves nobody")
-                .isEqualTo("0 master(s), 0 replica(s); this node is a master of slots 5 (1 of 16384)");
+        assertThat(ClusterView.of(new Reply.Bulk("x :7000@17000 myself,master - 0 0 1 connected 0-16383")))
+                .as("a node that has met no other does not know its own address, and is a master all the same")
+                .isEqualTo("1 master(s), 0 replica(s); this node is a master of slots 0-16383 (16384 of 16384)");
         assertThat(ClusterView.of(new Reply.Bulk("x\n".repeat(5_000) + "a b myself,master - 0 0 1 connected 1")))
                 .as("the lines past the bound are not read")
                 .isEqualTo("0 master(s), 0 replica(s)");

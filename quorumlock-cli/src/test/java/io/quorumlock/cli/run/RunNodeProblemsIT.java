@@ -70,9 +70,9 @@ class RunNodeProblemsIT {
                 RunProcess check = RunProcess.command(dir, Map.of(), "check", "--redis", uri, "--config", noConfig())) {
             assertThat(check.exitCode()).as(check.out()).isEqualTo(1);
             String reason = "is a Redis Cluster member (1 master(s), 0 replica(s); this node is a master of slots"
-                    + " 0-16383 (16384 of 16384)): the lock does not follow a cluster's hash slots, so it would serve"
-                    + " only the resources in this node's slots and be refused the others (MOVED); give a standalone"
-                    + " master, or a master behind Sentinel";
+                    + " 0-16383 (16384 of 16384)): given as redis://, the lock does not follow the cluster's hash"
+                    + " slots, so it would serve only the resources in this node's slots and be refused the others"
+                    + " (MOVED); name the cluster as redis-cluster://host:port[,host:port...]";
             assertThat(check.out().replaceAll("\\n {4}", " ")).contains("  - " + reason);
 
             assertThat(run.exitCode()).as(run.err()).isEqualTo(1);

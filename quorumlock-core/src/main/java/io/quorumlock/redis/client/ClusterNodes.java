@@ -21,7 +21,8 @@ public final class ClusterNodes {
      * One line.
      *
      * @param id the node's id
-     * @param host its address as the cluster announces it; empty if it has none ({@code noaddr})
+     * @param host its address as the cluster announces it; empty if it has none ({@code noaddr}, or
+     *     a node that has met no other and does not know its own)
      * @param port its client port; 0 if it has none
      * @param master whether it is a master
      * @param myself whether it is the node that answered
@@ -116,7 +117,7 @@ public final class ClusterNodes {
                 port,
                 master,
                 hasFlag(flags, "myself"),
-                failing || port == 0 || host.isEmpty(),
+                failing,
                 fields[3],
                 java.util.Arrays.copyOf(ranges, kept));
     }

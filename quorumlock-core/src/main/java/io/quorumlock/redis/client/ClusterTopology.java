@@ -231,7 +231,7 @@ final class ClusterTopology {
                                     : Reply.shape(reply)));
                     continue;
                 }
-                String problem = apply(ClusterNodes.parse(bulk.text()), name);
+                String problem = apply(ClusterNodes.parse(bulk.text()), name, node);
                 if (problem == null) {
                     return null;
                 }
@@ -254,7 +254,7 @@ final class ClusterTopology {
     }
 
     /** Takes the layout in {@code nodes}, as {@code from} sent it; null, or why it is not one. */
-    private String apply(List<ClusterNodes.Node> nodes, String from) {
+    private String apply(List<ClusterNodes.Node> nodes, String from, InetSocketAddress asked) {
         short[] next = new short[HashSlots.COUNT];
         Arrays.fill(next, (short) -1);
         boolean any = false;
@@ -263,7 +263,9 @@ final class ClusterTopology {
                 if (!master.master() || master.failing() || master.slots() == 0) {
                     continue;
                 }
-                InetSocketAddress address = address(master);
+                // A node that has met no other does not know its own address: the one asked.
+                InetSocketAddress address =
+                        master.myself() && master.host().isEmpty() ? resolved(asked) : address(master);
                 if (address == null) {
                     continue;
                 }
@@ -285,7 +287,8 @@ final class ClusterTopology {
                 if (place < 0) {
                     continue;
                 }
-                places[place].update(new Locator.Result(address, master.host(), null), ids, replicas, up);
+                String host = master.host().isEmpty() ? address.getHostString() : master.host();
+                places[place].update(new Locator.Result(address, host, null), ids, replicas, up);
                 int[] ranges = master.ranges();
                 for (int i = 0; i + 1 < ranges.length; i += 2) {
                     Arrays.fill(next, ranges[i], ranges[i + 1] + 1, (short) place);
@@ -346,6 +349,12 @@ final class ClusterTopology {
     /** No address, for {@code why}: a configuration mistake if the seeds are no cluster. */
     private Locator.Result failed(String why) {
         return new Locator.Result(null, null, why, notACluster ? Reply.Kind.MISCONFIGURED : Reply.Kind.NOT_SENT);
+    }
+
+    /** {@code seed} looked up (on the asking thread), or null if it does not resolve. */
+    private static InetSocketAddress resolved(InetSocketAddress seed) {
+        InetSocketAddress address = new InetSocketAddress(seed.getHostString(), seed.getPort());
+        return address.isUnresolved() ? null : address;
     }
 
     /** A node's address, or null if the cluster announces none that a client can use. */

@@ -29,7 +29,8 @@ class ClusterNodesTest {
         assertThat(first.rangesText(16)).isEqualTo("0-5460,5500");
         assertThat(nodes.get(1).masterId()).isEqualTo("e7d1");
         assertThat(nodes.get(1).master()).isFalse();
-        assertThat(nodes.get(2).failing()).as("a node without an address").isTrue();
+        assertThat(nodes.get(2).failing()).as("a node flagged noaddr").isTrue();
+        assertThat(nodes.get(2).host()).isEmpty();
         assertThat(nodes.get(3).host()).isEqualTo("[::1]");
         assertThat(nodes.get(3).failing()).isTrue();
     }
