@@ -10,8 +10,8 @@ import io.quorumlock.testkit.RedisServer;
 import io.quorumlock.testkit.TestTime;
 import java.time.Duration;
 import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import redis.clients.jedis.Jedis;
@@ -28,21 +28,22 @@ class ClusterFailoverIT {
 
     private static final Duration TTL = Duration.ofSeconds(30);
 
-    private RedisCluster cluster;
+    /** Shared: each test fails over a master of its own (1 and 2), so either may run first. */
+    private static RedisCluster cluster;
 
-    @BeforeEach
-    void start() {
+    @BeforeAll
+    static void start() {
         cluster = RedisCluster.start(3, 1);
     }
 
-    @AfterEach
-    void stop() {
+    @AfterAll
+    static void stop() {
         if (cluster != null) {
             cluster.close();
         }
     }
 
-    private String address() {
+    private static String address() {
         RedisServer seed = cluster.masters().get(0);
         return "redis-cluster://" + seed.host() + ":" + seed.port();
     }
