@@ -47,8 +47,8 @@ import org.apache.curator.test.TestingCluster;
  * ZooKeeperServers}), and {@code EtcdLock} beside jetcd's {@code Lock} client on one cluster of
  * {@value #SERVERS} etcd members (the test kit's {@link EtcdCluster}). Each step starts its servers,
  * warms them up with each library in turn (not counted), then measures per library one thread's
- * cycles (acquire, then release, a free resource), the libraries taking turns (A B, then B A,
- * each half the time), then the hand-offs from a holder to a waiter already waiting ({@link
+ * cycles (acquire, then release, a free resource), the libraries taking 16 short turns each (A B,
+ * then B A, ...), then the hand-offs from a holder to a waiter already waiting ({@link
  * HandOff}), one of each library in turn, then quorumlock's lock with many threads of one process
  * queued on one resource ({@link QueuedHandOffs}), and stops its servers. quorumlock's
  * locks are built with their builders' defaults; each client of the others is set up as their
@@ -61,8 +61,12 @@ final class ConsensusLocks {
     static final int SERVERS = 3;
     /** Turns of warm-up per library, each the plan's warm-up time, taken in turns with the other library. */
     private static final int WARMUP_TURNS = 3;
-    /** Counted turns per library, in alternating order, sharing the plan's cycle time. */
-    private static final int COUNTED_TURNS = 4;
+    /**
+     * Counted turns per library, in alternating order, sharing the plan's cycle time: short turns,
+     * so that the servers' rare slow commits (an fsync of tens of ms, ten cycles' time) fall on
+     * both libraries alike rather than on whichever ran in that second.
+     */
+    private static final int COUNTED_TURNS = 16;
 
     /** How long a single request of the other clients may take before the row fails: never, on a healthy cluster. */
     private static final Duration REQUEST_TIMEOUT = Duration.ofSeconds(10);
@@ -269,9 +273,9 @@ final class ConsensusLocks {
                     c.run(plan.contentionWarmup(), false);
                 }
             }
-            // Counted in turns, A B, B A, A B, B A, each a quarter of the time: what the machine does
-            // meanwhile (a shared machine, its disk's fsyncs, servers settling) falls on both alike.
-            Duration quarter = plan.databaseTime().dividedBy(COUNTED_TURNS);
+            // Counted in turns, A B, B A, A B, B A, ..., each a sixteenth of the time: what the machine
+            // does meanwhile (a shared machine, its disk's fsyncs, servers settling) falls on both alike.
+            Duration turnTime = plan.databaseTime().dividedBy(COUNTED_TURNS);
             for (int turn = 0; turn < COUNTED_TURNS; turn++) {
                 List<Cycles> order = new ArrayList<>(cycles);
                 if (turn % 2 == 1) {
@@ -279,7 +283,7 @@ final class ConsensusLocks {
                 }
                 for (Cycles c : order) {
                     progress.status(backend.cycleCase() + " / " + c.library.name());
-                    c.run(quarter, true);
+                    c.run(turnTime, true);
                 }
             }
         } finally {
