@@ -15,6 +15,7 @@ import io.quorumlock.testkit.RedisServer;
 import io.quorumlock.testkit.TestTime;
 import java.time.Duration;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
@@ -154,6 +155,50 @@ class ClusterLockIT {
             assertThat(getImported(to, resource))
                     .as("released on the importing master")
                     .isNull();
+        } finally {
+            cluster.endMigration(slot, from, to);
+            cluster.migrate(slot, to, from);
+        }
+    }
+
+    /**
+     * A round redirected late (the migrating master slow to answer ASK) waits for the importing
+     * master as long as that one answers within the node timeout of its own silence, not of the
+     * round's start.
+     */
+    @Test
+    void aRoundRedirectedLateWaitsForTheImportingMastersOwnSilence() throws Exception {
+        RedisServer from = cluster.masters().get(2);
+        RedisServer to = cluster.masters().get(0);
+        String resource = cluster.keyServedBy(from, "late-ask:");
+        int slot = HashSlots.of(resource);
+        cluster.beginMigration(slot, from, to);
+        Duration nodeTimeout = TestTime.scaled(Duration.ofMillis(500));
+        long fault = nodeTimeout.toNanos() * 3 / 5; // each master silent for 0.6 node timeouts
+        try (Redlock lock =
+                Redlock.builder().node(address()).nodeTimeout(nodeTimeout).build()) {
+            for (RedisServer master : List.of(from, to)) { // connections and layout ready
+                lock.acquire(cluster.keyServedBy(master, "warm:"), TTL, Duration.ZERO)
+                        .release();
+            }
+            from.pause();
+            java.util.concurrent.CompletableFuture<Lease> grant =
+                    CompletableFuture.supplyAsync(() -> lock.acquire(resource, TTL, Duration.ZERO));
+            try {
+                // The faults' lengths, not waits for conditions: silences shorter than the node timeout.
+                java.util.concurrent.locks.LockSupport.parkNanos(fault);
+                to.pause();
+                from.resume();
+                java.util.concurrent.locks.LockSupport.parkNanos(fault);
+            } finally {
+                from.resume();
+                to.resume();
+            }
+            Lease lease = grant.get(TestTime.scaled(Duration.ofSeconds(5)).toMillis(), TimeUnit.MILLISECONDS);
+            assertThat(getImported(to, resource))
+                    .as("granted on the importing master")
+                    .isNotNull();
+            lease.close();
         } finally {
             cluster.endMigration(slot, from, to);
             cluster.migrate(slot, to, from);

@@ -223,12 +223,24 @@ public final class ClusterTransport implements Transport {
 
         @Override
         public boolean connecting() {
-            return inner.link(place).connecting();
+            int last = written;
+            return inner.link(place).connecting()
+                    || last != place && inner.link(last).connecting();
         }
 
+        /**
+         * As its place's connection, or, after an {@code ASK}, as the importing master's too: the
+         * round is owed replies on both, and the later silence counts.
+         */
         @Override
         public long silentSince() {
-            return inner.link(place).silentSince();
+            long here = inner.link(place).silentSince();
+            int last = written;
+            if (last == place) {
+                return here;
+            }
+            long there = inner.link(last).silentSince();
+            return here == Long.MAX_VALUE ? there : there == Long.MAX_VALUE ? here : Math.max(here, there);
         }
 
         /** Hands a reply on as the round's one node's, or sends the command where the node redirected it. */
