@@ -197,6 +197,22 @@ final class Ballot {
         return yes;
     }
 
+    /**
+     * Whether the evidence still lacks a holder: no node has named one, and some node has not
+     * answered (its late answer may name one).
+     */
+    synchronized boolean holderUnknown() {
+        boolean pending = false;
+        for (ServerAnswer answer : answers) {
+            if (answer == null) {
+                pending = true;
+            } else if (answer.kind() == ServerAnswer.Kind.HELD_BY_OTHER) {
+                return false;
+            }
+        }
+        return pending;
+    }
+
     /** Whether {@code node}'s reply has been counted. */
     synchronized boolean answered(int node) {
         return answers[node] != null;

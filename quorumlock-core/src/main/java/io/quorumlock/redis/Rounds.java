@@ -171,6 +171,17 @@ final class Rounds {
             try (Round cleanUp = new Round(round)) { // nobody to wake: it was not granted
                 release(cleanUp, Command.script(Scripts.DELETE_IF_EQUALS, resource, token), round, false, null);
             }
+            // The clean-up settles on a majority of deletes (nodes the restart guard kept out of the
+            // vote, say): a node whose late answer may still name the holder is waited for, within the
+            // node timeout of its silence since the grant's start (a silent node is not waited for),
+            // so that a refusal by a holder is not told as one by the guard.
+            if (!interrupted && ballot.holderUnknown()) {
+                try {
+                    round.awaitReplies(() -> !ballot.holderUnknown(), null, start, false, Long.MAX_VALUE);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            }
             return outcome.notHeld(ballot.answers(), ballot.misconfigured());
         }
     }
