@@ -43,11 +43,6 @@ class ClusterFailoverIT {
         }
     }
 
-    private static String address() {
-        RedisServer seed = cluster.masters().get(0);
-        return "redis-cluster://" + seed.host() + ":" + seed.port();
-    }
-
     private static String get(RedisServer node, String key) {
         try (Jedis jedis = node.connect(TestTime.scaled(Duration.ofSeconds(2)))) {
             return jedis.get(key);
@@ -59,8 +54,8 @@ class ClusterFailoverIT {
         RedisServer master = cluster.masters().get(1);
         RedisServer replica = cluster.replicas().get(1);
         String resource = cluster.keyServedBy(master, "failover:");
-        try (Redlock a = Redlock.builder().node(address()).build();
-                Redlock b = Redlock.builder().node(address()).build()) {
+        try (Redlock a = Redlock.builder().node(cluster.uri()).build();
+                Redlock b = Redlock.builder().node(cluster.uri()).build()) {
             Lease lease = a.acquire(resource, TTL, Duration.ZERO);
             assertThatThrownBy(() -> b.acquire(resource, TTL, Duration.ZERO))
                     .isInstanceOf(LockUnavailableException.class);
@@ -88,7 +83,7 @@ class ClusterFailoverIT {
     void aCrashedMastersSlotsAreLockedOnItsPromotedReplicaOnceTheClusterHasPromotedIt() {
         RedisServer master = cluster.masters().get(2);
         String resource = cluster.keyServedBy(master, "crash:");
-        try (Redlock lock = Redlock.builder().node(address()).build()) {
+        try (Redlock lock = Redlock.builder().node(cluster.uri()).build()) {
             Lease lease = lock.acquire(resource, TTL, Duration.ZERO);
             long killed = System.nanoTime();
             RedisServer promoted = cluster.killMasterOf(resource);

@@ -49,12 +49,6 @@ class ClusterLockIT {
         }
     }
 
-    /** {@code redis-cluster://} and the first master only: the others are learnt from it. */
-    private static String address() {
-        RedisServer seed = cluster.masters().get(0);
-        return "redis-cluster://" + seed.host() + ":" + seed.port();
-    }
-
     private static String get(RedisServer node, String key) {
         try (Jedis jedis = node.connect(TestTime.scaled(Duration.ofSeconds(2)))) {
             return jedis.get(key);
@@ -71,7 +65,7 @@ class ClusterLockIT {
 
     @Test
     void eachResourceIsLockedOnTheMasterOfItsSlotThroughOneSeed() {
-        try (Redlock lock = Redlock.builder().node(address()).build()) {
+        try (Redlock lock = Redlock.builder().node(cluster.uri()).build()) {
             Map<RedisServer, Lease> leases = new HashMap<>();
             for (RedisServer master : cluster.masters()) {
                 String resource = cluster.keyServedBy(master, "every-master:");
@@ -101,7 +95,7 @@ class ClusterLockIT {
         RedisServer to = cluster.masters().get(2);
         String resource = cluster.keyServedBy(from, "moved:");
         int slot = HashSlots.of(resource);
-        try (Redlock lock = Redlock.builder().node(address()).build()) {
+        try (Redlock lock = Redlock.builder().node(cluster.uri()).build()) {
             Lease lease = lock.acquire(resource, TTL, Duration.ZERO);
             String token = get(from, resource);
             cluster.migrate(slot, from, to);
@@ -136,7 +130,7 @@ class ClusterLockIT {
         String resource = cluster.keyServedBy(from, "asked:");
         int slot = HashSlots.of(resource);
         cluster.beginMigration(slot, from, to);
-        try (Redlock lock = Redlock.builder().node(address()).build()) {
+        try (Redlock lock = Redlock.builder().node(cluster.uri()).build()) {
             // The key is on neither master: the migrating one answers ASK, the importing one grants.
             Lease lease = lock.acquire(resource, TTL, Duration.ZERO);
             assertThat(getImported(to, resource))
@@ -176,7 +170,7 @@ class ClusterLockIT {
         Duration nodeTimeout = TestTime.scaled(Duration.ofMillis(500));
         long fault = nodeTimeout.toNanos() * 3 / 5; // each master silent for 0.6 node timeouts
         try (Redlock lock =
-                Redlock.builder().node(address()).nodeTimeout(nodeTimeout).build()) {
+                Redlock.builder().node(cluster.uri()).nodeTimeout(nodeTimeout).build()) {
             for (RedisServer master : List.of(from, to)) { // connections and layout ready
                 lock.acquire(cluster.keyServedBy(master, "warm:"), TTL, Duration.ZERO)
                         .release();
@@ -209,9 +203,9 @@ class ClusterLockIT {
     void aReleaseWakesAWaiterOnAnyMaster() throws Exception {
         // Waiters that retry only every 30 s: a grant within the bound below was a hand-off.
         RetryPolicy slow = RetryPolicy.jitteredBackoff(Duration.ofSeconds(30), Duration.ofSeconds(30));
-        try (Redlock a = Redlock.builder().node(address()).build();
+        try (Redlock a = Redlock.builder().node(cluster.uri()).build();
                 Redlock b = Redlock.builder()
-                        .node(address())
+                        .node(cluster.uri())
                         .retry(slow)
                         .recheck(Duration.ofSeconds(60))
                         .build()) {
@@ -237,9 +231,7 @@ class ClusterLockIT {
     void aClusterOfOneMasterThatKnowsNoAddressOfItsOwnIsLockedOnThroughItsSeed() {
         try (RedisCluster one = RedisCluster.start(1, 0)) {
             RedisServer seed = one.masters().get(0);
-            try (Redlock lock = Redlock.builder()
-                    .node("redis-cluster://" + seed.host() + ":" + seed.port())
-                    .build()) {
+            try (Redlock lock = Redlock.builder().node(one.uri()).build()) {
                 // Its CLUSTER NODES shows its own line as ":port@bus": the lock takes the seed's address.
                 Lease lease = lock.acquire("alone", TTL, Duration.ZERO);
                 assertThat(get(seed, "alone")).isNotNull();
@@ -267,14 +259,14 @@ class ClusterLockIT {
     @Test
     void aClusterIsNoRedlockNode() {
         assertThatThrownBy(() -> Redlock.builder()
-                        .node(address())
+                        .node(cluster.uri())
                         .node(cluster.masters().get(1).uri())
                         .node(cluster.masters().get(2).uri())
                         .build())
                 .isInstanceOf(IllegalSettingException.class)
                 .hasMessageContaining("is a Redis Cluster: it serves the single-node lock only");
         assertThatThrownBy(() ->
-                        Redlock.builder().node(address()).restartGuard(true).build())
+                        Redlock.builder().node(cluster.uri()).restartGuard(true).build())
                 .isInstanceOf(IllegalSettingException.class)
                 .hasMessageContaining("restartGuard")
                 .hasMessageContaining("leave restartGuard unset");

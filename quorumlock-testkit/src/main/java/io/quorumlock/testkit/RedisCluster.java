@@ -111,6 +111,11 @@ public final class RedisCluster implements AutoCloseable {
         return masters.stream().map(RedisServer::uri).collect(Collectors.joining(","));
     }
 
+    /** {@code redis-cluster://127.0.0.1:P} of the first master: the cluster as a client names it, by one seed. */
+    public String uri() {
+        return "redis-cluster://" + masters.get(0).host() + ":" + masters.get(0).port();
+    }
+
     /** The masters, in the order of the slot ranges they were given. */
     public List<RedisServer> masters() {
         return masters;

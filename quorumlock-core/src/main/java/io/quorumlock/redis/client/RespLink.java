@@ -376,7 +376,7 @@ final class RespLink implements Transport.Link {
     }
 
     private void deliver(Reply reply) {
-        if (push != null && pushed(reply)) {
+        if (push != null && Subscriptions.pushed(reply, push)) {
             return;
         }
         if (pending.isEmpty()) {
@@ -435,20 +435,6 @@ final class RespLink implements Transport.Link {
                 Reply.Kind.NOT_SENT,
                 "not sent: " + connectedTo.host() + ":" + connectedTo.address().getPort() + " is not the master (ROLE: "
                         + NodeErrors.shortened(SetUp.role(role)) + "); asking the sentinels again");
-    }
-
-    /** Hands a message of a subscribed channel ({@code message}, channel, payload) to {@link #push}. */
-    private boolean pushed(Reply reply) {
-        if (reply instanceof Reply.Array array
-                && array.items().size() == 3
-                && array.items().get(0) instanceof Reply.Bulk kind
-                && kind.text().equals("message")
-                && array.items().get(1) instanceof Reply.Bulk channel
-                && array.items().get(2) instanceof Reply.Bulk payload) {
-            push.message(channel.text(), payload.text());
-            return true;
-        }
-        return false;
     }
 
     /** A well-formed reply that no Redis server sends to what was asked: the stream cannot be trusted. */

@@ -113,6 +113,23 @@ public final class Subscriptions implements AutoCloseable {
     private Thread thread;
     private boolean closed;
 
+    /**
+     * Hands a message of a subscribed channel ({@code message}, channel, payload) to {@code push};
+     * false if {@code reply} is none, but a reply to a command.
+     */
+    static boolean pushed(Reply reply, RespLink.Push push) {
+        if (reply instanceof Reply.Array array
+                && array.items().size() == 3
+                && array.items().get(0) instanceof Reply.Bulk kind
+                && kind.text().equals("message")
+                && array.items().get(1) instanceof Reply.Bulk channel
+                && array.items().get(2) instanceof Reply.Bulk payload) {
+            push.message(channel.text(), payload.text());
+            return true;
+        }
+        return false;
+    }
+
     /** Makes the connection to one node, on the subscriptions' selector. */
     @FunctionalInterface
     interface Links {
