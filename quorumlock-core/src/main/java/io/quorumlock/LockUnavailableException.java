@@ -78,6 +78,20 @@ public class LockUnavailableException extends QuorumlockException {
         this.restartGuard = null;
     }
 
+    /**
+     * A refusal whose evidence a subclass keeps itself, with its own {@code message}: no votes, no
+     * answer of one server ({@link #lastAttempt()} is empty).
+     */
+    protected LockUnavailableException(String message, String resource, int attempts) {
+        super(message);
+        this.resource = resource;
+        this.attempts = attempts;
+        this.votes = 0;
+        this.quorum = 1;
+        this.lastAttempt = List.of();
+        this.restartGuard = null;
+    }
+
     /** How the message begins: {@code could not acquire 'r' within 200 ms (3 attempts): }. */
     private static String tried(String resource, Duration waited, int attempts) {
         return String.format(

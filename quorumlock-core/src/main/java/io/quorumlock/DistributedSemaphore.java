@@ -1,0 +1,291 @@
+package io.quorumlock;
+
+import io.quorumlock.internal.Clocked;
+import io.quorumlock.internal.CriticalSections;
+import io.quorumlock.internal.Settings;
+import io.quorumlock.internal.Ticker;
+import java.time.Duration;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ThreadLocalRandom;
+
+/**
+ * A semaphore of N permits across processes, on any lock of this library: at most N holders at
+ * once, each holding a permit for a TTL, kept alive, lost with a notice and released once, as a
+ * lease of the lock is.
+ *
+ * <pre>{@code
+ * DistributedSemaphore<FencedLease> backups = DistributedSemaphore.of(lock, "backups", 3);
+ * try (FencedLease permit = backups.acquire(Duration.ofMinutes(5), Duration.ofMinutes(1))) {
+ *     ... // at most 3 of these run at once, fleet-wide
+ * }
+ * }</pre>
+ *
+ * <p>Permit {@code i} (1 to N) is the lock on the resource {@code name#i}: a permit is the lock's
+ * lease on it, so it is exactly as safe as the lock. On a fenced backend (ZooKeeper, etcd, a
+ * database) each permit carries the fencing token of its own resource: a storage-side fence that
+ * checks the permit's resource and token ({@code JdbcFence.check(tx, permit)}) refuses the late
+ * write of a holder paused past its permit while the N current holders write. On Redis a permit has
+ * no token: N + 1 holders for a moment are unlikely but not excluded (a pause past the TTL).
+ *
+ * <p>A permit counted by majority vote over Redlock's nodes would not be safe (5 nodes and 3
+ * permits: each node admits 3 holders and each grant needs 3 nodes, so up to 5 grants); N locks of
+ * one holder each are.
+ *
+ * <p>An acquire tries the permits in turn, from a random one, and takes the first free. While all
+ * are held, it waits for the release of one of them as the lock's waiters do (woken by the release
+ * on every backend), one permit at a time, and tries them all again at least once a second. A
+ * permit's waiters are served in order on the backends that queue them (ZooKeeper, etcd); across
+ * permits there is no order.
+ *
+ * @param <L> the kind of lease the lock grants
+ */
+public final class DistributedSemaphore<L extends Lease> {
+
+    /** The most permits a semaphore may have: an acquire may try each of them. */
+    public static final int MAX_PERMITS = 64;
+
+    private static final long FIRST_WAIT_NANOS = Duration.ofMillis(50).toNanos();
+    private static final long LONGEST_WAIT_NANOS = Duration.ofSeconds(1).toNanos();
+
+    private final DistributedLock<L> lock;
+    private final String name;
+    private final int permits;
+    private final Ticker ticker;
+
+    private DistributedSemaphore(DistributedLock<L> lock, String name, int permits) {
+        this.lock = Objects.requireNonNull(lock, "lock");
+        this.name = Settings.resource(name, "backups");
+        Settings.requireArgument(
+                permits >= 1 && permits <= MAX_PERMITS,
+                "permits",
+                "permits must be 1 to %d (an acquire may try each permit), was %d",
+                MAX_PERMITS,
+                permits);
+        this.permits = permits;
+        this.ticker = Clocked.of(lock);
+    }
+
+    /**
+     * The semaphore {@code name} of {@code permits} permits on {@code lock}: every process that
+     * makes one of the same name and number on the same backend shares its permits. The lock stays
+     * the caller's to close.
+     *
+     * @throws IllegalSettingException if {@code permits} is not 1 to {@value #MAX_PERMITS} or the
+     *     name is empty
+     */
+    public static <L extends Lease> DistributedSemaphore<L> of(DistributedLock<L> lock, String name, int permits) {
+        return new DistributedSemaphore<>(lock, name, permits);
+    }
+
+    /** The semaphore's name. */
+    public String name() {
+        return name;
+    }
+
+    /** How many permits it has. */
+    public int permits() {
+        return permits;
+    }
+
+    /** The resource of permit {@code number} (1 to {@link #permits()}): {@code name#number}. */
+    public String permit(int number) {
+        if (number < 1 || number > permits) {
+            throw new IllegalArgumentException("permit must be 1 to " + permits + ", was " + number);
+        }
+        return name + "#" + number;
+    }
+
+    /**
+     * The number (1 to {@link #permits()}) of the permit that {@code lease} holds.
+     *
+     * @throws IllegalArgumentException if the lease is not a permit of this semaphore
+     */
+    public int permitOf(Lease lease) {
+        String resource = Objects.requireNonNull(lease, "lease").resource();
+        String prefix = name + "#";
+        if (resource.startsWith(prefix)) {
+            try {
+                int number = Integer.parseInt(resource.substring(prefix.length()));
+                if (number >= 1 && number <= permits) {
+                    return number;
+                }
+            } catch (NumberFormatException notOurs) {
+                // falls through
+            }
+        }
+        throw new IllegalArgumentException("the lease on '" + resource + "' is no permit of " + this);
+    }
+
+    /**
+     * Tries each permit once and returns the first granted.
+     *
+     * @return the permit's lease, or empty if every permit is held by another owner
+     * @throws PermitUnavailableException if no permit was granted and some permit's lock could not
+     *     say whether it was free (its servers not reached, not answering)
+     */
+    public Optional<L> tryAcquire(Duration ttl) {
+        Settings.ttl(ttl, "");
+        long start = ticker.nanos();
+        Scan<L> scan = scan(ThreadLocalRandom.current().nextInt(permits), ttl);
+        if (scan.lease != null) {
+            return Optional.of(scan.lease);
+        }
+        if (scan.busy) {
+            return Optional.empty();
+        }
+        throw unavailable(scan.answers, start, scan.attempts, false);
+    }
+
+    /**
+     * Acquires a permit, waiting up to {@code maxWait} for one to be released; a {@code maxWait} of
+     * zero tries each permit once.
+     *
+     * @param ttl how long the permit is held unless extended or kept alive
+     * @throws PermitUnavailableException if no permit was granted in time, with what each permit's
+     *     lock said last
+     * @throws QuorumlockException if the thread was interrupted while waiting (the flag stays set)
+     */
+    public L acquire(Duration ttl, Duration maxWait) {
+        Settings.ttl(ttl, "");
+        long budget = Settings.maxWait(maxWait).toNanos();
+        long start = ticker.nanos();
+        int from = ThreadLocalRandom.current().nextInt(permits);
+        int attempts = 0;
+        long wait = FIRST_WAIT_NANOS;
+        for (int round = 0; ; round++) {
+            Scan<L> scan = scan(from, ttl);
+            attempts += scan.attempts;
+            if (scan.lease != null) {
+                return scan.lease;
+            }
+            long left = budget - (ticker.nanos() - start);
+            if (left <= 0) {
+                throw unavailable(scan.answers, start, attempts, scan.busy);
+            }
+            // Wait on one permit, woken by its release; the others are looked at again after.
+            String waited = permit(1 + (from + round) % permits);
+            attempts++;
+            try {
+                return lock.acquire(waited, ttl, Duration.ofNanos(Math.min(left, wait)));
+            } catch (LockUnavailableException e) {
+                if (budget - (ticker.nanos() - start) <= 0) {
+                    scan.answers.put(waited, answer(e));
+                    throw unavailable(scan.answers, start, attempts, scan.busy && e.busy());
+                }
+            }
+            wait = Math.min(LONGEST_WAIT_NANOS, wait * 2);
+        }
+    }
+
+    /**
+     * Runs {@code work} under a permit acquired as {@link #acquire} does, kept alive as the lock's
+     * {@code withLease} keeps a lease, then releases it. The work is interrupted when the permit's
+     * lease is lost (or, fenced, in doubt).
+     *
+     * @throws LeaseLostException if the permit was lost before the work ended
+     * @throws X what the work throws, when the permit held throughout
+     */
+    public <T, X extends Exception> T withPermit(Duration ttl, Duration maxWait, LeasedSection<L, T, X> work) throws X {
+        Objects.requireNonNull(work, "work");
+        L lease = acquire(ttl, maxWait);
+        CompletableFuture<LeaseLostException> lost;
+        try {
+            lost = lock.keepAlive(lease, ttl);
+        } catch (RuntimeException e) {
+            lease.release();
+            throw e;
+        }
+        return CriticalSections.run(lease, lost, () -> work.run(lease));
+    }
+
+    /**
+     * Keeps a permit alive as the lock's {@link DistributedLock#keepAlive} does, for work that is
+     * not a Java call (a child process).
+     */
+    public CompletableFuture<LeaseLostException> keepAlive(L lease, Duration ttl) {
+        permitOf(lease);
+        return lock.keepAlive(lease, ttl);
+    }
+
+    /** Who holds each held permit, by the permit's resource, as the lock's {@code holder} tells. */
+    public Map<String, LockHolder> holders() {
+        Map<String, LockHolder> holders = new LinkedHashMap<>();
+        for (int number = 1; number <= permits; number++) {
+            String permit = permit(number);
+            lock.holder(permit).ifPresent(holder -> holders.put(permit, holder));
+        }
+        return holders;
+    }
+
+    @Override
+    public String toString() {
+        return "DistributedSemaphore[" + name + ", " + permits + " permit" + (permits == 1 ? "" : "s") + "]";
+    }
+
+    /** One try of each permit for {@code ttl}, from permit {@code from + 1} on. */
+    private Scan<L> scan(int from, Duration ttl) {
+        Scan<L> scan = new Scan<>();
+        for (int i = 0; i < permits; i++) {
+            String permit = permit(1 + (from + i) % permits);
+            scan.attempts++;
+            try {
+                Optional<L> lease = lock.tryAcquire(permit, ttl);
+                if (lease.isPresent()) {
+                    scan.lease = lease.get();
+                    return scan;
+                }
+                scan.answers.put(permit, "held");
+            } catch (LockUnavailableException e) {
+                scan.answers.put(permit, answer(e));
+                scan.busy &= e.busy();
+            }
+        }
+        return scan;
+    }
+
+    /** What a permit's refusal says, without the lock's own first words. */
+    private static String answer(LockUnavailableException e) {
+        if (e.busy()) {
+            return "held";
+        }
+        String message = String.valueOf(e.getMessage());
+        int cut = message.indexOf("): ");
+        return cut >= 0 ? message.substring(cut + 3) : message;
+    }
+
+    private PermitUnavailableException unavailable(
+            Map<String, String> answers, long start, int attempts, boolean busy) {
+        Map<String, String> inOrder = new LinkedHashMap<>();
+        for (int number = 1; number <= permits; number++) {
+            String permit = permit(number);
+            String answer = answers.getOrDefault(permit, "not tried");
+            if (answer.equals("held")) {
+                answer = holder(permit);
+            }
+            inOrder.put(permit, answer);
+        }
+        return new PermitUnavailableException(
+                name, permits, Duration.ofNanos(ticker.nanos() - start), attempts, inOrder, busy);
+    }
+
+    /** {@code held by NAME}, as far as the lock can tell in one more call. */
+    private String holder(String permit) {
+        try {
+            return lock.holder(permit).map(holder -> "held by " + holder).orElse("held");
+        } catch (RuntimeException unknown) {
+            return "held";
+        }
+    }
+
+    /** What one try of every permit came to. */
+    private static final class Scan<L> {
+        L lease;
+        int attempts;
+        boolean busy = true;
+        final Map<String, String> answers = new LinkedHashMap<>();
+    }
+}
