@@ -647,6 +647,31 @@ public final class RedisServer implements AutoCloseable {
     }
 
     /**
+     * Waits until this node has been up longer than {@code ttl} (by its {@code uptime_in_seconds},
+     * whole seconds), as the restart guard of a lock with that TTL wants before the node votes.
+     *
+     * @throws AssertionError if it is not within {@code ttl} plus 10 s, scaled
+     */
+    public void awaitUpLongerThan(Duration ttl) {
+        TestTime.await(
+                ttl.plusSeconds(10),
+                () -> uptimeSeconds() > ttl.toSeconds() + 1,
+                this + " to be up longer than " + ttl.toMillis() + " ms, for the restart guard");
+    }
+
+    private long uptimeSeconds() {
+        try (Jedis jedis = connect(Duration.ofSeconds(1))) {
+            return jedis.info("server")
+                    .lines()
+                    .filter(line -> line.startsWith("uptime_in_seconds:"))
+                    .mapToLong(line -> Long.parseLong(
+                            line.substring("uptime_in_seconds:".length()).trim()))
+                    .findFirst()
+                    .orElseThrow();
+        }
+    }
+
+    /**
      * Opens a new connection to this node, for tests that look at or change its data directly.
      * The caller closes it.
      *

@@ -21,7 +21,7 @@ import java.util.concurrent.TimeUnit;
  * shell execs the command, in the same process: the JVM's process spawn, the slow part of a start,
  * is then behind the waiter.
  *
- * <p>The command cannot run before the grant: the shell execs it only after reading both values,
+ * <p>The command cannot run before the grant: the shell execs it only after reading every value,
  * and run writes them only when it holds the lease. If run ends without writing (the lock not
  * acquired, an error, a signal, even SIGKILL), its end of the pipe closes; the shell reads the end
  * of the file and exits with {@value #ABANDONED} without running the command. Where there is no
@@ -52,11 +52,11 @@ final class ParkedStart implements AutoCloseable {
      *
      * @param environment what the command's environment gets and loses (null values), apart from
      *     the lease's values
-     * @param validUntilVariable the variable that gets the first value of {@link #start}
-     * @param tokenVariable the variable that gets its second value, unless that is empty
+     * @param leaseVariables the variables that get the values of {@link #start}, in order, each
+     *     unset where its value is empty
      */
     static Optional<ParkedStart> park(
-            List<String> command, Map<String, String> environment, String validUntilVariable, String tokenVariable) {
+            List<String> command, Map<String, String> environment, List<String> leaseVariables) {
         Path directory = null;
         FileChannel pipe = null;
         try {
@@ -79,21 +79,30 @@ final class ParkedStart implements AutoCloseable {
             pipe = FileChannel.open(fifo, StandardOpenOption.READ, StandardOpenOption.WRITE);
             // The values are read into the variables themselves, which the shell's environment
             // lacks: nothing of the user's environment changes but them.
-            String script = "exec 3<\"$0\" || exit " + ABANDONED
-                    + "\nIFS= read -r " + validUntilVariable + " <&3 && IFS= read -r " + tokenVariable + " <&3 || exit "
-                    + ABANDONED
-                    + "\nexec 3<&-"
-                    + "\nexport " + validUntilVariable
-                    + "\nif [ -n \"$" + tokenVariable + "\" ]; then export " + tokenVariable + "; else unset "
-                    + tokenVariable
-                    + "; fi"
-                    + "\nexec \"$@\"";
-            List<String> argv = new ArrayList<>(List.of(SH.toString(), "-c", script, fifo.toString()));
+            StringBuilder script = new StringBuilder("exec 3<\"$0\" || exit " + ABANDONED + "\n");
+            for (String variable : leaseVariables) {
+                script.append("IFS= read -r ")
+                        .append(variable)
+                        .append(" <&3 || exit ")
+                        .append(ABANDONED)
+                        .append('\n');
+            }
+            script.append("exec 3<&-\n");
+            for (String variable : leaseVariables) {
+                script.append("if [ -n \"$")
+                        .append(variable)
+                        .append("\" ]; then export ")
+                        .append(variable)
+                        .append("; else unset ")
+                        .append(variable)
+                        .append("; fi\n");
+            }
+            script.append("exec \"$@\"");
+            List<String> argv = new ArrayList<>(List.of(SH.toString(), "-c", script.toString(), fifo.toString()));
             argv.addAll(command);
             ProcessBuilder builder = Child.builder(argv, environment);
             Map<String, String> env = builder.environment();
-            env.remove(validUntilVariable);
-            env.remove(tokenVariable);
+            leaseVariables.forEach(env::remove);
             return Optional.of(new ParkedStart(builder.start(), pipe, directory));
         } catch (IOException | RuntimeException e) {
             closeQuietly(pipe);
@@ -108,15 +117,17 @@ final class ParkedStart implements AutoCloseable {
     }
 
     /**
-     * Starts the parked command with these values of the lease ({@code token} empty for none): the
-     * command, or empty if the parked shell is gone (a signal ended it), for run to start the
-     * command as usual.
+     * Starts the parked command with these values of the lease, one per variable parked, in order
+     * (empty for none): the command, or empty if the parked shell is gone (a signal ended it), for
+     * run to start the command as usual.
      */
-    synchronized Optional<Child> start(String validUntil, String token) {
+    synchronized Optional<Child> start(List<String> leaseValues) {
         if (started || !shell.isAlive()) {
             return Optional.empty();
         }
-        ByteBuffer values = ByteBuffer.wrap((validUntil + "\n" + token + "\n").getBytes(StandardCharsets.US_ASCII));
+        StringBuilder lines = new StringBuilder();
+        leaseValues.forEach(value -> lines.append(value).append('\n'));
+        ByteBuffer values = ByteBuffer.wrap(lines.toString().getBytes(StandardCharsets.US_ASCII));
         try {
             while (values.hasRemaining()) {
                 pipe.write(values);

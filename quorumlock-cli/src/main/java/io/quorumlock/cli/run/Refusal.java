@@ -1,6 +1,7 @@
 package io.quorumlock.cli.run;
 
 import io.quorumlock.LockUnavailableException;
+import io.quorumlock.PermitUnavailableException;
 import io.quorumlock.ServerAnswer;
 import io.quorumlock.cli.Formats;
 import java.time.Duration;
@@ -46,6 +47,24 @@ final class Refusal {
             }
         }
         return "lock '" + e.resource() + "' not acquired" + service + " (" + tries + votes + "): " + evidence(answers);
+    }
+
+    /**
+     * Why no permit was acquired, such as {@code no permit of 'backups' acquired (3 permits; one
+     * attempt each, --wait 0): backups#1 held by host-a (pid 12); backups#2 held by ...}, or {@code
+     * no permit of 'backups' acquired: the lock service is unavailable (...)} where some permit's
+     * lock could not be granted for another reason than a holder.
+     */
+    static String permits(PermitUnavailableException e, Duration wait) {
+        String tries = wait.isZero()
+                ? "one attempt each, --wait 0"
+                : "within --wait " + Formats.duration(wait) + ", " + e.attempts() + " attempts";
+        return "no permit of '" + e.resource() + "' acquired" + (e.busy() ? "" : ": the lock service is unavailable")
+                + " (" + e.permits() + " permits; " + tries + "): "
+                + e.answers().entrySet().stream()
+                        .map(answer -> answer.getKey() + " " + answer.getValue())
+                        .collect(Collectors.joining("; "))
+                        .replace('\n', ' ');
     }
 
     /**

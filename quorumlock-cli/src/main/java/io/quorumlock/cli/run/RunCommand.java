@@ -1,11 +1,13 @@
 package io.quorumlock.cli.run;
 
 import io.quorumlock.DistributedLock;
+import io.quorumlock.DistributedSemaphore;
 import io.quorumlock.FencedLease;
 import io.quorumlock.Lease;
 import io.quorumlock.LeaseLostException;
 import io.quorumlock.LockConfigurationException;
 import io.quorumlock.LockUnavailableException;
+import io.quorumlock.PermitUnavailableException;
 import io.quorumlock.ServerAnswer;
 import io.quorumlock.cli.DurationConverter;
 import io.quorumlock.cli.Formats;
@@ -30,6 +32,7 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CompletableFuture;
@@ -104,8 +107,8 @@ import picocli.CommandLine.Spec;
             "73:nobody holds the lock, but the restart guard kept the votes of Redis nodes that (re)started less"
                     + " than --ttl ago out for longer than --wait (EX_CANTCREAT: the lock cannot be created yet); the"
                     + " command did not run",
-            "75:the lock is held by another owner: not acquired within --wait (EX_TEMPFAIL); the command did not"
-                    + " run",
+            "75:the lock is held by another owner (with --permits, every permit is): not acquired within --wait"
+                    + " (EX_TEMPFAIL); the command did not run",
             "76:the lease was lost while the command ran and it was stopped (--on-lost=terminate)",
             "126, 127:the command could not be run, or was not found"
         },
@@ -117,6 +120,9 @@ import picocli.CommandLine.Spec;
             "  " + RunCommand.FENCING_TOKEN_ENV + "  ZooKeeper, etcd and --jdbc: the lease's fencing token,",
             "                            larger than any earlier holder's; pass it to the",
             "                            storage with each write",
+            "  " + RunCommand.PERMIT_ENV + "         with --permits N, the permit held, 1 to N:",
+            "                            the lock on NAME#PERMIT, whose token the fencing",
+            "                            token is",
             "",
             "run reads " + LockOptions.PASSWORD_ENV + " (the Redis password for URIs without",
             "one) and " + LockOptions.JDBC_PASSWORD_ENV + " (the database password of --jdbc), and",
@@ -155,8 +161,13 @@ public final class RunCommand implements Callable<Integer> {
     public static final String RESOURCE_ENV = "QUORUMLOCK_RESOURCE";
     /** When the lease ends as granted, in the command's environment. */
     public static final String VALID_UNTIL_ENV = "QUORUMLOCK_VALID_UNTIL";
-    /** The fencing token of a ZooKeeper or etcd lease, in the command's environment. */
+    /** The fencing token of a ZooKeeper, etcd or database lease, in the command's environment. */
     public static final String FENCING_TOKEN_ENV = "QUORUMLOCK_FENCING_TOKEN";
+    /** With --permits, the permit held (1 to N), in the command's environment. */
+    public static final String PERMIT_ENV = "QUORUMLOCK_PERMIT";
+
+    /** The lease's values, which the command's environment gets once it is granted. */
+    private static final List<String> LEASE_ENV = List.of(VALID_UNTIL_ENV, FENCING_TOKEN_ENV, PERMIT_ENV);
 
     /** etcd leases are whole seconds. */
     private static final Duration ETCD_MIN_TTL = Duration.ofSeconds(1);
@@ -185,6 +196,9 @@ public final class RunCommand implements Callable<Integer> {
     private String resource;
     private Duration ttl;
     private Duration wait;
+    private int permits = 1;
+    /** With --permits, the semaphore the lease is a permit of; null without. */
+    private DistributedSemaphore<? extends Lease> semaphore;
     /** Null until set: {@link #DEFAULT_GRACE}, or half the notice of loss if that is shorter. */
     private Duration grace;
 
@@ -277,6 +291,23 @@ public final class RunCommand implements Callable<Integer> {
     }
 
     @Option(
+            names = "--permits",
+            paramLabel = "N",
+            order = 17,
+            description = "At most N commands run at once under --resource, across hosts: each holds one of N"
+                    + " permits, each permit a lock of its own (NAME#1 to NAME#N), with its own fencing token where the"
+                    + " lock service gives one; the command gets the permit's number in " + PERMIT_ENV + ". All hosts"
+                    + " must give the same N. 1 to " + DistributedSemaphore.MAX_PERMITS + ". Default: 1, the lock on"
+                    + " NAME itself.")
+    void setPermits(int permits) {
+        require(
+                permits >= 1 && permits <= DistributedSemaphore.MAX_PERMITS,
+                "--permits must be 1 to " + DistributedSemaphore.MAX_PERMITS + ", was " + permits
+                        + ": such as --permits 3 for at most 3 commands at once");
+        this.permits = permits;
+    }
+
+    @Option(
             names = "--connect-timeout",
             paramLabel = "TIME",
             order = 16,
@@ -340,9 +371,10 @@ public final class RunCommand implements Callable<Integer> {
                 park();
             }
             try {
-                lease = reached || left.compareTo(Duration.ZERO) > 0
-                        ? lock.acquire(resource, ttl, left)
-                        : unreached(lock, timeout);
+                lease = reached || left.compareTo(Duration.ZERO) > 0 ? acquire(lock, left) : unreached(lock, timeout);
+            } catch (PermitUnavailableException e) {
+                report(Refusal.permits(e, wait));
+                return e.busy() ? NOT_ACQUIRED : UNAVAILABLE;
             } catch (LockUnavailableException e) {
                 Optional<Duration> guard = e.restartGuard();
                 if (guard.isPresent()) {
@@ -495,6 +527,16 @@ public final class RunCommand implements Callable<Integer> {
         } catch (ExecutionException e) {
             throw e.getCause() instanceof RuntimeException failure ? failure : new IllegalStateException(e.getCause());
         }
+    }
+
+    /** The lock on --resource, or with --permits a permit of it: waits up to {@code maxWait}. */
+    private Lease acquire(DistributedLock<? extends Lease> lock, Duration maxWait) {
+        if (permits == 1) {
+            return lock.acquire(resource, ttl, maxWait);
+        }
+        DistributedSemaphore<? extends Lease> permit = DistributedSemaphore.of(lock, resource, permits);
+        semaphore = permit;
+        return permit.acquire(ttl, maxWait);
     }
 
     /**
@@ -661,7 +703,7 @@ public final class RunCommand implements Callable<Integer> {
         parked = CompletableFuture.supplyAsync(
                 () -> {
                     Instant.now().truncatedTo(ChronoUnit.MILLIS).toString(); // the lease's end, formatted once
-                    return ParkedStart.park(command, environment, VALID_UNTIL_ENV, FENCING_TOKEN_ENV);
+                    return ParkedStart.park(command, environment, LEASE_ENV);
                 },
                 task -> {
                     Thread thread = new Thread(task, "quorumlock-run-park");
@@ -673,9 +715,7 @@ public final class RunCommand implements Callable<Integer> {
     /** Starts the parked command under {@code lease}: empty if there is none ready, or it is gone. */
     private Optional<Child> startParked(Lease lease) {
         Optional<ParkedStart> ready = parked.getNow(Optional.empty());
-        return ready.isEmpty()
-                ? Optional.empty()
-                : ready.get().start(validUntil(lease), token(lease).orElse(""));
+        return ready.isEmpty() ? Optional.empty() : ready.get().start(leaseValues(lease));
     }
 
     /**
@@ -707,7 +747,16 @@ public final class RunCommand implements Callable<Integer> {
         Map<String, String> env = environment();
         env.put(VALID_UNTIL_ENV, validUntil(lease));
         env.put(FENCING_TOKEN_ENV, token(lease).orElse(null));
+        env.put(PERMIT_ENV, semaphore == null ? null : Integer.toString(semaphore.permitOf(lease)));
         return env;
+    }
+
+    /** The values of {@link #LEASE_ENV} under {@code lease}, empty for those it has not. */
+    private List<String> leaseValues(Lease lease) {
+        Map<String, String> env = environment(lease);
+        return LEASE_ENV.stream()
+                .map(variable -> Objects.requireNonNullElse(env.get(variable), ""))
+                .toList();
     }
 
     private static String validUntil(Lease lease) {

@@ -121,6 +121,12 @@ class RunOptionsTest {
                         "--connect-timeout is for ZooKeeper, etcd and --jdbc: Redis rounds give a silent node up to 500 ms"
                                 + " (a quarter of --ttl if less), and a node that is down counts as a no at once"),
                 Arguments.of(
+                        args("--redis", redis, "--resource", "job", "--permits", "0"),
+                        "--permits must be 1 to 64, was 0: such as --permits 3 for at most 3 commands at once"),
+                Arguments.of(
+                        args("--redis", redis, "--resource", "job", "--permits", "65"),
+                        "--permits must be 1 to 64, was 65: such as --permits 3 for at most 3 commands at once"),
+                Arguments.of(
                         args("--redis", redis, "--resource", "job", "--on-lost", "ignore"),
                         "Invalid value for option '--on-lost': 'ignore' is not one of terminate, continue"),
                 Arguments.of(
@@ -189,6 +195,8 @@ class RunOptionsTest {
                 .contains("69 the lock service could not be reached", "(EX_UNAVAILABLE)")
                 .contains("1 a configuration error the lock service reported", "126, 127 the command could not be run")
                 .contains("QUORUMLOCK_RESOURCE", "QUORUMLOCK_VALID_UNTIL", "QUORUMLOCK_FENCING_TOKEN")
+                .contains(
+                        "--permits=N", "At most N commands run at once", "QUORUMLOCK_PERMIT", "the lock on NAME#PERMIT")
                 .contains("QUORUMLOCK_REDIS_PASSWORD");
     }
 }

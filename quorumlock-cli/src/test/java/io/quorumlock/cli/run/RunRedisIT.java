@@ -19,7 +19,6 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
-import redis.clients.jedis.Jedis;
 
 /**
  * {@code quorumlock run} over three real Redis nodes (Redlock), as separate processes: mutual
@@ -48,23 +47,7 @@ class RunRedisIT {
         nodes = String.join(",", redis.uris());
         for (int i = 0; i < redis.size(); i++) {
             RedisServer node = redis.get(i);
-            // uptime_in_seconds is whole seconds: one more than the TTL is surely older than it.
-            TestTime.await(
-                    Duration.ofSeconds(10),
-                    () -> uptimeSeconds(node) > TTL.toSeconds() + 1,
-                    node + " to be up longer than the TTL, for the restart guard");
-        }
-    }
-
-    private static long uptimeSeconds(RedisServer node) {
-        try (Jedis jedis = node.connect(Duration.ofSeconds(1))) {
-            return jedis.info("server")
-                    .lines()
-                    .filter(line -> line.startsWith("uptime_in_seconds:"))
-                    .mapToLong(line -> Long.parseLong(
-                            line.substring("uptime_in_seconds:".length()).trim()))
-                    .findFirst()
-                    .orElseThrow();
+            node.awaitUpLongerThan(TTL);
         }
     }
 

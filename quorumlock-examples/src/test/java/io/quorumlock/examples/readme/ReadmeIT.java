@@ -88,6 +88,23 @@ class ReadmeIT {
     }
 
     @Test
+    void theSemaphoreExampleRunsAsPastedUnderAPermitWithItsToken() throws Exception {
+        Assumptions.assumeTrue(
+                PostgresServer.available(),
+                () -> PostgresServer.unavailableReason().orElse("no PostgreSQL"));
+        Readme.Block semaphore = DOCS.java("SemaphoreQuickStart");
+        try (PostgresServer postgres = PostgresServer.start()) {
+            Map<String, String> addresses = new LinkedHashMap<>();
+            addresses.put("jdbc:postgresql://127.0.0.1:5432/postgres", postgres.jdbcUrl());
+            addresses.put("\"postgres\"", "\"" + postgres.user() + "\"");
+            String out = run(semaphore, addresses);
+            assertThat(out).matches("backed up under permit [123] of 3, token \\d+\n");
+            // The table and the fence's table exist now: a second run takes a permit again.
+            assertThat(run(semaphore, addresses)).startsWith("backed up under permit ");
+        }
+    }
+
+    @Test
     void theDatabaseLockExampleRunsAsPastedWithGrowingTokens() throws Exception {
         Assumptions.assumeTrue(
                 PostgresServer.available(),
