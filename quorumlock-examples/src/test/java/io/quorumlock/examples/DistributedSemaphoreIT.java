@@ -10,28 +10,13 @@ import io.quorumlock.FencedLease;
 import io.quorumlock.IllegalSettingException;
 import io.quorumlock.Lease;
 import io.quorumlock.PermitUnavailableException;
-import io.quorumlock.etcd.EtcdLock;
-import io.quorumlock.jdbc.JdbcFence;
-import io.quorumlock.jdbc.JdbcLock;
 import io.quorumlock.jdbc.StaleTokenException;
-import io.quorumlock.redis.Redlock;
-import io.quorumlock.testkit.EtcdClusterExtension;
-import io.quorumlock.testkit.MariaDbServerExtension;
-import io.quorumlock.testkit.PostgresServerExtension;
-import io.quorumlock.testkit.RedisServersExtension;
 import io.quorumlock.testkit.TestTime;
-import io.quorumlock.testkit.ZooKeeperServers;
-import io.quorumlock.zookeeper.ZooKeeperLock;
-import java.nio.file.Path;
-import java.sql.Connection;
-import java.sql.SQLException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
-import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutorService;
@@ -39,19 +24,10 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
-import javax.sql.DataSource;
-import org.apache.curator.test.TestingServer;
-import org.h2.jdbcx.JdbcDataSource;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
-import org.junit.jupiter.api.extension.RegisterExtension;
-import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
-import org.mariadb.jdbc.MariaDbDataSource;
-import org.postgresql.ds.PGSimpleDataSource;
 
 /**
  * The semaphore on every backend, on real servers: at most N holders, each permit a lease of the
@@ -59,120 +35,11 @@ import org.postgresql.ds.PGSimpleDataSource;
  * per permit; a release hands a permit to a waiter.
  */
 @Timeout(value = 120, unit = TimeUnit.SECONDS, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
-class DistributedSemaphoreIT {
+class DistributedSemaphoreIT extends OnEveryBackend {
 
     private static final Duration TTL = Duration.ofSeconds(10);
 
-    @RegisterExtension
-    static final RedisServersExtension redis = RedisServersExtension.nodes(3);
-
-    @RegisterExtension
-    static final EtcdClusterExtension etcd = EtcdClusterExtension.members(1);
-
-    @RegisterExtension
-    static final PostgresServerExtension postgres = new PostgresServerExtension();
-
-    @RegisterExtension
-    static final MariaDbServerExtension mariadb = new MariaDbServerExtension();
-
-    @TempDir
-    static Path zooKeeperDir;
-
-    private static TestingServer zooKeeper;
-    private static final Set<Backend> tablesMade = new HashSet<>();
-
-    private final List<AutoCloseable> closing = new ArrayList<>();
     private final String name = "backups-" + UUID.randomUUID().toString().substring(0, 8);
-
-    enum Backend {
-        REDIS,
-        REDLOCK,
-        ZOOKEEPER,
-        ETCD,
-        POSTGRESQL,
-        MARIADB;
-
-        boolean fenced() {
-            return this != REDIS && this != REDLOCK;
-        }
-    }
-
-    @AfterEach
-    void close() throws Exception {
-        for (int i = closing.size() - 1; i >= 0; i--) {
-            closing.get(i).close();
-        }
-    }
-
-    @AfterAll
-    static void stopZooKeeper() throws Exception {
-        if (zooKeeper != null) {
-            zooKeeper.close();
-            zooKeeper = null;
-        }
-    }
-
-    /** A lock of {@code backend}, as one process of the fleet holds it, named {@code holder}. */
-    @SuppressWarnings("unchecked")
-    private DistributedLock<Lease> lock(Backend backend, String holder) throws Exception {
-        DistributedLock<? extends Lease> lock = switch (backend) {
-            case REDIS ->
-                Redlock.builder()
-                        .nodes(redis.uris().subList(0, 1))
-                        .holder(holder)
-                        .restartGuard(false)
-                        .build();
-            case REDLOCK ->
-                Redlock.builder()
-                        .nodes(redis.uris())
-                        .holder(holder)
-                        .restartGuard(false)
-                        .build();
-            case ZOOKEEPER ->
-                ZooKeeperLock.builder()
-                        .connectString(zooKeeper().getConnectString())
-                        .holder(holder)
-                        .build();
-            case ETCD ->
-                EtcdLock.builder().endpoints(etcd.endpoints()).holder(holder).build();
-            case POSTGRESQL, MARIADB -> jdbcLock(backend, holder);
-        };
-        closing.add(lock);
-        return (DistributedLock<Lease>) lock;
-    }
-
-    private static synchronized TestingServer zooKeeper() throws Exception {
-        if (zooKeeper == null) {
-            zooKeeper = ZooKeeperServers.server(zooKeeperDir);
-        }
-        return zooKeeper;
-    }
-
-    private static JdbcLock jdbcLock(Backend backend, String holder) throws SQLException {
-        DataSource database;
-        if (backend == Backend.POSTGRESQL) {
-            PGSimpleDataSource pg = new PGSimpleDataSource();
-            pg.setUrl(postgres.jdbcUrl());
-            pg.setUser(postgres.user());
-            database = pg;
-        } else {
-            MariaDbDataSource maria = new MariaDbDataSource(mariadb.jdbcUrl());
-            maria.setUser(mariadb.user());
-            maria.setPassword(mariadb.password());
-            database = maria;
-        }
-        JdbcLock lock = JdbcLock.builder()
-                .dataSource(database)
-                .table("semaphore_locks")
-                .holder(holder)
-                .build();
-        synchronized (tablesMade) {
-            if (tablesMade.add(backend)) {
-                lock.createTable();
-            }
-        }
-        return lock;
-    }
 
     @ParameterizedTest
     @EnumSource(Backend.class)
@@ -301,12 +168,7 @@ class DistributedSemaphoreIT {
             value = Backend.class,
             names = {"ZOOKEEPER", "ETCD", "POSTGRESQL", "MARIADB"})
     void theFenceRefusesALateWriteUnderAPermitTakenOver(Backend backend) throws Exception {
-        JdbcDataSource store = new JdbcDataSource();
-        store.setURL("jdbc:h2:mem:" + UUID.randomUUID() + ";DB_CLOSE_DELAY=-1");
-        JdbcFence fence = JdbcFence.builder().build();
-        try (Connection setup = store.getConnection()) {
-            fence.createTable(setup);
-        }
+        FencedStore store = new FencedStore();
         DistributedSemaphore<Lease> a = DistributedSemaphore.of(lock(backend, "host-a"), name, 3);
         DistributedSemaphore<Lease> b = DistributedSemaphore.of(lock(backend, "host-b"), name, 3);
         List<FencedLease> permits = new ArrayList<>();
@@ -314,7 +176,7 @@ class DistributedSemaphoreIT {
             permits.add((FencedLease) a.acquire(TTL, Duration.ZERO));
         }
         for (FencedLease permit : permits) {
-            write(store, fence, permit.resource(), permit.fencingToken());
+            store.write(permit.resource(), permit.fencingToken());
         }
 
         FencedLease paused = permits.get(0);
@@ -322,29 +184,15 @@ class DistributedSemaphoreIT {
         paused.release(); // as its lease ends while its holder is paused
         FencedLease takenOver = (FencedLease) b.acquire(TTL, Duration.ZERO);
         assertThat(takenOver.resource()).isEqualTo(paused.resource());
-        write(store, fence, takenOver.resource(), takenOver.fencingToken());
+        store.write(takenOver.resource(), takenOver.fencingToken());
 
-        assertThatThrownBy(() -> write(store, fence, paused.resource(), lateToken))
-                .isInstanceOf(StaleTokenException.class);
+        assertThatThrownBy(() -> store.write(paused.resource(), lateToken)).isInstanceOf(StaleTokenException.class);
         for (FencedLease current : permits.subList(1, 3)) {
-            write(store, fence, current.resource(), current.fencingToken()); // the others still write
+            store.write(current.resource(), current.fencingToken()); // the others still write
             current.release();
         }
-        write(store, fence, takenOver.resource(), takenOver.fencingToken());
+        store.write(takenOver.resource(), takenOver.fencingToken());
         takenOver.release();
-    }
-
-    private static void write(DataSource store, JdbcFence fence, String permit, long token) throws SQLException {
-        try (Connection tx = store.getConnection()) {
-            tx.setAutoCommit(false);
-            try {
-                fence.checkRawToken(tx, permit, token);
-                tx.commit();
-            } catch (RuntimeException | SQLException e) {
-                tx.rollback();
-                throw e;
-            }
-        }
     }
 
     @Test

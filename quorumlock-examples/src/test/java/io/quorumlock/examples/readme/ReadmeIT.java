@@ -70,6 +70,20 @@ class ReadmeIT {
     }
 
     @Test
+    void theReadWriteExampleRunsAsPastedAgainstThreeFreshNodes() throws Exception {
+        Readme.Block readWrite = DOCS.java("ReadWriteQuickStart");
+        try (RedisServers nodes = RedisServers.start(3, false)) {
+            Map<String, String> addresses = new LinkedHashMap<>();
+            for (int i = 0; i < 3; i++) {
+                addresses.put(
+                        "127.0.0.1:" + (7001 + i), "127.0.0.1:" + nodes.get(i).port());
+            }
+            assertThat(run(readWrite, addresses))
+                    .matches("reading beside up to 7 other readers\nrebuilding alone, valid for \\d+ s\n");
+        }
+    }
+
+    @Test
     void theFencedExampleRunsAsPastedAndSellsOneUnitPerRun(@TempDir Path dir) throws Exception {
         Assumptions.assumeTrue(
                 PostgresServer.available(),

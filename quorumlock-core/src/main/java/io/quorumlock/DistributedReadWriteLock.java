@@ -1,0 +1,250 @@
+package io.quorumlock;
+
+import io.quorumlock.internal.Clocked;
+import io.quorumlock.internal.CriticalSections;
+import io.quorumlock.internal.Settings;
+import io.quorumlock.internal.Ticker;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+
+/**
+ * Many readers or one writer across processes, on any lock of this library: readers share the
+ * resource, a writer has it alone, and a writer that waits is not starved by readers that keep
+ * coming.
+ *
+ * <pre>{@code
+ * DistributedReadWriteLock<FencedLease> catalog = DistributedReadWriteLock.of(lock, "catalog", 16);
+ * try (FencedLease write = catalog.acquireWrite(Duration.ofSeconds(30), Duration.ofMinutes(1))) {
+ *     ... // no reader and no other writer until it is released
+ * }
+ * }</pre>
+ *
+ * <p>It is made of the lock's own leases. A reader holds one of {@code maxReaders} permits, the
+ * locks on {@code name#read#1} to {@code name#read#N} (a {@link DistributedSemaphore}); a writer
+ * holds the lock on {@code name#write}, then every permit, taken in order. A reader that finds the
+ * writer's lock held (a writer writes, or waits for the readers to leave) gives its permit back and
+ * waits for that lock's release before it tries again, so readers that keep coming do not starve a
+ * writer. Two writers queue on {@code name#write}, as the lock's waiters do.
+ *
+ * <p>A write lease stands for all the leases its writer holds: valid while each of them is,
+ * released together. On a fenced backend it is a {@link FencedLease} whose token is that of the
+ * lock on {@code name#write}, larger for every later writer: a fence given the write lease refuses
+ * the late write of a writer paused past its lease. A read lease is the lease of its permit.
+ *
+ * @param <L> the kind of lease the lock grants
+ */
+public final class DistributedReadWriteLock<L extends Lease> {
+
+    private final DistributedLock<L> lock;
+    private final String name;
+    private final String writer;
+    private final DistributedSemaphore<L> readers;
+    private final Ticker ticker;
+
+    private DistributedReadWriteLock(DistributedLock<L> lock, String name, int maxReaders) {
+        this.lock = Objects.requireNonNull(lock, "lock");
+        this.name = Settings.resource(name, "catalog");
+        Settings.requireArgument(
+                maxReaders >= 1 && maxReaders <= DistributedSemaphore.MAX_PERMITS,
+                "maxReaders",
+                "maxReaders must be 1 to %d (a writer takes a permit of each reader), was %d",
+                DistributedSemaphore.MAX_PERMITS,
+                maxReaders);
+        this.writer = name + "#write";
+        this.readers = DistributedSemaphore.of(lock, name + "#read", maxReaders);
+        this.ticker = Clocked.of(lock);
+    }
+
+    /**
+     * The read-write lock {@code name} on {@code lock}, for at most {@code maxReaders} readers at
+     * once; every process that shares it must give the same name and number. A writer's acquire
+     * takes {@code maxReaders + 1} of the lock's leases: keep it as small as the readers need. The
+     * lock stays the caller's to close.
+     *
+     * @throws IllegalSettingException if {@code maxReaders} is not 1 to {@value
+     *     DistributedSemaphore#MAX_PERMITS} or the name is empty
+     */
+    public static <L extends Lease> DistributedReadWriteLock<L> of(
+            DistributedLock<L> lock, String name, int maxReaders) {
+        return new DistributedReadWriteLock<>(lock, name, maxReaders);
+    }
+
+    /** The lock's name. */
+    public String name() {
+        return name;
+    }
+
+    /** How many readers may hold it at once. */
+    public int maxReaders() {
+        return readers.permits();
+    }
+
+    /**
+     * Takes a read lease if no writer holds or waits for the lock and a reader's permit is free.
+     *
+     * @return the read lease, or empty if a writer holds or waits for it, or every reader's permit is held
+     * @throws PermitUnavailableException if no permit was granted and some permit's lock could not
+     *     say whether it was free
+     */
+    public Optional<L> tryAcquireRead(Duration ttl) {
+        Optional<L> permit = readers.tryAcquire(ttl);
+        if (permit.isPresent() && writerIsIn()) {
+            permit.get().release();
+            return Optional.empty();
+        }
+        return permit;
+    }
+
+    /**
+     * Takes a read lease, waiting up to {@code maxWait} for a writer to finish and a reader's
+     * permit to be free.
+     *
+     * @throws LockUnavailableException if none was granted in time: a {@link
+     *     PermitUnavailableException} when every reader's permit stayed held, else the evidence of
+     *     the writer's lock
+     * @throws QuorumlockException if the thread was interrupted while waiting (the flag stays set)
+     */
+    public L acquireRead(Duration ttl, Duration maxWait) {
+        long budget = Settings.maxWait(maxWait).toNanos();
+        long start = ticker.nanos();
+        while (true) {
+            L permit = readers.acquire(ttl, Duration.ofNanos(left(start, budget)));
+            if (!writerIsIn()) {
+                return permit;
+            }
+            permit.release();
+            // A writer writes or waits for the readers: wait for its release, then try again.
+            lock.acquire(writer, ttl, Duration.ofNanos(left(start, budget))).release();
+        }
+    }
+
+    /**
+     * Takes the write lease if no writer holds the lock and no reader holds a permit.
+     *
+     * @return the write lease, or empty if a writer or a reader holds the lock
+     * @throws LockUnavailableException if one of the locks it takes could not say whether it was free
+     */
+    public Optional<L> tryAcquireWrite(Duration ttl) {
+        Optional<L> turn = lock.tryAcquire(writer, ttl);
+        if (turn.isEmpty()) {
+            return Optional.empty();
+        }
+        List<L> held = new ArrayList<>(List.of(turn.get()));
+        try {
+            for (int permit = 1; permit <= readers.permits(); permit++) {
+                Optional<L> lease = lock.tryAcquire(readers.permit(permit), ttl);
+                if (lease.isEmpty()) {
+                    LeaseGroup.of(name, held).release();
+                    return Optional.empty();
+                }
+                held.add(lease.get());
+            }
+        } catch (RuntimeException e) {
+            LeaseGroup.of(name, held).release();
+            throw e;
+        }
+        return Optional.of(group(held));
+    }
+
+    /**
+     * Takes the write lease, waiting up to {@code maxWait} for the writers ahead of it and then for
+     * the readers to leave; readers that come meanwhile wait for it.
+     *
+     * @throws LockUnavailableException if it was not granted in time, with the evidence of the lock
+     *     it waited for last (the writer's lock, or the permit a reader held)
+     * @throws QuorumlockException if the thread was interrupted while waiting (the flag stays set)
+     */
+    public L acquireWrite(Duration ttl, Duration maxWait) {
+        long budget = Settings.maxWait(maxWait).toNanos();
+        long start = ticker.nanos();
+        List<L> held = new ArrayList<>(List.of(lock.acquire(writer, ttl, maxWait)));
+        try {
+            for (int permit = 1; permit <= readers.permits(); permit++) {
+                held.add(lock.acquire(readers.permit(permit), ttl, Duration.ofNanos(left(start, budget))));
+            }
+        } catch (RuntimeException e) {
+            LeaseGroup.of(name, held).release();
+            throw e;
+        }
+        return group(held);
+    }
+
+    /**
+     * Runs {@code work} under a read lease acquired as {@link #acquireRead} does, kept alive, then
+     * releases it; the work is interrupted when the lease is lost.
+     */
+    public <T, X extends Exception> T withRead(Duration ttl, Duration maxWait, LeasedSection<L, T, X> work) throws X {
+        Objects.requireNonNull(work, "work");
+        return run(acquireRead(ttl, maxWait), ttl, work);
+    }
+
+    /**
+     * Runs {@code work} under the write lease acquired as {@link #acquireWrite} does, kept alive,
+     * then releases it; the work is interrupted when any of its leases is lost.
+     */
+    public <T, X extends Exception> T withWrite(Duration ttl, Duration maxWait, LeasedSection<L, T, X> work) throws X {
+        Objects.requireNonNull(work, "work");
+        return run(acquireWrite(ttl, maxWait), ttl, work);
+    }
+
+    /**
+     * Keeps a read or write lease of this lock alive as the lock's {@link DistributedLock#keepAlive}
+     * does (a write lease: each of its leases), for work that is not a Java call.
+     *
+     * @return completes when the lease, or any lease of a write lease, is lost
+     */
+    public CompletableFuture<LeaseLostException> keepAlive(L lease, Duration ttl) {
+        if (lease instanceof LeaseGroup group) {
+            List<CompletableFuture<LeaseLostException>> losses = new ArrayList<>();
+            for (Lease each : group.leases) {
+                losses.add(keepAliveOne(each, ttl));
+            }
+            return LeaseGroup.first(losses);
+        }
+        return lock.keepAlive(lease, ttl);
+    }
+
+    @SuppressWarnings("unchecked") // every lease of a group was granted by the lock, as an L
+    private CompletableFuture<LeaseLostException> keepAliveOne(Lease lease, Duration ttl) {
+        return lock.keepAlive((L) lease, ttl);
+    }
+
+    @Override
+    public String toString() {
+        return "DistributedReadWriteLock[" + name + ", " + readers.permits() + " reader"
+                + (readers.permits() == 1 ? "" : "s") + "]";
+    }
+
+    private <T, X extends Exception> T run(L lease, Duration ttl, LeasedSection<L, T, X> work) throws X {
+        CompletableFuture<LeaseLostException> lost;
+        try {
+            lost = keepAlive(lease, ttl);
+        } catch (RuntimeException e) {
+            lease.release();
+            throw e;
+        }
+        return CriticalSections.run(lease, lost, () -> work.run(lease));
+    }
+
+    /** Whether a writer holds the writer's lock: it writes, or waits for the readers to leave. */
+    private boolean writerIsIn() {
+        return lock.holder(writer).isPresent();
+    }
+
+    private long left(long start, long budget) {
+        return Math.max(0, budget - (ticker.nanos() - start));
+    }
+
+    /**
+     * The write lease: the group of the writer's leases, typed as the lock's leases are (a fenced
+     * group on a fenced backend, whose locks grant {@link FencedLease}s).
+     */
+    @SuppressWarnings("unchecked")
+    private L group(List<L> held) {
+        return (L) LeaseGroup.of(name, held);
+    }
+}
