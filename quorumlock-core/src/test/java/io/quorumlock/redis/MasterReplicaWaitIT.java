@@ -31,7 +31,7 @@ class MasterReplicaWaitIT {
             try (Jedis jedis = replica.connect(TestTime.scaled(Duration.ofSeconds(2)))) {
                 jedis.replicaof(master.host(), master.port());
             }
-            TestTime.await(Duration.ofSeconds(30), () -> linkUp(replica), "the replica to sync");
+            TestTime.await(Duration.ofSeconds(30), () -> master.hasOnlineReplica(replica), "the replica to sync");
             try (Redlock lock = Redlock.builder()
                     .node(master.uri())
                     .nodeTimeout(TestTime.scaled(Duration.ofMillis(500)))
@@ -85,7 +85,7 @@ class MasterReplicaWaitIT {
             try (Jedis jedis = replica.connect(TestTime.scaled(Duration.ofSeconds(2)))) {
                 jedis.replicaof(master.host(), master.port());
             }
-            TestTime.await(Duration.ofSeconds(30), () -> linkUp(replica), "the replica to sync");
+            TestTime.await(Duration.ofSeconds(30), () -> master.hasOnlineReplica(replica), "the replica to sync");
             try (Redlock lock = Redlock.builder().node(master.uri()).build()) {
                 lock.acquire("warm", TTL, Duration.ZERO).release(); // the master's ROLE read: 1 replica
                 replica.pause();
@@ -106,12 +106,6 @@ class MasterReplicaWaitIT {
                         .isNotNull();
                 late.release();
             }
-        }
-    }
-
-    private static boolean linkUp(RedisServer replica) {
-        try (Jedis jedis = replica.connect(TestTime.scaled(Duration.ofSeconds(2)))) {
-            return jedis.info("replication").contains("master_link_status:up");
         }
     }
 

@@ -78,7 +78,10 @@ public final class RedisSentinels implements AutoCloseable {
             try (Jedis jedis = replica.connect(TestTime.scaled(PROBE))) {
                 jedis.replicaof(master.host(), master.port());
             }
-            TestTime.await(SETTLE, () -> linkUp(replica), "the replica " + replica.uri() + " to sync with its master");
+            TestTime.await(
+                    SETTLE,
+                    () -> master.hasOnlineReplica(replica),
+                    "the replica " + replica.uri() + " to sync with its master");
             for (int i = 0; i < 3; i++) {
                 sentinels.add(RedisServer.startSentinel(MASTER_NAME, master.port(), 2, DOWN_AFTER, null, tls));
             }

@@ -647,6 +647,21 @@ public final class RedisServer implements AutoCloseable {
     }
 
     /**
+     * Whether {@code replica} is this master's replica as both see it: its link to this master is
+     * up, and this master lists it online, as its {@code ROLE} and {@code WAIT} count replicas. The
+     * replica says its link is up a moment before the master lists it.
+     */
+    public boolean hasOnlineReplica(RedisServer replica) {
+        try (Jedis theReplica = replica.connect(TestTime.scaled(COMMAND_TIMEOUT));
+                Jedis theMaster = connect(TestTime.scaled(COMMAND_TIMEOUT))) {
+            return theReplica.info("replication").contains("master_link_status:up")
+                    && theMaster.info("replication").contains("port=" + replica.port() + ",state=online");
+        } catch (redis.clients.jedis.exceptions.JedisException e) {
+            return false;
+        }
+    }
+
+    /**
      * Waits until this node has been up longer than {@code ttl} (by its {@code uptime_in_seconds},
      * whole seconds), as the restart guard of a lock with that TTL wants before the node votes.
      *
