@@ -67,7 +67,7 @@ import org.slf4j.LoggerFactory;
  *
  * @param <L> the kind of lease of the lock
  */
-public final class DistributedReentrantLock<L extends Lease> implements Lock {
+public class DistributedReentrantLock<L extends Lease> implements Lock {
 
     private static final Logger log = LoggerFactory.getLogger(DistributedReentrantLock.class);
 
@@ -90,7 +90,14 @@ public final class DistributedReentrantLock<L extends Lease> implements Lock {
         boolean take(ReentrantLock local) throws InterruptedException;
     }
 
-    DistributedReentrantLock(DistributedLock<L> lock, String resource, Duration ttl) {
+    /**
+     * The lock on {@code resource} of {@code lock}, its leases of {@code ttl}: what {@link
+     * DistributedLock#asLock} makes. For a subclass that adds an interface (Spring Integration's
+     * {@code DistributedLock}); the behaviour stays this class's, whose methods are final.
+     *
+     * @throws IllegalArgumentException if the resource is empty or the TTL is unusable with this lock
+     */
+    protected DistributedReentrantLock(DistributedLock<L> lock, String resource, Duration ttl) {
         this.lock = Objects.requireNonNull(lock, "lock");
         this.ticker = Clocked.of(lock);
         if (resource == null || resource.isEmpty()) {
@@ -103,12 +110,12 @@ public final class DistributedReentrantLock<L extends Lease> implements Lock {
     }
 
     /** The resource this lock locks. */
-    public String resource() {
+    public final String resource() {
         return resource;
     }
 
     /** The TTL of the leases taken by {@link #lock()}, {@link #lockInterruptibly()} and {@link #tryLock}. */
-    public Duration ttl() {
+    public final Duration ttl() {
         return ttl;
     }
 
@@ -119,7 +126,7 @@ public final class DistributedReentrantLock<L extends Lease> implements Lock {
      * @throws LeaseLostException if the thread already held the lock and its lease was lost
      */
     @Override
-    public void lock() {
+    public final void lock() {
         lock(ttl);
     }
 
@@ -127,7 +134,7 @@ public final class DistributedReentrantLock<L extends Lease> implements Lock {
      * As {@link #lock()}, with a lease of {@code ttl} if this call takes the lease (a thread that
      * already holds the lock keeps its lease).
      */
-    public void lock(Duration ttl) {
+    public final void lock(Duration ttl) {
         try {
             take(
                     local -> {
@@ -149,7 +156,7 @@ public final class DistributedReentrantLock<L extends Lease> implements Lock {
      *     interrupt status is cleared)
      */
     @Override
-    public void lockInterruptibly() throws InterruptedException {
+    public final void lockInterruptibly() throws InterruptedException {
         take(
                 local -> {
                     local.lockInterruptibly();
@@ -165,7 +172,7 @@ public final class DistributedReentrantLock<L extends Lease> implements Lock {
      * grants it now.
      */
     @Override
-    public boolean tryLock() {
+    public final boolean tryLock() {
         try {
             return take(ReentrantLock::tryLock, 0, false, ttl);
         } catch (InterruptedException e) {
@@ -181,14 +188,14 @@ public final class DistributedReentrantLock<L extends Lease> implements Lock {
      * @throws InterruptedException if the thread was interrupted on entry or while waiting
      */
     @Override
-    public boolean tryLock(long time, TimeUnit unit) throws InterruptedException {
+    public final boolean tryLock(long time, TimeUnit unit) throws InterruptedException {
         return tryLock(Duration.ofNanos(unit.toNanos(time)), ttl);
     }
 
     /**
      * As {@link #tryLock(long, TimeUnit)}, with a lease of {@code ttl} if this call takes the lease.
      */
-    public boolean tryLock(Duration waitTime, Duration ttl) throws InterruptedException {
+    public final boolean tryLock(Duration waitTime, Duration ttl) throws InterruptedException {
         long waitNanos = waitTime.toNanos();
         return take(local -> local.tryLock(waitNanos, TimeUnit.NANOSECONDS), Math.max(0, waitNanos), true, ttl);
     }
@@ -201,7 +208,7 @@ public final class DistributedReentrantLock<L extends Lease> implements Lock {
      *     while it was held: the section may not have been exclusive
      */
     @Override
-    public void unlock() {
+    public final void unlock() {
         SharedHold<L> shared = heldHere();
         if (shared.local.getHoldCount() > 1) {
             shared.local.unlock();
@@ -229,19 +236,19 @@ public final class DistributedReentrantLock<L extends Lease> implements Lock {
      * @throws UnsupportedOperationException always
      */
     @Override
-    public Condition newCondition() {
+    public final Condition newCondition() {
         throw new UnsupportedOperationException("a DistributedReentrantLock has no conditions: '" + resource
                 + "' is locked across processes, and a condition would need the lock service to signal them");
     }
 
     /** Whether the current thread holds this lock (through this object or another of the resource). */
-    public boolean isHeldByCurrentThread() {
+    public final boolean isHeldByCurrentThread() {
         SharedHold<L> shared = SharedHold.find(lock, resource);
         return shared != null && shared.local.isHeldByCurrentThread();
     }
 
     /** How many holds of this lock the current thread has not ended; 0 if it does not hold it. */
-    public int getHoldCount() {
+    public final int getHoldCount() {
         SharedHold<L> shared = SharedHold.find(lock, resource);
         return shared == null ? 0 : shared.local.getHoldCount();
     }
@@ -252,7 +259,7 @@ public final class DistributedReentrantLock<L extends Lease> implements Lock {
      * valid, or the hold was {@linkplain #revoke revoked}, even before its holder unlocks: the lock
      * may then go to another client. A fenced lease in doubt that is valid again is held.
      */
-    public boolean isLocked() {
+    public final boolean isLocked() {
         SharedHold<L> shared = SharedHold.find(lock, resource);
         if (shared == null) {
             return false;
@@ -273,7 +280,7 @@ public final class DistributedReentrantLock<L extends Lease> implements Lock {
      *
      * @return the lease of the hold told, or empty if no thread of this process holds the lock
      */
-    public Optional<L> revoke(String why) {
+    public final Optional<L> revoke(String why) {
         Hold<L> current = current();
         if (current == null) {
             return Optional.empty();
@@ -288,7 +295,7 @@ public final class DistributedReentrantLock<L extends Lease> implements Lock {
      * The lease of the current hold, whichever thread of this process holds the lock; empty while
      * no thread does (or the holder is still being granted it).
      */
-    public Optional<L> lease() {
+    public final Optional<L> lease() {
         Hold<L> current = current();
         return current == null ? Optional.empty() : Optional.of(current.lease());
     }
@@ -303,12 +310,12 @@ public final class DistributedReentrantLock<L extends Lease> implements Lock {
      *
      * @throws IllegalMonitorStateException if the current thread does not hold this lock
      */
-    public CompletableFuture<LeaseLostException> lost() {
+    public final CompletableFuture<LeaseLostException> lost() {
         return heldHere().hold.notice().copy();
     }
 
     @Override
-    public String toString() {
+    public final String toString() {
         Hold<L> current = current();
         return "DistributedReentrantLock['" + resource + "', "
                 + (current == null ? "not held in this process" : "held, lease " + current.lease()) + "]";

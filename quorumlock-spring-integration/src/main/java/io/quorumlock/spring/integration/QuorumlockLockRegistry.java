@@ -20,7 +20,10 @@ import org.springframework.integration.support.locks.RenewableLockRegistry;
  * A Spring Integration {@code LockRegistry} over any quorumlock lock: {@code Redlock}, {@code
  * ZooKeeperLock}, {@code EtcdLock} or {@code JdbcLock}. Each key is a resource ({@code prefix +
  * key}), and {@link #obtain} gives its {@link DistributedReentrantLock}: a {@code
- * java.util.concurrent.locks.Lock}, reentrant per thread, whose lease is kept alive while held;
+ * java.util.concurrent.locks.Lock}, reentrant per thread, whose lease is kept alive while held
+ * (with Spring Integration 7, also its {@code DistributedLock}: {@code lock(Duration ttl)} and {@code
+ * tryLock(Duration waitTime, Duration ttl)} take a lease of that TTL; with 6.5, which has no such
+ * interface, the same lock without it);
  * the same object for a key until it is {@linkplain #expireUnusedOlderThan expired}. So it serves
  * {@code LockRegistryLeaderInitiator}, the aggregator and the other components that take a {@code
  * LockRegistry}.
@@ -99,7 +102,7 @@ public final class QuorumlockLockRegistry<L extends Lease>
                             + " after the prefix, was "
                             + (lockKey == null ? "null" : lockKey.getClass().getName()));
         }
-        Entry<L> entry = locks.computeIfAbsent(key, k -> new Entry<>(lock.asLock(prefix + k, ttl)));
+        Entry<L> entry = locks.computeIfAbsent(key, k -> new Entry<>(RegistryLocks.of(lock, prefix + k, ttl)));
         entry.obtained = System.currentTimeMillis();
         return entry.lock;
     }

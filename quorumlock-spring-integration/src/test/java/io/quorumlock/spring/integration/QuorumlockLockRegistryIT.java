@@ -67,6 +67,40 @@ class QuorumlockLockRegistryIT {
     }
 
     @Test
+    void itsLocksAreSpringIntegrationsDistributedLockWithATtlPerCall() throws Exception {
+        DistributedReentrantLock<Lease> obtained = registry.obtain("ttl");
+        assertThat(obtained).isInstanceOf(org.springframework.integration.support.locks.DistributedLock.class);
+        org.springframework.integration.support.locks.DistributedLock lock =
+                (org.springframework.integration.support.locks.DistributedLock) obtained;
+
+        lock.lock(LONG);
+        try {
+            Lease lease = obtained.lease().orElseThrow();
+            assertThat(lease.validity())
+                    .as("the call's TTL, not the registry's")
+                    .isGreaterThan(TTL);
+            assertThat(other.tryAcquire("orders:ttl", TTL))
+                    .as("held for another client")
+                    .isEmpty();
+        } finally {
+            lock.unlock();
+        }
+        assertThat(lock.tryLock(Duration.ZERO, TTL.multipliedBy(3))).isTrue();
+        try {
+            assertThat(obtained.lease().orElseThrow().validity()).isGreaterThan(TTL.multipliedBy(2));
+            try (Lease elsewhere = other.acquire("orders:busy", LONG, Duration.ZERO)) {
+                org.springframework.integration.support.locks.DistributedLock busy =
+                        (org.springframework.integration.support.locks.DistributedLock) registry.obtain("busy");
+                assertThat(busy.tryLock(Duration.ofMillis(100), LONG))
+                        .as("held by another client")
+                        .isFalse();
+            }
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    @Test
     void renewExtendsTheHoldersLease() {
         DistributedReentrantLock<Lease> lock = registry.obtain("renewed");
         assertThatThrownBy(() -> registry.renewLock("renewed")).isInstanceOf(IllegalStateException.class);
