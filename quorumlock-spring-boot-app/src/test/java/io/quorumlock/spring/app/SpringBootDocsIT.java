@@ -171,8 +171,8 @@ class SpringBootDocsIT {
 
     /** An application of the page's classes with the starter, on a random port of 127.0.0.1, electing a leader. */
     private static ConfigurableApplicationContext start(boolean fenced, DataSource dataSource, String... properties) {
-        List<Class<?>> sources =
-                new ArrayList<>(List.of(Application.class, docs.type("NightlyReport"), docs.type("BillingScheduler")));
+        List<Class<?>> sources = new ArrayList<>(List.of(
+                Application.class, docs.type("NightlyReport"), docs.type("BillingScheduler"), docs.type("Backups")));
         if (fenced) {
             sources.add(docs.type("InvoiceNumbers"));
         }
@@ -223,6 +223,10 @@ class SpringBootDocsIT {
         }
         run.invoke(report);
         assertThat(count(output, REPORT_SENT)).as("reports sent").isEqualTo(2);
+
+        Class<?> backups = docs.type("Backups");
+        backups.getMethod("backUp", String.class).invoke(context.getBean(backups), "orders");
+        assertThat(output.toString()).containsPattern("backing up orders under permit [123]\\b");
 
         TestTime.await(
                 Duration.ofSeconds(20), () -> LEADS.matcher(output.toString()).find(), "the leader's line");
