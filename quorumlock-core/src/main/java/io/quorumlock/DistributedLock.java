@@ -1,5 +1,7 @@
 package io.quorumlock;
 
+import io.quorumlock.internal.Clocked;
+import io.quorumlock.internal.Settings;
 import java.time.Duration;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
@@ -30,6 +32,45 @@ public interface DistributedLock<L extends Lease> extends AutoCloseable {
      * @throws LockUnavailableException if it could not be acquired in time
      */
     L acquire(String resource, Duration ttl, Duration maxWait);
+
+    /**
+     * {@link #acquire}'s asynchronous twin: returns at once a future of the lease, which completes
+     * once it is granted, within {@code maxWait} (and the lock's overrun), or exceptionally with
+     * what {@code acquire} throws ({@link LockUnavailableException} when the wait passed). No thread
+     * waits per call: the asynchronous acquires of one resource of this lock object form a line in
+     * this process, in the order they were made, and one thread takes the lease for the first of them
+     * (woken by the release as every waiter of this lock is), then for the next. An acquire whose
+     * wait passes while others of this process are ahead of it ends then, refused. Cancelling the
+     * future gives the wait up; a lease granted after the cancel is released. The future completes
+     * on a thread of this library: chain work that blocks onto an executor of your own.
+     *
+     * @throws IllegalArgumentException at the call, if the resource is empty, the TTL unusable with
+     *     this lock or {@code maxWait} negative
+     */
+    default CompletableFuture<L> acquireAsync(String resource, Duration ttl, Duration maxWait) {
+        Settings.resource(resource, "orders:42");
+        lossNotice(ttl); // checks the TTL now
+        Settings.maxWait(maxWait);
+        return AsyncAcquires.acquire(
+                this,
+                "lock",
+                resource,
+                maxWait,
+                Clocked.of(this),
+                wait -> acquire(resource, ttl, wait),
+                Lease::release);
+    }
+
+    /**
+     * {@link #tryAcquire}'s asynchronous twin: one attempt, on a thread of this library, whose
+     * future completes with the lease, with empty if another owner holds the lock, or exceptionally
+     * as {@code tryAcquire} throws.
+     */
+    default CompletableFuture<Optional<L>> tryAcquireAsync(String resource, Duration ttl) {
+        Settings.resource(resource, "orders:42");
+        lossNotice(ttl);
+        return AsyncAcquires.once(() -> tryAcquire(resource, ttl));
+    }
 
     /**
      * Runs {@code work} while holding the lock, keeping the lease alive, and releases it after.

@@ -174,6 +174,26 @@ public final class DistributedReadWriteLock<L extends Lease> {
     }
 
     /**
+     * {@link #acquireRead}'s asynchronous twin, as {@link DistributedLock#acquireAsync} is the
+     * lock's: this process's asynchronous readers of this lock form one line, served by one thread.
+     */
+    public CompletableFuture<L> acquireReadAsync(Duration ttl, Duration maxWait) {
+        Settings.maxWait(maxWait);
+        return AsyncAcquires.acquire(
+                lock, "readers", name, maxWait, ticker, wait -> acquireRead(ttl, wait), Lease::release);
+    }
+
+    /**
+     * {@link #acquireWrite}'s asynchronous twin: this process's asynchronous writers of this lock
+     * form one line, served by one thread.
+     */
+    public CompletableFuture<L> acquireWriteAsync(Duration ttl, Duration maxWait) {
+        Settings.maxWait(maxWait);
+        return AsyncAcquires.acquire(
+                lock, "writers", name, maxWait, ticker, wait -> acquireWrite(ttl, wait), Lease::release);
+    }
+
+    /**
      * Runs {@code work} under a read lease acquired as {@link #acquireRead} does, kept alive, then
      * releases it; the work is interrupted when the lease is lost.
      */

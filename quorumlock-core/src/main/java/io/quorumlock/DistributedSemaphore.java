@@ -182,6 +182,24 @@ public final class DistributedSemaphore<L extends Lease> {
     }
 
     /**
+     * {@link #acquire}'s asynchronous twin, as {@link DistributedLock#acquireAsync} is the lock's:
+     * the asynchronous acquires of this semaphore in this process form one line, served by one
+     * thread; cancelling the future gives the wait up, and a permit granted after it is released.
+     */
+    public CompletableFuture<L> acquireAsync(Duration ttl, Duration maxWait) {
+        Settings.ttl(ttl, "");
+        Settings.maxWait(maxWait);
+        return AsyncAcquires.acquire(
+                lock, "permits (" + permits + ")", name, maxWait, ticker, wait -> acquire(ttl, wait), Lease::release);
+    }
+
+    /** {@link #tryAcquire}'s asynchronous twin: one try of each permit, on a thread of this library. */
+    public CompletableFuture<Optional<L>> tryAcquireAsync(Duration ttl) {
+        Settings.ttl(ttl, "");
+        return AsyncAcquires.once(() -> tryAcquire(ttl));
+    }
+
+    /**
      * Runs {@code work} under a permit acquired as {@link #acquire} does, kept alive as the lock's
      * {@code withLease} keeps a lease, then releases it. The work is interrupted when the permit's
      * lease is lost (or, fenced, in doubt).

@@ -56,30 +56,30 @@ class ReadmeIT {
 
     @Test
     void theQuickStartRunsAsPastedAgainstThreeFreshNodes() throws Exception {
-        Readme.Block quickStart = DOCS.java("QuickStart");
-        try (RedisServers nodes = RedisServers.start(3, false)) {
-            // The README's nodes are those of 'quorumlock nodes --count 3 --port 7001'.
-            Map<String, String> addresses = new LinkedHashMap<>();
-            for (int i = 0; i < 3; i++) {
-                addresses.put(
-                        "127.0.0.1:" + (7001 + i), "127.0.0.1:" + nodes.get(i).port());
-            }
-            String out = run(quickStart, addresses);
-            assertThat(out).isEqualTo("daily report sent\ncache rebuilt\n");
-        }
+        assertThat(runOnThreeFreshNodes("QuickStart")).isEqualTo("daily report sent\ncache rebuilt\n");
     }
 
     @Test
     void theReadWriteExampleRunsAsPastedAgainstThreeFreshNodes() throws Exception {
-        Readme.Block readWrite = DOCS.java("ReadWriteQuickStart");
+        assertThat(runOnThreeFreshNodes("ReadWriteQuickStart"))
+                .matches("reading beside up to 7 other readers\nrebuilding alone, valid for \\d+ s\n");
+    }
+
+    @Test
+    void theAsyncExampleRunsAsPastedAgainstThreeFreshNodes() throws Exception {
+        assertThat(runOnThreeFreshNodes("AsyncQuickStart")).matches("locked, valid for \\d+ s\n");
+    }
+
+    /** What the page's class {@code name} prints against three fresh nodes in place of the page's. */
+    private static String runOnThreeFreshNodes(String name) throws Exception {
         try (RedisServers nodes = RedisServers.start(3, false)) {
+            // The pages' nodes are those of 'quorumlock nodes --count 3 --port 7001'.
             Map<String, String> addresses = new LinkedHashMap<>();
             for (int i = 0; i < 3; i++) {
                 addresses.put(
                         "127.0.0.1:" + (7001 + i), "127.0.0.1:" + nodes.get(i).port());
             }
-            assertThat(run(readWrite, addresses))
-                    .matches("reading beside up to 7 other readers\nrebuilding alone, valid for \\d+ s\n");
+            return run(DOCS.java(name), addresses);
         }
     }
 

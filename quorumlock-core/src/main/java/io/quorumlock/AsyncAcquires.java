@@ -1,0 +1,295 @@
+package io.quorumlock;
+
+import io.quorumlock.internal.Settings;
+import io.quorumlock.internal.Ticker;
+import java.time.Duration;
+import java.util.ArrayDeque;
+import java.util.Map;
+import java.util.Objects;
+import java.util.concurrent.CancellationException;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.Executor;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
+import java.util.concurrent.SynchronousQueue;
+import java.util.concurrent.ThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Consumer;
+import java.util.function.Supplier;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The asynchronous acquires of this process: a future per acquire, and one thread per resource
+ * with waiters, not one per waiter. The acquires of one resource of one lock object form a line in
+ * the order they were made; one thread takes the lease for the first of them with the lock's own
+ * {@code acquire}, woken by the release as any waiter of the lock is, then for the next. A waiter
+ * whose {@code maxWait} passes while others of this process are ahead of it ends then, refused; a
+ * cancelled one leaves the line, and a lease granted to it after the cancel is released.
+ */
+final class AsyncAcquires {
+
+    private static final Logger log = LoggerFactory.getLogger(AsyncAcquires.class);
+
+    /** The lines with waiters, by lock object (by identity) and resource. */
+    private static final Map<Key, Line<?>> LINES = new ConcurrentHashMap<>();
+
+    /** The threads that take leases for the lines, and run single attempts; none while idle. */
+    private static final Executor THREADS = threads();
+
+    /** Ends the waits that pass behind others: one thread, whose tasks go when their waiter is done. */
+    private static final ScheduledThreadPoolExecutor TIMER = timer();
+
+    private AsyncAcquires() {}
+
+    private static Executor threads() {
+        AtomicInteger count = new AtomicInteger();
+        ThreadPoolExecutor pool =
+                new ThreadPoolExecutor(0, Integer.MAX_VALUE, 30, TimeUnit.SECONDS, new SynchronousQueue<>(), task -> {
+                    Thread thread = new Thread(task, "quorumlock-async-" + count.incrementAndGet());
+                    thread.setDaemon(true);
+                    return thread;
+                });
+        return pool;
+    }
+
+    private static ScheduledThreadPoolExecutor timer() {
+        ScheduledThreadPoolExecutor timer = new ScheduledThreadPoolExecutor(1, task -> {
+            Thread thread = new Thread(task, "quorumlock-async-timer");
+            thread.setDaemon(true);
+            return thread;
+        });
+        timer.setRemoveOnCancelPolicy(true);
+        return timer;
+    }
+
+    /** Takes a lease within {@code maxWait}, the wait it is given; throws as the lock's {@code acquire} does. */
+    @FunctionalInterface
+    interface Acquire<L> {
+        L acquire(Duration maxWait);
+    }
+
+    /**
+     * An acquire of {@code resource} on {@code owner}, the lock, that joins the line of this
+     * process's asynchronous acquires of it: of the lock itself, or of a {@code kind} of primitive
+     * over it (a semaphore's permits, a read-write lock's readers or writers).
+     *
+     * @param release how a lease granted after its future was cancelled is given back
+     */
+    static <L> CompletableFuture<L> acquire(
+            Object owner,
+            String kind,
+            String resource,
+            Duration maxWait,
+            Ticker ticker,
+            Acquire<L> acquire,
+            Consumer<? super L> release) {
+        Objects.requireNonNull(acquire, "acquire");
+        long wait = Settings.maxWait(maxWait).toNanos();
+        Waiter<L> waiter = new Waiter<>(ticker.nanos() + Math.min(wait, Long.MAX_VALUE / 4), acquire, release);
+        Key key = new Key(owner, kind, resource);
+        @SuppressWarnings("unchecked")
+        Line<L> line = (Line<L>) LINES.compute(key, (k, existing) -> {
+            Line<?> joined = existing != null ? existing : new Line<>(k, ticker);
+            joined.join(waiter);
+            return joined;
+        });
+        waiter.future.whenComplete((lease, failure) -> {
+            if (failure instanceof CancellationException) {
+                line.cancelled(waiter);
+            }
+        });
+        if (wait < Long.MAX_VALUE / 4 && !waiter.future.isDone()) {
+            ScheduledFuture<?> end = TIMER.schedule(
+                    () -> line.waitPassed(waiter, resource, Duration.ofNanos(wait)), wait, TimeUnit.NANOSECONDS);
+            waiter.future.whenComplete((lease, failure) -> end.cancel(false));
+        }
+        return waiter.future;
+    }
+
+    /** One attempt, on a thread of its own that ends with it: {@code tryAcquire}'s asynchronous twin. */
+    static <T> CompletableFuture<T> once(Supplier<T> attempt) {
+        return CompletableFuture.supplyAsync(attempt, THREADS);
+    }
+
+    /** A line's name: the lock object (by identity), what is acquired of it, and the resource. */
+    private record Key(Object owner, String kind, String resource) {
+        @Override
+        public boolean equals(Object other) {
+            return other instanceof Key key
+                    && key.owner == owner
+                    && key.kind.equals(kind)
+                    && key.resource.equals(resource);
+        }
+
+        @Override
+        public int hashCode() {
+            return (System.identityHashCode(owner) * 31 + kind.hashCode()) * 31 + resource.hashCode();
+        }
+    }
+
+    private static final class Waiter<L> {
+        final CompletableFuture<L> future = new CompletableFuture<>();
+        final long deadlineNanos;
+        final Acquire<L> acquire;
+        final Consumer<? super L> release;
+
+        Waiter(long deadlineNanos, Acquire<L> acquire, Consumer<? super L> release) {
+            this.deadlineNanos = deadlineNanos;
+            this.acquire = acquire;
+            this.release = release;
+        }
+    }
+
+    /** The waiters of one resource, and the thread that serves them while there are any. */
+    private static final class Line<L> implements Runnable {
+        private final Key key;
+        private final Ticker ticker;
+        private final ArrayDeque<Waiter<L>> waiting = new ArrayDeque<>();
+        /** The waiter the thread takes a lease for now; null between two. */
+        private Waiter<L> current;
+
+        private Thread thread;
+        private boolean served;
+
+        Line(Key key, Ticker ticker) {
+            this.key = key;
+            this.ticker = ticker;
+        }
+
+        /** Called within {@link #LINES}' compute of the key: starts the thread if none serves the line. */
+        @SuppressWarnings("unchecked")
+        synchronized void join(Waiter<?> waiter) {
+            waiting.add((Waiter<L>) waiter);
+            if (!served) {
+                served = true;
+                THREADS.execute(this);
+            }
+        }
+
+        @Override
+        public void run() {
+            synchronized (this) {
+                thread = Thread.currentThread();
+            }
+            while (true) {
+                Waiter<L> waiter = next();
+                if (waiter == null) {
+                    return;
+                }
+                long left = Math.max(0, waiter.deadlineNanos - ticker.nanos());
+                L lease = null;
+                RuntimeException failed = null;
+                try {
+                    lease = waiter.acquire.acquire(Duration.ofNanos(left));
+                } catch (RuntimeException e) {
+                    failed = e;
+                }
+                synchronized (this) {
+                    current = null;
+                    Thread.interrupted(); // a cancel's interrupt was this waiter's, not the next one's
+                }
+                if (lease != null && !waiter.future.complete(lease)) {
+                    giveBack(waiter, lease);
+                } else if (failed != null) {
+                    waiter.future.completeExceptionally(failed);
+                }
+            }
+        }
+
+        /** The first waiter not yet done, now the current one; null, ending the thread, if none is left. */
+        private Waiter<L> next() {
+            while (true) {
+                synchronized (this) {
+                    for (Waiter<L> first = waiting.poll(); first != null; first = waiting.poll()) {
+                        if (!first.future.isDone()) {
+                            current = first;
+                            return first;
+                        }
+                    }
+                }
+                // Leaves the map only if no acquire joined meanwhile: the compute and the check are atomic.
+                boolean[] ended = {false};
+                LINES.computeIfPresent(key, (k, line) -> {
+                    synchronized (this) {
+                        if (line != this || !waiting.isEmpty()) {
+                            return line;
+                        }
+                        served = false;
+                        thread = null;
+                        ended[0] = true;
+                        return null;
+                    }
+                });
+                if (ended[0]) {
+                    return null;
+                }
+            }
+        }
+
+        /** A cancelled waiter leaves the line; the current one's acquire is interrupted. */
+        synchronized void cancelled(Waiter<L> waiter) {
+            if (current == waiter && thread != null) {
+                thread.interrupt();
+            } else {
+                waiting.remove(waiter);
+            }
+        }
+
+        /** A waiter's wait passed while others of this process were ahead of it: it ends, refused. */
+        void waitPassed(Waiter<L> waiter, String resource, Duration waited) {
+            int ahead;
+            synchronized (this) {
+                if (current == waiter || waiter.future.isDone()) {
+                    return; // its own acquire ends within its wait
+                }
+                ahead = current != null ? 1 : 0;
+                for (Waiter<L> other : waiting) {
+                    if (other == waiter) {
+                        break;
+                    }
+                    ahead += other.future.isDone() ? 0 : 1;
+                }
+                if (ahead == 0) {
+                    return; // it is next: its own acquire makes its attempt, within its wait
+                }
+                waiting.remove(waiter);
+            }
+            waiter.future.completeExceptionally(new QueuedTooLong(resource, waited, ahead));
+        }
+
+        private void giveBack(Waiter<L> waiter, L lease) {
+            try {
+                waiter.release.accept(lease);
+            } catch (RuntimeException e) {
+                log.warn(
+                        "could not release a lease on '{}' granted after its acquire was cancelled: {}",
+                        key.resource(),
+                        e.toString());
+            }
+        }
+    }
+
+    /** The refusal of an asynchronous acquire whose wait passed behind others of this process. */
+    static final class QueuedTooLong extends LockUnavailableException {
+        private static final long serialVersionUID = 1L;
+
+        QueuedTooLong(String resource, Duration waited, int ahead) {
+            super(
+                    String.format(
+                            "could not acquire '%s' within %d ms (0 attempts): %d asynchronous acquire%s of this"
+                                    + " process %s ahead of it, served one at a time, the first waiting for the lock",
+                            resource, waited.toMillis(), ahead, ahead == 1 ? "" : "s", ahead == 1 ? "was" : "were"),
+                    resource,
+                    0);
+        }
+
+        /** Others held or waited for the lock: a later acquire may be granted. */
+        @Override
+        public boolean busy() {
+            return true;
+        }
+    }
+}
