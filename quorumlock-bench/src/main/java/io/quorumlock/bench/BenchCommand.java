@@ -238,6 +238,8 @@ public final class BenchCommand implements Callable<Integer> {
                 steps.add(() -> ConsensusLocks.runZooKeeper(plan, progress, shown));
                 labels.add(ConsensusLocks.etcdLabel());
                 steps.add(() -> ConsensusLocks.runEtcd(plan, progress, shown));
+                labels.add(Semaphores.label());
+                steps.add(() -> Semaphores.run(servers, plan, progress, shown));
                 Pattern filter = only == null ? null : Pattern.compile(only);
                 int total = (int) labels.stream()
                         .filter(l -> filter == null || filter.matcher(l).find())

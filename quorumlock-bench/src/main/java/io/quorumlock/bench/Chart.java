@@ -44,7 +44,9 @@ final class Chart {
             Map.entry(Plan.SLOW_NODE, "Slow network, one node +20 ms each way, one thread"),
             Map.entry(Plan.DB_CYCLE, "PostgreSQL: acquire + release, one thread, one shared pool"),
             Map.entry(Plan.ZK_CYCLE, "ZooKeeper, 3 servers: acquire + release, one thread"),
-            Map.entry(Plan.ETCD_CYCLE, "etcd, 3 members: acquire + release, one thread"));
+            Map.entry(Plan.ETCD_CYCLE, "etcd, 3 members: acquire + release, one thread"),
+            Map.entry(Plan.SEMAPHORE, "A semaphore of 3 permits on one Redis node: a permit taken and given back"),
+            Map.entry(Plan.ZK_SEMAPHORE, "A semaphore of 3 permits on one ZooKeeper server"));
 
     private static final int WIDTH = 960;
     private static final int LABEL = 190; // left column: library names

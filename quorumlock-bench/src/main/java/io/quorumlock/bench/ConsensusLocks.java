@@ -18,8 +18,6 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Arrays;
-import java.util.Collections;
 import java.util.Comparator;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -258,36 +256,35 @@ final class ConsensusLocks {
             Plan plan,
             Progress progress,
             Consumer<CaseResult> out) {
-        List<Cycles> cycles = new ArrayList<>();
+        List<CountedCycles> cycles = new ArrayList<>();
         try {
             for (Library library : libraries) {
                 progress.status(backend.cycleCase() + " / " + library.name() + ": connecting");
-                cycles.add(new Cycles(backend, library, version));
+                Map<String, Object> extra = new LinkedHashMap<>();
+                extra.put("calls", library.cycle());
+                extra.put("servers", version);
+                extra.put("resources", 1);
+                cycles.add(new CountedCycles(
+                        backend.cycleCase(),
+                        library.name(),
+                        SERVERS,
+                        () -> cyclesOf(library.client().get()),
+                        extra));
             }
             // The servers, and the client code the libraries share (ZooKeeperLock is built on Curator,
             // EtcdLock on jetcd), warm up with every library, in turns, before any cycle counts: the
-            // JIT compiles a library's own code over its first few thousand cycles.
-            for (int turn = 0; turn < WARMUP_TURNS; turn++) {
-                for (Cycles c : cycles) {
-                    progress.status(backend.cycleCase() + " / " + c.library.name() + ": warm-up");
-                    c.run(plan.contentionWarmup(), false);
-                }
-            }
-            // Counted in turns, A B, B A, A B, B A, ..., each a sixteenth of the time: what the machine
-            // does meanwhile (a shared machine, its disk's fsyncs, servers settling) falls on both alike.
-            Duration turnTime = plan.databaseTime().dividedBy(COUNTED_TURNS);
-            for (int turn = 0; turn < COUNTED_TURNS; turn++) {
-                List<Cycles> order = new ArrayList<>(cycles);
-                if (turn % 2 == 1) {
-                    Collections.reverse(order);
-                }
-                for (Cycles c : order) {
-                    progress.status(backend.cycleCase() + " / " + c.library.name());
-                    c.run(turnTime, true);
-                }
-            }
+            // JIT compiles a library's own code over its first few thousand cycles. Then sixteen
+            // counted turns each: the servers' rare slow commits fall on both.
+            CountedCycles.inTurns(
+                    backend.cycleCase(),
+                    cycles,
+                    WARMUP_TURNS,
+                    plan.contentionWarmup(),
+                    plan.databaseTime(),
+                    COUNTED_TURNS,
+                    progress);
         } finally {
-            cycles.forEach(Cycles::close);
+            cycles.forEach(CountedCycles::close);
         }
         cycles.forEach(c -> out.accept(c.result()));
         List<HandOff.Series> handOffs = new ArrayList<>();
@@ -306,106 +303,19 @@ final class ConsensusLocks {
         }
     }
 
-    /** One library's cycles on one thread, on a client of its own: the cycle times counted so far. */
-    private static final class Cycles implements AutoCloseable {
-        private static final int MAX_SAMPLES = 200_000;
-
-        private final Backend backend;
-        private final Library library;
-        private final String version;
-        private final long[] samples = new long[MAX_SAMPLES];
-        private HandOff.Client client;
-        private String error;
-        private int count;
-        private long counted;
-        private long nanos;
-        private long failures;
-        private long errors;
-        private String firstError;
-
-        /** Makes the client and runs its first cycle, which connects it; neither is counted. */
-        Cycles(Backend backend, Library library, String version) {
-            this.backend = backend;
-            this.library = library;
-            this.version = version;
-            try {
-                client = library.client().get();
-                if (!client.cycle(RESOURCE)) {
-                    error = "the first cycle did not get the free lock";
-                }
-            } catch (RuntimeException e) {
-                error = firstLine(e);
+    /** A library's client, as the cycle rows count it: one acquire and release of {@value #RESOURCE}. */
+    private static CountedCycles.Client cyclesOf(HandOff.Client client) {
+        return new CountedCycles.Client() {
+            @Override
+            public boolean cycle() {
+                return client.cycle(RESOURCE);
             }
-        }
 
-        /** Cycles for {@code time}; counted or not. */
-        void run(Duration time, boolean count) {
-            if (error != null) {
-                return;
-            }
-            long end = System.nanoTime() + time.toNanos();
-            for (long now = System.nanoTime(); now - end < 0; now = System.nanoTime()) {
-                boolean acquired;
-                try {
-                    acquired = client.cycle(RESOURCE);
-                } catch (RuntimeException e) {
-                    if (count && errors++ == 0) {
-                        firstError = e.toString();
-                    }
-                    acquired = false;
-                }
-                long took = System.nanoTime() - now;
-                if (!count) {
-                    continue;
-                }
-                nanos += took;
-                if (!acquired) {
-                    failures++;
-                    continue;
-                }
-                counted++;
-                if (this.count < MAX_SAMPLES) {
-                    samples[this.count++] = took;
-                }
-            }
-        }
-
-        CaseResult result() {
-            if (error != null) {
-                return CaseResult.failed(backend.cycleCase(), library.name(), SERVERS, 1, error);
-            }
-            long[] sorted = Arrays.copyOf(samples, count);
-            Arrays.sort(sorted);
-            Map<String, Object> extra = new LinkedHashMap<>();
-            extra.put("calls", library.cycle());
-            extra.put("servers", version);
-            extra.put("resources", 1);
-            extra.put("failures", failures);
-            extra.put("errors", errors);
-            if (firstError != null) {
-                extra.put("first_error", firstError);
-            }
-            return new CaseResult(
-                    backend.cycleCase(),
-                    library.name(),
-                    SERVERS,
-                    1,
-                    nanos == 0 ? null : counted / (nanos / 1e9),
-                    ManyCallers.percentile(sorted, 0.50),
-                    ManyCallers.percentile(sorted, 0.99),
-                    null,
-                    extra,
-                    null,
-                    null);
-        }
-
-        @Override
-        public void close() {
-            if (client != null) {
+            @Override
+            public void close() {
                 client.close();
-                client = null;
             }
-        }
+        };
     }
 
     private static void failUnmeasured(
@@ -494,7 +404,7 @@ final class ConsensusLocks {
     }
 
     /** A started Curator client with the exponential backoff retry of Curator's examples, once connected. */
-    private static CuratorFramework connectedCurator(String connect) {
+    static CuratorFramework connectedCurator(String connect) {
         CuratorFramework client = CuratorFrameworkFactory.newClient(connect, new ExponentialBackoffRetry(1000, 3));
         client.start();
         try {
@@ -710,7 +620,7 @@ final class ConsensusLocks {
         return newline < 0 ? message : message.substring(0, newline);
     }
 
-    private static void deleteTree(Path root) {
+    static void deleteTree(Path root) {
         try (Stream<Path> paths = Files.walk(root)) {
             paths.sorted(Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
         } catch (IOException e) {

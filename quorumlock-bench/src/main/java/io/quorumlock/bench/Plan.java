@@ -78,6 +78,10 @@ record Plan(
     static final String ZK_QUEUE = "zookeeper-hand-off-queue";
     /** As {@link #ZK_QUEUE}, on the etcd cluster. */
     static final String ETCD_QUEUE = "etcd-hand-off-queue";
+    /** A semaphore's cycle on one Redis node. */
+    static final String SEMAPHORE = "semaphore-cycle";
+    /** A semaphore's cycle on ZooKeeper. */
+    static final String ZK_SEMAPHORE = "zookeeper-semaphore-cycle";
     /** As {@link #DB_HAND_OFF}, on one of the Redis nodes (beside a PING's round trip to it). */
     static final String REDIS_HAND_OFF = "redis-hand-off";
     /** As {@link #DB_HAND_OFF}, on the 5 Redis nodes (beside a PING to the 5 at once). */
@@ -113,6 +117,9 @@ record Plan(
     static final String CURATOR = "curator-mutex";
     /** jetcd's {@code Lock} client, for the etcd cases (quorumlock's is {@code EtcdLock}). */
     static final String JETCD = "jetcd-lock";
+
+    static final String REDISSON_SEMAPHORE = "redisson-rsemaphore";
+    static final String CURATOR_SEMAPHORE = "curator-semaphore";
 
     /** The queued threads of the full run: the thousand of the product's expectation. */
     static final int QUEUED_THREADS = 1_000;
