@@ -10,6 +10,7 @@ import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executor;
+import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.SynchronousQueue;
@@ -39,6 +40,11 @@ final class AsyncAcquires {
     /** The threads that take leases for the lines, and run single attempts; none while idle. */
     private static final Executor THREADS = threads();
 
+    private static final int ATTEMPT_THREADS = 8;
+
+    /** The threads of the single attempts: at most {@value #ATTEMPT_THREADS}, none while idle. */
+    private static final Executor ATTEMPTS = attempts();
+
     /** Ends the waits that pass behind others: one thread, whose tasks go when their waiter is done. */
     private static final ScheduledThreadPoolExecutor TIMER = timer();
 
@@ -52,6 +58,18 @@ final class AsyncAcquires {
                     thread.setDaemon(true);
                     return thread;
                 });
+        return pool;
+    }
+
+    private static Executor attempts() {
+        AtomicInteger count = new AtomicInteger();
+        ThreadPoolExecutor pool = new ThreadPoolExecutor(
+                ATTEMPT_THREADS, ATTEMPT_THREADS, 30, TimeUnit.SECONDS, new LinkedBlockingQueue<>(), task -> {
+                    Thread thread = new Thread(task, "quorumlock-async-attempt-" + count.incrementAndGet());
+                    thread.setDaemon(true);
+                    return thread;
+                });
+        pool.allowCoreThreadTimeOut(true);
         return pool;
     }
 
@@ -109,9 +127,12 @@ final class AsyncAcquires {
         return waiter.future;
     }
 
-    /** One attempt, on a thread of its own that ends with it: {@code tryAcquire}'s asynchronous twin. */
+    /**
+     * One attempt, on one of at most {@value #ATTEMPT_THREADS} threads that the attempts share
+     * (queued behind each other when more are asked at once): {@code tryAcquire}'s asynchronous twin.
+     */
     static <T> CompletableFuture<T> once(Supplier<T> attempt) {
-        return CompletableFuture.supplyAsync(attempt, THREADS);
+        return CompletableFuture.supplyAsync(attempt, ATTEMPTS);
     }
 
     /** A line's name: the lock object (by identity), what is acquired of it, and the resource. */

@@ -111,14 +111,25 @@ public final class DistributedReadWriteLock<L extends Lease> {
     public L acquireRead(Duration ttl, Duration maxWait) {
         long budget = Settings.maxWait(maxWait).toNanos();
         long start = ticker.nanos();
-        while (true) {
+        for (int tries = 1; ; tries++) {
             L permit = readers.acquire(ttl, Duration.ofNanos(left(start, budget)));
-            if (!writerIsIn()) {
+            Optional<LockHolder> writing = lock.holder(writer);
+            if (writing.isEmpty()) {
                 return permit;
             }
             permit.release();
+            long left = left(start, budget);
+            if (left == 0) {
+                // The wait is over, and a writer was seen once more after it.
+                throw new LockUnavailableException(
+                        name,
+                        Duration.ofNanos(ticker.nanos() - start),
+                        tries,
+                        new ServerAnswer(writer, ServerAnswer.Kind.HELD_BY_OTHER, "a writer holds or waits for it"),
+                        writing.map(LockHolder::toString));
+            }
             // A writer writes or waits for the readers: wait for its release, then try again.
-            lock.acquire(writer, ttl, Duration.ofNanos(left(start, budget))).release();
+            lock.acquire(writer, ttl, Duration.ofNanos(left)).release();
         }
     }
 

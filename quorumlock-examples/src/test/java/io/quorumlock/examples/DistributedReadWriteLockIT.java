@@ -187,4 +187,56 @@ class DistributedReadWriteLockIT extends OnEveryBackend {
         assertThat(DistributedReadWriteLock.of(lock, name, 2))
                 .hasToString("DistributedReadWriteLock[" + name + ", 2 readers]");
     }
+
+    /**
+     * A reader whose lock says a writer holds {@code NAME#write} while that lock grants at once (a
+     * holder read that lags the grants) ends at its wait, refused, rather than trying for ever.
+     */
+    @Test
+    void aReaderThatKeepsSeeingAWriterEndsAtItsWait() throws Exception {
+        DistributedLock<Lease> real = lock(Backend.REDIS, "host-a");
+        DistributedLock<Lease> lagging = new DistributedLock<>() {
+            @Override
+            public java.util.Optional<Lease> tryAcquire(String resource, Duration ttl) {
+                return real.tryAcquire(resource, ttl);
+            }
+
+            @Override
+            public Lease acquire(String resource, Duration ttl, Duration maxWait) {
+                return real.acquire(resource, ttl, maxWait);
+            }
+
+            @Override
+            public <T, X extends Exception> T withLease(
+                    String resource, Duration ttl, Duration maxWait, io.quorumlock.LeasedSection<Lease, T, X> work)
+                    throws X {
+                return real.withLease(resource, ttl, maxWait, work);
+            }
+
+            @Override
+            public Duration lossNotice(Duration ttl) {
+                return real.lossNotice(ttl);
+            }
+
+            @Override
+            public java.util.Optional<io.quorumlock.LockHolder> holder(String resource) {
+                return resource.endsWith("#write")
+                        ? java.util.Optional.of(
+                                new io.quorumlock.LockHolder("a writer gone", java.util.OptionalLong.empty()))
+                        : real.holder(resource);
+            }
+
+            @Override
+            public void close() {}
+        };
+        DistributedReadWriteLock<Lease> rw = DistributedReadWriteLock.of(lagging, name, 2);
+        CompletableFuture<Lease> read =
+                CompletableFuture.supplyAsync(() -> rw.acquireRead(TTL, Duration.ofMillis(200)));
+        assertThatThrownBy(
+                        () -> read.get(TestTime.scaled(Duration.ofSeconds(10)).toMillis(), TimeUnit.MILLISECONDS))
+                .as("refused at its wait, not retried for ever")
+                .hasCauseInstanceOf(LockUnavailableException.class)
+                .hasMessageContaining("a writer gone");
+        read.cancel(true);
+    }
 }
