@@ -70,8 +70,52 @@ public final class Checker {
         }
     }
 
-    /** Checks the history. */
+    /**
+     * Checks the history. One whose events name several shared records (a semaphore's, one per
+     * permit) is checked record by record, each as the history of a lock, and the verdicts added up:
+     * a client's events before its grant (its acquire's invocation, a refusal) go with the record
+     * of its next grant, the faults with every record.
+     */
     public static Verdict check(List<Event> history) {
+        Map<String, List<Event>> byRecord = byRecord(inWallOrder(history));
+        if (byRecord.isEmpty()) {
+            return checkOne(history);
+        }
+        List<Verdict> verdicts = new ArrayList<>();
+        byRecord.values().forEach(events -> verdicts.add(checkOne(events)));
+        return Verdict.sum(verdicts);
+    }
+
+    /** The events of each shared record the history names, in wall order; empty if it names none. */
+    private static Map<String, List<Event>> byRecord(List<Event> events) {
+        Map<String, List<Event>> byRecord = new java.util.TreeMap<>();
+        events.stream()
+                .map(Event::record)
+                .filter(r -> !r.isEmpty())
+                .forEach(r -> byRecord.putIfAbsent(r, new ArrayList<>()));
+        if (byRecord.isEmpty()) {
+            return byRecord;
+        }
+        Map<String, List<Event>> pending = new HashMap<>();
+        for (Event e : events) {
+            if (!e.record().isEmpty()) {
+                List<Event> group = byRecord.get(e.record());
+                List<Event> before = pending.remove(e.client());
+                if (before != null) {
+                    group.addAll(before);
+                }
+                group.add(e);
+            } else if (e.kind() == Kind.FAULT) {
+                byRecord.values().forEach(group -> group.add(e));
+            } else {
+                pending.computeIfAbsent(e.client(), c -> new ArrayList<>()).add(e);
+            }
+        }
+        return byRecord;
+    }
+
+    /** Checks the history of one shared record. */
+    private static Verdict checkOne(List<Event> history) {
         List<Event> events = inWallOrder(history);
         List<Call> writes = calls(events, Op.WRITE);
         List<Call> grants = calls(events, Op.ACQUIRE).stream()

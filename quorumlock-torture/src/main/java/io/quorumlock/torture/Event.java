@@ -33,6 +33,8 @@ import java.util.function.Consumer;
  * @param written the value written by a write, or the value of an INITIAL/FINAL state
  * @param accepted for a completed write, whether the storage accepted it
  * @param label a free-text label: the fault, or an error message; empty if none
+ * @param record the shared record the event is about, where a strategy has several (a semaphore's,
+ *     one per permit); empty where it has one
  */
 public record Event(
         String client,
@@ -46,7 +48,8 @@ public record Event(
         OptionalLong read,
         OptionalLong written,
         Optional<Boolean> accepted,
-        String label) {
+        String label,
+        String record) {
 
     /** What happened. */
     public enum Kind {
@@ -84,6 +87,7 @@ public record Event(
         Objects.requireNonNull(written, "written");
         Objects.requireNonNull(accepted, "accepted");
         Objects.requireNonNull(label, "label");
+        Objects.requireNonNull(record, "record");
     }
 
     /** A bare event; add details with the {@code with...} methods. */
@@ -100,6 +104,7 @@ public record Event(
                 OptionalLong.empty(),
                 OptionalLong.empty(),
                 Optional.empty(),
+                "",
                 "");
     }
 
@@ -158,6 +163,11 @@ public record Event(
         return with(e -> e.label = text);
     }
 
+    /** This event about the shared record {@code name}, one of a strategy's several. */
+    public Event withRecord(String name) {
+        return with(e -> e.record = name);
+    }
+
     /** The details a {@code with...} method may change; the identity (client, kind, op, clocks) stays. */
     private static final class Details {
         String leaseToken;
@@ -167,6 +177,7 @@ public record Event(
         OptionalLong written;
         Optional<Boolean> accepted;
         String label;
+        String record;
     }
 
     private Event with(Consumer<Details> change) {
@@ -178,6 +189,7 @@ public record Event(
         e.written = written;
         e.accepted = accepted;
         e.label = label;
+        e.record = record;
         change.accept(e);
         return new Event(
                 client,
@@ -191,7 +203,8 @@ public record Event(
                 e.read,
                 e.written,
                 e.accepted,
-                e.label);
+                e.label,
+                e.record);
     }
 
     /** True for a client operation's completion: OK, FAIL or INFO. */
@@ -224,6 +237,9 @@ public record Event(
         read.ifPresent(v -> s.append(" read=").append(v));
         written.ifPresent(v -> s.append(" written=").append(v));
         accepted.ifPresent(a -> s.append(" accepted=").append(a));
+        if (!record.isEmpty()) {
+            s.append(" record=").append(record);
+        }
         if (!label.isEmpty()) {
             s.append(" \"").append(label).append('"');
         }

@@ -137,6 +137,9 @@ public final class History implements AutoCloseable {
         if (!e.label().isEmpty()) {
             fields.put("label", e.label());
         }
+        if (!e.record().isEmpty()) {
+            fields.put("record", e.record());
+        }
         return FlatJson.write(fields);
     }
 
@@ -154,7 +157,8 @@ public final class History implements AutoCloseable {
                 optionalLong(f, "read"),
                 optionalLong(f, "written"),
                 Optional.ofNullable((Boolean) f.get("accepted")),
-                (String) f.getOrDefault("label", ""));
+                (String) f.getOrDefault("label", ""),
+                (String) f.getOrDefault("record", ""));
     }
 
     private static Object required(Map<String, Object> fields, String key) {

@@ -52,6 +52,15 @@ public enum Strategy {
      * that wiped nodes one after another cannot add up to a second quorum.
      */
     REDLOCK_LEADER("redlock-leader", "Redlock leader + restart guard", Servers.REDIS, 5, false, false),
+    /**
+     * A semaphore of 2 permits over the ZooKeeper lock: each holder writes the record of its permit
+     * with the permit's fencing token, checked by {@code JdbcFence}; at most 2 writers at once.
+     */
+    ZOOKEEPER_SEMAPHORE(
+            "zookeeper-semaphore", "ZooKeeper semaphore of 2 + JdbcFence", Servers.ZOOKEEPER, 3, true, true, 2),
+    /** The same over the database lock on PostgreSQL. */
+    POSTGRES_SEMAPHORE(
+            "postgres-semaphore", "PostgreSQL semaphore of 2 + JdbcFence", Servers.POSTGRES, 1, true, true, 2),
     /** No lock: a version column makes the database refuse a write based on a stale read. */
     OPTIMISTIC("optimistic", "database, version column", Servers.NONE, 0, true, false);
 
@@ -73,14 +82,47 @@ public enum Strategy {
     private final int nodes;
     private final boolean claimsCorrectness;
     private final boolean fenced;
+    private final int permits;
 
     Strategy(String option, String label, Servers servers, int nodes, boolean claimsCorrectness, boolean fenced) {
+        this(option, label, servers, nodes, claimsCorrectness, fenced, 0);
+    }
+
+    Strategy(
+            String option,
+            String label,
+            Servers servers,
+            int nodes,
+            boolean claimsCorrectness,
+            boolean fenced,
+            int permits) {
         this.option = option;
         this.label = label;
         this.servers = servers;
         this.nodes = nodes;
         this.claimsCorrectness = claimsCorrectness;
         this.fenced = fenced;
+        this.permits = permits;
+    }
+
+    /**
+     * The permits of a semaphore strategy, whose clients each hold one of them and write its own
+     * record ({@link #records}); 0 for a lock.
+     */
+    public int permits() {
+        return permits;
+    }
+
+    /** The shared records the clients write: the strategy's one, or a semaphore's one per permit. */
+    public java.util.List<String> records() {
+        if (permits == 0) {
+            return java.util.List.of(option);
+        }
+        java.util.List<String> records = new java.util.ArrayList<>();
+        for (int permit = 1; permit <= permits; permit++) {
+            records.add(option + "#" + permit);
+        }
+        return records;
     }
 
     /** The name used on the command line and for the run's files, such as {@code "redlock"}. */

@@ -220,7 +220,9 @@ public final class Torture {
             for (Strategy strategy : strategies) {
                 progress.status().accept("starting the servers of " + strategy.label());
                 runs.add(new Run(strategy, options, jdbcUrl));
-                SharedRecord.create(keepAlive, strategy.option(), INITIAL);
+                for (String record : strategy.records()) {
+                    SharedRecord.create(keepAlive, record, INITIAL);
+                }
             }
             for (Run run : runs) {
                 progress.status().accept("starting " + options.clients() + " clients of " + run.strategy.label());
@@ -261,11 +263,7 @@ public final class Torture {
     private static void runWindow(
             Options options, List<Fault> schedule, List<Run> runs, Progress progress, Connection db) throws Exception {
         for (Run run : runs) {
-            run.harness.append(Event.state(
-                    Kind.INITIAL,
-                    SharedRecord.read(db, run.strategy.option()).value(),
-                    System.nanoTime(),
-                    System.currentTimeMillis()));
+            appendStates(run, Kind.INITIAL, db);
         }
         AtomicInteger faultsDone = new AtomicInteger();
         ExecutorService nemeses = Executors.newFixedThreadPool(runs.size(), task -> {
@@ -312,11 +310,16 @@ public final class Torture {
             }
         }
         for (Run run : runs) {
-            run.harness.append(Event.state(
-                    Kind.FINAL,
-                    SharedRecord.read(db, run.strategy.option()).value(),
-                    System.nanoTime(),
-                    System.currentTimeMillis()));
+            appendStates(run, Kind.FINAL, db);
+        }
+    }
+
+    /** The value of each record of {@code run}'s strategy, as its INITIAL or FINAL state. */
+    private static void appendStates(Run run, Kind kind, Connection db) throws Exception {
+        for (String record : run.strategy.records()) {
+            Event state = Event.state(
+                    kind, SharedRecord.read(db, record).value(), System.nanoTime(), System.currentTimeMillis());
+            run.harness.append(run.strategy.permits() == 0 ? state : state.withRecord(record));
         }
     }
 

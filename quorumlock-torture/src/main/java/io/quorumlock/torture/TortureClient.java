@@ -1,6 +1,7 @@
 package io.quorumlock.torture;
 
 import io.quorumlock.DistributedLock;
+import io.quorumlock.DistributedSemaphore;
 import io.quorumlock.FencedLease;
 import io.quorumlock.LeaderElection;
 import io.quorumlock.Lease;
@@ -102,6 +103,10 @@ final class TortureClient {
 
     private ClientLock lock;
     private Connection db;
+    /** A semaphore strategy's semaphore over the lock; null for a lock. */
+    private DistributedSemaphore<? extends Lease> semaphore;
+    /** The record of the permit held now, a semaphore strategy's; empty otherwise. */
+    private volatile String permitRecord = "";
 
     TortureClient(Config config, History history, Pauser pauser) {
         this.config = config;
@@ -120,6 +125,10 @@ final class TortureClient {
         db = DriverManager.getConnection(config.jdbcUrl());
         lock = ClientLock.open(config.strategy(), config.endpoints(), config.ttlMillis());
         lock.warmUp(config.resource() + "-warm-up-" + config.id(), TestTime.scaledByLoad(WARM_UP_WITHIN));
+        if (config.strategy().permits() > 0) {
+            semaphore = DistributedSemaphore.of(
+                    lock.lock(), config.resource(), config.strategy().permits());
+        }
     }
 
     /** Handles one command line from the harness. */
@@ -171,7 +180,10 @@ final class TortureClient {
         record(event(Kind.INVOKE, Op.ACQUIRE));
         Lease lease;
         try {
-            lease = lock.lock().acquire(config.resource(), Duration.ofMillis(config.ttlMillis()), MAX_WAIT);
+            Duration ttl = Duration.ofMillis(config.ttlMillis());
+            lease = semaphore == null
+                    ? lock.lock().acquire(config.resource(), ttl, MAX_WAIT)
+                    : semaphore.acquire(ttl, MAX_WAIT);
         } catch (LockUnavailableException e) {
             record(event(Kind.FAIL, Op.ACQUIRE).withLabel(firstLine(e)));
             return;
@@ -179,6 +191,9 @@ final class TortureClient {
             record(event(Kind.INFO, Op.ACQUIRE).withLabel(firstLine(e)));
             sleep(100);
             return;
+        }
+        if (semaphore != null) {
+            permitRecord = name() + "#" + semaphore.permitOf(lease); // this cycle's events are its permit's
         }
         Event granted = event(Kind.OK, Op.ACQUIRE).withValidity(lease.validity().toMillis());
         FencedLease fenced = lease instanceof FencedLease f ? f : null;
@@ -205,6 +220,7 @@ final class TortureClient {
             } catch (RuntimeException e) {
                 record(event(Kind.INFO, Op.RELEASE).withLabel(firstLine(e)));
             }
+            permitRecord = "";
         }
     }
 
@@ -263,12 +279,13 @@ final class TortureClient {
         try {
             // A fenced read-modify-write fences its read too: a newer holder's read then makes the
             // fence refuse an older holder's write, even one that comes before the newer write.
-            SharedRecord.Read read = inTransaction(db, fence, lease, () -> SharedRecord.read(db, name()));
+            String written = permitRecord.isEmpty() ? name() : permitRecord;
+            SharedRecord.Read read = inTransaction(db, fence, lease, () -> SharedRecord.read(db, written));
             strikePoint();
             sleep(WORK_MILLIS + random.nextInt((int) WORK_MILLIS * 4));
             long expected = config.strategy() == Strategy.OPTIMISTIC ? read.version() : -1;
             boolean accepted =
-                    inTransaction(db, fence, lease, () -> SharedRecord.write(db, name(), read.value() - 1, expected));
+                    inTransaction(db, fence, lease, () -> SharedRecord.write(db, written, read.value() - 1, expected));
             Event ok = event(Kind.OK, Op.WRITE)
                     .withWrite(read.value(), read.value() - 1)
                     .withAccepted(accepted);
@@ -344,7 +361,9 @@ final class TortureClient {
     }
 
     private Event event(Kind kind, Op op) {
-        return Event.of(config.id(), kind, op, System.nanoTime(), System.currentTimeMillis());
+        Event event = Event.of(config.id(), kind, op, System.nanoTime(), System.currentTimeMillis());
+        String about = permitRecord;
+        return about.isEmpty() ? event : event.withRecord(about);
     }
 
     private void record(Event event) {

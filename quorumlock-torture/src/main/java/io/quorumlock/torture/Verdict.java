@@ -1,5 +1,6 @@
 package io.quorumlock.torture;
 
+import java.util.ArrayList;
 import java.util.List;
 import java.util.OptionalLong;
 
@@ -92,6 +93,49 @@ public record Verdict(
      * @param earlier the earlier grant with an equal or larger token
      */
     public record TokenViolation(Event grant, Event earlier) {}
+
+    /**
+     * The verdicts of several shared records as one: their evidence together, their counts and
+     * values added up (a value is known only if it is for every record).
+     */
+    static Verdict sum(List<Verdict> verdicts) {
+        List<Overlap> overlaps = new ArrayList<>();
+        List<StaleWrite> stale = new ArrayList<>();
+        List<TokenViolation> violations = new ArrayList<>();
+        long acknowledged = 0;
+        long lost = 0;
+        long rejected = 0;
+        for (Verdict v : verdicts) {
+            overlaps.addAll(v.overlaps());
+            stale.addAll(v.staleAccepted());
+            violations.addAll(v.tokenViolations());
+            acknowledged += v.writesAcknowledged();
+            lost += v.lostUpdates();
+            rejected += v.staleRejected();
+        }
+        return new Verdict(
+                overlaps,
+                acknowledged,
+                total(verdicts, Verdict::initialValue),
+                total(verdicts, Verdict::finalValue),
+                total(verdicts, Verdict::expectedFinal),
+                lost,
+                stale,
+                rejected,
+                violations);
+    }
+
+    private static OptionalLong total(List<Verdict> verdicts, java.util.function.Function<Verdict, OptionalLong> of) {
+        long total = 0;
+        for (Verdict v : verdicts) {
+            OptionalLong value = of.apply(v);
+            if (value.isEmpty()) {
+                return OptionalLong.empty();
+            }
+            total += value.getAsLong();
+        }
+        return OptionalLong.of(total);
+    }
 
     /** The overlaps whose writes did not run one after the other ({@link Overlap#serial()}). */
     public List<Overlap> conflictingOverlaps() {

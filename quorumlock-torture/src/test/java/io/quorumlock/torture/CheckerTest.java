@@ -210,6 +210,45 @@ class CheckerTest {
         assertThat(verdict.lostUpdates()).isEqualTo(1);
     }
 
+    /**
+     * A semaphore's history names a record per permit: two holders of two permits at once are no
+     * overlap, each record's value is checked on its own, and two holders of one permit are.
+     */
+    @Test
+    void aHistoryOfSeveralRecordsIsCheckedRecordByRecord() {
+        List<Event> events = List.of(
+                Event.state(Kind.INITIAL, 10, 0, 0).withRecord("s#1"),
+                Event.state(Kind.INITIAL, 10, 0, 0).withRecord("s#2"),
+                invoke("c1", Op.ACQUIRE, 1), // before the grant: no record yet
+                invoke("c2", Op.ACQUIRE, 1),
+                grant("c1", 2, 1).withRecord("s#1"),
+                grant("c2", 2, 2).withRecord("s#2"),
+                write("c1", 3, 10, 9).withRecord("s#1"),
+                write("c2", 3, 10, 9).withRecord("s#2"),
+                accepted("c1", 4).withRecord("s#1"),
+                accepted("c2", 4).withRecord("s#2"),
+                release("c1", 5).withRecord("s#1"),
+                release("c2", 5).withRecord("s#2"),
+                Event.state(Kind.FINAL, 9, 0, 10).withRecord("s#1"),
+                Event.state(Kind.FINAL, 9, 0, 10).withRecord("s#2"));
+
+        Verdict verdict = Checker.check(events);
+
+        assertThat(verdict.safe()).as("two permits held at once: %s", verdict).isTrue();
+        assertThat(verdict.writesAcknowledged()).isEqualTo(2);
+        assertThat(verdict.initialValue()).hasValue(20);
+        assertThat(verdict.expectedFinal()).hasValue(18);
+
+        List<Event> onePermitTwice = new java.util.ArrayList<>(events);
+        onePermitTwice.replaceAll(
+                e -> e.record().equals("s#2") && !e.client().equals("harness") ? e.withRecord("s#1") : e);
+        Verdict twice = Checker.check(onePermitTwice);
+        assertThat(twice.overlaps()).as("two holders of permit 1 at once").hasSize(1);
+        assertThat(twice.lostUpdates())
+                .as("both decremented 10 on s#1, whose final is 9")
+                .isEqualTo(1);
+    }
+
     @Test
     void withoutInitialOrFinalStateNoLostUpdateIsClaimed() {
         Verdict verdict = Checker.check(cycle("c1", 0, 1, 5));

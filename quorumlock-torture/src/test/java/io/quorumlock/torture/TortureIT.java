@@ -36,7 +36,8 @@ class TortureIT {
         List<String> progress = new ArrayList<>();
         Torture.Result result = Torture.run(
                 new Torture.Options(
-                        // The database locks and the leader elections have runs of their own below: seven
+                        // The database locks, the leader elections and the semaphores have runs of their own below:
+                        // seven
                         // strategies of five client processes each were too much for a 2-core machine
                         // beside two CPU burners.
                         EnumSet.complementOf(EnumSet.of(
@@ -49,7 +50,9 @@ class TortureIT {
                                 Strategy.MARIADB_LEADER,
                                 Strategy.SENTINEL_LEADER,
                                 Strategy.SENTINEL_WAIT_LEADER,
-                                Strategy.REDLOCK_LEADER)),
+                                Strategy.REDLOCK_LEADER,
+                                Strategy.ZOOKEEPER_SEMAPHORE,
+                                Strategy.POSTGRES_SEMAPHORE)),
                         EnumSet.complementOf(EnumSet.of(FaultKind.FAILOVER)),
                         Duration.ofSeconds(25),
                         5,
@@ -171,6 +174,47 @@ class TortureIT {
             assertThat(shown).contains("violated (no fence)");
         }
         partitionsCutOffOneClientOnly(out.resolve(Strategy.POSTGRES_UNFENCED.option()), result.schedule(), shown);
+        assertThat(result.exitCode()).as(shown).isZero();
+    }
+
+    /**
+     * Semaphores of 2 permits on ZooKeeper and on PostgreSQL, 3 clients each, every holder writing
+     * its permit's record with its permit's token behind the fence, under every fault: no two
+     * holders of one permit write at once, so never more than 2 writers, no lost update, no stale
+     * write accepted; and both permits are used.
+     */
+    @Test
+    @Timeout(value = 3, unit = TimeUnit.MINUTES)
+    void theFencedSemaphoresStayCorrectUnderEveryFault(@TempDir Path out) throws Exception {
+        assumeTrue(
+                PostgresServer.available(), PostgresServer.unavailableReason().orElse(""));
+        Torture.Result result =
+                databaseRun(EnumSet.of(Strategy.ZOOKEEPER_SEMAPHORE, Strategy.POSTGRES_SEMAPHORE), 20261207L, out);
+        String shown = String.join("\n", ResultTable.lines(result));
+        assertThat(result.answers())
+                .extracting(Torture.Outcome::strategy)
+                .as(shown)
+                .containsExactly(Strategy.ZOOKEEPER_SEMAPHORE, Strategy.POSTGRES_SEMAPHORE);
+        for (Torture.Outcome outcome : result.answers()) {
+            assertThat(outcome.verdict().writesAcknowledged()).as(shown).isPositive();
+            // ZooKeeper's servers run in this JVM: they are killed and restarted, not frozen.
+            assertThat(outcome.summary().faultsByKind()).as(shown).containsKeys("kill", "restart", "partition", "slow");
+            assertThat(outcome.violated()).as(shown).isFalse();
+            partitionsCutOffOneClientOnly(out.resolve(outcome.strategy().option()), result.schedule(), shown);
+            List<Event> events;
+            try (var files = Files.list(out.resolve(outcome.strategy().option()))) {
+                events = History.readAll(files.filter(f -> f.toString().endsWith(".jsonl"))
+                        .sorted()
+                        .toList());
+            }
+            assertThat(events.stream()
+                            .filter(e -> e.op() == Event.Op.WRITE && e.kind() == Event.Kind.OK)
+                            .filter(e -> e.accepted().orElse(false))
+                            .map(Event::record)
+                            .distinct())
+                    .as("the records written, " + outcome.strategy() + "\n" + shown)
+                    .containsExactlyInAnyOrderElementsOf(outcome.strategy().records());
+        }
         assertThat(result.exitCode()).as(shown).isZero();
     }
 
