@@ -151,6 +151,11 @@ public final class Checker {
             stale.add(new StaleWrite(pair[0].completion(), pair[1].completion()));
         }
         List<TokenViolation> violations = tokenViolations(grants);
+        List<Event> torn = events.stream()
+                .filter(e ->
+                        e.op() == Op.READ && e.kind() == Kind.OK && e.accepted().orElse(false))
+                .filter(e -> !e.read().equals(e.written()))
+                .toList();
 
         return new Verdict(
                 overlaps(intervals(events)),
@@ -161,7 +166,8 @@ public final class Checker {
                 lost,
                 stale,
                 staleRejected,
-                violations);
+                violations,
+                torn);
     }
 
     /**

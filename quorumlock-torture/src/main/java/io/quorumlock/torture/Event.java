@@ -73,7 +73,12 @@ public record Event(
         /** The end of a fault (node thawed, restarted, clock set back). */
         END,
         /** The value of the shared record, for INITIAL and FINAL. */
-        STATE
+        STATE,
+        /**
+         * A reader's two reads of the record under one read lease: the first value in {@code read},
+         * the second in {@code written}, {@code accepted} if the lease was valid after both.
+         */
+        READ
     }
 
     /** Checks that no component is null. */

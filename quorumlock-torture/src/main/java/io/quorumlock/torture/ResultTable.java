@@ -76,6 +76,12 @@ public final class ResultTable {
                             + stale.newer().client()
                             + "'s newer one"));
             v.tokenViolations().stream().limit(EVIDENCE).forEach(t -> lines.add("  token out of order: " + t));
+            v.tornReads().stream()
+                    .limit(EVIDENCE)
+                    .forEach(read -> lines.add("  torn read: " + read.client() + " at " + time(read.wallMillis())
+                            + " read " + read.read().orElse(0) + " then "
+                            + read.written().orElse(0)
+                            + " under one read lease"));
             if (v.lostUpdates() > 0) {
                 lines.add("  lost updates: final value " + v.finalValue().orElse(0) + ", expected "
                         + v.expectedFinal().orElse(0) + " from " + v.writesAcknowledged()

@@ -61,6 +61,13 @@ public enum Strategy {
     /** The same over the database lock on PostgreSQL. */
     POSTGRES_SEMAPHORE(
             "postgres-semaphore", "PostgreSQL semaphore of 2 + JdbcFence", Servers.POSTGRES, 1, true, true, 2),
+    /**
+     * A read-write lock over the ZooKeeper lock: each client reads (the record twice, under a read
+     * lease) or writes (behind {@code JdbcFence}, with the writer's token), as it draws.
+     */
+    ZOOKEEPER_READ_WRITE("zookeeper-rw", "ZooKeeper read-write lock + JdbcFence", Servers.ZOOKEEPER, 3, true, true),
+    /** The same over the database lock on PostgreSQL. */
+    POSTGRES_READ_WRITE("postgres-rw", "PostgreSQL read-write lock + JdbcFence", Servers.POSTGRES, 1, true, true),
     /** No lock: a version column makes the database refuse a write based on a stale read. */
     OPTIMISTIC("optimistic", "database, version column", Servers.NONE, 0, true, false);
 
@@ -169,6 +176,11 @@ public enum Strategy {
                 || this == SENTINEL_LEADER
                 || this == SENTINEL_WAIT_LEADER
                 || this == REDLOCK_LEADER;
+    }
+
+    /** True if the clients read and write under a {@code DistributedReadWriteLock} over the lock. */
+    public boolean readWrite() {
+        return this == ZOOKEEPER_READ_WRITE || this == POSTGRES_READ_WRITE;
     }
 
     /**

@@ -116,8 +116,8 @@ public final class Torture {
         }
 
         /**
-         * True if the history shows a lost update, a stale write accepted, a token out of order, or
-         * an overlap: for a strategy that claims correctness (it promises the data, not one
+         * True if the history shows a lost update, a stale write accepted, a token out of order, a
+         * torn read, or an overlap: for a strategy that claims correctness (it promises the data, not one
          * holder at a time), an overlap whose writes did not run one after the other.
          */
         public boolean violated() {
@@ -126,7 +126,8 @@ public final class Torture {
             return !overlaps.isEmpty()
                     || verdict.lostUpdates() > 0
                     || !verdict.staleAccepted().isEmpty()
-                    || !verdict.tokenViolations().isEmpty();
+                    || !verdict.tokenViolations().isEmpty()
+                    || !verdict.tornReads().isEmpty();
         }
     }
 

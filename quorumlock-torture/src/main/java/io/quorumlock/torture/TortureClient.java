@@ -1,6 +1,7 @@
 package io.quorumlock.torture;
 
 import io.quorumlock.DistributedLock;
+import io.quorumlock.DistributedReadWriteLock;
 import io.quorumlock.DistributedSemaphore;
 import io.quorumlock.FencedLease;
 import io.quorumlock.LeaderElection;
@@ -85,6 +86,9 @@ final class TortureClient {
     /** The shortest work between the read and the write; the longest is five times that. */
     static final long WORK_MILLIS = 50;
 
+    /** How many readers a read-write strategy's lock admits at once. */
+    private static final int READERS = 2;
+
     /** How long one acquire may wait for the lock. */
     static final Duration MAX_WAIT = Duration.ofSeconds(1);
     /** How long a client may take to be granted its own lock once before the run, on an idle machine. */
@@ -105,6 +109,8 @@ final class TortureClient {
     private Connection db;
     /** A semaphore strategy's semaphore over the lock; null for a lock. */
     private DistributedSemaphore<? extends Lease> semaphore;
+    /** A read-write strategy's read-write lock over the lock; null for a lock. */
+    private DistributedReadWriteLock<? extends Lease> readWrite;
     /** The record of the permit held now, a semaphore strategy's; empty otherwise. */
     private volatile String permitRecord = "";
 
@@ -128,6 +134,9 @@ final class TortureClient {
         if (config.strategy().permits() > 0) {
             semaphore = DistributedSemaphore.of(
                     lock.lock(), config.resource(), config.strategy().permits());
+        }
+        if (config.strategy().readWrite()) {
+            readWrite = DistributedReadWriteLock.of(lock.lock(), config.resource(), READERS);
         }
     }
 
@@ -167,6 +176,8 @@ final class TortureClient {
             while (!stopped) {
                 if (config.strategy() == Strategy.OPTIMISTIC) {
                     write(connection, fence, null);
+                } else if (readWrite != null && random.nextBoolean()) {
+                    lockedRead(connection);
                 } else {
                     lockedWrite(connection, fence);
                 }
@@ -181,9 +192,11 @@ final class TortureClient {
         Lease lease;
         try {
             Duration ttl = Duration.ofMillis(config.ttlMillis());
-            lease = semaphore == null
-                    ? lock.lock().acquire(config.resource(), ttl, MAX_WAIT)
-                    : semaphore.acquire(ttl, MAX_WAIT);
+            lease = semaphore != null
+                    ? semaphore.acquire(ttl, MAX_WAIT)
+                    : readWrite != null
+                            ? readWrite.acquireWrite(ttl, MAX_WAIT)
+                            : lock.lock().acquire(config.resource(), ttl, MAX_WAIT);
         } catch (LockUnavailableException e) {
             record(event(Kind.FAIL, Op.ACQUIRE).withLabel(firstLine(e)));
             return;
@@ -221,6 +234,40 @@ final class TortureClient {
                 record(event(Kind.INFO, Op.RELEASE).withLabel(firstLine(e)));
             }
             permitRecord = "";
+        }
+    }
+
+    /**
+     * Reads the record twice under a read lease, a moment apart (a pause may strike between): a
+     * write accepted in between, while the lease was valid, is a torn read.
+     */
+    private void lockedRead(Connection db) {
+        record(event(Kind.INVOKE, Op.READ));
+        Lease lease;
+        try {
+            lease = readWrite.acquireRead(Duration.ofMillis(config.ttlMillis()), MAX_WAIT);
+        } catch (LockUnavailableException e) {
+            record(event(Kind.FAIL, Op.READ).withLabel(firstLine(e)));
+            return;
+        } catch (RuntimeException e) {
+            record(event(Kind.INFO, Op.READ).withLabel(firstLine(e)));
+            sleep(100);
+            return;
+        }
+        try {
+            long first = SharedRecord.read(db, name()).value();
+            strikePoint();
+            sleep(WORK_MILLIS + random.nextInt((int) WORK_MILLIS * 4));
+            long second = SharedRecord.read(db, name()).value();
+            record(event(Kind.OK, Op.READ).withWrite(first, second).withAccepted(lease.isValid()));
+        } catch (SQLException | RuntimeException e) {
+            record(event(Kind.INFO, Op.READ).withLabel(firstLine(e)));
+        } finally {
+            try {
+                lease.release();
+            } catch (RuntimeException e) {
+                // the read is recorded; the lease ends with its TTL
+            }
         }
     }
 

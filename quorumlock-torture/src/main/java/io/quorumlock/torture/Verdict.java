@@ -19,6 +19,8 @@ import java.util.OptionalLong;
  *     before they started
  * @param staleRejected writes the storage refused (the fence doing its job)
  * @param tokenViolations grants whose fencing token was not larger than an earlier grant's
+ * @param tornReads reads under a read lease, valid throughout, whose two reads of the record
+ *     differ: a write was accepted while a reader held the lock
  */
 public record Verdict(
         List<Overlap> overlaps,
@@ -29,13 +31,15 @@ public record Verdict(
         long lostUpdates,
         List<StaleWrite> staleAccepted,
         long staleRejected,
-        List<TokenViolation> tokenViolations) {
+        List<TokenViolation> tokenViolations,
+        List<Event> tornReads) {
 
     /** Copies the lists. */
     public Verdict {
         overlaps = List.copyOf(overlaps);
         staleAccepted = List.copyOf(staleAccepted);
         tokenViolations = List.copyOf(tokenViolations);
+        tornReads = List.copyOf(tornReads);
     }
 
     /**
@@ -102,6 +106,7 @@ public record Verdict(
         List<Overlap> overlaps = new ArrayList<>();
         List<StaleWrite> stale = new ArrayList<>();
         List<TokenViolation> violations = new ArrayList<>();
+        List<Event> torn = new ArrayList<>();
         long acknowledged = 0;
         long lost = 0;
         long rejected = 0;
@@ -109,6 +114,7 @@ public record Verdict(
             overlaps.addAll(v.overlaps());
             stale.addAll(v.staleAccepted());
             violations.addAll(v.tokenViolations());
+            torn.addAll(v.tornReads());
             acknowledged += v.writesAcknowledged();
             lost += v.lostUpdates();
             rejected += v.staleRejected();
@@ -122,7 +128,8 @@ public record Verdict(
                 lost,
                 stale,
                 rejected,
-                violations);
+                violations,
+                torn);
     }
 
     private static OptionalLong total(List<Verdict> verdicts, java.util.function.Function<Verdict, OptionalLong> of) {
@@ -142,8 +149,15 @@ public record Verdict(
         return overlaps.stream().filter(o -> !o.serial()).toList();
     }
 
-    /** True if the history shows no overlap, no lost update, no stale write accepted and no token violation. */
+    /**
+     * True if the history shows no overlap, no lost update, no stale write accepted, no token
+     * violation and no torn read.
+     */
     public boolean safe() {
-        return overlaps.isEmpty() && lostUpdates == 0 && staleAccepted.isEmpty() && tokenViolations.isEmpty();
+        return overlaps.isEmpty()
+                && lostUpdates == 0
+                && staleAccepted.isEmpty()
+                && tokenViolations.isEmpty()
+                && tornReads.isEmpty();
     }
 }

@@ -249,6 +249,22 @@ class CheckerTest {
                 .isEqualTo(1);
     }
 
+    /**
+     * A reader's two reads under one read lease: equal, or different after its lease ended (a
+     * pause), are fine; different while the lease held is a torn read, a write beside a reader.
+     */
+    @Test
+    void aReadThatChangedUnderAValidReadLeaseIsATornRead() {
+        Event steady = ok("r1", Op.READ, 5).withWrite(10, 10).withAccepted(true);
+        Event afterItsLease = ok("r2", Op.READ, 6).withWrite(10, 9).withAccepted(false);
+        Event torn = ok("r3", Op.READ, 7).withWrite(9, 8).withAccepted(true);
+
+        assertThat(Checker.check(List.of(steady, afterItsLease)).safe()).isTrue();
+        Verdict verdict = Checker.check(List.of(steady, afterItsLease, torn));
+        assertThat(verdict.safe()).isFalse();
+        assertThat(verdict.tornReads()).containsExactly(torn);
+    }
+
     @Test
     void withoutInitialOrFinalStateNoLostUpdateIsClaimed() {
         Verdict verdict = Checker.check(cycle("c1", 0, 1, 5));

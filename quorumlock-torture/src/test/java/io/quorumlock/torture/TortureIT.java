@@ -52,7 +52,9 @@ class TortureIT {
                                 Strategy.SENTINEL_WAIT_LEADER,
                                 Strategy.REDLOCK_LEADER,
                                 Strategy.ZOOKEEPER_SEMAPHORE,
-                                Strategy.POSTGRES_SEMAPHORE)),
+                                Strategy.POSTGRES_SEMAPHORE,
+                                Strategy.ZOOKEEPER_READ_WRITE,
+                                Strategy.POSTGRES_READ_WRITE)),
                         EnumSet.complementOf(EnumSet.of(FaultKind.FAILOVER)),
                         Duration.ofSeconds(25),
                         5,
@@ -196,17 +198,7 @@ class TortureIT {
                 .as(shown)
                 .containsExactly(Strategy.ZOOKEEPER_SEMAPHORE, Strategy.POSTGRES_SEMAPHORE);
         for (Torture.Outcome outcome : result.answers()) {
-            assertThat(outcome.verdict().writesAcknowledged()).as(shown).isPositive();
-            // ZooKeeper's servers run in this JVM: they are killed and restarted, not frozen.
-            assertThat(outcome.summary().faultsByKind()).as(shown).containsKeys("kill", "restart", "partition", "slow");
-            assertThat(outcome.violated()).as(shown).isFalse();
-            partitionsCutOffOneClientOnly(out.resolve(outcome.strategy().option()), result.schedule(), shown);
-            List<Event> events;
-            try (var files = Files.list(out.resolve(outcome.strategy().option()))) {
-                events = History.readAll(files.filter(f -> f.toString().endsWith(".jsonl"))
-                        .sorted()
-                        .toList());
-            }
+            List<Event> events = heldUnderTheServersFaults(outcome, out, result.schedule(), shown);
             assertThat(events.stream()
                             .filter(e -> e.op() == Event.Op.WRITE && e.kind() == Event.Kind.OK)
                             .filter(e -> e.accepted().orElse(false))
@@ -214,6 +206,30 @@ class TortureIT {
                             .distinct())
                     .as("the records written, " + outcome.strategy() + "\n" + shown)
                     .containsExactlyInAnyOrderElementsOf(outcome.strategy().records());
+        }
+        assertThat(result.exitCode()).as(shown).isZero();
+    }
+
+    /**
+     * Read-write locks on ZooKeeper and on PostgreSQL, 3 clients each reading (the record twice under
+     * a read lease) or writing (behind the fence with the writer's token) as they draw, under every
+     * fault: no torn read (no write beside a reader), no lost update, no stale write accepted.
+     */
+    @Test
+    @Timeout(value = 3, unit = TimeUnit.MINUTES)
+    void theFencedReadWriteLocksStayCorrectUnderEveryFault(@TempDir Path out) throws Exception {
+        assumeTrue(
+                PostgresServer.available(), PostgresServer.unavailableReason().orElse(""));
+        Torture.Result result =
+                databaseRun(EnumSet.of(Strategy.ZOOKEEPER_READ_WRITE, Strategy.POSTGRES_READ_WRITE), 20261208L, out);
+        String shown = String.join("\n", ResultTable.lines(result));
+        for (Torture.Outcome outcome : result.answers()) {
+            List<Event> events = heldUnderTheServersFaults(outcome, out, result.schedule(), shown);
+            assertThat(events.stream()
+                            .filter(e -> e.op() == Event.Op.READ && e.kind() == Event.Kind.OK)
+                            .filter(e -> e.accepted().orElse(false)))
+                    .as("reads under a valid read lease, " + outcome.strategy() + "\n" + shown)
+                    .isNotEmpty();
         }
         assertThat(result.exitCode()).as(shown).isZero();
     }
@@ -344,6 +360,24 @@ class TortureIT {
                         false,
                         Duration.ofSeconds(2)),
                 new Torture.Progress(line -> {}, line -> {}));
+    }
+
+    /**
+     * A fenced strategy's outcome on ZooKeeper or PostgreSQL: writes acknowledged, the servers'
+     * faults struck (ZooKeeper's servers run in this JVM: killed and restarted, not frozen), no
+     * violation, partitions that cut off one client only; and its history.
+     */
+    private static List<Event> heldUnderTheServersFaults(
+            Torture.Outcome outcome, Path out, List<Fault> schedule, String shown) throws Exception {
+        assertThat(outcome.verdict().writesAcknowledged()).as(shown).isPositive();
+        assertThat(outcome.summary().faultsByKind()).as(shown).containsKeys("kill", "restart", "partition", "slow");
+        assertThat(outcome.violated()).as(shown).isFalse();
+        Path dir = out.resolve(outcome.strategy().option());
+        partitionsCutOffOneClientOnly(dir, schedule, shown);
+        try (var files = Files.list(dir)) {
+            return History.readAll(
+                    files.filter(f -> f.toString().endsWith(".jsonl")).sorted().toList());
+        }
     }
 
     /** A fenced database lock's outcome: every server fault struck, and no violation. */

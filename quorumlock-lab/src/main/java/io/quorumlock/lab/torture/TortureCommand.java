@@ -209,7 +209,7 @@ public final class TortureCommand implements Callable<Integer> {
         }
         console.println(
                 result.exitCode() == 0
-                        ? "OK: no lock that claims correctness lost an update or let a stale write through."
+                        ? "OK: no lock that claims correctness lost an update, let a stale write through or tore a read."
                         : "FAILED: a lock that claims correctness showed a violation (see above).");
         console.flush();
         return result.exitCode() == 0 ? 0 : Main.FAILURE;
