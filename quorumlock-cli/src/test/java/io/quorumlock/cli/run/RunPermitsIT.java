@@ -115,6 +115,8 @@ class RunPermitsIT {
                 running--;
             }
         }
+        System.out.println(backend + ": 10 runs of --permits 3, at most " + most
+                + " commands at once; tokens by permit " + tokens);
         assertThat(most).as("commands at once: %s", lines).isBetween(1, 3);
         if (backend.equals("postgresql")) {
             assertThat(tokens.values().stream().mapToInt(List::size).sum()).isEqualTo(10);
