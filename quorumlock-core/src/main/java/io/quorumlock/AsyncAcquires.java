@@ -202,10 +202,10 @@ final class AsyncAcquires {
                 }
                 long left = Math.max(0, waiter.deadlineNanos - ticker.nanos());
                 L lease = null;
-                RuntimeException failed = null;
+                Throwable failed = null;
                 try {
                     lease = waiter.acquire.acquire(Duration.ofNanos(left));
-                } catch (RuntimeException e) {
+                } catch (RuntimeException | Error e) { // the waiter's to know; the line goes on
                     failed = e;
                 }
                 synchronized (this) {
