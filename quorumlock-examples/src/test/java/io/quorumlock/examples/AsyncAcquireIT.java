@@ -66,7 +66,9 @@ class AsyncAcquireIT extends OnEveryBackend {
         assertThat(all).noneMatch(CompletableFuture::isDone);
         log.info(
                 "{}: {} threads before {} asynchronous acquires, {} while they wait", backend, before, waiters, during);
-        assertThat(during - before).as("threads added by %d waiters", waiters).isLessThanOrEqualTo(3);
+        // One thread serves the line; the bound leaves room for threads that other work of this JVM
+        // starts meanwhile, far below one per waiter.
+        assertThat(during - before).as("threads added by %d waiters", waiters).isLessThanOrEqualTo(10);
 
         held.release();
         CompletableFuture.allOf(all.toArray(CompletableFuture[]::new)).get(150, TimeUnit.SECONDS);

@@ -1,5 +1,8 @@
 package io.quorumlock.cli.check;
 
+import io.quorumlock.DistributedLock;
+import io.quorumlock.DistributedSemaphore;
+import io.quorumlock.LockHolder;
 import io.quorumlock.QuorumlockException;
 import io.quorumlock.cli.Main;
 import io.quorumlock.cli.Text;
@@ -10,8 +13,10 @@ import io.quorumlock.redis.NodeCheckReport;
 import io.quorumlock.redis.Redlock;
 import java.io.PrintWriter;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
+import java.util.Optional;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
@@ -44,6 +49,9 @@ import picocli.CommandLine.Spec;
             "With --jdbc: the lock's table and its token sequence, the privileges the lock needs, and the database's"
                     + " clock against this host's (the lock counts expiry by the database's clock alone).",
             "",
+            "With --resource NAME: who holds the lock on NAME now, with its fencing token where there is one; with"
+                    + " --permits N too, who holds each permit of run --permits N, the locks NAME#1 to NAME#N.",
+            "",
             "Exit code 0 when no node has an error (warnings are printed), 1 when one has, 2 for a usage error.",
             ""
         })
@@ -66,6 +74,18 @@ public final class CheckCommand implements Callable<Integer> {
             description = "With --jdbc: create the lock's table and its token sequence first, if they do not exist.")
     private boolean createTable;
 
+    @Option(
+            names = "--resource",
+            paramLabel = "NAME",
+            description = "Also show who holds the lock on NAME (with --permits, each of its permits).")
+    private String resource;
+
+    @Option(
+            names = "--permits",
+            paramLabel = "N",
+            description = "With --resource: show the holder of each permit of run --permits N, NAME#1 to NAME#N.")
+    private Integer permits;
+
     @Override
     public Integer call() {
         NodeCheckReport report;
@@ -77,13 +97,16 @@ public final class CheckCommand implements Callable<Integer> {
         if (createTable) {
             throw new ParameterException(spec.commandLine(), "--create-table is for --jdbc");
         }
+        PrintWriter out = spec.commandLine().getOut();
         try (Redlock redlock = open(backend)) {
             // A configuration error, such as a password for a node that has none, names the setting to change.
             report = lock.nodeProblems(backend).rewrite(redlock.checkNodes());
             quorum = redlock.quorum();
+            NodeCheckTable.lines(report, quorum).forEach(out::println);
+            if (!report.hasErrors()) {
+                holders(redlock, out);
+            }
         }
-        PrintWriter out = spec.commandLine().getOut();
-        NodeCheckTable.lines(report, quorum).forEach(out::println);
         out.flush();
         return report.hasErrors() ? Main.FAILURE : 0;
     }
@@ -132,6 +155,7 @@ public final class CheckCommand implements Callable<Integer> {
             out.println();
             out.println("the table, its sequence and the privileges to read, update and draw tokens are in place;"
                     + " leases expire by the database's clock, whatever this host's says");
+            holders(jdbc, out);
             out.flush();
             return 0;
         } catch (QuorumlockException e) {
@@ -141,6 +165,45 @@ public final class CheckCommand implements Callable<Integer> {
         } catch (IllegalArgumentException e) {
             throw new ParameterException(spec.commandLine(), e.getMessage(), e);
         }
+    }
+
+    /** With --resource: a table of who holds the lock, or each permit, as the lock service tells now. */
+    private void holders(DistributedLock<?> service, PrintWriter out) {
+        if (resource == null) {
+            if (permits != null) {
+                throw new ParameterException(spec.commandLine(), "--permits is for --resource: name the resource too");
+            }
+            return;
+        }
+        List<String> resources = new ArrayList<>();
+        if (permits == null) {
+            resources.add(resource);
+        } else {
+            if (permits < 1 || permits > DistributedSemaphore.MAX_PERMITS) {
+                throw new ParameterException(
+                        spec.commandLine(),
+                        "--permits must be 1 to " + DistributedSemaphore.MAX_PERMITS + ", was " + permits);
+            }
+            DistributedSemaphore<?> semaphore = DistributedSemaphore.of(service, resource, permits);
+            for (int permit = 1; permit <= permits; permit++) {
+                resources.add(semaphore.permit(permit));
+            }
+        }
+        List<String[]> rows = new ArrayList<>();
+        rows.add(new String[] {"resource", "holder", "fencing token"});
+        for (String name : resources) {
+            Optional<LockHolder> holder = service.holder(name);
+            rows.add(new String[] {
+                name,
+                holder.map(h -> h.name().isEmpty() ? "(unnamed)" : h.name()).orElse("free"),
+                holder.flatMap(h -> h.fencingToken().isPresent()
+                                ? Optional.of(Long.toString(h.fencingToken().getAsLong()))
+                                : Optional.empty())
+                        .orElse("-")
+            });
+        }
+        out.println();
+        Text.table(rows).forEach(out::println);
     }
 
     /** A Redlock over the nodes named, with the settings {@code run} uses. */

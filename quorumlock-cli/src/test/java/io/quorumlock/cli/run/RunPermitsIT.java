@@ -150,6 +150,23 @@ class RunPermitsIT {
                                 + "#1 held by ")
                         .contains("nightly-" + backend + "#2 held by ", "nightly-" + backend + "#3 held by ");
             }
+            List<String> check = new ArrayList<>(List.of("check"));
+            check.addAll(options);
+            check.addAll(List.of("--resource", "nightly-" + backend, "--permits", "3"));
+            CliRun checked = CliRun.of(check.toArray(String[]::new));
+            assertThat(checked.exitCode()).as(checked.err()).isZero();
+            List<String> table = checked.out()
+                    .lines()
+                    .dropWhile(line -> !line.startsWith("resource"))
+                    .toList();
+            assertThat(table).hasSize(4);
+            assertThat(table.get(0)).contains("holder", "fencing token");
+            for (int permit = 1; permit <= 3; permit++) {
+                assertThat(table.get(permit))
+                        .startsWith("nightly-" + backend + "#" + permit)
+                        .doesNotContain("free")
+                        .containsPattern(backend.equals("postgresql") ? "\\d+\\s*$" : "-\\s*$");
+            }
         } finally {
             for (RunProcess holder : holders) {
                 holder.close();
