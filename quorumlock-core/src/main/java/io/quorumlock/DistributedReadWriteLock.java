@@ -24,16 +24,20 @@ import java.util.concurrent.CompletableFuture;
  * }</pre>
  *
  * <p>It is made of the lock's own leases. A reader holds one of {@code maxReaders} permits, the
- * locks on {@code name#read#1} to {@code name#read#N} (a {@link DistributedSemaphore}); a writer
- * holds the lock on {@code name#write}, then every permit, taken in order. A reader that finds the
- * writer's lock held (a writer writes, or waits for the readers to leave) gives its permit back and
- * waits for that lock's release before it tries again, so readers that keep coming do not starve a
- * writer. Two writers queue on {@code name#write}, as the lock's waiters do.
+ * locks on {@code name#read#1} to {@code name#read#N} (a {@link DistributedSemaphore}), then takes
+ * the writer's lock on {@code name#write} for a moment and gives it back; a writer holds the lock
+ * on {@code name#write}, then every permit, taken in order. A reader that finds the writer's lock
+ * held (a writer writes, or waits for the readers to leave) gives its permit back and waits for that
+ * lock's release before it tries again, so readers that keep coming do not starve a writer. Two
+ * writers queue on {@code name#write}, as the lock's waiters do.
  *
- * <p>A write lease stands for all the leases its writer holds: valid while each of them is,
- * released together. On a fenced backend it is a {@link FencedLease} whose token is that of the
- * lock on {@code name#write}, larger for every later writer: a fence given the write lease refuses
- * the late write of a writer paused past its lease. A read lease is the lease of its permit.
+ * <p>Both leases are on {@code name}. A write lease stands for all the leases its writer holds:
+ * valid while each of them is, released together. On a fenced backend it is a {@link FencedLease}
+ * whose token is that of its grant of {@code name#write}, larger for every later writer; a read
+ * lease is its permit's lease, and on a fenced backend a {@link FencedLease} too, whose token is
+ * that of the reader's moment on {@code name#write}, larger than every writer's before it. A fence
+ * given the write leases refuses a writer paused past its lease once a later writer wrote; given the
+ * read leases too (a reader that reads through the fence), also once a later reader read.
  *
  * @param <L> the kind of lease the lock grants
  */
@@ -92,11 +96,15 @@ public final class DistributedReadWriteLock<L extends Lease> {
      */
     public Optional<L> tryAcquireRead(Duration ttl) {
         Optional<L> permit = readers.tryAcquire(ttl);
-        if (permit.isPresent() && writerIsIn()) {
+        if (permit.isEmpty()) {
+            return permit;
+        }
+        Optional<L> turn = writersTurn(permit.get(), ttl);
+        if (turn.isEmpty()) {
             permit.get().release();
             return Optional.empty();
         }
-        return permit;
+        return Optional.of(readLease(permit.get(), turn.get()));
     }
 
     /**
@@ -113,9 +121,9 @@ public final class DistributedReadWriteLock<L extends Lease> {
         long start = ticker.nanos();
         for (int tries = 1; ; tries++) {
             L permit = readers.acquire(ttl, Duration.ofNanos(left(start, budget)));
-            Optional<LockHolder> writing = lock.holder(writer);
-            if (writing.isEmpty()) {
-                return permit;
+            Optional<L> turn = writersTurn(permit, ttl);
+            if (turn.isPresent()) {
+                return readLease(permit, turn.get());
             }
             permit.release();
             long left = left(start, budget);
@@ -126,7 +134,7 @@ public final class DistributedReadWriteLock<L extends Lease> {
                         Duration.ofNanos(ticker.nanos() - start),
                         tries,
                         new ServerAnswer(writer, ServerAnswer.Kind.HELD_BY_OTHER, "a writer holds or waits for it"),
-                        writing.map(LockHolder::toString));
+                        lock.holder(writer).map(LockHolder::toString));
             }
             // A writer writes or waits for the readers: wait for its release, then try again.
             lock.acquire(writer, ttl, Duration.ofNanos(left)).release();
@@ -261,9 +269,34 @@ public final class DistributedReadWriteLock<L extends Lease> {
         return CriticalSections.run(lease, lost, () -> work.run(lease));
     }
 
-    /** Whether a writer holds the writer's lock: it writes, or waits for the readers to leave. */
-    private boolean writerIsIn() {
-        return lock.holder(writer).isPresent();
+    /**
+     * The writer's lock, taken for a moment while {@code permit} is held and given back at once:
+     * empty if a writer holds it (it writes, or waits for the readers to leave). Its grant is newer
+     * than every writer's before, and its token, on a fenced backend, is the read lease's.
+     */
+    private Optional<L> writersTurn(L permit, Duration ttl) {
+        Optional<L> turn;
+        try {
+            turn = lock.tryAcquire(writer, ttl);
+        } catch (RuntimeException e) {
+            permit.release();
+            throw e;
+        }
+        turn.ifPresent(Lease::release);
+        return turn;
+    }
+
+    /**
+     * The read lease on {@link #name}: the permit's lease, and on a fenced backend the token of the
+     * writer's lock that {@code turn} was granted, newer than every earlier writer's: a reader that
+     * reads through the fence with it makes a writer paused past its lease refused.
+     */
+    @SuppressWarnings("unchecked") // a group of the lock's leases, typed as they are
+    private L readLease(L permit, L turn) {
+        return (L)
+                (turn instanceof FencedLease fenced
+                        ? LeaseGroup.fencedBy(name, List.of(permit), fenced.fencingToken())
+                        : LeaseGroup.of(name, List.of(permit)));
     }
 
     private long left(long start, long budget) {

@@ -27,7 +27,18 @@ class LeaseGroup implements Lease {
 
     /** The group of {@code leases} on {@code resource}, fenced by its first lease's token if it has one. */
     static LeaseGroup of(String resource, List<? extends Lease> leases) {
-        return leases.get(0) instanceof FencedLease ? new Fenced(resource, leases) : new LeaseGroup(resource, leases);
+        return leases.get(0) instanceof FencedLease first
+                ? new Fenced(resource, leases, first.fencingToken())
+                : new LeaseGroup(resource, leases);
+    }
+
+    /**
+     * The group of {@code leases} on {@code resource}, fenced by {@code token}: a token of {@code
+     * resource}'s sequence that a lease released at once was granted (a reader's, newer than every
+     * writer's before it).
+     */
+    static LeaseGroup fencedBy(String resource, List<? extends Lease> leases, long token) {
+        return new Fenced(resource, leases, token);
     }
 
     @Override
@@ -111,13 +122,15 @@ class LeaseGroup implements Lease {
         return "LeaseGroup[" + resource + ": " + String.join(", ", parts) + (isValid() ? "" : ", not valid") + "]";
     }
 
-    /** A group whose first lease carries the fencing token. */
+    /** A group with a fencing token. */
     private static final class Fenced extends LeaseGroup implements FencedLease {
+        private final long token;
         private final CompletableFuture<LeaseLostException> lost;
         private final CompletableFuture<LeaseLostException> inDoubt;
 
-        private Fenced(String resource, List<? extends Lease> leases) {
+        private Fenced(String resource, List<? extends Lease> leases, long token) {
             super(resource, leases);
+            this.token = token;
             List<CompletableFuture<LeaseLostException>> losses = new ArrayList<>();
             List<CompletableFuture<LeaseLostException>> doubts = new ArrayList<>();
             for (Lease lease : this.leases) {
@@ -132,7 +145,7 @@ class LeaseGroup implements Lease {
 
         @Override
         public long fencingToken() {
-            return ((FencedLease) leases.get(0)).fencingToken();
+            return token;
         }
 
         @Override

@@ -1,6 +1,7 @@
 package io.quorumlock.examples;
 
 import io.quorumlock.DistributedLock;
+import io.quorumlock.FencedLease;
 import io.quorumlock.Lease;
 import io.quorumlock.etcd.EtcdLock;
 import io.quorumlock.jdbc.JdbcFence;
@@ -157,6 +158,15 @@ abstract class OnEveryBackend {
             store.setURL("jdbc:h2:mem:" + UUID.randomUUID() + ";DB_CLOSE_DELAY=-1");
             try (Connection setup = store.getConnection()) {
                 fence.createTable(setup);
+            }
+        }
+
+        /** A reader's read under {@code lease}: the fence raised to its token, nothing refused. */
+        void read(FencedLease lease) throws SQLException {
+            try (Connection tx = store.getConnection()) {
+                tx.setAutoCommit(false);
+                fence.raise(tx, lease);
+                tx.commit();
             }
         }
 

@@ -210,7 +210,21 @@ public final class JdbcFence {
      */
     public void check(Connection tx, FencedLease lease) throws SQLException {
         Objects.requireNonNull(lease, "lease");
-        record(tx, lease.resource(), lease.fencingToken());
+        record(tx, lease.resource(), lease.fencingToken(), true);
+    }
+
+    /**
+     * For a reader (a read lease of a {@code DistributedReadWriteLock}): records the lease's token
+     * as the resource's newest unless a newer one is recorded, and refuses nothing. A writer whose
+     * token is older, one paused past its lease, is refused from then on, while readers that took
+     * their tokens in any order all read. Call it before the reads, in their transaction.
+     *
+     * @throws IllegalArgumentException as {@link #check(Connection, FencedLease)}
+     * @throws SQLException as {@link #check(Connection, FencedLease)}
+     */
+    public void raise(Connection tx, FencedLease lease) throws SQLException {
+        Objects.requireNonNull(lease, "lease");
+        record(tx, lease.resource(), lease.fencingToken(), false);
     }
 
     /**
@@ -227,7 +241,7 @@ public final class JdbcFence {
      * @throws SQLException as {@link #check(Connection, FencedLease)}
      */
     public void checkRawToken(Connection tx, String resource, long token) throws SQLException {
-        record(tx, resource, token);
+        record(tx, resource, token, true);
     }
 
     /**
@@ -258,7 +272,8 @@ public final class JdbcFence {
         }
     }
 
-    private void record(Connection tx, String resource, long token) throws SQLException {
+    /** Records {@code token} as the resource's newest; an older one is refused if {@code refuse}. */
+    private void record(Connection tx, String resource, long token, boolean refuse) throws SQLException {
         Objects.requireNonNull(tx, "tx");
         requireValidResource(resource);
         if (tx.getAutoCommit()) {
@@ -267,16 +282,16 @@ public final class JdbcFence {
                     + " same connection before commit()");
         }
         try {
-            recordInRounds(tx, resource, token);
+            recordInRounds(tx, resource, token, refuse);
         } catch (SQLException e) {
             throw explainMissingTable(e, tx);
         }
     }
 
-    private void recordInRounds(Connection tx, String resource, long token) throws SQLException {
+    private void recordInRounds(Connection tx, String resource, long token, boolean refuse) throws SQLException {
         if (isMariaDb(tx)) {
             long newest = mariaDb.record(tx, resource, token);
-            if (newest > token) {
+            if (newest > token && refuse) {
                 throw stale(resource, token, newest);
             }
             return;
@@ -288,6 +303,9 @@ public final class JdbcFence {
             OptionalLong newest = readNewestToken(tx, resource);
             if (newest.isPresent()) {
                 if (newest.getAsLong() > token) {
+                    if (!refuse) {
+                        return; // a newer token is recorded already: nothing to raise
+                    }
                     throw stale(resource, token, newest.getAsLong());
                 }
                 continue; // the row was committed between our two statements: update it now

@@ -100,6 +100,30 @@ class JdbcFenceIT {
         assertThat(fence.newestToken(tx, "r")).hasValue(40);
     }
 
+    /** A reader raises the newest token and refuses nothing; a writer older than a reader is refused. */
+    @ParameterizedTest
+    @EnumSource(Engine.class)
+    void raiseRecordsAReadersTokenWithoutRefusingAnOlderOne(Engine engine) throws Exception {
+        setUp(engine);
+        Connection tx = transaction();
+
+        fence.raise(tx, new TestLease("catalog", 20)); // the first row
+        fence.raise(tx, new TestLease("catalog", 25)); // a later reader
+        fence.raise(tx, new TestLease("catalog", 22)); // an earlier reader, reading last: not refused
+        tx.commit();
+        assertThat(fence.newestToken(tx, "catalog")).hasValue(25);
+
+        StaleTokenException stale =
+                catchThrowableOfType(StaleTokenException.class, () -> fence.check(tx, new TestLease("catalog", 24)));
+        assertThat(stale.newestToken())
+                .as("a writer paused past its lease, older than a reader")
+                .isEqualTo(25);
+        tx.rollback();
+        fence.check(tx, new TestLease("catalog", 26)); // the next writer
+        tx.commit();
+        assertThat(fence.newestToken(tx, "catalog")).hasValue(26);
+    }
+
     @ParameterizedTest
     @EnumSource(Engine.class)
     void refusesAnOlderTokenWithTheEvidenceAndLeavesTheTransactionUsable(Engine engine) throws Exception {

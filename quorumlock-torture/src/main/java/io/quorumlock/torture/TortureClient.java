@@ -177,7 +177,7 @@ final class TortureClient {
                 if (config.strategy() == Strategy.OPTIMISTIC) {
                     write(connection, fence, null);
                 } else if (readWrite != null && random.nextBoolean()) {
-                    lockedRead(connection);
+                    lockedRead(connection, fence);
                 } else {
                     lockedWrite(connection, fence);
                 }
@@ -241,7 +241,7 @@ final class TortureClient {
      * Reads the record twice under a read lease, a moment apart (a pause may strike between): a
      * write accepted in between, while the lease was valid, is a torn read.
      */
-    private void lockedRead(Connection db) {
+    private void lockedRead(Connection db, JdbcFence fence) {
         record(event(Kind.INVOKE, Op.READ));
         Lease lease;
         try {
@@ -255,7 +255,12 @@ final class TortureClient {
             return;
         }
         try {
-            long first = SharedRecord.read(db, name()).value();
+            // The first read raises the fence to the read lease's token: a writer paused past its
+            // lease, whose token is older, is refused from then on.
+            long first =
+                    lease instanceof FencedLease fenced && config.strategy().fenced()
+                            ? raised(db, fence, fenced)
+                            : SharedRecord.read(db, name()).value();
             strikePoint();
             sleep(WORK_MILLIS + random.nextInt((int) WORK_MILLIS * 4));
             long second = SharedRecord.read(db, name()).value();
@@ -341,6 +346,22 @@ final class TortureClient {
             record(event(Kind.OK, Op.WRITE).withAccepted(false).withLabel(firstLine(e)));
         } catch (SQLException | RuntimeException e) {
             record(event(Kind.INFO, Op.WRITE).withLabel(firstLine(e)));
+        }
+    }
+
+    /** Reads the record in one transaction that first raises the fence to {@code lease}'s token. */
+    private long raised(Connection db, JdbcFence fence, FencedLease lease) throws SQLException {
+        db.setAutoCommit(false);
+        try {
+            fence.raise(db, lease);
+            long value = SharedRecord.read(db, name()).value();
+            db.commit();
+            return value;
+        } catch (SQLException | RuntimeException e) {
+            db.rollback();
+            throw e;
+        } finally {
+            db.setAutoCommit(true);
         }
     }
 
