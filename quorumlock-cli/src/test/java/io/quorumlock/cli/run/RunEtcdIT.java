@@ -73,11 +73,21 @@ class RunEtcdIT {
     @Test
     void aLeaseLostToAFrozenMemberStopsTheCommandAndExits76() throws Exception {
         Path started = dir.resolve("started");
-        try (RunProcess run = run("--grace", "500ms", "--", "sh", "-c", "touch " + started + "; exec sleep 60")) {
-            TestTime.await(Duration.ofSeconds(20), () -> Files.exists(started), "the command");
+        // A lease of 5 s: a 2 s one was lost before its command started, beside two CPU burners (a
+        // client JVM just started answered no keep-alive within it).
+        try (RunProcess run =
+                runWithTtl("5s", "--grace", "500ms", "--", "sh", "-c", "touch " + started + "; exec sleep 60")) {
+            try {
+                TestTime.await(Duration.ofSeconds(20), () -> Files.exists(started) || !run.isAlive(), "the command");
+            } catch (AssertionError e) {
+                throw new AssertionError(e.getMessage() + "; run's stderr: " + run.err(), e);
+            }
+            assertThat(Files.exists(started))
+                    .as("the command started; run's stderr: %s", run.err())
+                    .isTrue();
             etcd.get(0).pause();
 
-            // The lease's 2 s TTL, the grace, then the release's requests to the frozen member time out.
+            // The lease's TTL, the grace, then the release's requests to the frozen member time out.
             assertThat(run.exitCode(Duration.ofSeconds(30))).as(run.err()).isEqualTo(76);
             assertThat(run.err().lines().toList())
                     .singleElement()
