@@ -614,7 +614,7 @@ final class ConsensusLocks {
         return settings;
     }
 
-    private static String firstLine(Exception e) {
+    static String firstLine(Exception e) {
         String message = e.getMessage() == null ? e.toString() : e.getMessage();
         int newline = message.indexOf('\n');
         return newline < 0 ? message : message.substring(0, newline);

@@ -52,7 +52,7 @@ final class CountedCycles implements AutoCloseable {
                 error = "the first cycle did not get what it asked for, though it was free";
             }
         } catch (RuntimeException e) {
-            error = firstLine(e);
+            error = ConsensusLocks.firstLine(e);
         }
     }
 
@@ -156,11 +156,5 @@ final class CountedCycles implements AutoCloseable {
             client.close();
             client = null;
         }
-    }
-
-    private static String firstLine(Exception e) {
-        String text = String.valueOf(e.getMessage());
-        int end = text.indexOf('\n');
-        return end < 0 ? text : text.substring(0, end);
     }
 }

@@ -179,11 +179,9 @@ public final class CheckCommand implements Callable<Integer> {
         if (permits == null) {
             resources.add(resource);
         } else {
-            if (permits < 1 || permits > DistributedSemaphore.MAX_PERMITS) {
-                throw new ParameterException(
-                        spec.commandLine(),
-                        "--permits must be 1 to " + DistributedSemaphore.MAX_PERMITS + ", was " + permits);
-            }
+            LockOptions.permitsError(permits).ifPresent(error -> {
+                throw new ParameterException(spec.commandLine(), error);
+            });
             DistributedSemaphore<?> semaphore = DistributedSemaphore.of(service, resource, permits);
             for (int permit = 1; permit <= permits; permit++) {
                 resources.add(semaphore.permit(permit));

@@ -53,6 +53,17 @@ public final class LockOptions {
     public static final Duration JDBC_REQUEST_TIMEOUT = Duration.ofSeconds(5);
 
     /**
+     * The usage error of a {@code --permits} value out of range, as {@code run} and {@code check}
+     * give it; empty for a usable one.
+     */
+    public static java.util.Optional<String> permitsError(int permits) {
+        return permits >= 1 && permits <= io.quorumlock.DistributedSemaphore.MAX_PERMITS
+                ? java.util.Optional.empty()
+                : java.util.Optional.of("--permits must be 1 to " + io.quorumlock.DistributedSemaphore.MAX_PERMITS
+                        + ", was " + permits + ": such as --permits 3 for at most 3 commands at once");
+    }
+
+    /**
      * A database lock's message with its remedy in the command line's words: the table is created
      * by {@code check --create-table}, not by a call of the library, and the user and password come
      * from {@code --jdbc-user} and {@code QUORUMLOCK_JDBC_PASSWORD} or the config file.

@@ -300,10 +300,9 @@ public final class RunCommand implements Callable<Integer> {
                     + " must give the same N. 1 to " + DistributedSemaphore.MAX_PERMITS + ". Default: 1, the lock on"
                     + " NAME itself.")
     void setPermits(int permits) {
-        require(
-                permits >= 1 && permits <= DistributedSemaphore.MAX_PERMITS,
-                "--permits must be 1 to " + DistributedSemaphore.MAX_PERMITS + ", was " + permits
-                        + ": such as --permits 3 for at most 3 commands at once");
+        LockOptions.permitsError(permits).ifPresent(error -> {
+            throw usage(error);
+        });
         this.permits = permits;
     }
 
