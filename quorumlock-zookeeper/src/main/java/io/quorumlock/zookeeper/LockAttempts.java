@@ -9,6 +9,7 @@ import io.quorumlock.internal.Holders;
 import io.quorumlock.internal.LeaseCore;
 import io.quorumlock.zookeeper.ZooKeeperCalls.NoAnswer;
 import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 import java.util.OptionalLong;
@@ -76,6 +77,16 @@ final class LockAttempts {
      *     the thread was interrupted
      */
     Attempt<FencedLease> attempt(String resource, String dir, long deadline, long end, Mode mode) {
+        return attempt(resource, dir, LockQueue.LOCK, deadline, end, mode);
+    }
+
+    /**
+     * Makes one attempt on the queue {@code dir} of the shape {@code shape}: as {@link
+     * #attempt(String, String, long, long, Mode)}, where a contender holds once its node is one of
+     * the shape's first {@code holders}; a contender of a queue of several holders waits for any
+     * change of the queue, since the going of any node ahead lets it in.
+     */
+    Attempt<FencedLease> attempt(String resource, String dir, LockQueue shape, long deadline, long end, Mode mode) {
         boolean wait = mode == Mode.WAIT;
         lock.checkOpen();
         String ours = null;
@@ -87,7 +98,7 @@ final class LockAttempts {
                         ServerAnswer.Kind.UNREACHABLE,
                         "no connection to the ensemble" + (wait ? " within the wait" : " within the connect timeout"));
             }
-            Created created = create(dir, end);
+            Created created = create(dir, shape, end);
             ours = created.path();
             String name = ZKPaths.getNodeFromPath(ours);
             Listing early = created.listing(); // sent right behind the create: used once, if it shows our node
@@ -118,7 +129,7 @@ final class LockAttempts {
                     }
                     throw e;
                 }
-                LockQueue.Place place = LockQueue.place(queue, name);
+                LockQueue.Place place = shape.place(queue, name);
                 if (!place.present()) {
                     if (sentEarly) {
                         continue; // the create was sent again after a lost connection, behind this listing
@@ -138,12 +149,31 @@ final class LockAttempts {
                     }
                     continue;
                 }
+                if (!wait && shape.holders() > 1) {
+                    return allHeld(place);
+                }
                 if (!wait) {
                     String holder = Holders.shown(place.holder());
                     return Attempt.heldBy("lock node " + holder, answer(ServerAnswer.Kind.HELD_BY_OTHER, holder));
                 }
                 if (lock.ticker().nanos() - deadline >= 0) {
-                    return heldBy(dir, place, end);
+                    return shape.holders() > 1 ? allHeld(place) : heldBy(dir, place, end);
+                }
+                if (shape.holders() > 1) {
+                    // Any holder's going lets this contender in: wait for any change of the queue,
+                    // unless one came since the listing.
+                    List<String> watched = calls.answer(
+                                    calls.send(cb -> client.getChildren()
+                                            .usingWatcher(pause)
+                                            .inBackground(cb)
+                                            .forPath(dir)),
+                                    end,
+                                    "watch the queue")
+                            .getChildren();
+                    if (shape.place(watched, name).index() == place.index()) {
+                        pause.await(deadline, lock.ticker());
+                    }
+                    continue;
                 }
                 try {
                     String predecessor = ZKPaths.makePath(dir, place.predecessor());
@@ -193,14 +223,14 @@ final class LockAttempts {
      * create given up at {@code end}, or by an interrupt, deletes its node if it is answered after
      * all.
      */
-    private Created create(String dir, long end) throws Exception {
+    private Created create(String dir, LockQueue shape, long end) throws Exception {
         for (int tries = 1; ; tries++) {
             CompletableFuture<CuratorEvent> created = calls.send(cb -> client.create()
                     .creatingParentContainersIfNeeded()
                     .withProtection()
                     .withMode(CreateMode.EPHEMERAL_SEQUENTIAL)
                     .inBackground(cb)
-                    .forPath(ZKPaths.makePath(dir, LockQueue.NODE_PREFIX), holder));
+                    .forPath(ZKPaths.makePath(dir, shape.prefix()), holder));
             // The session's requests are answered in the order sent: a listing sent right behind the
             // create shows its node, and both take one round trip.
             Listing listing = list(dir);
@@ -330,6 +360,14 @@ final class LockAttempts {
         return new Grant(lease, null);
     }
 
+    /** The refusal of a queue of several holders whose every place is taken. */
+    private Attempt<FencedLease> allHeld(LockQueue.Place place) {
+        int ahead = place.present() ? place.index() : place.queue().size();
+        String held = "all " + place.holders() + " leases held (" + ahead + " lease node" + (ahead == 1 ? "" : "s")
+                + " ahead)";
+        return Attempt.heldBy(held, answer(ServerAnswer.Kind.HELD_BY_OTHER, held));
+    }
+
     /**
      * The refusal of a wait that ran out: who holds the lock, as its node's data names it, with
      * the node, session and token, and how many others wait.
@@ -377,46 +415,56 @@ final class LockAttempts {
      * Who holds the lock on {@code dir} now: the first lock node of its queue, its data as the
      * holder's name and its czxid as the token; waits for a connection up to {@code deadline} and
      * for each answer up to {@code end}. A holder that goes between the listing and the read of
-     * its node is looked for again.
+     * its node is passed over for the next in line.
      *
      * @throws QuorumlockException if the ensemble could not tell in time, or refused
      */
     Optional<LockHolder> holder(String resource, String dir, long deadline, long end) {
+        return holders(resource, dir, LockQueue.LOCK, deadline, end).stream().findFirst();
+    }
+
+    /**
+     * Who holds in the queue {@code dir} of the shape {@code shape} now, first holder first: as
+     * {@link #holder}, for each of the shape's holders. A node that goes between the listing and
+     * the read of its data is left out, and the next in line read in its place.
+     *
+     * @throws QuorumlockException if the ensemble could not tell in time, or refused
+     */
+    List<LockHolder> holders(String resource, String dir, LockQueue shape, long deadline, long end) {
         String failed = "could not tell who holds '" + resource + "' on " + lock.ensemble() + ": ";
         try {
             if (!connection.awaitConnected(deadline)) {
                 throw new QuorumlockException(failed + "no connection to the ensemble within the connect timeout");
             }
             calls.answer(calls.send(cb -> client.sync().inBackground(cb).forPath(dir)), end, "sync");
-            while (true) {
-                List<String> queue;
-                try {
-                    queue = calls.answer(
-                                    calls.send(cb -> client.getChildren()
-                                            .inBackground(cb)
-                                            .forPath(dir)),
-                                    end,
-                                    "list the queue")
-                            .getChildren();
-                } catch (KeeperException.NoNodeException noQueue) {
-                    return Optional.empty(); // nobody ever queued, or the container was removed once empty
+            List<String> queue;
+            try {
+                queue = calls.answer(
+                                calls.send(cb ->
+                                        client.getChildren().inBackground(cb).forPath(dir)),
+                                end,
+                                "list the queue")
+                        .getChildren();
+            } catch (KeeperException.NoNodeException noQueue) {
+                return List.of(); // nobody ever queued, or the container was removed once empty
+            }
+            List<LockHolder> holders = new ArrayList<>();
+            for (String node : shape.order(queue)) {
+                if (holders.size() == shape.holders()) {
+                    break;
                 }
-                List<String> order = LockQueue.order(queue);
-                if (order.isEmpty()) {
-                    return Optional.empty();
-                }
-                String path = ZKPaths.makePath(dir, order.get(0));
+                String path = ZKPaths.makePath(dir, node);
                 CuratorEvent read;
                 try {
                     read = calls.answer(
                             calls.send(cb -> client.getData().inBackground(cb).forPath(path)), end, "read the holder");
                 } catch (KeeperException.NoNodeException gone) {
-                    continue; // released between the two reads: the next in line, if any, holds it
+                    continue; // released between the two reads: the next in line, if any, holds
                 }
                 String name = Holders.read(read.getData()).orElse("");
-                return Optional.of(
-                        new LockHolder(name, OptionalLong.of(read.getStat().getCzxid())));
+                holders.add(new LockHolder(name, OptionalLong.of(read.getStat().getCzxid())));
             }
+            return List.copyOf(holders);
         } catch (NoAnswer e) {
             throw new QuorumlockException(failed + "no answer to '" + e.getMessage() + "' within the connect timeout");
         } catch (KeeperException e) {

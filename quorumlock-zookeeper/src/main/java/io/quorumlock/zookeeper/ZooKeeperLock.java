@@ -199,10 +199,19 @@ public final class ZooKeeperLock implements DistributedLock<FencedLease>, Clocke
     public Optional<FencedLease> tryAcquire(String resource, Duration ttl) {
         String dir = lockDir(resource);
         checkTtl(ttl);
+        return tryAcquireBy(resource, (deadline, end, mode) -> attempts.attempt(resource, dir, deadline, end, mode));
+    }
+
+    /** One attempt of a resource's lock or of another recipe: given its deadline, request end and mode. */
+    interface Step {
+        Attempt<FencedLease> attempt(long deadline, long end, LockAttempts.Mode mode);
+    }
+
+    /** {@link #tryAcquire}'s timing, around {@code step}. */
+    Optional<FencedLease> tryAcquireBy(String resource, Step step) {
         long deadline = ticker.nanos() + connectTimeout().toNanos();
         long end = deadline + AcquireLoop.overrun(connectTimeout()).toNanos();
-        return AcquireLoop.once(
-                resource, ticker, events, () -> attempts.attempt(resource, dir, deadline, end, LockAttempts.Mode.ONCE));
+        return AcquireLoop.once(resource, ticker, events, () -> step.attempt(deadline, end, LockAttempts.Mode.ONCE));
     }
 
     /**
@@ -234,6 +243,12 @@ public final class ZooKeeperLock implements DistributedLock<FencedLease>, Clocke
     public FencedLease acquire(String resource, Duration ttl, Duration maxWait) {
         String dir = lockDir(resource);
         checkTtl(ttl);
+        return acquireBy(
+                resource, maxWait, (deadline, end, mode) -> attempts.attempt(resource, dir, deadline, end, mode));
+    }
+
+    /** {@link #acquire}'s timing and retries, around {@code step}. */
+    FencedLease acquireBy(String resource, Duration maxWait, Step step) {
         Settings.maxWait(maxWait);
         long overrun = AcquireLoop.overrun(connectTimeout()).toNanos();
         boolean once = maxWait.isZero();
@@ -244,8 +259,8 @@ public final class ZooKeeperLock implements DistributedLock<FencedLease>, Clocke
             // first requests of a client on a busy machine take longer than the overrun.
             long deadline = once ? now + connectTimeout().toNanos() : now + remainingNanos;
             long end = deadline + overrun;
-            Attempt<FencedLease> attempt = attempts.attempt(
-                    resource, dir, deadline, end, once ? LockAttempts.Mode.ONCE : LockAttempts.Mode.WAIT);
+            Attempt<FencedLease> attempt =
+                    step.attempt(deadline, end, once ? LockAttempts.Mode.ONCE : LockAttempts.Mode.WAIT);
             if (attempt.lease().isEmpty()) {
                 log.debug("attempt {} to lock '{}' failed: {}", number, resource, attempt);
             }
@@ -364,7 +379,11 @@ public final class ZooKeeperLock implements DistributedLock<FencedLease>, Clocke
         }
     }
 
-    private Duration connectTimeout() {
+    LockAttempts attempts() {
+        return attempts;
+    }
+
+    Duration connectTimeout() {
         return Duration.ofMillis(client.getZookeeperClient().getConnectionTimeoutMs());
     }
 

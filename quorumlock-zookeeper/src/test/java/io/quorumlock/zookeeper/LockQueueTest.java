@@ -15,30 +15,30 @@ class LockQueueTest {
 
     @Test
     void sequenceIsTheSuffixAfterTheLockPrefix() {
-        assertThat(LockQueue.sequence(A)).isEqualTo(7);
-        assertThat(LockQueue.sequence("lock-0000000000")).isZero();
-        assertThat(LockQueue.sequence("lock-")).isEqualTo(-1);
-        assertThat(LockQueue.sequence("lock-00x1")).isEqualTo(-1);
-        assertThat(LockQueue.sequence("lease-0000000001")).isEqualTo(-1);
-        assertThat(LockQueue.sequence("lock--2147483648"))
+        assertThat(LockQueue.LOCK.sequence(A)).isEqualTo(7);
+        assertThat(LockQueue.LOCK.sequence("lock-0000000000")).isZero();
+        assertThat(LockQueue.LOCK.sequence("lock-")).isEqualTo(-1);
+        assertThat(LockQueue.LOCK.sequence("lock-00x1")).isEqualTo(-1);
+        assertThat(LockQueue.LOCK.sequence("lease-0000000001")).isEqualTo(-1);
+        assertThat(LockQueue.LOCK.sequence("lock--2147483648"))
                 .as("an overflowed counter")
                 .isEqualTo(-1);
     }
 
     @Test
     void orderedBySequenceNotByNameAndForeignChildrenIgnored() {
-        assertThat(LockQueue.order(List.of(C, A, "not-a-lock-node", B))).containsExactly(B, A, C);
+        assertThat(LockQueue.LOCK.order(List.of(C, A, "not-a-lock-node", B))).containsExactly(B, A, C);
     }
 
     @Test
     void theLowestHoldsAndEveryOtherWaitsForItsPredecessor() {
         List<String> children = List.of(A, C, B);
-        LockQueue.Place holder = LockQueue.place(children, B);
+        LockQueue.Place holder = LockQueue.LOCK.place(children, B);
         assertThat(holder.present()).isTrue();
         assertThat(holder.first()).isTrue();
         assertThatThrownBy(holder::predecessor).isInstanceOf(IllegalStateException.class);
 
-        LockQueue.Place last = LockQueue.place(children, C);
+        LockQueue.Place last = LockQueue.LOCK.place(children, C);
         assertThat(last.first()).isFalse();
         assertThat(last.holder()).isEqualTo(B);
         assertThat(last.predecessor()).as("not the holder: no herd").isEqualTo(A);
@@ -46,9 +46,9 @@ class LockQueueTest {
 
     @Test
     void aMissingNodeIsNotPresent() {
-        LockQueue.Place gone = LockQueue.place(List.of(A, C), B);
+        LockQueue.Place gone = LockQueue.LOCK.place(List.of(A, C), B);
         assertThat(gone.present()).isFalse();
         assertThat(gone.first()).isFalse();
-        assertThat(LockQueue.place(List.of(), B).holder()).isNull();
+        assertThat(LockQueue.LOCK.place(List.of(), B).holder()).isNull();
     }
 }

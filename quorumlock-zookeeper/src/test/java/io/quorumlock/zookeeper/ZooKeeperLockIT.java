@@ -272,7 +272,7 @@ class ZooKeeperLockIT {
         try (FencedLease lease = lock.acquire("tokens", TTL, WAIT)) {
             tokens.add(lease.fencingToken());
             String node = ((ZooKeeperLease) lease).node();
-            sequences.add(LockQueue.sequence(node.substring(node.lastIndexOf('/') + 1)));
+            sequences.add(LockQueue.LOCK.sequence(node.substring(node.lastIndexOf('/') + 1)));
         }
     }
 
