@@ -72,21 +72,33 @@ class MigratingIT {
     }
 
     @Test
-    void threePermitsAsThreeLocksServeThreeCallersOfFour() throws Exception {
-        assertThat(runOnRedis("PermitsAsLocks"))
-                .isEqualTo("caller 1: exports:permit-0\ncaller 2: exports:permit-1\ncaller 3: exports:permit-2\n"
+    void aSemaphoreOfThreePermitsServesThreeCallersOfFour() throws Exception {
+        String out = runOnRedis("FromRedissonSemaphore");
+        assertThat(out)
+                .matches("caller 1: permit [123]\ncaller 2: permit [123]\ncaller 3: permit [123]\n"
                         + "caller 4: no permit free\n");
+        assertThat(out.lines().limit(3).map(line -> line.substring(line.length() - 1)))
+                .as("three different permits")
+                .doesNotHaveDuplicates();
     }
 
     @Test
     void fromCuratorTheLockTakesItsClient(@TempDir Path dir) throws Exception {
-        Readme.Block block = block("FromCurator");
+        assertThat(runOnZooKeeper("FromCurator", dir)).matches("invoices locked, fencing token \\d+\n");
+    }
+
+    @Test
+    void fromCuratorTheSemaphoreCountsCuratorsLeases(@TempDir Path dir) throws Exception {
+        assertThat(runOnZooKeeper("FromCuratorSemaphore", dir)).isEqualTo("leases held: 3 of 3; a fourth: refused\n");
+    }
+
+    /** Runs the block of class {@code name} on a ZooKeeper server of its own, its data in {@code dir}. */
+    private static String runOnZooKeeper(String name, Path dir) throws Exception {
         try (TestingServer zookeeper = ZooKeeperServers.server(dir)) {
-            String out = SnippetCompiler.run(
-                    block,
+            return SnippetCompiler.run(
+                    block(name),
                     Map.of("zk1:2181,zk2:2181,zk3:2181", zookeeper.getConnectString()),
                     Files.createTempDirectory(classes, "run"));
-            assertThat(out).matches("invoices locked, fencing token \\d+\n");
         }
     }
 
