@@ -74,9 +74,20 @@ public final class CuratorSemaphore {
         if (lock == null) {
             throw new IllegalSettingException("lock", "lock must not be null: pass the ZooKeeperLock to share");
         }
+        if (permits < 1 || permits > MAX_PERMITS) {
+            throw new IllegalSettingException(
+                    "permits",
+                    "permits must be between 1 and " + MAX_PERMITS + ", was " + permits
+                            + ": use the number of leases Curator's semaphores on this path are made with");
+        }
+        return new CuratorSemaphore(lock, checkPath(path, "/jobs/backups"), permits);
+    }
+
+    /** {@code path}, checked to be an absolute ZooKeeper path other than the root. */
+    static String checkPath(String path, String example) {
         if (path == null || path.isEmpty() || path.equals("/")) {
             throw new IllegalSettingException(
-                    "path", "path must be the semaphore's ZooKeeper path, as given to Curator, e.g. \"/jobs/backups\"");
+                    "path", "path must be a ZooKeeper path, as given to Curator, e.g. \"" + example + "\"");
         }
         try {
             PathUtils.validatePath(path);
@@ -85,16 +96,10 @@ public final class CuratorSemaphore {
                     "path",
                     -1,
                     "path \"" + path + "\" is not a valid ZooKeeper path: " + e.getMessage()
-                            + " (give it as Curator's semaphore has it, e.g. \"/jobs/backups\")",
+                            + " (give it as Curator has it, e.g. \"" + example + "\")",
                     e);
         }
-        if (permits < 1 || permits > MAX_PERMITS) {
-            throw new IllegalSettingException(
-                    "permits",
-                    "permits must be between 1 and " + MAX_PERMITS + ", was " + permits
-                            + ": use the number of leases Curator's semaphores on this path are made with");
-        }
-        return new CuratorSemaphore(lock, path, permits);
+        return path;
     }
 
     /** The semaphore's path, as Curator's semaphore is given it. */

@@ -228,9 +228,9 @@ final class LockAttempts {
             CompletableFuture<CuratorEvent> created = calls.send(cb -> client.create()
                     .creatingParentContainersIfNeeded()
                     .withProtection()
-                    .withMode(CreateMode.EPHEMERAL_SEQUENTIAL)
+                    .withMode(shape.beside() == null ? CreateMode.EPHEMERAL_SEQUENTIAL : CreateMode.EPHEMERAL)
                     .inBackground(cb)
-                    .forPath(ZKPaths.makePath(dir, shape.prefix()), holder));
+                    .forPath(ZKPaths.makePath(dir, shape.nodeName()), holder));
             // The session's requests are answered in the order sent: a listing sent right behind the
             // create shows its node, and both take one round trip.
             Listing listing = list(dir);
@@ -431,23 +431,7 @@ final class LockAttempts {
      * @throws QuorumlockException if the ensemble could not tell in time, or refused
      */
     List<LockHolder> holders(String resource, String dir, LockQueue shape, long deadline, long end) {
-        String failed = "could not tell who holds '" + resource + "' on " + lock.ensemble() + ": ";
-        try {
-            if (!connection.awaitConnected(deadline)) {
-                throw new QuorumlockException(failed + "no connection to the ensemble within the connect timeout");
-            }
-            calls.answer(calls.send(cb -> client.sync().inBackground(cb).forPath(dir)), end, "sync");
-            List<String> queue;
-            try {
-                queue = calls.answer(
-                                calls.send(cb ->
-                                        client.getChildren().inBackground(cb).forPath(dir)),
-                                end,
-                                "list the queue")
-                        .getChildren();
-            } catch (KeeperException.NoNodeException noQueue) {
-                return List.of(); // nobody ever queued, or the container was removed once empty
-            }
+        return read(resource, dir, deadline, end, queue -> {
             List<LockHolder> holders = new ArrayList<>();
             for (String node : shape.order(queue)) {
                 if (holders.size() == shape.holders()) {
@@ -465,6 +449,48 @@ final class LockAttempts {
                 holders.add(new LockHolder(name, OptionalLong.of(read.getStat().getCzxid())));
             }
             return List.copyOf(holders);
+        });
+    }
+
+    /**
+     * The nodes of the shape in the queue {@code dir} now, holding or waiting, in order; read
+     * after a {@code sync}, with {@link #holder}'s bounds.
+     *
+     * @throws QuorumlockException if the ensemble could not tell in time, or refused
+     */
+    List<String> nodes(String resource, String dir, LockQueue shape, long deadline, long end) {
+        return read(resource, dir, deadline, end, shape::order);
+    }
+
+    /** What a reading does with the children of the queue. */
+    private interface Reading<T> {
+        T read(List<String> queue) throws Exception;
+    }
+
+    /**
+     * Waits for a connection up to {@code deadline}, syncs and lists the queue {@code dir} (empty
+     * if it is not there), and hands the listing to {@code reading}; each answer is waited for up
+     * to {@code end}, and every failure is a {@link QuorumlockException} naming the resource.
+     */
+    private <T> T read(String resource, String dir, long deadline, long end, Reading<T> reading) {
+        String failed = "could not tell who holds '" + resource + "' on " + lock.ensemble() + ": ";
+        try {
+            if (!connection.awaitConnected(deadline)) {
+                throw new QuorumlockException(failed + "no connection to the ensemble within the connect timeout");
+            }
+            calls.answer(calls.send(cb -> client.sync().inBackground(cb).forPath(dir)), end, "sync");
+            List<String> queue;
+            try {
+                queue = calls.answer(
+                                calls.send(cb ->
+                                        client.getChildren().inBackground(cb).forPath(dir)),
+                                end,
+                                "list the queue")
+                        .getChildren();
+            } catch (KeeperException.NoNodeException noQueue) {
+                queue = List.of(); // nobody ever queued, or the container was removed once empty
+            }
+            return reading.read(queue);
         } catch (NoAnswer e) {
             throw new QuorumlockException(failed + "no answer to '" + e.getMessage() + "' within the connect timeout");
         } catch (KeeperException e) {
