@@ -7,26 +7,16 @@ import io.quorumlock.FencedLease;
 import io.quorumlock.IllegalSettingException;
 import io.quorumlock.LockUnavailableException;
 import io.quorumlock.testkit.TestTime;
-import io.quorumlock.testkit.ZooKeeperServers;
-import java.nio.file.Path;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
-import org.apache.curator.framework.CuratorFramework;
-import org.apache.curator.framework.CuratorFrameworkFactory;
 import org.apache.curator.framework.recipes.locks.InterProcessReadWriteLock;
-import org.apache.curator.retry.RetryOneTime;
 import org.apache.curator.test.KillSession;
-import org.apache.curator.test.TestingServer;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
-import org.junit.jupiter.api.io.TempDir;
 
 /**
  * {@link CuratorReadWriteLock} beside Curator's own {@link InterProcessReadWriteLock} on one path of
@@ -35,49 +25,17 @@ import org.junit.jupiter.api.io.TempDir;
  * later readers of the other out.
  */
 @Timeout(value = 90, unit = TimeUnit.SECONDS, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
-class CuratorReadWriteLockIT {
+class CuratorReadWriteLockIT extends BesideCurator {
 
-    private static final Duration TTL = Duration.ofSeconds(30);
-    private static final Duration SESSION = Duration.ofSeconds(4);
-    private static final Duration WAIT = TestTime.scaled(Duration.ofSeconds(10));
     private static final String PATH = "/locks/catalog";
 
-    @TempDir
-    Path dataDir;
-
-    private TestingServer server;
-    private CuratorFramework curator;
-    private ZooKeeperLock lock;
     private CuratorReadWriteLock ours;
     private InterProcessReadWriteLock theirs;
-    private final ExecutorService threads = Executors.newCachedThreadPool();
 
     @BeforeEach
-    void start() throws Exception {
-        server = ZooKeeperServers.server(dataDir);
-        curator = CuratorFrameworkFactory.builder()
-                .connectString(server.getConnectString())
-                .retryPolicy(new RetryOneTime(100))
-                .sessionTimeoutMs((int) SESSION.toMillis())
-                .build();
-        curator.start();
-        assertThat(curator.blockUntilConnected((int) WAIT.toSeconds() + 1, TimeUnit.SECONDS))
-                .isTrue();
-        lock = ZooKeeperLock.builder()
-                .connectString(server.getConnectString())
-                .sessionTimeout(SESSION)
-                .holder("quorumlock-host")
-                .build();
+    void makeLocks() {
         ours = CuratorReadWriteLock.of(lock, PATH);
         theirs = new InterProcessReadWriteLock(curator, PATH);
-    }
-
-    @AfterEach
-    void stop() throws Exception {
-        threads.shutdownNow();
-        lock.close();
-        curator.close();
-        server.close();
     }
 
     @Test
@@ -122,13 +80,7 @@ class CuratorReadWriteLockIT {
     @Test
     void curatorsWriterWaitsForOurReaderAndIsWokenByItsRelease() throws Exception {
         FencedLease read = ours.acquireRead(TTL, WAIT);
-        Future<Boolean> writer = threads.submit(() -> {
-            boolean got = theirs.writeLock().acquire(WAIT.toMillis(), TimeUnit.MILLISECONDS);
-            if (got) {
-                theirs.writeLock().release();
-            }
-            return got;
-        });
+        Future<Boolean> writer = threads.submit(() -> curatorWriteWithin(WAIT.toMillis()));
         TestTime.await(WAIT, () -> ours.writerNodes().size() == 1, "Curator's writer's node");
         assertThat(writer).isNotDone();
 
@@ -141,13 +93,7 @@ class CuratorReadWriteLockIT {
     @Test
     void aWriterWaitingInOneLibraryKeepsTheLaterReadersOfTheOtherOut() throws Exception {
         FencedLease early = ours.acquireRead(TTL, WAIT);
-        Future<Boolean> writer = threads.submit(() -> {
-            boolean got = theirs.writeLock().acquire(WAIT.toMillis(), TimeUnit.MILLISECONDS);
-            if (got) {
-                theirs.writeLock().release();
-            }
-            return got;
-        });
+        Future<Boolean> writer = threads.submit(() -> curatorWriteWithin(WAIT.toMillis()));
         TestTime.await(WAIT, () -> ours.writerNodes().size() == 1, "Curator's writer's node");
 
         assertThat(ours.tryAcquireRead(TTL))
@@ -168,13 +114,7 @@ class CuratorReadWriteLockIT {
     @Test
     void aWriterStepsDownToReadingWithTheWaitingWriterStillBehindIt() throws Exception {
         FencedLease write = ours.acquireWrite(TTL, WAIT);
-        Future<Boolean> other = threads.submit(() -> {
-            boolean got = theirs.writeLock().acquire(WAIT.toMillis() * 3, TimeUnit.MILLISECONDS);
-            if (got) {
-                theirs.writeLock().release();
-            }
-            return got;
-        });
+        Future<Boolean> other = threads.submit(() -> curatorWriteWithin(WAIT.toMillis() * 3));
         TestTime.await(WAIT, () -> ours.writerNodes().size() == 2, "Curator's writer's node behind ours");
 
         FencedLease read = ours.downgrade(write, TTL);

@@ -9,29 +9,17 @@ import io.quorumlock.LockHolder;
 import io.quorumlock.LockUnavailableException;
 import io.quorumlock.QuorumlockException;
 import io.quorumlock.testkit.TestTime;
-import io.quorumlock.testkit.ZooKeeperServers;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
-import org.apache.curator.framework.CuratorFramework;
-import org.apache.curator.framework.CuratorFrameworkFactory;
 import org.apache.curator.framework.recipes.locks.InterProcessSemaphoreV2;
-import org.apache.curator.retry.RetryOneTime;
-import org.apache.curator.test.TestingServer;
 import org.apache.zookeeper.KeeperException;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
-import org.junit.jupiter.api.io.TempDir;
 
 /**
  * {@link CuratorSemaphore} beside Curator's own {@link InterProcessSemaphoreV2} on one path of a
@@ -39,47 +27,9 @@ import org.junit.jupiter.api.io.TempDir;
  * nodes, each waits for the other's leases, and each is woken by the other's release.
  */
 @Timeout(value = 90, unit = TimeUnit.SECONDS, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
-class CuratorSemaphoreIT {
+class CuratorSemaphoreIT extends BesideCurator {
 
-    private static final Duration TTL = Duration.ofSeconds(30);
-    private static final Duration SESSION = Duration.ofSeconds(4);
-    private static final Duration WAIT = TestTime.scaled(Duration.ofSeconds(10));
     private static final String PATH = "/jobs/backups";
-
-    @TempDir
-    Path dataDir;
-
-    private TestingServer server;
-    private CuratorFramework curator;
-    private ZooKeeperLock lock;
-    private final ExecutorService threads = Executors.newCachedThreadPool();
-
-    @BeforeEach
-    void start() throws Exception {
-        server = ZooKeeperServers.server(dataDir);
-        curator = CuratorFrameworkFactory.builder()
-                .connectString(server.getConnectString())
-                .retryPolicy(new RetryOneTime(100))
-                .sessionTimeoutMs((int) SESSION.toMillis())
-                .defaultData("curator-host".getBytes(StandardCharsets.UTF_8))
-                .build();
-        curator.start();
-        assertThat(curator.blockUntilConnected((int) WAIT.toSeconds() + 1, TimeUnit.SECONDS))
-                .isTrue();
-        lock = ZooKeeperLock.builder()
-                .connectString(server.getConnectString())
-                .sessionTimeout(SESSION)
-                .holder("quorumlock-host")
-                .build();
-    }
-
-    @AfterEach
-    void stop() throws Exception {
-        threads.shutdownNow();
-        lock.close();
-        curator.close();
-        server.close();
-    }
 
     @Test
     void curatorsLeasesAndOursAreCountedTogether() throws Exception {
@@ -94,7 +44,7 @@ class CuratorSemaphoreIT {
         assertThat(ours.holders())
                 .extracting(LockHolder::name)
                 .as("oldest first: Curator's node names its host in its data, ours its holder")
-                .containsExactly("curator-host", "quorumlock-host");
+                .containsExactly(CURATOR_DATA, HOLDER);
 
         assertThat(ours.tryAcquire(TTL)).as("a third lease while both hold").isEmpty();
         assertThat(theirs.acquire(200, TimeUnit.MILLISECONDS))
@@ -125,8 +75,7 @@ class CuratorSemaphoreIT {
             assertThat(lease.isValid()).isTrue();
             assertThat(ours.holders())
                     .as("the lease's node and token, as the holders list them")
-                    .containsExactly(
-                            new LockHolder("quorumlock-host", java.util.OptionalLong.of(lease.fencingToken())));
+                    .containsExactly(new LockHolder(HOLDER, java.util.OptionalLong.of(lease.fencingToken())));
             assertThat(theirs.acquire(100, TimeUnit.MILLISECONDS))
                     .as("Curator's lease while ours holds")
                     .isNull();
@@ -221,7 +170,7 @@ class CuratorSemaphoreIT {
 
         try (FencedLease again = ours.acquire(TTL, WAIT)) {
             assertThat(again.isValid()).isTrue();
-            assertThat(ours.holders()).extracting(LockHolder::name).containsExactly("quorumlock-host");
+            assertThat(ours.holders()).extracting(LockHolder::name).containsExactly(HOLDER);
         }
     }
 
