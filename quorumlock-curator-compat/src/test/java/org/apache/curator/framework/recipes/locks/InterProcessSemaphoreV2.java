@@ -5,17 +5,13 @@ import io.quorumlock.LockHolder;
 import io.quorumlock.LockUnavailableException;
 import io.quorumlock.QuorumlockException;
 import io.quorumlock.zookeeper.CuratorSemaphore;
-import io.quorumlock.zookeeper.ZooKeeperLock;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collection;
-import java.util.IdentityHashMap;
 import java.util.List;
-import java.util.Map;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import org.apache.curator.framework.CuratorFramework;
-import org.apache.curator.framework.imps.CuratorFrameworkState;
 import org.apache.curator.framework.recipes.shared.SharedCountReader;
 
 /**
@@ -33,9 +29,6 @@ public class InterProcessSemaphoreV2 {
     /** Curator's acquire without a time waits until it is granted: here for an hour at most. */
     private static final Duration FOREVER = Duration.ofHours(1);
 
-    /** One lock per Curator client, as an application shares one; closed once its client is. */
-    private static final Map<CuratorFramework, ZooKeeperLock> LOCKS = new IdentityHashMap<>();
-
     /** Curator's hooks into its own acquire, which its tests set; the adapter has no such steps. */
     static volatile CountDownLatch debugAcquireLatch = null;
 
@@ -45,25 +38,12 @@ public class InterProcessSemaphoreV2 {
     private final CuratorSemaphore semaphore;
 
     public InterProcessSemaphoreV2(CuratorFramework client, String path, int maxLeases) {
-        this.semaphore = CuratorSemaphore.of(lockOf(client), path, maxLeases);
+        this.semaphore = CuratorSemaphore.of(QuorumlockLocks.of(client), path, maxLeases);
     }
 
     public InterProcessSemaphoreV2(CuratorFramework client, String path, SharedCountReader count) {
         throw new UnsupportedOperationException(
                 "a CuratorSemaphore's number of permits is fixed when it is made: no shared count");
-    }
-
-    private static synchronized ZooKeeperLock lockOf(CuratorFramework client) {
-        LOCKS.entrySet().removeIf(entry -> {
-            if (entry.getKey().getState() != CuratorFrameworkState.STOPPED) {
-                return false;
-            }
-            entry.getValue().close();
-            return true;
-        });
-        return LOCKS.computeIfAbsent(
-                client,
-                c -> ZooKeeperLock.builder().client(c).holder("curator-compat").build());
     }
 
     public Collection<String> getParticipantNodes() {
