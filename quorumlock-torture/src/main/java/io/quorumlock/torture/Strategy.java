@@ -61,6 +61,15 @@ public enum Strategy {
     /** The same over the database lock on PostgreSQL. */
     POSTGRES_SEMAPHORE(
             "postgres-semaphore", "PostgreSQL semaphore of 2 + JdbcFence", Servers.POSTGRES, 1, true, true, 2),
+    /** The same over the etcd lock. */
+    ETCD_SEMAPHORE("etcd-semaphore", "etcd semaphore of 2 + JdbcFence", Servers.ETCD, 3, true, true, 2),
+    /** The same over the database lock on MariaDB. */
+    MARIADB_SEMAPHORE("mariadb-semaphore", "MariaDB semaphore of 2 + JdbcFence", Servers.MARIADB, 1, true, true, 2),
+    /**
+     * A semaphore of 2 permits over the single-node Redis lock, each holder writing its permit's
+     * record plainly: an efficiency semaphore, which claims no more than the lock.
+     */
+    REDIS_SEMAPHORE("redis-semaphore", "Redis semaphore of 2", Servers.REDIS, 1, false, false, 2),
     /**
      * A read-write lock over the ZooKeeper lock: each client reads (the record twice, under a read
      * lease) or writes (behind {@code JdbcFence}, with the writer's token), as it draws.
@@ -68,6 +77,12 @@ public enum Strategy {
     ZOOKEEPER_READ_WRITE("zookeeper-rw", "ZooKeeper read-write lock + JdbcFence", Servers.ZOOKEEPER, 3, true, true),
     /** The same over the database lock on PostgreSQL. */
     POSTGRES_READ_WRITE("postgres-rw", "PostgreSQL read-write lock + JdbcFence", Servers.POSTGRES, 1, true, true),
+    /** The same over the etcd lock. */
+    ETCD_READ_WRITE("etcd-rw", "etcd read-write lock + JdbcFence", Servers.ETCD, 3, true, true),
+    /** The same over the database lock on MariaDB. */
+    MARIADB_READ_WRITE("mariadb-rw", "MariaDB read-write lock + JdbcFence", Servers.MARIADB, 1, true, true),
+    /** A read-write lock over the single-node Redis lock, writes and reads plain: an efficiency lock. */
+    REDIS_READ_WRITE("redis-rw", "Redis read-write lock", Servers.REDIS, 1, false, false),
     /** No lock: a version column makes the database refuse a write based on a stale read. */
     OPTIMISTIC("optimistic", "database, version column", Servers.NONE, 0, true, false);
 
@@ -180,7 +195,7 @@ public enum Strategy {
 
     /** True if the clients read and write under a {@code DistributedReadWriteLock} over the lock. */
     public boolean readWrite() {
-        return this == ZOOKEEPER_READ_WRITE || this == POSTGRES_READ_WRITE;
+        return option.endsWith("-rw");
     }
 
     /**

@@ -85,7 +85,8 @@ public final class TortureCommand implements Callable<Integer> {
             description = "Strategies, comma-separated: all, or some of redis, redlock, redlock-guarded, zookeeper,"
                     + " etcd, postgres, mariadb, zookeeper-leader, etcd-leader, postgres-leader, mariadb-leader,"
                     + " postgres-unfenced, sentinel-leader, sentinel-wait-leader, redlock-leader, zookeeper-semaphore,"
-                    + " postgres-semaphore, zookeeper-rw, postgres-rw, optimistic"
+                    + " postgres-semaphore, etcd-semaphore, mariadb-semaphore, redis-semaphore, zookeeper-rw,"
+                    + " postgres-rw, etcd-rw, mariadb-rw, redis-rw, optimistic"
                     + " (default: ${DEFAULT-VALUE}).")
     private String strategies;
 
