@@ -14,6 +14,7 @@ import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.SynchronousQueue;
+import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -24,7 +25,8 @@ import org.slf4j.LoggerFactory;
 
 /**
  * The asynchronous acquires of this process: a future per acquire, and one thread per resource
- * with waiters, not one per waiter. The acquires of one resource of one lock object form a line in
+ * with waiters, not one per waiter (a virtual thread on Java 24 and later, so that no platform
+ * thread waits). The acquires of one resource of one lock object form a line in
  * the order they were made; one thread takes the lease for the first of them with the lock's own
  * {@code acquire}, woken by the release as any waiter of the lock is, then for the next. A waiter
  * whose {@code maxWait} passes while others of this process are ahead of it ends then, refused; a
@@ -50,7 +52,16 @@ final class AsyncAcquires {
 
     private AsyncAcquires() {}
 
+    /**
+     * A new virtual thread per line on Java 24 and later, where a virtual thread blocked in a lock's
+     * wait (a monitor's included, JEP 491) leaves its carrier free: then a waiting line holds no
+     * platform thread. Before 24 a monitor wait pins the carrier, so the lines are platform threads.
+     */
     private static Executor threads() {
+        ThreadFactory virtual = Runtime.version().feature() >= 24 ? virtualThreads("quorumlock-async-") : null;
+        if (virtual != null) {
+            return task -> virtual.newThread(task).start();
+        }
         AtomicInteger count = new AtomicInteger();
         ThreadPoolExecutor pool =
                 new ThreadPoolExecutor(0, Integer.MAX_VALUE, 30, TimeUnit.SECONDS, new SynchronousQueue<>(), task -> {
@@ -59,6 +70,22 @@ final class AsyncAcquires {
                     return thread;
                 });
         return pool;
+    }
+
+    /** Java 21's {@code Thread.ofVirtual().name(prefix, 1).factory()}, reached by reflection from Java 17's API. */
+    private static ThreadFactory virtualThreads(String prefix) {
+        try {
+            Object builder = Thread.class.getMethod("ofVirtual").invoke(null);
+            Class<?> ofVirtual = Class.forName("java.lang.Thread$Builder$OfVirtual");
+            builder = ofVirtual.getMethod("name", String.class, long.class).invoke(builder, prefix, 1L);
+            return (ThreadFactory) Class.forName("java.lang.Thread$Builder")
+                    .getMethod("factory")
+                    .invoke(builder);
+        } catch (ReflectiveOperationException | RuntimeException e) {
+            log.debug(
+                    "no virtual threads for the asynchronous acquires ({}): platform threads serve them", e.toString());
+            return null;
+        }
     }
 
     private static Executor attempts() {
