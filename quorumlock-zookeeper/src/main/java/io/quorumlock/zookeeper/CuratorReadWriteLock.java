@@ -4,7 +4,6 @@ import io.quorumlock.DistributedReadWriteLock;
 import io.quorumlock.FencedLease;
 import io.quorumlock.IllegalSettingException;
 import io.quorumlock.LockUnavailableException;
-import io.quorumlock.internal.AcquireLoop;
 import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
@@ -154,10 +153,7 @@ public final class CuratorReadWriteLock {
     }
 
     private List<String> nodes(String kind) {
-        lock.checkOpen();
-        long deadline = lock.ticker().nanos() + lock.connectTimeout().toNanos();
-        long end = deadline + AcquireLoop.overrun(lock.connectTimeout()).toNanos();
-        return lock.attempts().nodes(path, path, new LockQueue(kind, List.of(kind), 1, null), deadline, end);
+        return lock.reads().nodes(path, path, new LockQueue(kind, List.of(kind), 1, null));
     }
 
     @Override

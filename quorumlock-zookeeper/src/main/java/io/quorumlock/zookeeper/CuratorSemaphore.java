@@ -5,7 +5,6 @@ import io.quorumlock.FencedLease;
 import io.quorumlock.IllegalSettingException;
 import io.quorumlock.LockHolder;
 import io.quorumlock.LockUnavailableException;
-import io.quorumlock.internal.AcquireLoop;
 import io.quorumlock.internal.AcquireLoop.Attempt;
 import io.quorumlock.internal.Settings;
 import java.time.Duration;
@@ -172,10 +171,7 @@ public final class CuratorSemaphore {
      * @throws io.quorumlock.QuorumlockException if the ensemble could not tell in time
      */
     public List<LockHolder> holders() {
-        lock.checkOpen();
-        long deadline = lock.ticker().nanos() + lock.connectTimeout().toNanos();
-        long end = deadline + AcquireLoop.overrun(lock.connectTimeout()).toNanos();
-        return lock.attempts().holders(path, leases, LockQueue.leases(permits), deadline, end);
+        return lock.reads().holders(path, leases, LockQueue.leases(permits));
     }
 
     /** One attempt: the mutex, then a lease node, waiting while more than N are there. */

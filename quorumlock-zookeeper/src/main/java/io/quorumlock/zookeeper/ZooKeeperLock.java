@@ -103,6 +103,7 @@ public final class ZooKeeperLock implements DistributedLock<FencedLease>, Clocke
     private final RetryPolicy retry;
     private final ConnectionWatch connection;
     private final LockAttempts attempts;
+    private final QueueReads reads;
     private final AtomicBoolean closed = new AtomicBoolean();
     private final LockEvents events;
     /** The one clock of the lock and its leases. */
@@ -127,6 +128,7 @@ public final class ZooKeeperLock implements DistributedLock<FencedLease>, Clocke
         this.retry = retry;
         this.connection = new ConnectionWatch(client, this::ensemble, ticker);
         this.attempts = new LockAttempts(this, client, connection, holder.getBytes(StandardCharsets.UTF_8));
+        this.reads = new QueueReads(this, client, connection);
         this.timers =
                 timers != null ? timers : Timers.threads("zookeeper-" + instances.incrementAndGet(), HEARTBEAT_WORKERS);
     }
@@ -321,13 +323,7 @@ public final class ZooKeeperLock implements DistributedLock<FencedLease>, Clocke
     @Override
     public Optional<LockHolder> holder(String resource) {
         String dir = lockDir(resource);
-        checkOpen();
-        long deadline = ticker.nanos() + connectTimeout().toNanos();
-        return attempts.holder(
-                resource,
-                dir,
-                deadline,
-                deadline + AcquireLoop.overrun(connectTimeout()).toNanos());
+        return reads.holder(resource, dir);
     }
 
     /**
@@ -381,6 +377,10 @@ public final class ZooKeeperLock implements DistributedLock<FencedLease>, Clocke
 
     LockAttempts attempts() {
         return attempts;
+    }
+
+    QueueReads reads() {
+        return reads;
     }
 
     Duration connectTimeout() {

@@ -398,6 +398,9 @@ public final class RunCommand implements Callable<Integer> {
             } catch (IllegalArgumentException e) {
                 throw usage(e.getMessage(), e); // a resource name the backend cannot take
             }
+            // Kept alive from the grant on: the checks below and the command's start may take
+            // longer than the TTL on a loaded machine, and the lease must not run out meanwhile.
+            CompletableFuture<LeaseLostException> lost = keepAlive(lock, lease);
             if (lock instanceof Redlock redlock && refusedAfterCheck(inspection, redlock, problems)) {
                 releaseQuietly(lease);
                 return Main.FAILURE;
@@ -410,7 +413,7 @@ public final class RunCommand implements Callable<Integer> {
                     throw e;
                 }
             }
-            return runUnder(lock, lease);
+            return runUnder(lease, lost);
         } finally {
             unpark();
         }
@@ -622,7 +625,26 @@ public final class RunCommand implements Callable<Integer> {
     }
 
     /** Runs the command under the lease, releases the lease, and returns run's exit code. */
-    private int runUnder(DistributedLock<? extends Lease> lock, Lease lease) throws InterruptedException {
+    /**
+     * The notice of the lease's loss: a fenced lease's doubt (its backend keeps it), or a Redis
+     * lease's keep-alive, started here; the first extension is due when two thirds of the TTL are
+     * left, and a loss is told however late it is watched.
+     */
+    private CompletableFuture<LeaseLostException> keepAlive(DistributedLock<? extends Lease> lock, Lease lease) {
+        try {
+            return lease instanceof FencedLease fenced ? fenced.inDoubt() : ((Redlock) lock).keepAlive(lease, ttl);
+        } catch (RuntimeException e) {
+            releaseQuietly(lease);
+            throw e;
+        }
+    }
+
+    private int runUnder(Lease lease, CompletableFuture<LeaseLostException> lost) throws InterruptedException {
+        if (lost.isDone()) {
+            // Lost during the checks: the command is not started without the lock.
+            report(lost.join().getMessage() + "; the command was not started");
+            return LEASE_LOST;
+        }
         // The handlers go in before the child starts: a SIGTERM just after the start would
         // otherwise end the JVM (exit 143) instead of reaching the command.
         Forwarding forwarding = new Forwarding();
@@ -640,18 +662,6 @@ public final class RunCommand implements Callable<Integer> {
                     return cannotRun(e);
                 }
                 forwarding.started(child);
-                // Kept alive from the command's start on, which comes first: the first extension is
-                // due when two thirds of the TTL are left, and a loss is told however late it is watched.
-                CompletableFuture<LeaseLostException> lost;
-                try {
-                    lost = lease instanceof FencedLease fenced
-                            ? fenced.inDoubt()
-                            : ((Redlock) lock).keepAlive(lease, ttl);
-                } catch (RuntimeException e) {
-                    child.terminate(); // never left running without the lease kept
-                    child.awaitTerminatedOrKill(System.nanoTime() + grace.toNanos());
-                    throw e;
-                }
                 return new Supervision(child, lease, onLost, grace, this::report).awaitExit(lost);
             }
         } finally {
