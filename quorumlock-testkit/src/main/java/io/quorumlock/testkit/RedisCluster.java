@@ -223,7 +223,7 @@ public final class RedisCluster implements AutoCloseable {
 
     /**
      * Kills the master that serves {@code key}'s slot (SIGKILL, as a crash), and waits until its
-     * replica is promoted; returns the promoted replica.
+     * replica is promoted and every running node sees the cluster ok; returns the promoted replica.
      */
     public RedisServer killMasterOf(String key) {
         RedisServer master = masterOf(key);
@@ -238,6 +238,9 @@ public final class RedisCluster implements AutoCloseable {
                     }
                 },
                 "a replica of " + master + " to take over its slots");
+        // Each node updates its own view: until every running one says the cluster is ok, a write
+        // sent to one that has not seen the promotion yet is refused with CLUSTERDOWN.
+        TestTime.await(SETTLE, this::settled, "every running node to see the cluster ok again");
         return masterOf(key);
     }
 
