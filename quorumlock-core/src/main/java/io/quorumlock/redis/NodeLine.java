@@ -33,6 +33,8 @@ final class NodeLine {
     /** How long a waiter's place is kept after it joined: a waiter dead this long loses its place. */
     static final long PLACE_MILLIS = 3_000;
 
+    static final long PLACE_NANOS = TimeUnit.MILLISECONDS.toNanos(PLACE_MILLIS);
+
     /** How often a waiter joins again while it waits, to keep its place. */
     static final long REJOIN_NANOS = TimeUnit.MILLISECONDS.toNanos(PLACE_MILLIS / 3);
 
@@ -83,6 +85,22 @@ final class NodeLine {
             }
         }
         return taken;
+    }
+
+    /**
+     * Whether waiter {@code id} still waits for {@code resource} on a quorum of the nodes: it
+     * joined within {@link #PLACE_MILLIS} and has not left or released since. One {@code PTTL} of its
+     * waiting key per node, in one round.
+     */
+    boolean waits(String resource, long id) {
+        Reply[] replies = queries.query(all, Command.pttl(Scripts.waiting(resource, Long.toString(id))));
+        int waiting = 0;
+        for (Reply reply : replies) {
+            if (reply instanceof Reply.Int left && left.value() > 0) {
+                waiting++;
+            }
+        }
+        return waiting >= QuorumMath.quorum(names.size());
     }
 
     /**

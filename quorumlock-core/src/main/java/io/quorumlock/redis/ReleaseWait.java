@@ -36,8 +36,10 @@ final class ReleaseWait implements AcquireLoop.Pause, AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(ReleaseWait.class);
 
     /**
-     * How long the waiter whose turn a release named may take before the others try anyway, in
-     * case it did not hear it: a waiter that took the lock makes their attempt a refusal.
+     * How long the waiter whose turn a release named may take before the others look again: they
+     * try once it no longer waits on a quorum of the nodes (it took the lock, gave up or died), or
+     * {@link NodeLine#PLACE_NANOS} after the release at the latest, in case it did not hear it; a
+     * waiter that took the lock makes their attempt a refusal.
      */
     static final long TURN_NANOS = TimeUnit.MILLISECONDS.toNanos(200);
 
@@ -239,11 +241,15 @@ final class ReleaseWait implements AcquireLoop.Pause, AutoCloseable {
         long now = rounds.nowNanos();
         long end = now + nanosLeft;
         long until = now + Math.min(nanos, nanosLeft);
+        long named = 0; // the waiter whose turn the last release named, while this one defers to it
+        long namedSince = 0;
         while (now < until) {
             if (waiter.await(inLine ? Math.min(until - now, NodeLine.REJOIN_NANOS) : until - now)) {
                 if (anothersTurn()) {
                     wakes++;
-                    until = Math.min(end, rounds.nowNanos() + Math.min(recheckNanos, TURN_NANOS));
+                    named = rounds.channels.turn(resource);
+                    namedSince = rounds.nowNanos();
+                    until = Math.min(end, namedSince + Math.min(recheckNanos, TURN_NANOS));
                 } else {
                     if (rounds.channels.turn(resource) != id) {
                         inTurn(end);
@@ -255,6 +261,13 @@ final class ReleaseWait implements AcquireLoop.Pause, AutoCloseable {
                 }
             } else if (inLine && rounds.nowNanos() < until) {
                 rounds.line.join(resource, id);
+            } else if (named != 0
+                    && until < end
+                    && rounds.nowNanos() - namedSince < NodeLine.PLACE_NANOS
+                    && rounds.line.waits(resource, named)) {
+                // its turn has not been taken yet, but the waiter it named still waits: a busy
+                // machine may keep it from trying for longer than a turn, and it goes first
+                until = Math.min(end, rounds.nowNanos() + TURN_NANOS);
             }
             now = rounds.nowNanos();
         }

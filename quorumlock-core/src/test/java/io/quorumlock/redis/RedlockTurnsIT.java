@@ -162,6 +162,47 @@ class RedlockTurnsIT {
     }
 
     @Test
+    void aWaiterWhoseTurnCameButIsSlowToTakeItIsLetTakeIt() throws Exception {
+        List<FaultProxy> proxies =
+                redis.servers().servers().stream().map(FaultProxy::inFrontOf).toList();
+        try {
+            Redlock holder = client(SLOW_POLL);
+            Lease held = holder.acquire("r", TTL, Duration.ZERO);
+            // a waiter whose every round trip takes 400 ms, as a busy machine may make it: it hears
+            // its turn and tries well after the others' turn of 200 ms has passed
+            Redlock slow = Redlock.builder()
+                    .nodes(proxies.stream().map(FaultProxy::uri).toList())
+                    .nodeTimeout(Duration.ofSeconds(2))
+                    .restartGuard(false)
+                    .retry(SLOW_POLL)
+                    .recheck(SLOW_RECHECK)
+                    .build();
+            clients.add(slow);
+            slow.acquire("warm", TTL, Duration.ZERO).release(); // its lanes are open
+            proxies.forEach(proxy -> proxy.latency(Duration.ofMillis(200)));
+            Future<Lease> first = threads.submit(() -> slow.acquire("r", TTL, LONG_WAIT));
+            TestTime.await(
+                    Duration.ofSeconds(10),
+                    () -> inLine(0) == 1 && inLine(1) == 1 && inLine(2) == 1,
+                    "the slow waiter in line on every node");
+            Redlock fast = client(SLOW_POLL);
+            Future<Lease> second = threads.submit(() -> fast.acquire("r", TTL, LONG_WAIT));
+            TestTime.await(
+                    Duration.ofSeconds(10),
+                    () -> inLine(0) == 2 && inLine(1) == 2 && inLine(2) == 2,
+                    "the fast waiter in line behind it");
+            held.release();
+
+            Lease firstLease = first.get(WAIT.toMillis(), TimeUnit.MILLISECONDS);
+            assertThat(second).as("the waiter behind, while the first holds").isNotDone();
+            firstLease.release();
+            second.get(WAIT.toMillis(), TimeUnit.MILLISECONDS).release();
+        } finally {
+            proxies.forEach(FaultProxy::close);
+        }
+    }
+
+    @Test
     void aWinnerStaysInTheLineUntilItsReleaseTakesItOut() throws Exception {
         Redlock holder = client(SLOW_POLL);
         Lease held = holder.acquire("r", TTL, Duration.ZERO);
