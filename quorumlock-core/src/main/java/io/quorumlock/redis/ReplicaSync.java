@@ -4,6 +4,7 @@ import io.quorumlock.internal.Ticker;
 import io.quorumlock.redis.client.Command;
 import io.quorumlock.redis.client.Reply;
 import io.quorumlock.redis.client.Transport;
+import java.util.function.IntSupplier;
 
 /**
  * How many replicas must acknowledge a grant or an extension ({@code WAIT replicas millis}, sent
@@ -11,7 +12,10 @@ import io.quorumlock.redis.client.Transport;
  * {@code WAIT} that finds too few is sent again until {@code patienceMillis} have passed since the
  * write was sent, so that a replica that acknowledges late (a busy host) costs time, not the
  * grant. {@link #NONE}: not waited for; {@link #up}: as many as are up and linked to the master
- * when the write is sent, as its sentinels, its cluster or its {@code ROLE} count them.
+ * when the write is sent, as its sentinels, its cluster or its {@code ROLE} count them; where they
+ * are not counted yet (a lock just built, its first connection not made), as many as are counted
+ * once the write is answered, behind the connection's {@code ROLE} or the cluster's layout, so that
+ * a count not known is never taken for none.
  *
  * @param millis the timeout of one {@code WAIT}: shorter than the node timeout, so that the node
  *     is not judged silent while it waits
@@ -20,6 +24,9 @@ import io.quorumlock.redis.client.Transport;
 record ReplicaSync(int replicas, long millis, long patienceMillis) {
 
     static final ReplicaSync NONE = new ReplicaSync(0, 0, 0);
+
+    /** {@link #replicas} of a sync whose count is read when the write is answered. */
+    private static final int WHEN_WRITTEN = -2;
 
     /** How long replicas are waited for by default, at least: time for a busy host to answer. */
     static final long DEFAULT_PATIENCE_MILLIS = 250;
@@ -35,15 +42,29 @@ record ReplicaSync(int replicas, long millis, long patienceMillis) {
     }
 
     boolean on() {
+        return replicas > 0 || replicas == WHEN_WRITTEN;
+    }
+
+    /** Whether the WAIT is sent right behind the write: how many replicas to wait for is known. */
+    boolean upfront() {
         return replicas > 0;
     }
 
-    /** This, or for {@link #up}, the replicas {@code up} now ({@link #NONE} if none is). */
+    /**
+     * This, or for {@link #up}, the replicas {@code up} now ({@link #NONE} if none is; counted when
+     * the write is answered if {@code up} is negative, not known yet).
+     */
     ReplicaSync now(int up) {
-        return replicas >= 0 ? this : up > 0 ? new ReplicaSync(up, millis, patienceMillis) : NONE;
+        if (replicas >= 0) {
+            return this;
+        }
+        if (up < 0) {
+            return new ReplicaSync(WHEN_WRITTEN, millis, patienceMillis);
+        }
+        return up > 0 ? new ReplicaSync(up, millis, patienceMillis) : NONE;
     }
 
-    /** The WAIT sent behind a write. */
+    /** The WAIT sent behind a write, if {@link #upfront}. */
     Command command() {
         return Command.waitForReplicas(replicas, millis);
     }
@@ -53,26 +74,33 @@ record ReplicaSync(int replicas, long millis, long patienceMillis) {
      * the write is handed on at once; a write that took effect is handed on once the WAIT answers,
      * as it was if enough replicas acknowledged it, else as an error that names how many did. A
      * write so refused still holds the key on the node: the round's follow-ups delete it there.
+     * Where the count is not known yet, the WAIT is sent once the write took effect, for the
+     * replicas {@code up} counts then.
      */
-    Transport.ReplyHandler handler(Transport.ReplyHandler round, Ticker ticker) {
-        return new Synced(round, ticker);
+    Transport.ReplyHandler handler(Transport.ReplyHandler round, Ticker ticker, IntSupplier up) {
+        return new Synced(round, ticker, up);
     }
 
     private final class Synced implements Transport.ReplyHandler {
         private final Transport.ReplyHandler round;
         private final Ticker ticker;
+        private final IntSupplier up;
         /** When the write was sent, or a moment before. */
         private final long sentNanos;
+        /** How many replicas must acknowledge the write: {@link #WHEN_WRITTEN} until counted. */
+        private int wanted;
         /** The write that took effect, waiting for the WAIT's answer; null otherwise. */
         private Command written;
 
         private Reply answer;
         private boolean handedOn;
 
-        Synced(Transport.ReplyHandler round, Ticker ticker) {
+        Synced(Transport.ReplyHandler round, Ticker ticker, IntSupplier up) {
             this.round = round;
             this.ticker = ticker;
+            this.up = up;
             this.sentNanos = ticker.nanos();
+            this.wanted = replicas;
         }
 
         @Override
@@ -81,6 +109,16 @@ record ReplicaSync(int replicas, long millis, long patienceMillis) {
                 if (reply.equals(Reply.Simple.OK) || reply.equals(Reply.Int.ONE)) {
                     written = command;
                     answer = reply;
+                    if (wanted == WHEN_WRITTEN) {
+                        // the connection's ROLE, or the cluster's layout, was read before this answer
+                        wanted = up.getAsInt();
+                        if (wanted <= 0) {
+                            handedOn = true;
+                            round.onReply(command, reply, link);
+                        } else {
+                            link.sendBehind(Command.waitForReplicas(wanted, millis), this);
+                        }
+                    }
                 } else {
                     handedOn = true;
                     round.onReply(command, reply, link);
@@ -91,7 +129,7 @@ record ReplicaSync(int replicas, long millis, long patienceMillis) {
                 return;
             }
             if (reply instanceof Reply.Int acknowledged
-                    && acknowledged.value() < replicas
+                    && acknowledged.value() < wanted
                     && ticker.nanos() - sentNanos < patienceMillis * 1_000_000) {
                 link.sendBehind(command, this); // a replica may acknowledge late: asked again
                 return;
@@ -99,9 +137,9 @@ record ReplicaSync(int replicas, long millis, long patienceMillis) {
             handedOn = true;
             Reply synced;
             if (reply instanceof Reply.Int acknowledged) {
-                synced = acknowledged.value() >= replicas
+                synced = acknowledged.value() >= wanted
                         ? answer
-                        : new Reply.Error("NOREPLICAS " + acknowledged.value() + " of " + replicas
+                        : new Reply.Error("NOREPLICAS " + acknowledged.value() + " of " + wanted
                                 + " replica(s) acknowledged the write within " + patienceMillis
                                 + " ms: a failover now could lose it");
             } else {

@@ -196,10 +196,12 @@ final class Round implements AutoCloseable, Transport.ReplyHandler, BooleanSuppl
     private void followUp(
             int node, Command command, Round round, boolean cleanUp, Command toTheOthers, ReplicaSync sync) {
         ServerAnswer answered = ballot.answer(node);
-        Transport.ReplyHandler handler = sync.on() ? sync.handler(round, rounds.ticker) : round;
+        Transport.Lane sentOn = answered == null ? lane : round.lane;
+        Transport.ReplyHandler handler =
+                sync.on() ? sync.handler(round, rounds.ticker, () -> sentOn.replicasUp(node)) : round;
         if (answered == null) {
             lane.link(node).sendBehind(command, handler);
-            if (sync.on()) {
+            if (sync.upfront()) {
                 lane.link(node).sendBehind(sync.command(), handler);
             }
         } else if (neverHeld(answered)) {
@@ -211,7 +213,7 @@ final class Round implements AutoCloseable, Transport.ReplyHandler, BooleanSuppl
             round.lane.link(node).sendBehind(command, round);
         } else {
             round.lane.link(node).send(command, handler);
-            if (sync.on()) {
+            if (sync.upfront()) {
                 round.lane.link(node).send(sync.command(), handler);
             }
         }

@@ -155,9 +155,12 @@ final class Rounds {
             try (Transport.Sends sends = round.lane.sends()) {
                 for (int i = 0; i < names.size(); i++) {
                     if (sync.on()) {
-                        Transport.ReplyHandler synced = sync.handler(round, ticker);
+                        int node = i;
+                        Transport.ReplyHandler synced = sync.handler(round, ticker, () -> round.lane.replicasUp(node));
                         round.lane.link(i).send(set, synced);
-                        round.lane.link(i).send(sync.command(), synced);
+                        if (sync.upfront()) {
+                            round.lane.link(i).send(sync.command(), synced);
+                        }
                     } else {
                         round.lane.link(i).send(set, round);
                     }

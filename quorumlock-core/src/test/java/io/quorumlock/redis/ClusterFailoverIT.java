@@ -43,6 +43,36 @@ class ClusterFailoverIT {
         }
     }
 
+    /**
+     * A lock just built waits for the replica from its first grant: a count of replicas not known
+     * yet (the layout not read) is read once the write is answered, not taken for none. Master 0
+     * and its replica are the ones no other test fails over.
+     */
+    @Test
+    void theFirstGrantOfALockJustBuiltWaitsForTheReplica() {
+        RedisServer master = cluster.masters().get(0);
+        RedisServer replica = cluster.replicas().get(0);
+        String resource = cluster.keyServedBy(master, "first:");
+        replica.pause();
+        long paused = System.nanoTime();
+        try (Redlock lock = Redlock.builder().node(cluster.uri()).build()) {
+            try {
+                Lease lease = lock.acquire(resource, TTL, Duration.ZERO);
+                long after = (System.nanoTime() - paused) / 1_000_000;
+                String view;
+                try (Jedis jedis = master.connect(TestTime.scaled(Duration.ofSeconds(2)))) {
+                    view = jedis.clusterNodes();
+                }
+                lease.release();
+                throw new AssertionError("granted " + after + " ms after the pause; the master sees:\n" + view);
+            } catch (LockUnavailableException expected) {
+                assertThat(expected).hasMessageContaining("NOREPLICAS");
+            }
+        } finally {
+            replica.resume();
+        }
+    }
+
     private static String get(RedisServer node, String key) {
         try (Jedis jedis = node.connect(TestTime.scaled(Duration.ofSeconds(2)))) {
             return jedis.get(key);

@@ -75,6 +75,32 @@ class MasterReplicaWaitIT {
     }
 
     /**
+     * The first grant of a lock just built, before any connection has read the master's {@code
+     * ROLE}, waits for its replica as every later grant does: a count not known yet is read once
+     * the write is answered, behind the connection's {@code ROLE}, not taken for none.
+     */
+    @Test
+    void theFirstGrantOfALockJustBuiltWaitsForTheReplica() {
+        try (RedisServer master = RedisServer.start();
+                RedisServer replica = RedisServer.start()) {
+            try (Jedis jedis = replica.connect(TestTime.scaled(Duration.ofSeconds(2)))) {
+                jedis.replicaof(master.host(), master.port());
+            }
+            TestTime.await(Duration.ofSeconds(30), () -> master.hasOnlineReplica(replica), "the replica to sync");
+            replica.pause();
+            try (Redlock lock = Redlock.builder().node(master.uri()).build()) {
+                assertThatThrownBy(() -> lock.acquire("first", TTL, Duration.ZERO))
+                        .isInstanceOf(LockUnavailableException.class)
+                        .hasMessageContaining("NOREPLICAS 0 of 1 replica(s) acknowledged the write");
+                TestTime.await(
+                        Duration.ofSeconds(5), () -> valueOn(master, "first") == null, "the refused grant taken back");
+            } finally {
+                replica.resume();
+            }
+        }
+    }
+
+    /**
      * A replica that acknowledges later than one WAIT (a busy host; here paused for 100 ms, four
      * times the default 25 ms) is asked again, rather than the grant refused.
      */

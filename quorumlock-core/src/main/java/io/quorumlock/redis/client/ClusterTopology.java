@@ -105,7 +105,7 @@ final class ClusterTopology {
         return place < 0 ? 0 : place;
     }
 
-    /** How many replicas the master of place {@code index} has up. */
+    /** How many replicas the master of place {@code index} has up; -1 while no layout named it. */
     int replicasUp(int index) {
         return places[index].replicasUp();
     }
@@ -374,7 +374,8 @@ final class ClusterTopology {
         private Set<String> ids = Set.of();
 
         private volatile List<InetSocketAddress> replicas = List.of();
-        private volatile int replicasUp;
+        /** -1 until a layout named the place's master. */
+        private volatile int replicasUp = -1;
 
         Place(int index) {
             this.index = index;

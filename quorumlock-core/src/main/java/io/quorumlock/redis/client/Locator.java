@@ -50,7 +50,10 @@ interface Locator {
         return java.util.Optional.empty();
     }
 
-    /** How many replicas of the node are up and linked to it, as far as is known: 0 if unknown. */
+    /**
+     * How many replicas of the node are up and linked to it, as far as is known: 0 where they are
+     * not counted, -1 while they are but no answer has counted them yet.
+     */
     default int replicasUp() {
         return 0;
     }

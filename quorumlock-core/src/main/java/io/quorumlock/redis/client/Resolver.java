@@ -42,8 +42,8 @@ final class Resolver implements Locator {
     private Result last;
     private long lastAt;
     private CompletableFuture<Result> inFlight;
-    /** The replicas the node's last ROLE listed, on any connection to it. */
-    private volatile int replicas;
+    /** The replicas the node's last ROLE listed, on any connection to it; -1 before the first. */
+    private volatile int replicas = -1;
 
     /** {@code lookups} may be null when {@code host} is an IP literal. */
     Resolver(String host, int port, Ticker ticker, ExecutorService lookups) {

@@ -51,7 +51,8 @@ final class SentinelLocator implements Locator {
     /** The sentinel that named the master last, host:port. */
     private volatile String namedBy;
     /** How many replicas of the master that sentinel counted as up and linked to it. */
-    private volatile int replicasUp;
+    /** -1 until the sentinels were first asked. */
+    private volatile int replicasUp = -1;
 
     /** The sentinel that answered last: asked first. Used on the asking thread only. */
     private int first;

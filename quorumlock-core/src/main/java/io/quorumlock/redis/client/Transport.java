@@ -80,7 +80,8 @@ public interface Transport extends AutoCloseable {
 
         /**
          * How many replicas of node {@code node}, as this lane reaches it, are known to be up and
-         * linked to it; 0 if unknown.
+         * linked to it; 0 where none are counted, -1 while they are counted but not yet (no
+         * connection has read them).
          */
         default int replicasUp(int node) {
             return 0;
