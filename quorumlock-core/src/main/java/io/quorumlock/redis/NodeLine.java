@@ -89,11 +89,11 @@ final class NodeLine {
 
     /**
      * Whether waiter {@code id} still waits for {@code resource} on a quorum of the nodes: it
-     * joined within {@link #PLACE_MILLIS} and has not left or released since. One {@code PTTL} of its
-     * waiting key per node, in one round.
+     * joined within {@link #PLACE_MILLIS} and has not left or released since. One {@link
+     * Scripts#WAITS} per node, in one round.
      */
     boolean waits(String resource, long id) {
-        Reply[] replies = queries.query(all, Command.pttl(Scripts.waiting(resource, Long.toString(id))));
+        Reply[] replies = queries.query(all, Command.script(Scripts.WAITS, resource, Long.toString(id)));
         int waiting = 0;
         for (Reply reply : replies) {
             if (reply instanceof Reply.Int left && left.value() > 0) {

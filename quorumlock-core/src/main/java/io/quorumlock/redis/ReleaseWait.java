@@ -37,9 +37,9 @@ final class ReleaseWait implements AcquireLoop.Pause, AutoCloseable {
 
     /**
      * How long the waiter whose turn a release named may take before the others look again: they
-     * try once it no longer waits on a quorum of the nodes (it took the lock, gave up or died), or
-     * {@link NodeLine#PLACE_NANOS} after the release at the latest, in case it did not hear it; a
-     * waiter that took the lock makes their attempt a refusal.
+     * try once its waiting key is on fewer than a quorum of the nodes (it released, gave up or
+     * died), or {@link NodeLine#PLACE_NANOS} after the release at the latest, in case it did not
+     * hear its turn; a waiter that took the lock makes their attempt a refusal.
      */
     static final long TURN_NANOS = TimeUnit.MILLISECONDS.toNanos(200);
 
@@ -241,10 +241,13 @@ final class ReleaseWait implements AcquireLoop.Pause, AutoCloseable {
         long now = rounds.nowNanos();
         long end = now + nanosLeft;
         long until = now + Math.min(nanos, nanosLeft);
+        long joined = now; // when this waiter last joined the line: again every REJOIN_NANOS
         long named = 0; // the waiter whose turn the last release named, while this one defers to it
         long namedSince = 0;
         while (now < until) {
-            if (waiter.await(inLine ? Math.min(until - now, NodeLine.REJOIN_NANOS) : until - now)) {
+            long sleep =
+                    inLine ? Math.min(until - now, Math.max(1, joined + NodeLine.REJOIN_NANOS - now)) : until - now;
+            if (waiter.await(sleep)) {
                 if (anothersTurn()) {
                     wakes++;
                     named = rounds.channels.turn(resource);
@@ -259,15 +262,21 @@ final class ReleaseWait implements AcquireLoop.Pause, AutoCloseable {
                     }
                     return next();
                 }
-            } else if (inLine && rounds.nowNanos() < until) {
-                rounds.line.join(resource, id);
-            } else if (named != 0
-                    && until < end
-                    && rounds.nowNanos() - namedSince < NodeLine.PLACE_NANOS
-                    && rounds.line.waits(resource, named)) {
-                // its turn has not been taken yet, but the waiter it named still waits: a busy
-                // machine may keep it from trying for longer than a turn, and it goes first
-                until = Math.min(end, rounds.nowNanos() + TURN_NANOS);
+            } else {
+                now = rounds.nowNanos();
+                if (inLine && now - joined >= NodeLine.REJOIN_NANOS) {
+                    rounds.line.join(resource, id);
+                    joined = now;
+                }
+                if (now >= until
+                        && named != 0
+                        && now + TURN_NANOS < end // room left to try once it stops deferring
+                        && now - namedSince < NodeLine.PLACE_NANOS
+                        && rounds.line.waits(resource, named)) {
+                    // The named waiter has not taken its turn yet but still waits: a busy machine
+                    // may keep it from trying for longer than a turn, and it goes first.
+                    until = rounds.nowNanos() + TURN_NANOS;
+                }
             }
             now = rounds.nowNanos();
         }

@@ -85,6 +85,14 @@ final class Scripts {
                     + "redis.call('set', '" + WAITING + "' .. k .. ':' .. ARGV[1], '1', 'px', ARGV[2])\n"
                     + "return redis.call('zrank', line, ARGV[1])");
 
+    /**
+     * KEYS[1] = lock key, ARGV[1] = a waiter's id. How long the waiter's place is still kept, in
+     * ms ({@code PTTL} of its waiting key): negative once it left, released or was not heard of
+     * for {@link NodeLine#PLACE_MILLIS}.
+     */
+    static final Script WAITS = new Script(
+            "the line's wait check", SLOTTED + "return redis.call('pttl', '" + WAITING + "' .. k .. ':' .. ARGV[1])");
+
     /** KEYS[1] = lock key, ARGV[1] = a waiter's id. Takes the waiter out of the line; returns 1 if it was in it. */
     static final Script LEAVE = new Script(
             "the line's leave script",
