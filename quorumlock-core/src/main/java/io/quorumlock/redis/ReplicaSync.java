@@ -75,7 +75,10 @@ record ReplicaSync(int replicas, long millis, long patienceMillis) {
      * as it was if enough replicas acknowledged it, else as an error that names how many did. A
      * write so refused still holds the key on the node: the round's follow-ups delete it there.
      * Where the count is not known yet, the WAIT is sent once the write took effect, for the
-     * replicas {@code up} counts then.
+     * replicas {@code up} counts then, or if it still cannot tell, those a {@code ROLE} asked on
+     * the write's connection lists. Whatever counts the replicas of the write goes on the
+     * connection that carried it ({@link Transport.Link#sendOn}): one dropped since fails the
+     * write's count, and the grant with it.
      */
     Transport.ReplyHandler handler(Transport.ReplyHandler round, Ticker ticker, IntSupplier up) {
         return new Synced(round, ticker, up);
@@ -89,6 +92,8 @@ record ReplicaSync(int replicas, long millis, long patienceMillis) {
         private final long sentNanos;
         /** How many replicas must acknowledge the write: {@link #WHEN_WRITTEN} until counted. */
         private int wanted;
+        /** The connection that carried the write: what counts its replicas goes on it only. */
+        private long connection;
         /** The write that took effect, waiting for the WAIT's answer; null otherwise. */
         private Command written;
 
@@ -105,18 +110,26 @@ record ReplicaSync(int replicas, long millis, long patienceMillis) {
 
         @Override
         public void onReply(Command command, Reply reply, Transport.Link link) {
+            if (command.kind() == Command.Kind.ROLE) {
+                // asked behind the write, its count unknown when it was answered: a refusal counts none
+                if (!handedOn && written != null) {
+                    wanted = Command.replicasListed(reply);
+                    waitFor(link);
+                }
+                return;
+            }
             if (command.kind() != Command.Kind.WAIT) {
                 if (reply.equals(Reply.Simple.OK) || reply.equals(Reply.Int.ONE)) {
                     written = command;
                     answer = reply;
+                    connection = link.connection();
                     if (wanted == WHEN_WRITTEN) {
-                        // the connection's ROLE, or the cluster's layout, was read before this answer
+                        // the connection's ROLE, or the cluster's layout, was most likely read by now
                         wanted = up.getAsInt();
-                        if (wanted <= 0) {
-                            handedOn = true;
-                            round.onReply(command, reply, link);
+                        if (wanted < 0) {
+                            link.sendOn(connection, Command.role(), this);
                         } else {
-                            link.sendBehind(Command.waitForReplicas(wanted, millis), this);
+                            waitFor(link);
                         }
                     }
                 } else {
@@ -131,7 +144,7 @@ record ReplicaSync(int replicas, long millis, long patienceMillis) {
             if (reply instanceof Reply.Int acknowledged
                     && acknowledged.value() < wanted
                     && ticker.nanos() - sentNanos < patienceMillis * 1_000_000) {
-                link.sendBehind(command, this); // a replica may acknowledge late: asked again
+                link.sendOn(connection, command, this); // a replica may acknowledge late: asked again
                 return;
             }
             handedOn = true;
@@ -146,6 +159,16 @@ record ReplicaSync(int replicas, long millis, long patienceMillis) {
                 synced = reply; // WAIT refused (an ACL), or no answer: the write's effect stays unknown
             }
             round.onReply(written, synced, link);
+        }
+
+        /** Once the replicas to wait for are counted: the WAIT, or the write's answer if there are none. */
+        private void waitFor(Transport.Link link) {
+            if (wanted <= 0) {
+                handedOn = true;
+                round.onReply(written, answer, link);
+            } else {
+                link.sendOn(connection, Command.waitForReplicas(wanted, millis), this);
+            }
         }
     }
 }

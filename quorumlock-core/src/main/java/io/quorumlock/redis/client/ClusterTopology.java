@@ -342,7 +342,7 @@ final class ClusterTopology {
             }
             return -1;
         }
-        places[placesUsed].update(new Locator.Result(address, address.getHostString(), null), Set.of(), List.of(), 0);
+        places[placesUsed].update(new Locator.Result(address, address.getHostString(), null), Set.of(), List.of(), -1);
         return placesUsed++;
     }
 
@@ -406,7 +406,11 @@ final class ClusterTopology {
             if (master != null) {
                 others.add(master.address());
             }
-            update(new Result(replica, replica.getHostString(), null), ids, others, Math.max(0, replicasUp - 1));
+            update(
+                    new Result(replica, replica.getHostString(), null),
+                    ids,
+                    others,
+                    replicasUp < 0 ? -1 : Math.max(0, replicasUp - 1));
         }
 
         @Override

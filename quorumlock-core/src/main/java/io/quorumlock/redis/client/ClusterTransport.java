@@ -150,9 +150,10 @@ public final class ClusterTransport implements Transport {
             return inner.sends();
         }
 
+        /** The replicas of the master the round's last write went to: a WAIT counts them there. */
         @Override
         public int replicasUp(int node) {
-            return topology.replicasUp(place);
+            return topology.replicasUp(written);
         }
 
         @Override
@@ -216,9 +217,22 @@ public final class ClusterTransport implements Transport {
             inner.link(to(command)).sendBehind(command, new Redirected(handler, 0, redirects));
         }
 
-        /** Where {@code command} goes: a WAIT where the round's last write went, anything else to its place. */
+        @Override
+        public long connection() {
+            return inner.link(written).connection();
+        }
+
+        @Override
+        public void sendOn(long connection, Command command, ReplyHandler handler) {
+            inner.link(to(command)).sendOn(connection, command, new Redirected(handler, 0, redirects));
+        }
+
+        /**
+         * Where {@code command} goes: a WAIT, or the ROLE that counts the replicas it waits for,
+         * where the round's last write went; anything else to its place.
+         */
         private int to(Command command) {
-            return command.kind() == Command.Kind.WAIT ? written : place;
+            return command.kind() == Command.Kind.WAIT || command.kind() == Command.Kind.ROLE ? written : place;
         }
 
         @Override

@@ -84,6 +84,11 @@ public record Command(Kind kind, String key, String value, long millis, Script s
     }
 
     /** {@code ROLE}: its answer also tells the link how many replicas the node has now. */
+    /** How many replicas a master's answer to {@link #role} lists connected; 0 for a replica, a refusal or another shape. */
+    public static int replicasListed(Reply role) {
+        return SetUp.replicas(role);
+    }
+
     public static Command role() {
         return new Command(Kind.ROLE, "", null, -1, null);
     }

@@ -142,8 +142,8 @@ final class Resolver implements Locator {
 
     /**
      * Counts the replicas a {@code ROLE} lists; a {@code WAIT} that fewer acknowledged than asked
-     * may mean a replica is gone: only those that did count until the node's next {@code ROLE},
-     * asked before the next request.
+     * may mean a replica is gone: the count is not known until the node's next {@code ROLE}, asked
+     * before the next request (a grant meanwhile counts them once its write is answered).
      */
     @Override
     public boolean replied(Command command, Reply reply) {
@@ -152,7 +152,7 @@ final class Resolver implements Locator {
         } else if (command.kind() == Command.Kind.WAIT
                 && reply instanceof Reply.Int acknowledged
                 && acknowledged.value() < Long.parseLong(command.key())) {
-            replicas = (int) Math.max(0, Math.min(replicas, acknowledged.value()));
+            replicas = -1; // not known until the ROLE asked before the next request answers
             return true;
         }
         return false;

@@ -71,6 +71,9 @@ final class RespLink implements Transport.Link {
     private final Owed pending = new Owed();
 
     private Wire channel;
+    /** How many connections this link opened: the {@link #connection} id of the current one. */
+    private long opened;
+
     private SelectionKey key;
     private boolean connected;
     /** AUTH and SELECT; requests wait in {@link #out} until the node has accepted them. */
@@ -130,12 +133,22 @@ final class RespLink implements Transport.Link {
 
     @Override
     public void send(Command command, Transport.ReplyHandler handler) {
-        send(command, handler, false, false);
+        send(command, handler, false, false, -1);
     }
 
     @Override
     public void sendBehind(Command command, Transport.ReplyHandler handler) {
-        send(command, handler, true, false);
+        send(command, handler, true, false, -1);
+    }
+
+    @Override
+    public void sendOn(long connection, Command command, Transport.ReplyHandler handler) {
+        send(command, handler, true, false, connection);
+    }
+
+    @Override
+    public synchronized long connection() {
+        return channel == null ? -1 : opened;
     }
 
     /**
@@ -144,10 +157,12 @@ final class RespLink implements Transport.Link {
      * imports its slot.
      */
     void sendAsking(Command command, Transport.ReplyHandler handler) {
-        send(command, handler, true, true);
+        send(command, handler, true, true, -1);
     }
 
-    private synchronized void send(Command command, Transport.ReplyHandler handler, boolean behind, boolean asking) {
+    /** {@code only}: the {@link #connection} the command must go on, or -1 for any. */
+    private synchronized void send(
+            Command command, Transport.ReplyHandler handler, boolean behind, boolean asking, long only) {
         if (shut) { // a connection opened now would outlive the lock: nobody would ever close it
             handler.onReply(command, new Reply.Failure(Reply.Kind.NOT_SENT, "not sent: the Redlock was closed"), this);
             return;
@@ -171,6 +186,13 @@ final class RespLink implements Transport.Link {
                     ? "not sent: the node owes a reply and has answered nothing for " + silentFor / 1_000_000 + " ms"
                     : "not sent: " + channel.notUpWithin(silentFor);
             handler.onReply(command, new Reply.Failure(Reply.Kind.NOT_SENT, why), this);
+            return;
+        }
+        if (only >= 0 && (channel == null || opened != only)) {
+            handler.onReply(
+                    command,
+                    new Reply.Failure(Reply.Kind.BROKEN, "not sent: the connection it had to follow was dropped"),
+                    this);
             return;
         }
         if (channel == null && !open(command, handler)) {
@@ -277,6 +299,7 @@ final class RespLink implements Transport.Link {
         }
         try {
             connectedTo = target;
+            opened++;
             channel = Wire.open(target, address, tls, selector, this);
             key = channel.key();
             selector.wakeup(); // another caller may be polling the lane: its select must see the new channel

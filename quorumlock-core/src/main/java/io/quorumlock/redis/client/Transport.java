@@ -115,6 +115,21 @@ public interface Transport extends AutoCloseable {
          */
         void sendBehind(Command command, ReplyHandler handler);
 
+        /** An id of the connection this link's requests go on now; another once it is replaced. */
+        default long connection() {
+            return 0;
+        }
+
+        /**
+         * Sends {@code command} behind what the node owes, on connection {@code connection} only
+         * (as {@link #connection} named it): if that connection was closed or replaced since, it
+         * is answered at once as not sent. A {@code WAIT} counts the replicas that acknowledged
+         * its own connection's writes: on a new connection it would count the replicas of none.
+         */
+        default void sendOn(long connection, Command command, ReplyHandler handler) {
+            sendBehind(command, handler);
+        }
+
         /** True while the connection is being opened: TCP connect, TLS handshake, AUTH or SELECT. */
         default boolean connecting() {
             return false;
