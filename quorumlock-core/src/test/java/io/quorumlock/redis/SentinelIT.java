@@ -126,7 +126,9 @@ class SentinelIT {
         try (RedisSentinels redis = RedisSentinels.start();
                 Redlock lock =
                         builder(redis.uri()).waitForReplicas(0, Duration.ZERO).build()) {
-            Duration ttl = Duration.ofSeconds(3);
+            // Longer than the sentinels take to name the promoted replica (2-3 s, more on a busy
+            // machine), during which nothing renews the key there.
+            Duration ttl = TestTime.scaledByLoad(Duration.ofSeconds(5));
             RedlockLease held = (RedlockLease) lock.acquire("report", ttl, TestTime.scaled(Duration.ofSeconds(5)));
             long acquired = System.nanoTime();
             CompletableFuture<LeaseLostException> lost = lock.keepAlive(held, ttl);
@@ -141,7 +143,7 @@ class SentinelIT {
             // Renewals go to the new master once the sentinels name it: the key outlives the TTL
             // it was granted with there.
             TestTime.await(
-                    Duration.ofSeconds(15),
+                    Duration.ofSeconds(15).plus(ttl),
                     () -> System.nanoTime() - acquired > ttl.plusSeconds(1).toNanos()
                             && held.token().equals(valueOn(promoted, "report")),
                     "a renewal on the new master");

@@ -206,7 +206,7 @@ final class SentinelLocator implements Locator {
             try {
                 up = replicasUp(replies.next());
             } catch (IOException | RespReader.ProtocolException e) {
-                up = 0; // the master stands; how many replicas are up is not known
+                up = -1; // the master stands; how many replicas are up is not known: ROLE will say
                 log.debug("{}: no count of replicas from {}: {}", group, sentinel, answerProblem(e));
             }
             replicasUp = up;
@@ -249,11 +249,12 @@ final class SentinelLocator implements Locator {
 
     /**
      * How many replicas in a {@code SENTINEL replicas} answer are up and linked to the master: not
-     * flagged down or disconnected, and {@code master-link-status ok}. 0 for anything else.
+     * flagged down or disconnected, and {@code master-link-status ok}. -1 for an answer that is no
+     * list (a refusal): not known, so that a grant counts them with the master's {@code ROLE}.
      */
     static int replicasUp(Reply reply) {
         if (!(reply instanceof Reply.Array replicas)) {
-            return 0;
+            return -1;
         }
         int up = 0;
         for (Reply replica : replicas.items()) {
