@@ -68,7 +68,8 @@ final class NodeLine {
      * place where it has one, for {@link #PLACE_MILLIS}. Whether a node took it.
      */
     boolean join(String resource, long id) {
-        Reply[] replies = queries.query(all, Command.script(Scripts.JOIN, resource, Long.toString(id), PLACE_MILLIS));
+        Reply[] replies =
+                queries.query(resource, all, Command.script(Scripts.JOIN, resource, Long.toString(id), PLACE_MILLIS));
         boolean taken = false;
         for (int i = 0; i < replies.length; i++) {
             if (replies[i] instanceof Reply.Int) {
@@ -93,7 +94,7 @@ final class NodeLine {
      * Scripts#WAITS} per node, in one round.
      */
     boolean waits(String resource, long id) {
-        Reply[] replies = queries.query(all, Command.script(Scripts.WAITS, resource, Long.toString(id)));
+        Reply[] replies = queries.query(resource, all, Command.script(Scripts.WAITS, resource, Long.toString(id)));
         int waiting = 0;
         for (Reply reply : replies) {
             if (reply instanceof Reply.Int left && left.value() > 0) {
@@ -110,7 +111,7 @@ final class NodeLine {
      */
     void leave(String resource, long id) {
         try {
-            queries.tell(Command.script(Scripts.LEAVE, resource, Long.toString(id)));
+            queries.tell(resource, Command.script(Scripts.LEAVE, resource, Long.toString(id)));
         } catch (IllegalStateException closed) {
             // the lock was closed meanwhile: the place runs out by itself
         }

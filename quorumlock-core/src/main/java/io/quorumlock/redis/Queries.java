@@ -32,9 +32,13 @@ final class Queries {
         this.ticker = rounds.ticker;
     }
 
-    /** One command to every node, not waited for: its replies are read and dropped later. */
-    void tell(Command command) {
-        try (Round round = new Round(rounds, null, null)) {
+    /**
+     * One command about {@code resource} to every node, not waited for: its replies are read and
+     * dropped later. It goes on the lane of the resource's rounds, to the master of its slot on a
+     * Redis Cluster.
+     */
+    void tell(String resource, Command command) {
+        try (Round round = new Round(rounds, resource, null)) {
             for (int i = 0; i < names.size(); i++) {
                 round.lane.link(i).send(command, (sent, reply, link) -> {});
             }
@@ -43,7 +47,15 @@ final class Queries {
 
     /** One command to each of {@code nodes} at once; each reply, or its failure within the node timeout. */
     Reply[] query(int[] nodes, Command command) {
-        try (Round round = new Round(rounds, null, null)) {
+        return query(null, nodes, command);
+    }
+
+    /**
+     * As {@link #query(int[], Command)}, for a command about {@code resource}: on the lane of the
+     * resource's rounds, to the master of its slot on a Redis Cluster (not redirected there).
+     */
+    Reply[] query(String resource, int[] nodes, Command command) {
+        try (Round round = new Round(rounds, resource, null)) {
             long start = ticker.nanos();
             AtomicReferenceArray<Reply> replies = new AtomicReferenceArray<>(names.size());
             AtomicInteger answered = new AtomicInteger();
@@ -78,8 +90,8 @@ final class Queries {
      * come, from clients that split the vote, which nobody will release.
      */
     boolean heldByOne(String resource) {
-        Reply[] replies =
-                query(java.util.stream.IntStream.range(0, names.size()).toArray(), Command.get(resource));
+        Reply[] replies = query(
+                resource, java.util.stream.IntStream.range(0, names.size()).toArray(), Command.get(resource));
         java.util.Map<String, Integer> keys = new java.util.HashMap<>();
         for (Reply reply : replies) {
             if (reply instanceof Reply.Bulk token
@@ -100,8 +112,8 @@ final class Queries {
      */
     Optional<LockHolder> holder(String resource) {
         Command get = Command.get(resource);
-        Reply[] replies =
-                query(java.util.stream.IntStream.range(0, names.size()).toArray(), get);
+        Reply[] replies = query(
+                resource, java.util.stream.IntStream.range(0, names.size()).toArray(), get);
         java.util.Map<String, Integer> keys = new java.util.HashMap<>();
         int unknown = 0;
         int otherType = 0;
@@ -176,8 +188,8 @@ final class Queries {
      * Long#MAX_VALUE} if a quorum did not answer with a TTL.
      */
     long quorumFreeInNanos(String resource) {
-        Reply[] replies =
-                query(java.util.stream.IntStream.range(0, names.size()).toArray(), Command.pttl(resource));
+        Reply[] replies = query(
+                resource, java.util.stream.IntStream.range(0, names.size()).toArray(), Command.pttl(resource));
         long[] pttl = new long[replies.length];
         for (int i = 0; i < pttl.length; i++) {
             pttl[i] = replies[i] instanceof Reply.Int ttl ? ttl.value() : -1;

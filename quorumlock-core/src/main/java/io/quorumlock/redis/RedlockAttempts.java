@@ -125,12 +125,13 @@ final class RedlockAttempts {
         if (held.length == 0 || Thread.currentThread().isInterrupted()) {
             return answers;
         }
-        Reply[] values = rounds.queries.query(held, Command.get(resource));
+        Reply[] values = rounds.queries.query(resource, held, Command.get(resource));
         int[] otherType = java.util.stream.IntStream.range(0, held.length)
                 .filter(i -> Holder.otherType(values[i]))
                 .map(i -> held[i])
                 .toArray();
-        Reply[] types = otherType.length == 0 ? values : rounds.queries.query(otherType, Command.type(resource));
+        Reply[] types =
+                otherType.length == 0 ? values : rounds.queries.query(resource, otherType, Command.type(resource));
         List<ServerAnswer> named = new ArrayList<>(answers);
         for (int i = 0, typed = 0; i < held.length; i++) {
             String who = Holder.of(values[i]);

@@ -89,6 +89,75 @@ class ClusterLockIT {
         }
     }
 
+    /** How many times {@code master} ran {@code command} ({@code INFO commandstats}'s name) so far. */
+    private static long calls(RedisServer master, String command) {
+        try (Jedis jedis = master.connect(TestTime.scaled(Duration.ofSeconds(2)))) {
+            for (String line : jedis.info("commandstats").split("\r?\n")) {
+                if (line.startsWith("cmdstat_" + command + ":calls=")) {
+                    return Long.parseLong(line.substring(line.indexOf('=') + 1, line.indexOf(',')));
+                }
+            }
+            return 0;
+        }
+    }
+
+    /** How many times the cluster's masters were asked their layout ({@code CLUSTER NODES}) so far. */
+    private static long layoutsAsked() {
+        return cluster.masters().stream()
+                .mapToLong(m -> calls(m, "cluster|nodes"))
+                .sum();
+    }
+
+    /**
+     * A waiter's requests about its resource (its place in the line, the holder's key) go to the
+     * master of the resource's slot, as its grants do: none is redirected, so none has the lock ask
+     * the cluster its layout again.
+     */
+    @Test
+    void aWaitersRequestsGoToTheMasterOfItsSlotWithoutARedirect() throws Exception {
+        // A node timeout a busy machine does not reach: a connection dropped as silent has the
+        // lock ask the layout again, which is not what this counts.
+        Duration patient = TestTime.scaled(Duration.ofSeconds(1));
+        try (Redlock holder = Redlock.builder()
+                        .node(cluster.uri())
+                        .nodeTimeout(patient)
+                        .build();
+                Redlock waiter = Redlock.builder()
+                        .node(cluster.uri())
+                        .nodeTimeout(patient)
+                        .retry(RetryPolicy.jitteredBackoff(Duration.ofSeconds(5), Duration.ofSeconds(5)))
+                        .build()) {
+            List<Lease> held = new java.util.ArrayList<>();
+            List<String> resources = new java.util.ArrayList<>();
+            for (RedisServer master : cluster.masters()) {
+                String resource = cluster.keyServedBy(master, "waited:");
+                resources.add(resource);
+                held.add(holder.acquire(resource, TTL, Duration.ZERO));
+                waiter.acquire("{" + resource + "}:warm", TTL, Duration.ZERO).release(); // the layout known
+            }
+            long before = layoutsAsked();
+            List<CompletableFuture<Lease>> waits = resources.stream()
+                    .map(resource -> CompletableFuture.supplyAsync(
+                            () -> waiter.acquire(resource, TTL, TestTime.scaled(Duration.ofSeconds(20)))))
+                    .toList();
+            // Each waiter joins the line, and rejoins it every second to keep its place: by script.
+            Map<RedisServer, Long> scripts = new HashMap<>();
+            cluster.masters().forEach(m -> scripts.put(m, calls(m, "evalsha") + calls(m, "eval")));
+            TestTime.await(
+                    Duration.ofSeconds(20),
+                    () -> cluster.masters().stream()
+                            .allMatch(m -> calls(m, "evalsha") + calls(m, "eval") >= scripts.get(m) + 3),
+                    "each waiter to join its master's line and rejoin it twice");
+            long asked = layoutsAsked() - before;
+            held.forEach(Lease::release);
+            for (CompletableFuture<Lease> wait : waits) {
+                wait.get(TestTime.scaled(Duration.ofSeconds(20)).toMillis(), TimeUnit.MILLISECONDS)
+                        .release();
+            }
+            assertThat(asked).as("layouts asked while 3 clients waited").isZero();
+        }
+    }
+
     @Test
     void aLeaseFollowsItsSlotToAnotherMasterAndTheNextGrantGoesThereAtOnce() {
         RedisServer from = cluster.masters().get(1);
