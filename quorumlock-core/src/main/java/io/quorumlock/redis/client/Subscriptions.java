@@ -6,7 +6,6 @@ import java.nio.channels.ClosedSelectorException;
 import java.nio.channels.SelectionKey;
 import java.nio.channels.Selector;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
@@ -74,10 +73,18 @@ public final class Subscriptions implements AutoCloseable {
         final State[] states;
         /** The first word of the last message handed on: the other nodes' copies of it are dropped. */
         String lastDigest;
+        /** {@link #confirmed()}, read without the lock (by every waiter after each refusal). */
+        volatile int confirmedNow;
 
         Channel(int nodes) {
             states = new State[nodes];
             java.util.Arrays.fill(states, State.WANTED);
+        }
+
+        /** Under the subscriptions' lock: where the channel stands on {@code node} now. */
+        void set(int node, State state) {
+            states[node] = state;
+            confirmedNow = confirmed();
         }
 
         int confirmed() {
@@ -105,8 +112,11 @@ public final class Subscriptions implements AutoCloseable {
     private final Selector selector;
     private final RespLink[] links;
 
-    /** Guarded by this object, as is everything below. */
-    private final Map<String, Channel> channels = new HashMap<>();
+    /**
+     * Changed under this object's lock, as is everything below; read without it by {@link
+     * #confirmed}, which every waiter calls after each refusal.
+     */
+    private final Map<String, Channel> channels = new java.util.concurrent.ConcurrentHashMap<>();
 
     private final long[] retryAt;
     private final boolean[] refusalLogged;
@@ -194,10 +204,10 @@ public final class Subscriptions implements AutoCloseable {
         }
     }
 
-    /** On how many nodes {@code channel} is subscribed now. */
-    public synchronized int confirmed(String channel) {
+    /** On how many nodes {@code channel} is subscribed now. Takes no lock. */
+    public int confirmed(String channel) {
         Channel state = channels.get(Command.asSent(channel));
-        return state == null ? 0 : state.confirmed();
+        return state == null ? 0 : state.confirmedNow;
     }
 
     /**
@@ -325,12 +335,12 @@ public final class Subscriptions implements AutoCloseable {
         Channel state = channels.get(channel);
         if (reply instanceof Reply.Array) {
             if (state != null && state.states[node] != State.CONFIRMED) {
-                state.states[node] = State.CONFIRMED;
+                state.set(node, State.CONFIRMED);
                 listener.subscribed(channel, state.confirmed());
             }
         } else {
             if (state != null) {
-                state.states[node] = State.FAILED;
+                state.set(node, State.FAILED);
             }
             long now = ticker.nanos();
             if (reply instanceof Reply.Error error) {
@@ -368,7 +378,7 @@ public final class Subscriptions implements AutoCloseable {
     private synchronized void dropped(int node, String why) {
         for (Channel state : channels.values()) {
             if (state.states[node] != State.FAILED) {
-                state.states[node] = State.WANTED;
+                state.set(node, State.WANTED);
             }
         }
         log.debug("subscriptions on {} dropped: {}", names.get(node), why);
