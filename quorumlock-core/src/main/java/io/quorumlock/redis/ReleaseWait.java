@@ -90,6 +90,8 @@ final class ReleaseWait implements AcquireLoop.Pause, AutoCloseable {
     private final long id = NodeLine.newId();
     /** Whether a node took this waiter into the line: it keeps its place while it pauses. */
     private boolean inLine;
+    /** When this waiter last joined the line: it joins again every {@link NodeLine#REJOIN_NANOS}. */
+    private long joinedAt;
     /** When a release last named this waiter's turn; 0 if none has. */
     private long namedAt;
     /** How many times this waiter tried again in its last turn. */
@@ -202,6 +204,7 @@ final class ReleaseWait implements AcquireLoop.Pause, AutoCloseable {
             int heardOn = listening ? rounds.channels.heardOn(resource) : 0;
             if (heardOn > 0) {
                 inLine = rounds.line.join(resource, id) || inLine; // refused by a holder: in line for the next turn
+                joinedAt = rounds.nowNanos();
             }
             if (waiters.releasesHeard(resource) != heardBefore && !anothersTurn()) {
                 return next(); // released after the attempt started, before this thread was woken
@@ -241,12 +244,11 @@ final class ReleaseWait implements AcquireLoop.Pause, AutoCloseable {
         long now = rounds.nowNanos();
         long end = now + nanosLeft;
         long until = now + Math.min(nanos, nanosLeft);
-        long joined = now; // when this waiter last joined the line: again every REJOIN_NANOS
         long named = 0; // the waiter whose turn the last release named, while this one defers to it
         long namedSince = 0;
         while (now < until) {
             long sleep =
-                    inLine ? Math.min(until - now, Math.max(1, joined + NodeLine.REJOIN_NANOS - now)) : until - now;
+                    inLine ? Math.min(until - now, Math.max(1, joinedAt + NodeLine.REJOIN_NANOS - now)) : until - now;
             if (waiter.await(sleep)) {
                 if (anothersTurn()) {
                     wakes++;
@@ -264,9 +266,10 @@ final class ReleaseWait implements AcquireLoop.Pause, AutoCloseable {
                 }
             } else {
                 now = rounds.nowNanos();
-                if (inLine && now - joined >= NodeLine.REJOIN_NANOS) {
+                if (inLine && now - joinedAt >= NodeLine.REJOIN_NANOS) {
                     rounds.line.join(resource, id);
-                    joined = now;
+                    joinedAt = rounds.nowNanos();
+                    now = joinedAt;
                 }
                 if (now >= until
                         && named != 0
@@ -275,7 +278,7 @@ final class ReleaseWait implements AcquireLoop.Pause, AutoCloseable {
                         && rounds.line.waits(resource, named)) {
                     // The named waiter has not taken its turn yet but still waits: a busy machine
                     // may keep it from trying for longer than a turn, and it goes first.
-                    until = rounds.nowNanos() + TURN_NANOS;
+                    until = Math.min(end, rounds.nowNanos() + TURN_NANOS);
                 }
             }
             now = rounds.nowNanos();

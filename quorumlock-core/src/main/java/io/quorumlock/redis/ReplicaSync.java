@@ -111,11 +111,25 @@ record ReplicaSync(int replicas, long millis, long patienceMillis) {
         @Override
         public void onReply(Command command, Reply reply, Transport.Link link) {
             if (command.kind() == Command.Kind.ROLE) {
-                // asked behind the write, its count unknown when it was answered: a refusal counts none
-                if (!handedOn && written != null) {
-                    wanted = Command.replicasListed(reply);
-                    waitFor(link);
+                // asked behind the write, its count unknown when it was answered
+                if (handedOn || written == null) {
+                    return;
                 }
+                if (reply instanceof Reply.Failure || (reply instanceof Reply.Array && !Command.saysMaster(reply))) {
+                    // no answer (the connection dropped), or the node is no master now: the
+                    // write's replicas cannot be counted, and its effect stays unknown
+                    handedOn = true;
+                    round.onReply(
+                            written,
+                            reply instanceof Reply.Failure
+                                    ? reply
+                                    : new Reply.Error("READONLY the node answers ROLE as a replica now:"
+                                            + " the write's replicas cannot be counted"),
+                            link);
+                    return;
+                }
+                wanted = Command.replicasListed(reply); // a refusal (an ACL without ROLE) counts none
+                waitFor(link);
                 return;
             }
             if (command.kind() != Command.Kind.WAIT) {

@@ -111,6 +111,27 @@ class ReplicaSyncTest {
     }
 
     @Test
+    void aRoleUnansweredOrSayingReplicaLeavesTheWritesEffectUnknown() {
+        Reply dropped = new Reply.Failure(Reply.Kind.BROKEN, "not sent: the connection it had to follow was dropped");
+        Reply replica = new Reply.Array(List.of(
+                new Reply.Bulk("slave"),
+                new Reply.Bulk("127.0.0.1"),
+                new Reply.Int(7000),
+                new Reply.Bulk("connected")));
+        for (Reply answer : List.of(dropped, replica)) {
+            handedOn.clear();
+            Recording link = new Recording();
+            Transport.ReplyHandler handler = ReplicaSync.up(25).now(-1).handler(round, Ticker.SYSTEM, () -> -1);
+            handler.onReply(WRITE, Reply.Simple.OK, link);
+            handler.onReply(Command.role(), answer, link);
+            assertThat(link.sent).as("no WAIT").containsExactly("ROLE  on 7");
+            assertThat(handedOn).hasSize(1);
+            assertThat(handedOn.get(0)).as("not the write's OK").isNotEqualTo(Reply.Simple.OK);
+        }
+        assertThat(handedOn.get(0)).isInstanceOf(Reply.Error.class);
+    }
+
+    @Test
     void aWaitNotSentOnTheWritesConnectionLeavesTheWritesEffectUnknown() {
         Recording link = new Recording();
         Transport.ReplyHandler handler = ReplicaSync.up(25).now(1).handler(round, Ticker.SYSTEM, () -> 1);

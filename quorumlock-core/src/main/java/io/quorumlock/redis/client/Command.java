@@ -89,6 +89,11 @@ public record Command(Kind kind, String key, String value, long millis, Script s
         return SetUp.replicas(role);
     }
 
+    /** Whether an answer to {@link #role} says the node is a master. */
+    public static boolean saysMaster(Reply role) {
+        return SetUp.isMaster(role);
+    }
+
     public static Command role() {
         return new Command(Kind.ROLE, "", null, -1, null);
     }

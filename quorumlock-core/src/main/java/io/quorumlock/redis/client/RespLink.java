@@ -71,8 +71,14 @@ final class RespLink implements Transport.Link {
     private final Owed pending = new Owed();
 
     private Wire channel;
-    /** How many connections this link opened: the {@link #connection} id of the current one. */
+    /** The {@link #connection} id of the current connection: unique in the process. */
     private long opened;
+
+    private static final java.util.concurrent.atomic.AtomicLong CONNECTIONS =
+            new java.util.concurrent.atomic.AtomicLong();
+
+    /** {@code send}'s {@code only} for a command that may go on any connection. */
+    private static final long ANY = -1;
 
     private SelectionKey key;
     private boolean connected;
@@ -133,12 +139,12 @@ final class RespLink implements Transport.Link {
 
     @Override
     public void send(Command command, Transport.ReplyHandler handler) {
-        send(command, handler, false, false, -1);
+        send(command, handler, false, false, ANY);
     }
 
     @Override
     public void sendBehind(Command command, Transport.ReplyHandler handler) {
-        send(command, handler, true, false, -1);
+        send(command, handler, true, false, ANY);
     }
 
     @Override
@@ -148,7 +154,7 @@ final class RespLink implements Transport.Link {
 
     @Override
     public synchronized long connection() {
-        return channel == null ? -1 : opened;
+        return channel == null ? Long.MIN_VALUE : opened; // no connection: no command can follow on it
     }
 
     /**
@@ -157,10 +163,10 @@ final class RespLink implements Transport.Link {
      * imports its slot.
      */
     void sendAsking(Command command, Transport.ReplyHandler handler) {
-        send(command, handler, true, true, -1);
+        send(command, handler, true, true, ANY);
     }
 
-    /** {@code only}: the {@link #connection} the command must go on, or -1 for any. */
+    /** {@code only}: the {@link #connection} the command must go on, or {@link #ANY}. */
     private synchronized void send(
             Command command, Transport.ReplyHandler handler, boolean behind, boolean asking, long only) {
         if (shut) { // a connection opened now would outlive the lock: nobody would ever close it
@@ -188,7 +194,7 @@ final class RespLink implements Transport.Link {
             handler.onReply(command, new Reply.Failure(Reply.Kind.NOT_SENT, why), this);
             return;
         }
-        if (only >= 0 && (channel == null || opened != only)) {
+        if (only != ANY && (channel == null || opened != only)) {
             handler.onReply(
                     command,
                     new Reply.Failure(Reply.Kind.BROKEN, "not sent: the connection it had to follow was dropped"),
@@ -299,7 +305,7 @@ final class RespLink implements Transport.Link {
         }
         try {
             connectedTo = target;
-            opened++;
+            opened = CONNECTIONS.incrementAndGet();
             channel = Wire.open(target, address, tls, selector, this);
             key = channel.key();
             selector.wakeup(); // another caller may be polling the lane: its select must see the new channel

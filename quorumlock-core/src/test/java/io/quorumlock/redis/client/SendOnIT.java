@@ -56,6 +56,10 @@ class SendOnIT {
                         List.of())) {
             Transport.Lane lane = transport.borrow("k", null);
             Transport.Link link = lane.link(0);
+            long none = link.connection();
+            assertThat(call(lane, h -> link.sendOn(none, Command.waitForReplicas(0, 0), h)))
+                    .as("before any connection: nothing to follow")
+                    .isInstanceOf(Reply.Failure.class);
             assertThat(call(lane, h -> link.send(Command.get("k"), h))).isEqualTo(Reply.Nil.NIL);
             long first = link.connection();
             assertThat(first).as("the connection's id").isNotNegative();
