@@ -219,7 +219,7 @@ public final class NioTransport implements Transport {
     }
 
     /** A connection to {@code node} on {@code selector}, loading {@code scripts}; {@code push} for a subscriber's. */
-    private RespLink link(int node, Selector selector, List<Script> toLoad, RespLink.Push push) {
+    private RespLink link(int node, Selector selector, List<Script> toLoad, Subscriptions.Push push) {
         return new RespLink(
                 nodes.get(node),
                 node,

@@ -60,6 +60,15 @@ final class Owed {
         return setUps[head];
     }
 
+    /** For a message: {@code ": no reply to <the oldest command>"}, or nothing if none is owed. */
+    String firstOwed() {
+        if (isEmpty()) {
+            return "";
+        }
+        return ": no reply to "
+                + (setUp() != null ? setUp().command() : command().name());
+    }
+
     /** Drops the oldest request. */
     void remove() {
         commands[head] = null;

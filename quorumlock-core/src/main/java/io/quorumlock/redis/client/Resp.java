@@ -127,6 +127,23 @@ final class Resp {
     }
 
     /** The buffer, or a larger copy of it, with at least {@code needed} bytes free. */
+    /**
+     * Room for more of a reply in {@code in}, a read buffer: doubled while under {@link
+     * RespReader#MAX_BUFFER}, so at most twice that.
+     *
+     * @throws RespReader.ProtocolException if a buffer that large is still no whole reply
+     */
+    static ByteBuffer roomToRead(ByteBuffer in) throws RespReader.ProtocolException {
+        if (in.remaining() >= 1024) {
+            return in;
+        }
+        if (in.capacity() >= RespReader.MAX_BUFFER) {
+            throw new RespReader.ProtocolException(
+                    "sent more than " + RespReader.MAX_BUFFER + " bytes that are no whole reply");
+        }
+        return room(in, 1024);
+    }
+
     static ByteBuffer room(ByteBuffer buffer, int needed) {
         if (buffer.remaining() >= needed) {
             return buffer;

@@ -6,6 +6,7 @@ import java.nio.ByteBuffer;
 import java.nio.channels.SelectionKey;
 import java.nio.channels.Selector;
 import java.util.List;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -56,16 +57,7 @@ final class RespLink implements Transport.Link {
     /** Loaded on every new connection, so that EVALSHA finds them. */
     private final List<Script> scripts;
     /** For a connection of {@link Subscriptions}: gets its messages and its loss; null for a lane's. */
-    private final Push push;
-
-    /** What a connection in subscriber mode hands on besides the replies to its commands. */
-    interface Push {
-        /** A message with {@code payload} on {@code channel}. */
-        void message(String channel, String payload);
-
-        /** The connection was dropped: its subscriptions are gone. */
-        void closed(String why);
-    }
+    private final Subscriptions.Push push;
 
     /** What the node owes replies to; a set-up command has a null command. */
     private final Owed pending = new Owed();
@@ -74,8 +66,7 @@ final class RespLink implements Transport.Link {
     /** The {@link #connection} id of the current connection: unique in the process. */
     private long opened;
 
-    private static final java.util.concurrent.atomic.AtomicLong CONNECTIONS =
-            new java.util.concurrent.atomic.AtomicLong();
+    private static final AtomicLong CONNECTIONS = new AtomicLong();
 
     /** {@code send}'s {@code only} for a command that may go on any connection. */
     private static final long ANY = -1;
@@ -110,7 +101,7 @@ final class RespLink implements Transport.Link {
             Supplier<Transport.ReplyHandler> serverInfo,
             TlsConfig tls,
             List<Script> scripts,
-            Push push) {
+            Subscriptions.Push push) {
         this.address = address;
         this.index = index;
         this.push = push;
@@ -285,13 +276,7 @@ final class RespLink implements Transport.Link {
                     connected ? Reply.Kind.BROKEN : Reply.Kind.NOT_SENT,
                     (connected ? "connection lost: " : "could not connect: ") + NodeErrors.reason(e));
         } catch (RespReader.ProtocolException e) {
-            String asked = pending.isEmpty()
-                    ? ""
-                    : ": no reply to "
-                            + (pending.setUp() != null
-                                    ? pending.setUp().command()
-                                    : pending.command().name());
-            close(Reply.Kind.PROTOCOL, "protocol error: the node " + e.getMessage() + asked);
+            close(Reply.Kind.PROTOCOL, "protocol error: the node " + e.getMessage() + pending.firstOwed());
         }
     }
 
@@ -393,13 +378,7 @@ final class RespLink implements Transport.Link {
                 return;
             }
             in.compact();
-            if (in.remaining() < 1024) {
-                if (in.capacity() >= RespReader.MAX_BUFFER) {
-                    throw new RespReader.ProtocolException(
-                            "sent more than " + RespReader.MAX_BUFFER + " bytes that are no whole reply");
-                }
-                in = Resp.room(in, 1024); // doubles: at most twice MAX_BUFFER
-            }
+            in = Resp.roomToRead(in);
             // A full buffer may have left more behind, in the socket or in the TLS engine.
         } while (count > 0 && (in.position() > 0 || channel.buffered()));
     }
@@ -422,7 +401,7 @@ final class RespLink implements Transport.Link {
             setupUnanswered--;
             if (reply instanceof Reply.Error error && what.required()) {
                 // AUTH or SELECT refused: nothing but the set-up was sent, the requests behind it were not.
-                setUpRefused(error.message());
+                setUpFailed(SetUp.refused(address, error.message()));
             } else if (reply instanceof Reply.Error error) {
                 // The requests went on; a refused SCRIPT LOAD makes EVALSHA fall back to EVAL.
                 log.debug("node {} refused {}: {}", name, what.command(), NodeErrors.shortened(error.message()));
@@ -430,7 +409,7 @@ final class RespLink implements Transport.Link {
                     write(); // a ROLE this user may not run: the requests go
                 }
             } else if (what.role() && !SetUp.isMaster(reply)) {
-                notTheMaster(reply);
+                setUpFailed(SetUp.notTheMaster(connectedTo, reply));
             } else if (what.expected() != null && !what.expected().equals(reply)) {
                 outOfStep(reply, what.command());
             } else if (what.holdsRequests() && --setupOwed == 0) {
@@ -457,15 +436,6 @@ final class RespLink implements Transport.Link {
         }
     }
 
-    /** The node the sentinels named answered ROLE as a replica: none of the requests held back was sent. */
-    private void notTheMaster(Reply role) {
-        connected = false;
-        close(
-                Reply.Kind.NOT_SENT,
-                "not sent: " + connectedTo.host() + ":" + connectedTo.address().getPort() + " is not the master (ROLE: "
-                        + NodeErrors.shortened(SetUp.role(role)) + "); asking the sentinels again");
-    }
-
     /** A well-formed reply that no Redis server sends to what was asked: the stream cannot be trusted. */
     private void outOfStep(Reply reply, String command) {
         close(
@@ -474,8 +444,8 @@ final class RespLink implements Transport.Link {
                         + ": not a Redis server, or out of step");
     }
 
-    private void setUpRefused(String error) {
-        Reply.Failure failure = SetUp.refused(address, error);
+    /** The set-up failed (refused, or the node is not the master): none of the requests held back was sent. */
+    private void setUpFailed(Reply.Failure failure) {
         connected = false;
         close(failure.kind(), failure.detail());
     }

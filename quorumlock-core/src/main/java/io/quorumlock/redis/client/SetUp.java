@@ -78,6 +78,14 @@ record SetUp(String command, Reply expected, boolean holdsRequests, boolean requ
                 : Reply.shape(reply);
     }
 
+    /** The node the sentinels named, {@code at}, answered ROLE as a replica: asked again. */
+    static Reply.Failure notTheMaster(Locator.Result at, Reply role) {
+        return new Reply.Failure(
+                Reply.Kind.NOT_SENT,
+                "not sent: " + at.host() + ":" + at.address().getPort() + " is not the master (ROLE: "
+                        + NodeErrors.shortened(role(role)) + "); asking the sentinels again");
+    }
+
     /** How many replicas a master's {@code reply} to ROLE lists connected; 0 for a replica or another shape. */
     static int replicas(Reply reply) {
         return isMaster(reply)

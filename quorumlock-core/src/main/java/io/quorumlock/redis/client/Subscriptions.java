@@ -127,7 +127,7 @@ public final class Subscriptions implements AutoCloseable {
      * Hands a message of a subscribed channel ({@code message}, channel, payload) to {@code push};
      * false if {@code reply} is none, but a reply to a command.
      */
-    static boolean pushed(Reply reply, RespLink.Push push) {
+    static boolean pushed(Reply reply, Push push) {
         if (reply instanceof Reply.Array array
                 && array.items().size() == 3
                 && array.items().get(0) instanceof Reply.Bulk kind
@@ -140,10 +140,19 @@ public final class Subscriptions implements AutoCloseable {
         return false;
     }
 
+    /** What a connection in subscriber mode hands on besides the replies to its commands. */
+    interface Push {
+        /** A message with {@code payload} on {@code channel}. */
+        void message(String channel, String payload);
+
+        /** The connection was dropped: its subscriptions are gone. */
+        void closed(String why);
+    }
+
     /** Makes the connection to one node, on the subscriptions' selector. */
     @FunctionalInterface
     interface Links {
-        RespLink link(int node, Selector selector, RespLink.Push push);
+        RespLink link(int node, Selector selector, Push push);
     }
 
     /**
@@ -162,7 +171,7 @@ public final class Subscriptions implements AutoCloseable {
         this.refusalLogged = new boolean[names.size()];
         for (int i = 0; i < links.length; i++) {
             int node = i;
-            links[i] = connections.link(node, selector, new RespLink.Push() {
+            links[i] = connections.link(node, selector, new Push() {
                 @Override
                 public void message(String channel, String payload) {
                     heard(channel, payload);
