@@ -78,7 +78,10 @@ class RunEtcdIT {
         try (RunProcess run =
                 runWithTtl("5s", "--grace", "500ms", "--", "sh", "-c", "touch " + started + "; exec sleep 60")) {
             try {
-                TestTime.await(Duration.ofSeconds(20), () -> Files.exists(started) || !run.isAlive(), "the command");
+                TestTime.await(
+                        TestTime.scaledByLoad(Duration.ofSeconds(20)),
+                        () -> Files.exists(started) || !run.isAlive(),
+                        "the command");
             } catch (AssertionError e) {
                 throw new AssertionError(e.getMessage() + "; run's stderr: " + run.err(), e);
             }

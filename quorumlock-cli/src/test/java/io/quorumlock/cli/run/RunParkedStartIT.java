@@ -44,7 +44,7 @@ class RunParkedStartIT {
         Path held = dir.resolve("held");
         RunProcess holder =
                 run(Map.of(), "0s", "sh", "-c", "touch " + held + "; while [ ! -e " + go + " ]; do sleep 0.02; done");
-        TestTime.await(Duration.ofSeconds(20), () -> Files.exists(held), "the holder's command");
+        TestTime.await(TestTime.scaledByLoad(Duration.ofSeconds(20)), () -> Files.exists(held), "the holder's command");
         return holder;
     }
 

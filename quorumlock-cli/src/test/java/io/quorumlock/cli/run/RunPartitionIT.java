@@ -52,7 +52,11 @@ class RunPartitionIT {
                 new String[] {"--resource", "partitioned", "--wait", "15s", "--grace", "100ms", "--"},
                 stubborn(started));
         try (RunProcess hostA = RunProcess.start(dir, aArgs)) {
-            TestTime.await(Duration.ofSeconds(20), () -> Files.exists(started), "A's command to start: " + hostA.err());
+            // A's run starts a JVM and connects first: on a busy machine that takes longer.
+            TestTime.await(
+                    TestTime.scaledByLoad(Duration.ofSeconds(20)),
+                    () -> Files.exists(started),
+                    "A's command to start: " + hostA.err());
             ProcessHandle command = ProcessHandle.of(
                             Long.parseLong(Files.readString(started).trim()))
                     .orElseThrow();

@@ -156,7 +156,10 @@ class RunRedisIT {
         // The command ignores SIGTERM, so only the SIGKILL after --grace ends it and its sleep.
         String script = "trap '' TERM; sleep 60 & echo $$ $! > " + started + "; wait; wait; echo finished";
         try (RunProcess run = run(List.of("--grace", GRACE.toMillis() + "ms"), "sh", "-c", script)) {
-            TestTime.await(Duration.ofSeconds(20), () -> Files.exists(started) && size(started) > 0, "the command");
+            TestTime.await(
+                    TestTime.scaledByLoad(Duration.ofSeconds(20)),
+                    () -> Files.exists(started) && size(started) > 0,
+                    "the command");
             List<Long> pids = pids(started);
             redis.get(0).pause();
             redis.get(1).pause();
@@ -184,7 +187,10 @@ class RunRedisIT {
         Path proceed = dir.resolve("proceed");
         String script = "echo $$ > " + started + "; while [ ! -e " + proceed + " ]; do sleep 0.05; done; exit 4";
         try (RunProcess run = run(List.of("--on-lost=continue"), "sh", "-c", script)) {
-            TestTime.await(Duration.ofSeconds(20), () -> Files.exists(started) || !run.isAlive(), "the command");
+            TestTime.await(
+                    TestTime.scaledByLoad(Duration.ofSeconds(20)),
+                    () -> Files.exists(started) || !run.isAlive(),
+                    "the command");
             assertThat(Files.exists(started))
                     .as("the command started; run said: %s", run.err())
                     .isTrue();
@@ -223,7 +229,7 @@ class RunRedisIT {
         String script = "trap 'echo TERM > " + marker + "; kill $p; exit 3' TERM; sleep 60 & p=$!; echo $$ > " + started
                 + "; wait $p";
         try (RunProcess run = run(List.of(), "sh", "-c", script)) {
-            TestTime.await(Duration.ofSeconds(20), () -> Files.exists(started), "the command");
+            TestTime.await(TestTime.scaledByLoad(Duration.ofSeconds(20)), () -> Files.exists(started), "the command");
             run.terminate();
 
             assertThat(run.exitCode()).as(run.err()).isEqualTo(3);

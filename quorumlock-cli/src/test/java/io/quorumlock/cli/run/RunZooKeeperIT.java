@@ -89,7 +89,8 @@ class RunZooKeeperIT {
         String holding =
                 "echo $QUORUMLOCK_FENCING_TOKEN > " + token + "; while [ ! -e " + go + " ]; do sleep 0.02; done";
         try (RunProcess holder = run("--wait", "0s", "--", "sh", "-c", holding)) {
-            TestTime.await(Duration.ofSeconds(20), () -> Files.exists(token), "the holder's command");
+            TestTime.await(
+                    TestTime.scaledByLoad(Duration.ofSeconds(20)), () -> Files.exists(token), "the holder's command");
             try (RunProcess waiter = run("--wait", "30s", "--", "sh", "-c", "echo $$ $QUORUMLOCK_FENCING_TOKEN")) {
                 ProcessHandle parked = waiter.parkedShell();
                 Files.writeString(go, "");
