@@ -15,8 +15,9 @@ import org.slf4j.LoggerFactory;
  *
  * <ul>
  *   <li>The start is estimated on the client's ticker as the time the replies arrived minus {@code
- *       uptime_in_seconds}; Redis rounds the uptime down, and a reply read late only makes the
- *       estimate later, so it is never earlier than the real start. The newest estimate wins: a
+ *       uptime_in_seconds} less one second (Redis counts the uptime from the whole second its start
+ *       fell in, so it may say up to a second more than the truth); a reply read late only makes
+ *       the estimate later, so it is never earlier than the real start. The newest estimate wins: a
  *       node's start is the latest that any reply implies, so an old reply read late (on a lane
  *       idle since before a restart) cannot make a restarted node look old.
  *   <li>A {@code run_id} other than the last one seen is a restart, or another server answering at
@@ -140,7 +141,9 @@ public final class NodeStarts {
             node.start = new NodeStart(now, last != null && last.runIdChanged(), false);
             return;
         }
-        long estimate = now - uptime * 1_000_000_000L;
+        // Redis counts the uptime from its start's second, truncated: it may say up to a second
+        // more than the server has been up, so a second less is counted.
+        long estimate = now - Math.max(0, uptime - 1) * 1_000_000_000L;
         if (node.runId == null) {
             node.runId = id;
             node.fsyncs = fsync && last == null; // after a refused INFO, the start is not the server's
