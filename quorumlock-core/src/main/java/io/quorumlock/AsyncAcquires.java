@@ -1,5 +1,6 @@
 package io.quorumlock;
 
+import io.quorumlock.internal.AsyncThreads;
 import io.quorumlock.internal.Settings;
 import io.quorumlock.internal.Ticker;
 import java.time.Duration;
@@ -8,11 +9,10 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executor;
-import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.ScheduledFuture;
-import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.SynchronousQueue;
 import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.ThreadPoolExecutor;
@@ -24,13 +24,13 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The asynchronous acquires of this process: a future per acquire, and one thread per resource
- * with waiters, not one per waiter (a virtual thread on Java 24 and later, so that no platform
- * thread waits). The acquires of one resource of one lock object form a line in
- * the order they were made; one thread takes the lease for the first of them with the lock's own
- * {@code acquire}, woken by the release as any waiter of the lock is, then for the next. A waiter
- * whose {@code maxWait} passes while others of this process are ahead of it ends then, refused; a
- * cancelled one leaves the line, and a lease granted to it after the cancel is released.
+ * The asynchronous acquires of this process: a future per acquire. The acquires of one resource of
+ * one lock object form a line in the order they were made, served one at a time: the first takes
+ * the lease, woken by the release as any waiter of the lock is, then the next. A lock that waits
+ * with no thread (Redlock) serves its lines with futures only; the others with one thread per line
+ * while it has waiters (a virtual thread on Java 24 and later, so that no platform thread waits). A
+ * waiter whose {@code maxWait} passes while others of this process are ahead of it ends then,
+ * refused; a cancelled one leaves the line, and a lease granted to it after the cancel is released.
  */
 final class AsyncAcquires {
 
@@ -39,16 +39,11 @@ final class AsyncAcquires {
     /** The lines with waiters, by lock object (by identity) and resource. */
     private static final Map<Key, Line<?>> LINES = new ConcurrentHashMap<>();
 
-    /** The threads that take leases for the lines, and run single attempts; none while idle. */
+    /**
+     * The threads of the lines of locks that wait on a thread, and those that complete the futures
+     * (where the caller's callbacks run); none while idle.
+     */
     private static final Executor THREADS = threads();
-
-    private static final int ATTEMPT_THREADS = 8;
-
-    /** The threads of the single attempts: at most {@value #ATTEMPT_THREADS}, none while idle. */
-    private static final Executor ATTEMPTS = attempts();
-
-    /** Ends the waits that pass behind others: one thread, whose tasks go when their waiter is done. */
-    private static final ScheduledThreadPoolExecutor TIMER = timer();
 
     private AsyncAcquires() {}
 
@@ -88,32 +83,19 @@ final class AsyncAcquires {
         }
     }
 
-    private static Executor attempts() {
-        AtomicInteger count = new AtomicInteger();
-        ThreadPoolExecutor pool = new ThreadPoolExecutor(
-                ATTEMPT_THREADS, ATTEMPT_THREADS, 30, TimeUnit.SECONDS, new LinkedBlockingQueue<>(), task -> {
-                    Thread thread = new Thread(task, "quorumlock-async-attempt-" + count.incrementAndGet());
-                    thread.setDaemon(true);
-                    return thread;
-                });
-        pool.allowCoreThreadTimeOut(true);
-        return pool;
-    }
-
-    private static ScheduledThreadPoolExecutor timer() {
-        ScheduledThreadPoolExecutor timer = new ScheduledThreadPoolExecutor(1, task -> {
-            Thread thread = new Thread(task, "quorumlock-async-timer");
-            thread.setDaemon(true);
-            return thread;
-        });
-        timer.setRemoveOnCancelPolicy(true);
-        return timer;
-    }
-
     /** Takes a lease within {@code maxWait}, the wait it is given; throws as the lock's {@code acquire} does. */
     @FunctionalInterface
     interface Acquire<L> {
         L acquire(Duration maxWait);
+    }
+
+    /**
+     * Takes a lease within {@code maxWait} with no thread waiting: a future that completes as the
+     * lock's {@code acquire} returns or throws, and whose cancel gives the wait up.
+     */
+    @FunctionalInterface
+    interface FutureAcquire<L> {
+        CompletableFuture<L> acquire(Duration maxWait);
     }
 
     /**
@@ -132,6 +114,23 @@ final class AsyncAcquires {
             Acquire<L> acquire,
             Consumer<? super L> release) {
         Objects.requireNonNull(acquire, "acquire");
+        return withoutThread(owner, kind, resource, maxWait, ticker, wait -> onThread(acquire, wait, release), release);
+    }
+
+    /**
+     * As {@link #acquire(Object, String, String, Duration, Ticker, Acquire, Consumer)}, for a lock
+     * that waits with no thread: the line's turns are taken by the futures {@code acquire} gives,
+     * and no thread serves the line while the lease is waited for.
+     */
+    static <L> CompletableFuture<L> withoutThread(
+            Object owner,
+            String kind,
+            String resource,
+            Duration maxWait,
+            Ticker ticker,
+            FutureAcquire<L> acquire,
+            Consumer<? super L> release) {
+        Objects.requireNonNull(acquire, "acquire");
         long wait = Settings.maxWait(maxWait).toNanos();
         Waiter<L> waiter = new Waiter<>(ticker.nanos() + Math.min(wait, Long.MAX_VALUE / 4), acquire, release);
         Key key = new Key(owner, kind, resource);
@@ -147,19 +146,22 @@ final class AsyncAcquires {
             }
         });
         if (wait < Long.MAX_VALUE / 4 && !waiter.future.isDone()) {
-            ScheduledFuture<?> end = TIMER.schedule(
-                    () -> line.waitPassed(waiter, resource, Duration.ofNanos(wait)), wait, TimeUnit.NANOSECONDS);
+            ScheduledFuture<?> end = AsyncThreads.timer()
+                    .schedule(
+                            () -> line.waitPassed(waiter, resource, Duration.ofNanos(wait)),
+                            wait,
+                            TimeUnit.NANOSECONDS);
             waiter.future.whenComplete((lease, failure) -> end.cancel(false));
         }
         return waiter.future;
     }
 
     /**
-     * One attempt, on one of at most {@value #ATTEMPT_THREADS} threads that the attempts share
+     * One attempt, on one of the few threads that the attempts share ({@link AsyncThreads#attempts()})
      * (queued behind each other when more are asked at once): {@code tryAcquire}'s asynchronous twin.
      */
     static <T> CompletableFuture<T> once(Supplier<T> attempt) {
-        return CompletableFuture.supplyAsync(attempt, ATTEMPTS);
+        return CompletableFuture.supplyAsync(attempt, AsyncThreads.attempts());
     }
 
     /** A line's name: the lock object (by identity), what is acquired of it, and the resource. */
@@ -178,28 +180,72 @@ final class AsyncAcquires {
         }
     }
 
+    /**
+     * A blocking acquire on a thread of its own (virtual on Java 24 and later): a future whose
+     * cancel interrupts the thread; a lease granted after the cancel is given back with {@code release}.
+     */
+    private static <L> CompletableFuture<L> onThread(
+            Acquire<L> acquire, Duration maxWait, Consumer<? super L> release) {
+        Thread[] running = {null};
+        boolean[] ended = {false};
+        CompletableFuture<L> future = new CompletableFuture<>() {
+            @Override
+            public boolean cancel(boolean mayInterrupt) {
+                boolean cancelled = super.cancel(mayInterrupt);
+                synchronized (running) {
+                    if (running[0] != null && !ended[0]) {
+                        running[0].interrupt();
+                    }
+                }
+                return cancelled;
+            }
+        };
+        THREADS.execute(() -> {
+            synchronized (running) {
+                running[0] = Thread.currentThread();
+            }
+            try {
+                L lease = acquire.acquire(maxWait);
+                if (!future.complete(lease)) {
+                    release.accept(lease);
+                }
+            } catch (RuntimeException | Error e) { // the waiter's to know
+                future.completeExceptionally(e);
+            } finally {
+                synchronized (running) {
+                    ended[0] = true;
+                    Thread.interrupted(); // a cancel's interrupt was this acquire's, not the thread's next task's
+                }
+            }
+        });
+        return future;
+    }
+
     private static final class Waiter<L> {
         final CompletableFuture<L> future = new CompletableFuture<>();
         final long deadlineNanos;
-        final Acquire<L> acquire;
+        final FutureAcquire<L> acquire;
         final Consumer<? super L> release;
 
-        Waiter(long deadlineNanos, Acquire<L> acquire, Consumer<? super L> release) {
+        Waiter(long deadlineNanos, FutureAcquire<L> acquire, Consumer<? super L> release) {
             this.deadlineNanos = deadlineNanos;
             this.acquire = acquire;
             this.release = release;
         }
     }
 
-    /** The waiters of one resource, and the thread that serves them while there are any. */
-    private static final class Line<L> implements Runnable {
+    /**
+     * The waiters of one resource, served one at a time: the acquire of the first runs (a future),
+     * and when it ends, the next one's starts.
+     */
+    private static final class Line<L> {
         private final Key key;
         private final Ticker ticker;
         private final ArrayDeque<Waiter<L>> waiting = new ArrayDeque<>();
-        /** The waiter the thread takes a lease for now; null between two. */
+        /** The waiter whose acquire runs now, and that acquire; null between two. */
         private Waiter<L> current;
 
-        private Thread thread;
+        private CompletableFuture<L> running;
         private boolean served;
 
         Line(Key key, Ticker ticker) {
@@ -207,47 +253,58 @@ final class AsyncAcquires {
             this.ticker = ticker;
         }
 
-        /** Called within {@link #LINES}' compute of the key: starts the thread if none serves the line. */
+        /** Called within {@link #LINES}' compute of the key: starts serving the line if nothing does. */
         @SuppressWarnings("unchecked")
         synchronized void join(Waiter<?> waiter) {
             waiting.add((Waiter<L>) waiter);
             if (!served) {
                 served = true;
-                THREADS.execute(this);
+                AsyncThreads.attempts().execute(this::serveNext);
             }
         }
 
-        @Override
-        public void run() {
+        /** Starts the acquire of the first waiter not yet done; leaves {@link #LINES} if none is left. */
+        private void serveNext() {
+            Waiter<L> waiter = next();
+            if (waiter == null) {
+                return;
+            }
+            long left = Math.max(0, waiter.deadlineNanos - ticker.nanos());
+            CompletableFuture<L> acquire;
+            try {
+                acquire = waiter.acquire.acquire(Duration.ofNanos(left));
+            } catch (RuntimeException | Error e) { // the waiter's to know; the line goes on
+                acquire = CompletableFuture.failedFuture(e);
+            }
             synchronized (this) {
-                thread = Thread.currentThread();
-            }
-            while (true) {
-                Waiter<L> waiter = next();
-                if (waiter == null) {
-                    return;
-                }
-                long left = Math.max(0, waiter.deadlineNanos - ticker.nanos());
-                L lease = null;
-                Throwable failed = null;
-                try {
-                    lease = waiter.acquire.acquire(Duration.ofNanos(left));
-                } catch (RuntimeException | Error e) { // the waiter's to know; the line goes on
-                    failed = e;
-                }
-                synchronized (this) {
-                    current = null;
-                    Thread.interrupted(); // a cancel's interrupt was this waiter's, not the next one's
-                }
-                if (lease != null && !waiter.future.complete(lease)) {
-                    giveBack(waiter, lease);
-                } else if (failed != null) {
-                    waiter.future.completeExceptionally(failed);
+                running = acquire;
+                if (waiter.future.isDone()) {
+                    acquire.cancel(true); // cancelled before its acquire started
                 }
             }
+            acquire.whenCompleteAsync(
+                    (lease, failed) -> {
+                        synchronized (this) {
+                            current = null;
+                            running = null;
+                        }
+                        // The caller's callbacks run on the lines' threads, never on the attempts'.
+                        THREADS.execute(() -> {
+                            if (lease != null && !waiter.future.complete(lease)) {
+                                giveBack(waiter, lease);
+                            } else if (failed != null) {
+                                waiter.future.completeExceptionally(
+                                        failed instanceof CompletionException && failed.getCause() != null
+                                                ? failed.getCause()
+                                                : failed);
+                            }
+                        });
+                        serveNext();
+                    },
+                    AsyncThreads.attempts());
         }
 
-        /** The first waiter not yet done, now the current one; null, ending the thread, if none is left. */
+        /** The first waiter not yet done, now the current one; null, ending the line, if none is left. */
         private Waiter<L> next() {
             while (true) {
                 synchronized (this) {
@@ -266,7 +323,6 @@ final class AsyncAcquires {
                             return line;
                         }
                         served = false;
-                        thread = null;
                         ended[0] = true;
                         return null;
                     }
@@ -277,12 +333,18 @@ final class AsyncAcquires {
             }
         }
 
-        /** A cancelled waiter leaves the line; the current one's acquire is interrupted. */
-        synchronized void cancelled(Waiter<L> waiter) {
-            if (current == waiter && thread != null) {
-                thread.interrupt();
-            } else {
-                waiting.remove(waiter);
+        /** A cancelled waiter leaves the line; the current one's acquire is cancelled. */
+        void cancelled(Waiter<L> waiter) {
+            CompletableFuture<L> acquire;
+            synchronized (this) {
+                if (current != waiter) {
+                    waiting.remove(waiter);
+                    return;
+                }
+                acquire = running;
+            }
+            if (acquire != null) {
+                acquire.cancel(true);
             }
         }
 

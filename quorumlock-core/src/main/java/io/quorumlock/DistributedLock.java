@@ -2,6 +2,7 @@ package io.quorumlock;
 
 import io.quorumlock.internal.Clocked;
 import io.quorumlock.internal.Settings;
+import io.quorumlock.internal.WaitsWithoutThread;
 import java.time.Duration;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
@@ -38,8 +39,9 @@ public interface DistributedLock<L extends Lease> extends AutoCloseable {
      * once it is granted, within {@code maxWait} (and the lock's overrun), or exceptionally with
      * what {@code acquire} throws ({@link LockUnavailableException} when the wait passed). No thread
      * waits per call: the asynchronous acquires of one resource of this lock object form a line in
-     * this process, in the order they were made, and one thread takes the lease for the first of them
-     * (woken by the release as every waiter of this lock is), then for the next. An acquire whose
+     * this process, in the order they were made, whose first takes the lease (woken by the release as
+     * every waiter of this lock is), then the next. {@code Redlock} waits for it with no thread; the
+     * other locks with one thread per line (virtual on Java 24 and later). An acquire whose
      * wait passes while others of this process are ahead of it ends then, refused. Cancelling the
      * future gives the wait up; a lease granted after the cancel is released. The future completes
      * on a thread of this library: chain work that blocks onto an executor of your own.
@@ -51,6 +53,18 @@ public interface DistributedLock<L extends Lease> extends AutoCloseable {
         Settings.resource(resource, "orders:42");
         lossNotice(ttl); // checks the TTL now
         Settings.maxWait(maxWait);
+        if (this instanceof WaitsWithoutThread<?> threadless) {
+            @SuppressWarnings("unchecked")
+            WaitsWithoutThread<L> lock = (WaitsWithoutThread<L>) threadless;
+            return AsyncAcquires.withoutThread(
+                    this,
+                    "lock",
+                    resource,
+                    maxWait,
+                    Clocked.of(this),
+                    wait -> lock.acquireWithoutThread(resource, ttl, wait),
+                    Lease::release);
+        }
         return AsyncAcquires.acquire(
                 this,
                 "lock",

@@ -1,16 +1,20 @@
 package io.quorumlock;
 
+import io.quorumlock.internal.AsyncThreads;
 import io.quorumlock.internal.Clocked;
 import io.quorumlock.internal.CriticalSections;
 import io.quorumlock.internal.Settings;
 import io.quorumlock.internal.Ticker;
+import io.quorumlock.internal.WaitsWithoutThread;
 import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.atomic.AtomicReference;
 
 /**
  * A semaphore of N permits across processes, on any lock of this library: at most N holders at
@@ -151,46 +155,94 @@ public final class DistributedSemaphore<L extends Lease> {
      */
     public L acquire(Duration ttl, Duration maxWait) {
         Settings.ttl(ttl, "");
-        long budget = Settings.maxWait(maxWait).toNanos();
-        long start = ticker.nanos();
-        int from = ThreadLocalRandom.current().nextInt(permits);
-        int attempts = 0;
-        long wait = FIRST_WAIT_NANOS;
-        for (int round = 0; ; round++) {
-            Scan<L> scan = scan(from, ttl);
-            attempts += scan.attempts;
-            if (scan.lease != null) {
-                return scan.lease;
+        Wait wait = new Wait(ttl, maxWait);
+        while (true) {
+            L lease = wait.scan();
+            if (lease != null) {
+                return lease;
             }
-            long left = budget - (ticker.nanos() - start);
-            if (left <= 0) {
-                throw unavailable(scan.answers, start, attempts, scan.busy);
-            }
-            // Wait on one permit, woken by its release; the others are looked at again after.
-            String waited = permit(1 + (from + round) % permits);
-            attempts++;
+            String permit = wait.permit();
             try {
-                return lock.acquire(waited, ttl, Duration.ofNanos(Math.min(left, wait)));
+                return lock.acquire(permit, ttl, wait.onPermit());
             } catch (LockUnavailableException e) {
-                if (budget - (ticker.nanos() - start) <= 0) {
-                    scan.answers.put(waited, answer(e));
-                    throw unavailable(scan.answers, start, attempts, scan.busy && e.busy());
-                }
+                wait.refused(permit, e);
             }
-            wait = Math.min(LONGEST_WAIT_NANOS, wait * 2);
         }
     }
 
     /**
      * {@link #acquire}'s asynchronous twin, as {@link DistributedLock#acquireAsync} is the lock's:
-     * the asynchronous acquires of this semaphore in this process form one line, served by one
-     * thread; cancelling the future gives the wait up, and a permit granted after it is released.
+     * the asynchronous acquires of this semaphore in this process form one line. On a lock that
+     * waits with no thread (Redlock) no thread waits; on the others one thread serves the line.
+     * Cancelling the future gives the wait up, and a permit granted after it is released.
      */
     public CompletableFuture<L> acquireAsync(Duration ttl, Duration maxWait) {
         Settings.ttl(ttl, "");
         Settings.maxWait(maxWait);
-        return AsyncAcquires.acquire(
-                lock, "permits (" + permits + ")", name, maxWait, ticker, wait -> acquire(ttl, wait), Lease::release);
+        String kind = "permits (" + permits + ")";
+        if (lock instanceof WaitsWithoutThread<?> threadless) {
+            @SuppressWarnings("unchecked")
+            WaitsWithoutThread<L> waits = (WaitsWithoutThread<L>) threadless;
+            return AsyncAcquires.withoutThread(
+                    lock, kind, name, maxWait, ticker, wait -> withoutThread(waits, ttl, wait), Lease::release);
+        }
+        return AsyncAcquires.acquire(lock, kind, name, maxWait, ticker, wait -> acquire(ttl, wait), Lease::release);
+    }
+
+    /**
+     * {@link #acquire} with no thread waiting: the tries run on the threads the asynchronous
+     * acquires share, and the wait on a permit is the lock's own wait without a thread.
+     */
+    private CompletableFuture<L> withoutThread(WaitsWithoutThread<L> waits, Duration ttl, Duration maxWait) {
+        Wait wait = new Wait(ttl, maxWait);
+        CompletableFuture<L> result = new CompletableFuture<>();
+        AtomicReference<CompletableFuture<L>> onPermit = new AtomicReference<>();
+        result.whenComplete((lease, failure) -> {
+            CompletableFuture<L> waiting = onPermit.get();
+            if (failure instanceof CancellationException && waiting != null) {
+                waiting.cancel(true);
+            }
+        });
+        Runnable[] round = {null};
+        round[0] = () -> {
+            try {
+                L lease = result.isDone() ? null : wait.scan();
+                if (lease != null || result.isDone()) {
+                    if (lease != null && !result.complete(lease)) {
+                        lease.release();
+                    }
+                    return;
+                }
+                String permit = wait.permit();
+                CompletableFuture<L> waiting = waits.acquireWithoutThread(permit, ttl, wait.onPermit());
+                onPermit.set(waiting);
+                if (result.isDone()) {
+                    waiting.cancel(true);
+                }
+                waiting.whenCompleteAsync(
+                        (granted, failure) -> {
+                            if (granted != null) {
+                                if (!result.complete(granted)) {
+                                    granted.release();
+                                }
+                            } else if (failure instanceof LockUnavailableException refused) {
+                                try {
+                                    wait.refused(permit, refused);
+                                    round[0].run();
+                                } catch (RuntimeException e) {
+                                    result.completeExceptionally(e);
+                                }
+                            } else {
+                                result.completeExceptionally(failure);
+                            }
+                        },
+                        AsyncThreads.attempts());
+            } catch (RuntimeException e) {
+                result.completeExceptionally(e);
+            }
+        };
+        AsyncThreads.attempts().execute(round[0]);
+        return result;
     }
 
     /** {@link #tryAcquire}'s asynchronous twin: one try of each permit, on a thread of this library. */
@@ -296,6 +348,72 @@ public final class DistributedSemaphore<L extends Lease> {
             return lock.holder(permit).map(holder -> "held by " + holder).orElse("held");
         } catch (RuntimeException unknown) {
             return "held";
+        }
+    }
+
+    /**
+     * One acquire's wait for a permit: tries every permit, then waits on one of them, woken by its
+     * release, for 50 ms at first and twice as long each time up to a second, the permit waited on
+     * changing each time, until a try is granted or {@code maxWait} passes.
+     */
+    private final class Wait {
+        private final Duration ttl;
+        private final long budget;
+        private final long start = ticker.nanos();
+        private final int from = ThreadLocalRandom.current().nextInt(permits);
+        private int attempts;
+        private int round;
+        private long wait = FIRST_WAIT_NANOS;
+        private Scan<L> scan;
+
+        Wait(Duration ttl, Duration maxWait) {
+            this.ttl = ttl;
+            this.budget = Settings.maxWait(maxWait).toNanos();
+        }
+
+        /**
+         * Tries every permit: the lease of the first free one, or null.
+         *
+         * @throws PermitUnavailableException if none was free and the wait has passed
+         */
+        L scan() {
+            scan = DistributedSemaphore.this.scan(from, ttl);
+            attempts += scan.attempts;
+            if (scan.lease != null) {
+                return scan.lease;
+            }
+            if (left() <= 0) {
+                throw unavailable(scan.answers, start, attempts, scan.busy);
+            }
+            return null;
+        }
+
+        private long left() {
+            return budget - (ticker.nanos() - start);
+        }
+
+        /** The permit to wait on next, woken by its release; the others are looked at again after. */
+        String permit() {
+            attempts++;
+            return DistributedSemaphore.this.permit(1 + (from + round++) % permits);
+        }
+
+        /** How long to wait on that permit. */
+        Duration onPermit() {
+            return Duration.ofNanos(Math.max(0, Math.min(left(), wait)));
+        }
+
+        /**
+         * The wait on {@code permit} ended refused: the next round comes, twice as long.
+         *
+         * @throws PermitUnavailableException if the wait has passed
+         */
+        void refused(String permit, LockUnavailableException e) {
+            if (left() <= 0) {
+                scan.answers.put(permit, answer(e));
+                throw unavailable(scan.answers, start, attempts, scan.busy && e.busy());
+            }
+            wait = Math.min(LONGEST_WAIT_NANOS, wait * 2);
         }
     }
 

@@ -10,6 +10,10 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Executor;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
 import java.util.function.Supplier;
 
 /**
@@ -84,40 +88,130 @@ public final class AcquireLoop {
      */
     public static <L> L acquire(
             String resource, Duration maxWait, Pause pause, Ticker ticker, LockEvents events, Attempts<L> attempts) {
-        Objects.requireNonNull(maxWait, "maxWait");
-        if (maxWait.isNegative()) {
-            throw new IllegalArgumentException("maxWait must not be negative, was " + maxWait.toMillis() + " ms");
-        }
-        long budget =
-                maxWait.compareTo(Duration.ofNanos(LONGEST_WAIT_NANOS)) > 0 ? LONGEST_WAIT_NANOS : maxWait.toNanos();
+        long budget = budget(maxWait);
         long start = ticker.nanos();
         for (int number = 1; ; number++) {
-            long remaining = Math.max(0, budget - (ticker.nanos() - start));
-            Attempt<L> attempt;
-            try {
-                attempt = attempts.attempt(number, remaining);
-            } catch (RuntimeException e) {
-                if (events.on()) {
-                    events.error(resource, ticker.nanos() - start, e);
-                }
-                throw e;
-            }
+            Attempt<L> attempt = attempt(resource, number, budget, start, ticker, events, attempts);
             if (attempt.lease != null) {
-                if (events.on()) {
-                    events.acquired(resource, ticker.nanos() - start, attempt.votes, attempt.nodes);
-                }
                 return attempt.lease;
             }
             long waited = ticker.nanos() - start;
             if (!attempt.retryable
                     || waited >= budget
                     || !pause.pauseBeforeNextAttempt(number, budget - waited, resource)) {
-                if (events.on()) {
-                    events.refused(resource, ticker.nanos() - start, attempt.busy);
-                }
-                throw attempt.unavailable(resource, Duration.ofNanos(waited), number);
+                throw refused(resource, number, start, ticker, events, attempt);
             }
         }
+    }
+
+    /**
+     * {@link #acquire(String, Duration, Pause, Ticker, LockEvents, Attempts)} that holds no thread
+     * while it pauses: the attempts run one after the other on the {@link AsyncThreads#attempts()},
+     * the first after {@code delayNanos}, and the pauses complete when their wait is over. The
+     * returned future completes as {@code acquire} returns or throws; once it is done (cancelled),
+     * the loop stops before its next attempt, and gives back with {@code giveBack} a lease granted
+     * after it. {@code ended} runs once the loop makes no more attempts.
+     *
+     * @throws IllegalArgumentException if {@code maxWait} is negative
+     */
+    public static <L> CompletableFuture<L> acquireAsync(
+            String resource,
+            Duration maxWait,
+            long delayNanos,
+            AsyncPause pause,
+            Ticker ticker,
+            LockEvents events,
+            Attempts<L> attempts,
+            Consumer<? super L> giveBack,
+            Runnable ended) {
+        long budget = budget(maxWait);
+        long start = ticker.nanos();
+        CompletableFuture<L> result = new CompletableFuture<>();
+        Executor worker = AsyncThreads.attempts();
+        var loop = new Object() {
+            void attempt(int number) {
+                try {
+                    if (!result.isDone()) {
+                        Attempt<L> attempt =
+                                AcquireLoop.attempt(resource, number, budget, start, ticker, events, attempts);
+                        if (attempt.lease != null) {
+                            if (!result.complete(attempt.lease)) {
+                                giveBack.accept(attempt.lease);
+                            }
+                        } else {
+                            long waited = ticker.nanos() - start;
+                            if (attempt.retryable && waited < budget) {
+                                pause.pauseBeforeNextAttempt(number, budget - waited, resource)
+                                        .whenComplete((go, failure) -> worker.execute(() -> {
+                                            if (failure == null && go && !result.isDone()) {
+                                                attempt(number + 1);
+                                                return;
+                                            }
+                                            if (failure != null) {
+                                                result.completeExceptionally(failure);
+                                            } else {
+                                                result.completeExceptionally(
+                                                        refused(resource, number, start, ticker, events, attempt));
+                                            }
+                                            ended.run();
+                                        }));
+                                return; // the pause ends the loop or makes the next attempt
+                            }
+                            result.completeExceptionally(refused(resource, number, start, ticker, events, attempt));
+                        }
+                    }
+                } catch (RuntimeException | Error e) {
+                    result.completeExceptionally(e);
+                }
+                ended.run();
+            }
+        };
+        AsyncThreads.timer().schedule(() -> worker.execute(() -> loop.attempt(1)), delayNanos, TimeUnit.NANOSECONDS);
+        return result;
+    }
+
+    /** The loop's budget in nanoseconds: {@code maxWait}, or {@link #LONGEST_WAIT_NANOS} at most. */
+    private static long budget(Duration maxWait) {
+        Objects.requireNonNull(maxWait, "maxWait");
+        if (maxWait.isNegative()) {
+            throw new IllegalArgumentException("maxWait must not be negative, was " + maxWait.toMillis() + " ms");
+        }
+        return maxWait.compareTo(Duration.ofNanos(LONGEST_WAIT_NANOS)) > 0 ? LONGEST_WAIT_NANOS : maxWait.toNanos();
+    }
+
+    /** Makes attempt {@code number}, and tells {@code events} of a grant or of what it threw. */
+    private static <L> Attempt<L> attempt(
+            String resource,
+            int number,
+            long budget,
+            long start,
+            Ticker ticker,
+            LockEvents events,
+            Attempts<L> attempts) {
+        long remaining = Math.max(0, budget - (ticker.nanos() - start));
+        Attempt<L> attempt;
+        try {
+            attempt = attempts.attempt(number, remaining);
+        } catch (RuntimeException e) {
+            if (events.on()) {
+                events.error(resource, ticker.nanos() - start, e);
+            }
+            throw e;
+        }
+        if (attempt.lease != null && events.on()) {
+            events.acquired(resource, ticker.nanos() - start, attempt.votes, attempt.nodes);
+        }
+        return attempt;
+    }
+
+    /** The loop gave up after {@code attempts}, the last refused as {@code last}: tells {@code events}. */
+    private static LockUnavailableException refused(
+            String resource, int attempts, long start, Ticker ticker, LockEvents events, Attempt<?> last) {
+        long waited = ticker.nanos() - start;
+        if (events.on()) {
+            events.refused(resource, waited, last.busy);
+        }
+        return last.unavailable(resource, Duration.ofNanos(waited), attempts);
     }
 
     /**
@@ -168,6 +262,16 @@ public final class AcquireLoop {
          * @throws QuorumlockException if the thread is interrupted while waiting (the flag stays set)
          */
         boolean pauseBeforeNextAttempt(int failedAttempts, long nanosLeft, String resource);
+    }
+
+    /** A pause between two attempts that holds no thread while it waits. */
+    @FunctionalInterface
+    public interface AsyncPause {
+        /**
+         * Completes, once the pause is over, with what {@link Pause#pauseBeforeNextAttempt} returns:
+         * true to make the next attempt, false if the pause does not fit in {@code nanosLeft}.
+         */
+        CompletableFuture<Boolean> pauseBeforeNextAttempt(int failedAttempts, long nanosLeft, String resource);
     }
 
     /** One attempt to acquire, made by a lock. */

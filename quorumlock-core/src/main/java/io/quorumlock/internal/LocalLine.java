@@ -103,6 +103,8 @@ public final class LocalLine {
         private final String resource;
         private final Semaphore signal = new Semaphore(0);
         private boolean granted;
+        /** What a wake-up runs, for a waiter that waits with no thread; null if none is to run. */
+        private Runnable onWake;
 
         private Waiter(String resource) {
             this.resource = resource;
@@ -112,6 +114,27 @@ public final class LocalLine {
             if (signal.availablePermits() == 0) {
                 signal.release();
             }
+            Runnable hook = onWake;
+            onWake = null;
+            if (hook != null) {
+                hook.run();
+            }
+        }
+
+        /**
+         * For a waiter that waits with no thread: runs {@code hook} once when a wake-up comes, at
+         * once if one came already, and takes the place of a hook not yet run. The hook runs
+         * under this line's lock: it hands its work to an executor and returns.
+         */
+        public void onWake(Runnable hook) {
+            synchronized (LocalLine.this) {
+                if (signal.availablePermits() == 0) {
+                    onWake = hook;
+                    return;
+                }
+                onWake = null;
+            }
+            hook.run();
         }
 
         /**
@@ -126,6 +149,11 @@ public final class LocalLine {
                 return true;
             }
             return false;
+        }
+
+        /** Takes a wake-up that came, without waiting: whether one had. */
+        public boolean takeWake() {
+            return signal.drainPermits() > 0;
         }
 
         /** Whether this waiter is the first in its resource's queue: its turn to try. */

@@ -19,6 +19,7 @@ import io.quorumlock.internal.LockEvents;
 import io.quorumlock.internal.Settings;
 import io.quorumlock.internal.Ticker;
 import io.quorumlock.internal.Timers;
+import io.quorumlock.internal.WaitsWithoutThread;
 import io.quorumlock.redis.RedlockAttempts.Attempt;
 import io.quorumlock.redis.client.Command;
 import io.quorumlock.redis.client.Transport;
@@ -27,6 +28,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -57,7 +59,7 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Instances are thread-safe; share one per set of nodes and close it on shutdown.
  */
-public final class Redlock implements DistributedLock<Lease>, Clocked {
+public final class Redlock implements DistributedLock<Lease>, Clocked, WaitsWithoutThread<Lease> {
 
     private static final Logger log = LoggerFactory.getLogger(Redlock.class);
 
@@ -220,38 +222,90 @@ public final class Redlock implements DistributedLock<Lease>, Clocked {
         String sent = checkResource(resource);
         checkTtl(ttl);
         Settings.maxWait(maxWait);
-        // A first subscription may take a while on a busy machine: waited for up to a second.
-        try (ReleaseWait wait =
-                new ReleaseWait(rounds, sent, retry, recheckNanos, Math.max(connectTimeoutNanos, 1_000_000_000L))) {
+        try (ReleaseWait wait = releaseWait(sent)) {
             wait.yieldTo(rounds.yieldNanos(sent), maxWait);
-            Lease lease = AcquireLoop.acquire(sent, maxWait, wait, ticker, events, (number, remainingNanos) -> {
-                Attempt attempt = attempts.attempt(sent, ttl, wait.id());
-                if (attempt.lease().isPresent()) {
-                    wait.granted();
-                    return AcquireLoop.Attempt.granted(attempt.lease().get(), attempt.votes(), names.size());
-                }
-                if (attempt.misconfigured()) {
-                    throw new LockConfigurationException(sent, number, attempt.answers());
-                }
-                boolean busy = LockUnavailableException.busy(attempt.answers(), quorum());
-                long guard = rounds.restartGuard.refusalNanos(attempt.answers(), attempt.votes(), quorum());
-                if (guard >= 0) {
-                    wait.refusedByRestartGuard(guard);
-                } else {
-                    wait.refused(
-                            !busy
-                                    ? ReleaseWait.Refusal.OTHER
-                                    : attempt.votes() == 0 ? ReleaseWait.Refusal.HOLDER : ReleaseWait.Refusal.CONTEST);
-                }
-                return AcquireLoop.Attempt.outvoted(
-                        attempt.votes(),
-                        quorum(),
-                        busy,
-                        () -> attempts.withHolders(sent, attempt.answers()),
-                        guard >= 0 ? Optional.of(Duration.ofNanos(guard)) : Optional.empty());
-            });
-            return lease;
+            return AcquireLoop.acquire(
+                    sent, maxWait, wait, ticker, events, (number, remainingNanos) -> attempt(sent, ttl, wait, number));
         }
+    }
+
+    /**
+     * As {@link #acquire}, holding no thread while it waits: the attempts run on the threads that
+     * the asynchronous acquires of this process share, and the pauses between them end on a timer
+     * or at a release heard. Cancelling the future gives the wait up (the waiter leaves the line on
+     * the nodes); a lease granted after the cancel is released. {@link #acquireAsync} takes its
+     * leases with this.
+     */
+    @Override
+    public CompletableFuture<Lease> acquireWithoutThread(String resource, Duration ttl, Duration maxWait) {
+        ensureOpen();
+        String sent = checkResource(resource);
+        checkTtl(ttl);
+        Settings.maxWait(maxWait);
+        ReleaseWait wait = releaseWait(sent);
+        ThreadlessPause pause = new ThreadlessPause(wait);
+        long yield = rounds.yieldNanos(sent);
+        boolean yields = ReleaseWait.yields(yield, maxWait);
+        CompletableFuture<Lease> lease = AcquireLoop.acquireAsync(
+                sent,
+                maxWait,
+                yields ? yield : 0,
+                pause,
+                ticker,
+                events,
+                (number, remainingNanos) -> {
+                    if (number == 1 && yields) {
+                        wait.yielded();
+                    }
+                    return attempt(sent, ttl, wait, number);
+                },
+                Lease::release,
+                () -> {
+                    try {
+                        wait.close();
+                    } catch (RuntimeException e) {
+                        log.debug("'{}': could not leave the line of waiters: {}", sent, e.toString());
+                    }
+                });
+        lease.whenComplete((granted, failure) -> {
+            if (failure instanceof CancellationException) {
+                pause.cancel();
+            }
+        });
+        return lease;
+    }
+
+    /** The pauses of one acquire. A first subscription may take a while on a busy machine: up to a second. */
+    private ReleaseWait releaseWait(String sent) {
+        return new ReleaseWait(rounds, sent, retry, recheckNanos, Math.max(connectTimeoutNanos, 1_000_000_000L));
+    }
+
+    /** Attempt {@code number} of an acquire that pauses with {@code wait}. */
+    private AcquireLoop.Attempt<Lease> attempt(String sent, Duration ttl, ReleaseWait wait, int number) {
+        Attempt attempt = attempts.attempt(sent, ttl, wait.id());
+        if (attempt.lease().isPresent()) {
+            wait.granted();
+            return AcquireLoop.Attempt.granted(attempt.lease().get(), attempt.votes(), names.size());
+        }
+        if (attempt.misconfigured()) {
+            throw new LockConfigurationException(sent, number, attempt.answers());
+        }
+        boolean busy = LockUnavailableException.busy(attempt.answers(), quorum());
+        long guard = rounds.restartGuard.refusalNanos(attempt.answers(), attempt.votes(), quorum());
+        if (guard >= 0) {
+            wait.refusedByRestartGuard(guard);
+        } else {
+            wait.refused(
+                    !busy
+                            ? ReleaseWait.Refusal.OTHER
+                            : attempt.votes() == 0 ? ReleaseWait.Refusal.HOLDER : ReleaseWait.Refusal.CONTEST);
+        }
+        return AcquireLoop.Attempt.outvoted(
+                attempt.votes(),
+                quorum(),
+                busy,
+                () -> attempts.withHolders(sent, attempt.answers()),
+                guard >= 0 ? Optional.of(Duration.ofNanos(guard)) : Optional.empty());
     }
 
     /**

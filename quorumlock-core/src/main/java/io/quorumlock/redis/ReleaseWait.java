@@ -146,7 +146,7 @@ final class ReleaseWait implements AcquireLoop.Pause, AutoCloseable {
      * it rather than this client again.
      */
     void yieldTo(long nanos, java.time.Duration maxWait) {
-        if (nanos > 0 && maxWait.toNanos() > nanos) {
+        if (yields(nanos, maxWait)) {
             try {
                 TimeUnit.NANOSECONDS.sleep(nanos);
             } catch (InterruptedException e) {
@@ -157,133 +157,271 @@ final class ReleaseWait implements AcquireLoop.Pause, AutoCloseable {
         }
     }
 
+    /** Whether the first attempt waits {@code nanos} first, as {@link #yieldTo} says. */
+    static boolean yields(long nanos, java.time.Duration maxWait) {
+        return nanos > 0 && maxWait.toNanos() > nanos;
+    }
+
+    /** Before the first attempt, after a yield: what was heard so far. */
+    void yielded() {
+        next();
+    }
+
+    /** The pause's next step: an attempt now. */
+    static final long GO = -1;
+
+    /** The pause's next step: none, the wait is over. */
+    static final long STOP = -2;
+
+    /** How a pause sleeps its next step. */
+    enum Sleep {
+        /** A fixed time, deaf to releases. */
+        FIXED,
+        /** Until a wake-up (a release, this waiter's turn) or the time is up. */
+        WAKE,
+        /** Until every release of the resource is heard, or the time is up. */
+        HEARD
+    }
+
+    /** Where a pause is, between two of its steps. */
+    private enum Phase {
+        /** Behind other waiters of this lock, waiting to be first. */
+        TURN,
+        /** A fixed sleep, after which comes an attempt, or the end if {@link #fixedGo} is false. */
+        FIXED,
+        /** Waiting for the release channel to be heard on enough nodes. */
+        HEARD,
+        /** Waiting for a release, the recheck or the backoff. */
+        PAUSE
+    }
+
+    private Phase phase;
+    private Sleep sleep;
+    private boolean fixedGo;
+    private int failedAttempts;
+    /** When the caller's wait ends, and the pause's own sleep. */
+    private long end;
+
+    private long until;
+    /** The waiter whose turn the last release named, while this one defers to it, and since when. */
+    private long named;
+
+    private long namedSince;
+
+    /**
+     * Waits before the next attempt, blocking the calling thread: {@link #begin} and {@link #resume}
+     * driven by sleeps on this thread.
+     */
     @Override
     public boolean pauseBeforeNextAttempt(int failedAttempts, long nanosLeft, String resource) {
         try {
-            if (waiter == null) {
-                waiter = waiters.join(resource);
-                listening = rounds.channels.listen(resource);
+            long step = begin(failedAttempts, nanosLeft);
+            while (step >= 0) {
+                boolean woke;
+                if (sleep == Sleep.FIXED) {
+                    TimeUnit.NANOSECONDS.sleep(step);
+                    woke = false;
+                } else if (sleep == Sleep.WAKE) {
+                    woke = waiter.await(step);
+                } else {
+                    woke = rounds.channels.awaitHeard(resource, step);
+                }
+                step = resume(woke);
             }
-            if (!waiter.first()) {
-                return awaitTurn(nanosLeft) && next();
-            }
-            if (refusal == Refusal.RESTART_GUARD) {
-                // Nobody will release: the votes come in once the nodes have been up long enough.
-                long pause = Math.max(guardNanos, MIN_RETRY_NANOS);
-                TimeUnit.NANOSECONDS.sleep(Math.min(pause, nanosLeft));
-                return pause <= nanosLeft && next();
-            }
-            if (namedAt != 0
-                    && refusal != Refusal.OTHER
-                    && rounds.nowNanos() - namedAt < TURN_NANOS
-                    && turnRetries++ < TURN_RETRIES) {
-                // Refused in its own turn: the release had not reached every node yet, and the vote
-                // was decided by the nodes that still held the key. The others leave the lock to this
-                // waiter for TURN_NANOS: it tries again after one attempt's time.
-                long pause = Math.min(Math.max(attemptNanos, MIN_RETRY_NANOS), nanosLeft);
-                TimeUnit.NANOSECONDS.sleep(pause);
-                return next();
-            }
-            // a split vote: nobody will release
-            if (refusal == Refusal.CONTEST && !rounds.queries.heldByOne(resource)) {
-                long base = retry.minDelay().toNanos();
-                return pause(
-                        QuorumMath.contestBackoffNanos(
-                                attemptNanos, contests, base, retry.maxDelay().toNanos()),
-                        nanosLeft);
-            }
-            if (refusal == Refusal.OTHER) {
-                return pause(retry.delayAfter(failedAttempts).toNanos(), nanosLeft);
-            }
-            if (listening && !channelBefore && rounds.channels.awaitHeard(resource, Math.min(nanosLeft, listenNanos))) {
-                // A release between the attempt and the subscription went unheard: try again now
-                // that every release is heard, and take the wake-up the subscription gave.
-                waiter.await(0);
-                return next();
-            }
-            int heardOn = listening ? rounds.channels.heardOn(resource) : 0;
-            if (heardOn > 0) {
-                inLine = rounds.line.join(resource, id) || inLine; // refused by a holder: in line for the next turn
-                joinedAt = rounds.nowNanos();
-            }
-            if (waiters.releasesHeard(resource) != heardBefore && !anothersTurn()) {
-                return next(); // released after the attempt started, before this thread was woken
-            }
-            long pause;
-            if (heardOn == 0) {
-                pause = retry.delayAfter(failedAttempts).toNanos();
-            } else if (wakes > 0) {
-                pause = recheckNanos; // the lock changes hands: another release is coming
-            } else {
-                pause = Math.min(recheckNanos, rounds.queries.quorumFreeInNanos(resource));
-            }
-            return pause(pause, nanosLeft);
+            return step == GO;
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
-            throw new QuorumlockException("interrupted while waiting to acquire '" + resource + "'", e);
+            throw new QuorumlockException("interrupted while waiting to acquire '" + this.resource + "'", e);
         }
     }
 
     /**
-     * Sleeps {@code nanos} or until woken; if that does not fit in {@code nanosLeft}, only a
+     * Starts the pause after {@code failedAttempts} refused attempts, with {@code nanosLeft} of the
+     * caller's wait: returns {@link #GO}, {@link #STOP}, or how long to sleep (as {@link #sleep()}
+     * says) before calling {@link #resume}. May send requests to the nodes; never sleeps.
+     */
+    long begin(int failedAttempts, long nanosLeft) {
+        this.failedAttempts = failedAttempts;
+        long now = rounds.nowNanos();
+        end = now + nanosLeft;
+        if (waiter == null) {
+            waiter = waiters.join(resource);
+            listening = rounds.channels.listen(resource);
+        }
+        if (!waiter.first()) {
+            phase = Phase.TURN;
+            return resume(false);
+        }
+        if (refusal == Refusal.RESTART_GUARD) {
+            // Nobody will release: the votes come in once the nodes have been up long enough.
+            long pause = Math.max(guardNanos, MIN_RETRY_NANOS);
+            return fixed(Math.min(pause, nanosLeft), pause <= nanosLeft);
+        }
+        if (namedAt != 0 && refusal != Refusal.OTHER && now - namedAt < TURN_NANOS && turnRetries++ < TURN_RETRIES) {
+            // Refused in its own turn: the release had not reached every node yet, and the vote
+            // was decided by the nodes that still held the key. The others leave the lock to this
+            // waiter for TURN_NANOS: it tries again after one attempt's time.
+            return fixed(Math.min(Math.max(attemptNanos, MIN_RETRY_NANOS), nanosLeft), true);
+        }
+        // a split vote: nobody will release
+        if (refusal == Refusal.CONTEST && !rounds.queries.heldByOne(resource)) {
+            long base = retry.minDelay().toNanos();
+            return pause(QuorumMath.contestBackoffNanos(
+                    attemptNanos, contests, base, retry.maxDelay().toNanos()));
+        }
+        if (refusal == Refusal.OTHER) {
+            return pause(retry.delayAfter(failedAttempts).toNanos());
+        }
+        if (listening && !channelBefore) {
+            phase = Phase.HEARD;
+            sleep = Sleep.HEARD;
+            return Math.min(nanosLeft, listenNanos);
+        }
+        return waitForRelease();
+    }
+
+    /** How the step {@link #begin} or {@link #resume} returned is slept. */
+    Sleep sleep() {
+        return sleep;
+    }
+
+    /**
+     * Goes on after a sleep of the pause; {@code woke} if a wake-up ended it ({@link Sleep#WAKE}) or
+     * every release is heard ({@link Sleep#HEARD}). Returns as {@link #begin} does.
+     */
+    long resume(boolean woke) {
+        switch (phase) {
+            case TURN -> {
+                long left = end - rounds.nowNanos();
+                if (woke || waiter.first()) {
+                    return next();
+                }
+                if (left <= 0) {
+                    return STOP;
+                }
+                sleep = Sleep.WAKE;
+                return Math.min(TURN_CHECK_NANOS, left);
+            }
+            case FIXED -> {
+                return fixedGo ? next() : STOP;
+            }
+            case HEARD -> {
+                if (woke) {
+                    // A release between the attempt and the subscription went unheard: try again now
+                    // that every release is heard, and take the wake-up the subscription gave.
+                    waiter.takeWake();
+                    return next();
+                }
+                return waitForRelease();
+            }
+            default -> {
+                return woke ? woken() : pauseStep(true);
+            }
+        }
+    }
+
+    private long fixed(long nanos, boolean go) {
+        phase = Phase.FIXED;
+        sleep = Sleep.FIXED;
+        fixedGo = go;
+        return nanos;
+    }
+
+    /** After a refusal by a holder: in line on the nodes, and a sleep until its release. */
+    private long waitForRelease() {
+        int heardOn = listening ? rounds.channels.heardOn(resource) : 0;
+        if (heardOn > 0) {
+            inLine = rounds.line.join(resource, id) || inLine; // refused by a holder: in line for the next turn
+            joinedAt = rounds.nowNanos();
+        }
+        if (waiters.releasesHeard(resource) != heardBefore && !anothersTurn()) {
+            return next(); // released after the attempt started, before this thread was woken
+        }
+        long pause;
+        if (heardOn == 0) {
+            pause = retry.delayAfter(failedAttempts).toNanos();
+        } else if (wakes > 0) {
+            pause = recheckNanos; // the lock changes hands: another release is coming
+        } else {
+            pause = Math.min(recheckNanos, rounds.queries.quorumFreeInNanos(resource));
+        }
+        return pause(pause);
+    }
+
+    /**
+     * Sleeps {@code nanos} or until woken; if that does not fit in what is left of the wait, only a
      * wake-up is worth a retry. In the line, it joins again every {@link NodeLine#REJOIN_NANOS} to
      * keep its place, and a release that names another waiter's turn does not end the sleep: that
      * waiter tries now, and this one waits for the next release, or {@link #TURN_NANOS}.
      */
-    private boolean pause(long nanos, long nanosLeft) throws InterruptedException {
+    private long pause(long nanos) {
+        long now = rounds.nowNanos();
         if (log.isDebugEnabled()) {
             log.debug(
                     "'{}': refused ({}), pausing up to {} ms; releases heard on {} nodes{}{}",
                     resource,
                     refusal,
-                    TimeUnit.NANOSECONDS.toMillis(Math.min(nanos, nanosLeft)),
+                    TimeUnit.NANOSECONDS.toMillis(Math.max(0, Math.min(nanos, end - now))),
                     listening ? rounds.channels.heardOn(resource) : 0,
                     channelBefore ? "" : " (not all before the attempt)",
                     inLine ? "; in line" : "");
         }
+        phase = Phase.PAUSE;
+        until = now + Math.max(0, Math.min(nanos, end - now));
+        named = 0;
+        namedSince = 0;
+        return pauseStep(false);
+    }
+
+    /** The pause's next sleep, after one that timed out if {@code slept}. */
+    private long pauseStep(boolean slept) {
         long now = rounds.nowNanos();
-        long end = now + nanosLeft;
-        long until = now + Math.min(nanos, nanosLeft);
-        long named = 0; // the waiter whose turn the last release named, while this one defers to it
-        long namedSince = 0;
-        while (now < until) {
-            long sleep =
-                    inLine ? Math.min(until - now, Math.max(1, joinedAt + NodeLine.REJOIN_NANOS - now)) : until - now;
-            if (waiter.await(sleep)) {
-                if (anothersTurn()) {
-                    wakes++;
-                    named = rounds.channels.turn(resource);
-                    namedSince = rounds.nowNanos();
-                    until = Math.min(end, namedSince + Math.min(recheckNanos, TURN_NANOS));
-                } else {
-                    if (rounds.channels.turn(resource) != id) {
-                        inTurn(end);
-                    } else {
-                        namedAt = rounds.nowNanos();
-                        turnRetries = 0;
-                    }
-                    return next();
-                }
-            } else {
-                now = rounds.nowNanos();
-                if (inLine && now - joinedAt >= NodeLine.REJOIN_NANOS) {
-                    rounds.line.join(resource, id);
-                    joinedAt = rounds.nowNanos();
-                    now = joinedAt;
-                }
-                if (now >= until
-                        && named != 0
-                        && now + TURN_NANOS < end // room left to try once it stops deferring
-                        && now - namedSince < NodeLine.PLACE_NANOS
-                        && rounds.line.waits(resource, named)) {
-                    // The named waiter has not taken its turn yet but still waits: a busy machine
-                    // may keep it from trying for longer than a turn, and it goes first.
-                    until = Math.min(end, rounds.nowNanos() + TURN_NANOS);
-                }
+        if (slept) {
+            if (inLine && now - joinedAt >= NodeLine.REJOIN_NANOS) {
+                rounds.line.join(resource, id);
+                joinedAt = rounds.nowNanos();
+                now = joinedAt;
+            }
+            if (now >= until
+                    && named != 0
+                    && now + TURN_NANOS < end // room left to try once it stops deferring
+                    && now - namedSince < NodeLine.PLACE_NANOS
+                    && rounds.line.waits(resource, named)) {
+                // The named waiter has not taken its turn yet but still waits: a busy machine
+                // may keep it from trying for longer than a turn, and it goes first.
+                until = Math.min(end, rounds.nowNanos() + TURN_NANOS);
             }
             now = rounds.nowNanos();
         }
-        return now < end && next();
+        if (now >= until) {
+            return now < end ? next() : STOP;
+        }
+        sleep = Sleep.WAKE;
+        return inLine ? Math.min(until - now, Math.max(1, joinedAt + NodeLine.REJOIN_NANOS - now)) : until - now;
+    }
+
+    /** A wake-up during the pause. */
+    private long woken() {
+        if (anothersTurn()) {
+            wakes++;
+            named = rounds.channels.turn(resource);
+            namedSince = rounds.nowNanos();
+            until = Math.min(end, namedSince + Math.min(recheckNanos, TURN_NANOS));
+            return pauseStep(false);
+        }
+        if (rounds.channels.turn(resource) == id) {
+            namedAt = rounds.nowNanos();
+            turnRetries = 0;
+            return next();
+        }
+        // When the release woke waiters of other clients too, those that have waited through more
+        // releases try first, one attempt's time apart, so that the clients are served about in the
+        // order they came and do not all split the vote at once. A wake-up while not every release
+        // was heard may be the subscription's own, and is not counted as a release.
+        long delay = QuorumMath.turnDelayNanos(rounds.channels.competitors(resource), wakes, attemptNanos);
+        wakes += channelBefore ? 1 : 0;
+        long left = end - rounds.nowNanos();
+        return delay > 0 && left > 0 ? fixed(Math.min(delay, left), true) : next();
     }
 
     /** Whether the last release heard named another waiter's turn, while this one is in line. */
@@ -292,42 +430,22 @@ final class ReleaseWait implements AcquireLoop.Pause, AutoCloseable {
         return inLine && turn != 0 && turn != id;
     }
 
-    /**
-     * After a wake-up: when the release woke waiters of other clients too, lets those that have
-     * waited through more releases try first, one attempt's time apart, so that the clients are
-     * served about in the order they came and do not all split the vote at once. A wake-up while
-     * not every release was heard may be the subscription's own, and is not counted as a release.
-     */
-    private boolean inTurn(long endNanos) throws InterruptedException {
-        long delay = QuorumMath.turnDelayNanos(rounds.channels.competitors(resource), wakes, attemptNanos);
-        wakes += channelBefore ? 1 : 0;
-        long left = endNanos - rounds.nowNanos();
-        if (delay > 0 && left > 0) {
-            TimeUnit.NANOSECONDS.sleep(Math.min(delay, left));
-        }
-        return true;
-    }
-
     /** Before the next attempt: what was heard so far. */
-    private boolean next() {
+    private long next() {
         attemptStart = rounds.nowNanos();
         heardBefore = waiters.releasesHeard(resource);
         channelBefore = listening && rounds.channels.heard(resource);
-        return true;
+        return GO;
     }
 
-    /** Waits until this thread is first in line or woken; false if {@code nanosLeft} passed first. */
-    private boolean awaitTurn(long nanosLeft) throws InterruptedException {
-        long end = rounds.nowNanos() + nanosLeft;
-        while (true) {
-            long left = end - rounds.nowNanos();
-            if (left <= 0) {
-                return false;
-            }
-            if (waiter.await(Math.min(TURN_CHECK_NANOS, left)) || waiter.first()) {
-                return true;
-            }
-        }
+    /** This waiter's place in the lock's line in this process, for a driver that waits with no thread. */
+    LocalLine.Waiter waiter() {
+        return waiter;
+    }
+
+    /** Whether every release of the resource is heard now, for a driver that waits with no thread. */
+    boolean heard() {
+        return rounds.channels.heard(resource);
     }
 
     /**

@@ -1,0 +1,81 @@
+package io.quorumlock.redis;
+
+import io.quorumlock.internal.AcquireLoop;
+import io.quorumlock.internal.AsyncThreads;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicReference;
+
+/**
+ * The pauses of a {@link ReleaseWait}, holding no thread while they sleep: each step runs on a
+ * thread of the {@link AsyncThreads#attempts()}, and a sleep ends on the {@link
+ * AsyncThreads#timer()} or at a wake-up of the waiter (a release, its turn, the release channel
+ * heard), which hands the next step on rather than running it.
+ */
+final class ThreadlessPause implements AcquireLoop.AsyncPause {
+
+    private final ReleaseWait wait;
+    /** Whether the acquire was given up: the pause ends at its next step. */
+    private volatile boolean cancelled;
+    /** Ends the sleep of the pause under way now, if one is. */
+    private volatile Runnable wakeNow;
+
+    ThreadlessPause(ReleaseWait wait) {
+        this.wait = wait;
+    }
+
+    @Override
+    public CompletableFuture<Boolean> pauseBeforeNextAttempt(int failedAttempts, long nanosLeft, String resource) {
+        CompletableFuture<Boolean> done = new CompletableFuture<>();
+        step(wait.begin(failedAttempts, nanosLeft), done);
+        return done;
+    }
+
+    /** The acquire is given up: a pause ends now, refused, and none begins. */
+    void cancel() {
+        cancelled = true;
+        Runnable sleeping = wakeNow;
+        if (sleeping != null) {
+            sleeping.run();
+        }
+    }
+
+    private void step(long next, CompletableFuture<Boolean> done) {
+        if (next < 0 || cancelled) {
+            done.complete(next == ReleaseWait.GO && !cancelled);
+            return;
+        }
+        ReleaseWait.Sleep kind = wait.sleep();
+        AtomicBoolean ended = new AtomicBoolean();
+        AtomicReference<ScheduledFuture<?>> timeout = new AtomicReference<>();
+        Runnable resume = () -> {
+            if (ended.compareAndSet(false, true)) {
+                AsyncThreads.attempts().execute(() -> {
+                    ScheduledFuture<?> pending = timeout.get();
+                    if (pending != null) {
+                        pending.cancel(false); // a wake-up ended the sleep
+                    }
+                    try {
+                        boolean woke = kind == ReleaseWait.Sleep.HEARD
+                                ? wait.heard()
+                                : kind == ReleaseWait.Sleep.WAKE
+                                        && wait.waiter().takeWake();
+                        step(wait.resume(woke), done);
+                    } catch (RuntimeException | Error e) {
+                        done.completeExceptionally(e);
+                    }
+                });
+            }
+        };
+        wakeNow = resume;
+        timeout.set(AsyncThreads.timer().schedule(resume, next, TimeUnit.NANOSECONDS));
+        if (kind != ReleaseWait.Sleep.FIXED) {
+            wait.waiter().onWake(resume); // the hook runs under the line's lock: it only hands on
+        }
+        if (cancelled) {
+            resume.run();
+        }
+    }
+}
