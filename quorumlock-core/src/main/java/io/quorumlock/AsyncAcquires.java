@@ -186,39 +186,74 @@ final class AsyncAcquires {
      */
     private static <L> CompletableFuture<L> onThread(
             Acquire<L> acquire, Duration maxWait, Consumer<? super L> release) {
-        Thread[] running = {null};
-        boolean[] ended = {false};
-        CompletableFuture<L> future = new CompletableFuture<>() {
-            @Override
-            public boolean cancel(boolean mayInterrupt) {
-                boolean cancelled = super.cancel(mayInterrupt);
-                synchronized (running) {
-                    if (running[0] != null && !ended[0]) {
-                        running[0].interrupt();
-                    }
+        OnThread<L> future = new OnThread<>();
+        THREADS.execute(() -> future.run(acquire, maxWait, release));
+        return future;
+    }
+
+    /**
+     * The future of a blocking acquire on a thread: a cancel interrupts the thread, and the future
+     * completes (cancelled) only once the acquire has returned, so that the line serves its next
+     * waiter after this acquire, not beside it.
+     */
+    private static final class OnThread<L> extends CompletableFuture<L> {
+        private Thread running;
+        private boolean cancelled;
+        private boolean ended;
+
+        void run(Acquire<L> acquire, Duration maxWait, Consumer<? super L> release) {
+            synchronized (this) {
+                if (cancelled) {
+                    super.cancel(false);
+                    return;
                 }
-                return cancelled;
+                running = Thread.currentThread();
             }
-        };
-        THREADS.execute(() -> {
-            synchronized (running) {
-                running[0] = Thread.currentThread();
-            }
+            L lease = null;
+            Throwable failed = null;
             try {
-                L lease = acquire.acquire(maxWait);
-                if (!future.complete(lease)) {
-                    release.accept(lease);
-                }
+                lease = acquire.acquire(maxWait);
             } catch (RuntimeException | Error e) { // the waiter's to know
-                future.completeExceptionally(e);
+                failed = e;
             } finally {
-                synchronized (running) {
-                    ended[0] = true;
+                synchronized (this) {
+                    ended = true;
                     Thread.interrupted(); // a cancel's interrupt was this acquire's, not the thread's next task's
                 }
             }
-        });
-        return future;
+            boolean given;
+            synchronized (this) {
+                given = cancelled;
+            }
+            if (given) {
+                if (lease != null) {
+                    try {
+                        release.accept(lease);
+                    } catch (RuntimeException e) {
+                        log.warn("could not release a lease granted after its acquire was cancelled: {}", e.toString());
+                    }
+                }
+                super.cancel(false);
+            } else if (failed != null) {
+                completeExceptionally(failed);
+            } else {
+                complete(lease);
+            }
+        }
+
+        @Override
+        public boolean cancel(boolean mayInterrupt) {
+            synchronized (this) {
+                if (isDone() || cancelled) {
+                    return false;
+                }
+                cancelled = true;
+                if (running != null && !ended) {
+                    running.interrupt();
+                }
+            }
+            return true;
+        }
     }
 
     private static final class Waiter<L> {
@@ -367,7 +402,9 @@ final class AsyncAcquires {
                 }
                 waiting.remove(waiter);
             }
-            waiter.future.completeExceptionally(new QueuedTooLong(resource, waited, ahead));
+            // The caller's callbacks run on the lines' threads, never on the timer.
+            QueuedTooLong refused = new QueuedTooLong(resource, waited, ahead);
+            THREADS.execute(() -> waiter.future.completeExceptionally(refused));
         }
 
         private void giveBack(Waiter<L> waiter, L lease) {

@@ -8,13 +8,17 @@ import io.quorumlock.internal.Ticker;
 import io.quorumlock.internal.WaitsWithoutThread;
 import java.time.Duration;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
-import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ThreadLocalRandom;
-import java.util.concurrent.atomic.AtomicReference;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * A semaphore of N permits across processes, on any lock of this library: at most N holders at
@@ -41,13 +45,16 @@ import java.util.concurrent.atomic.AtomicReference;
  *
  * <p>An acquire tries the permits in turn, from a random one, and takes the first free. While all
  * are held, it waits for the release of one of them as the lock's waiters do (woken by the release
- * on every backend), one permit at a time, and tries them all again at least once a second. A
- * permit's waiters are served in order on the backends that queue them (ZooKeeper, etcd); across
- * permits there is no order.
+ * on every backend): on a lock that waits with no thread (Redlock) on every permit at once, taking
+ * the first granted and giving the other waits up; on the others one permit at a time, trying them
+ * all again at least once a second. A permit's waiters are served in order on the backends that
+ * queue them (Redis, ZooKeeper, etcd); across permits there is no order.
  *
  * @param <L> the kind of lease the lock grants
  */
 public final class DistributedSemaphore<L extends Lease> {
+
+    private static final Logger log = LoggerFactory.getLogger(DistributedSemaphore.class);
 
     /** The most permits a semaphore may have: an acquire may try each of them. */
     public static final int MAX_PERMITS = 64;
@@ -155,6 +162,25 @@ public final class DistributedSemaphore<L extends Lease> {
      */
     public L acquire(Duration ttl, Duration maxWait) {
         Settings.ttl(ttl, "");
+        if (lock instanceof WaitsWithoutThread<?>) {
+            CompletableFuture<L> lease = withoutThread(ttl, maxWait);
+            try {
+                return lease.get();
+            } catch (InterruptedException e) {
+                lease.cancel(true);
+                Thread.currentThread().interrupt();
+                throw new QuorumlockException("interrupted while waiting for a permit of '" + name + "'", e);
+            } catch (ExecutionException e) {
+                Throwable cause = e.getCause();
+                if (cause instanceof RuntimeException failure) {
+                    throw failure;
+                }
+                if (cause instanceof Error error) {
+                    throw error;
+                }
+                throw new QuorumlockException(String.valueOf(cause), cause);
+            }
+        }
         Wait wait = new Wait(ttl, maxWait);
         while (true) {
             L lease = wait.scan();
@@ -180,69 +206,67 @@ public final class DistributedSemaphore<L extends Lease> {
         Settings.ttl(ttl, "");
         Settings.maxWait(maxWait);
         String kind = "permits (" + permits + ")";
-        if (lock instanceof WaitsWithoutThread<?> threadless) {
-            @SuppressWarnings("unchecked")
-            WaitsWithoutThread<L> waits = (WaitsWithoutThread<L>) threadless;
+        if (lock instanceof WaitsWithoutThread<?>) {
             return AsyncAcquires.withoutThread(
-                    lock, kind, name, maxWait, ticker, wait -> withoutThread(waits, ttl, wait), Lease::release);
+                    lock, kind, name, maxWait, ticker, wait -> withoutThread(ttl, wait), Lease::release);
         }
         return AsyncAcquires.acquire(lock, kind, name, maxWait, ticker, wait -> acquire(ttl, wait), Lease::release);
     }
 
     /**
-     * {@link #acquire} with no thread waiting: the tries run on the threads the asynchronous
-     * acquires share, and the wait on a permit is the lock's own wait without a thread.
+     * {@link #acquire} on a lock that waits with no thread: one try of every permit, then a wait on
+     * every permit at once, each woken by its own release; the first permit granted is the lease,
+     * and the other waits are given up (a permit granted to one of them meanwhile is released).
      */
-    private CompletableFuture<L> withoutThread(WaitsWithoutThread<L> waits, Duration ttl, Duration maxWait) {
+    private CompletableFuture<L> withoutThread(Duration ttl, Duration maxWait) {
+        @SuppressWarnings("unchecked")
+        WaitsWithoutThread<L> waits = (WaitsWithoutThread<L>) lock;
         Wait wait = new Wait(ttl, maxWait);
         CompletableFuture<L> result = new CompletableFuture<>();
-        AtomicReference<CompletableFuture<L>> onPermit = new AtomicReference<>();
-        result.whenComplete((lease, failure) -> {
-            CompletableFuture<L> waiting = onPermit.get();
-            if (failure instanceof CancellationException && waiting != null) {
-                waiting.cancel(true);
-            }
-        });
-        Runnable[] round = {null};
-        round[0] = () -> {
+        List<CompletableFuture<L>> onPermits = new CopyOnWriteArrayList<>();
+        result.whenComplete((lease, failure) -> onPermits.forEach(other -> other.cancel(true)));
+        AsyncThreads.attempts().execute(() -> {
             try {
                 L lease = result.isDone() ? null : wait.scan();
-                if (lease != null || result.isDone()) {
-                    if (lease != null && !result.complete(lease)) {
-                        lease.release();
-                    }
+                if (lease != null) {
+                    grant(result, lease);
                     return;
                 }
-                String permit = wait.permit();
-                CompletableFuture<L> waiting = waits.acquireWithoutThread(permit, ttl, wait.onPermit());
-                onPermit.set(waiting);
-                if (result.isDone()) {
-                    waiting.cancel(true);
+                AtomicInteger waiting = new AtomicInteger(permits);
+                Duration left = wait.onAll();
+                for (int number = 1; number <= permits && !result.isDone(); number++) {
+                    String permit = permit(number);
+                    CompletableFuture<L> onPermit = waits.acquireWithoutThread(permit, ttl, left);
+                    onPermits.add(onPermit);
+                    onPermit.whenComplete((granted, failure) -> {
+                        if (granted != null) {
+                            grant(result, granted);
+                        } else if (!(failure instanceof LockUnavailableException refused)) {
+                            result.completeExceptionally(failure); // a cancel, or what the lock throws
+                        } else if (wait.refusedOnAll(permit, refused, waiting.decrementAndGet() == 0)) {
+                            result.completeExceptionally(wait.refusal());
+                        }
+                    });
                 }
-                waiting.whenCompleteAsync(
-                        (granted, failure) -> {
-                            if (granted != null) {
-                                if (!result.complete(granted)) {
-                                    granted.release();
-                                }
-                            } else if (failure instanceof LockUnavailableException refused) {
-                                try {
-                                    wait.refused(permit, refused);
-                                    round[0].run();
-                                } catch (RuntimeException e) {
-                                    result.completeExceptionally(e);
-                                }
-                            } else {
-                                result.completeExceptionally(failure);
-                            }
-                        },
-                        AsyncThreads.attempts());
-            } catch (RuntimeException e) {
+                if (result.isDone()) {
+                    onPermits.forEach(other -> other.cancel(true));
+                }
+            } catch (RuntimeException | Error e) {
                 result.completeExceptionally(e);
             }
-        };
-        AsyncThreads.attempts().execute(round[0]);
+        });
         return result;
+    }
+
+    /** Completes {@code result} with {@code lease}, or gives the lease back if it is done already. */
+    private void grant(CompletableFuture<L> result, L lease) {
+        if (!result.complete(lease)) {
+            try {
+                lease.release();
+            } catch (RuntimeException e) {
+                log.warn("could not release a permit of '{}' granted after the wait ended: {}", name, e.toString());
+            }
+        }
     }
 
     /** {@link #tryAcquire}'s asynchronous twin: one try of each permit, on a thread of this library. */
@@ -383,7 +407,7 @@ public final class DistributedSemaphore<L extends Lease> {
                 return scan.lease;
             }
             if (left() <= 0) {
-                throw unavailable(scan.answers, start, attempts, scan.busy);
+                throw DistributedSemaphore.this.unavailable(scan.answers, start, attempts, scan.busy);
             }
             return null;
         }
@@ -403,6 +427,27 @@ public final class DistributedSemaphore<L extends Lease> {
             return Duration.ofNanos(Math.max(0, Math.min(left(), wait)));
         }
 
+        /** Everything that is left of the wait, for a wait on every permit at once. */
+        Duration onAll() {
+            attempts += permits;
+            return Duration.ofNanos(Math.max(0, left()));
+        }
+
+        /**
+         * The wait on {@code permit} of a wait on all of them ended refused: whether the whole wait
+         * is refused, {@code last} of them being refused.
+         */
+        synchronized boolean refusedOnAll(String permit, LockUnavailableException e, boolean last) {
+            scan.answers.put(permit, answer(e));
+            scan.busy &= e.busy();
+            return last;
+        }
+
+        /** The refusal of a wait on every permit, with what each said last. */
+        synchronized PermitUnavailableException refusal() {
+            return DistributedSemaphore.this.unavailable(scan.answers, start, attempts, scan.busy);
+        }
+
         /**
          * The wait on {@code permit} ended refused: the next round comes, twice as long.
          *
@@ -411,7 +456,7 @@ public final class DistributedSemaphore<L extends Lease> {
         void refused(String permit, LockUnavailableException e) {
             if (left() <= 0) {
                 scan.answers.put(permit, answer(e));
-                throw unavailable(scan.answers, start, attempts, scan.busy && e.busy());
+                throw DistributedSemaphore.this.unavailable(scan.answers, start, attempts, scan.busy && e.busy());
             }
             wait = Math.min(LONGEST_WAIT_NANOS, wait * 2);
         }

@@ -15,6 +15,8 @@ import java.util.concurrent.Executor;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
 import java.util.function.Supplier;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * The acquire loop that every lock of this library shares: attempts until one is granted, one is
@@ -25,6 +27,8 @@ import java.util.function.Supplier;
  * <p>For the locks of this library; applications call {@link DistributedLock#acquire} instead.
  */
 public final class AcquireLoop {
+
+    private static final Logger log = LoggerFactory.getLogger(AcquireLoop.class);
 
     /** The longest wait the loop keeps count of, about 73 years: a longer one is waited this long. */
     private static final long LONGEST_WAIT_NANOS = Long.MAX_VALUE / 4;
@@ -130,40 +134,72 @@ public final class AcquireLoop {
         Executor worker = AsyncThreads.attempts();
         var loop = new Object() {
             void attempt(int number) {
+                boolean pausing = false;
                 try {
-                    if (!result.isDone()) {
-                        Attempt<L> attempt =
-                                AcquireLoop.attempt(resource, number, budget, start, ticker, events, attempts);
-                        if (attempt.lease != null) {
-                            if (!result.complete(attempt.lease)) {
-                                giveBack.accept(attempt.lease);
-                            }
-                        } else {
-                            long waited = ticker.nanos() - start;
-                            if (attempt.retryable && waited < budget) {
-                                pause.pauseBeforeNextAttempt(number, budget - waited, resource)
-                                        .whenComplete((go, failure) -> worker.execute(() -> {
-                                            if (failure == null && go && !result.isDone()) {
-                                                attempt(number + 1);
-                                                return;
-                                            }
-                                            if (failure != null) {
-                                                result.completeExceptionally(failure);
-                                            } else {
-                                                result.completeExceptionally(
-                                                        refused(resource, number, start, ticker, events, attempt));
-                                            }
-                                            ended.run();
-                                        }));
-                                return; // the pause ends the loop or makes the next attempt
-                            }
-                            result.completeExceptionally(refused(resource, number, start, ticker, events, attempt));
-                        }
+                    pausing = !result.isDone() && attemptThenPause(number);
+                } catch (RuntimeException | Error e) {
+                    result.completeExceptionally(e);
+                } finally {
+                    if (!pausing) {
+                        end();
+                    }
+                }
+            }
+
+            /** Makes attempt {@code number}: true if a pause goes on after it, which ends the loop or goes on. */
+            private boolean attemptThenPause(int number) {
+                Attempt<L> attempt = AcquireLoop.attempt(resource, number, budget, start, ticker, events, attempts);
+                if (attempt.lease != null) {
+                    if (!result.complete(attempt.lease)) {
+                        giveBack(attempt.lease);
+                    }
+                    return false;
+                }
+                long waited = ticker.nanos() - start;
+                if (!attempt.retryable || waited >= budget) {
+                    result.completeExceptionally(refused(resource, number, start, ticker, events, attempt));
+                    return false;
+                }
+                pause.pauseBeforeNextAttempt(number, budget - waited, resource)
+                        .whenComplete((go, failure) -> worker.execute(() -> paused(number, attempt, go, failure)));
+                return true;
+            }
+
+            private void paused(int number, Attempt<L> attempt, Boolean go, Throwable failure) {
+                if (failure == null && go && !result.isDone()) {
+                    attempt(number + 1);
+                    return;
+                }
+                try {
+                    if (failure != null) {
+                        result.completeExceptionally(failure);
+                    } else if (!result.isDone()) { // a cancelled acquire is no refusal
+                        result.completeExceptionally(refused(resource, number, start, ticker, events, attempt));
                     }
                 } catch (RuntimeException | Error e) {
                     result.completeExceptionally(e);
+                } finally {
+                    end();
                 }
-                ended.run();
+            }
+
+            private void giveBack(L lease) {
+                try {
+                    giveBack.accept(lease);
+                } catch (RuntimeException e) {
+                    log.warn(
+                            "could not release a lease on '{}' granted after its acquire was cancelled: {}",
+                            resource,
+                            e.toString());
+                }
+            }
+
+            private void end() {
+                try {
+                    ended.run();
+                } catch (RuntimeException e) {
+                    log.debug("'{}': the end of an asynchronous acquire failed: {}", resource, e.toString());
+                }
             }
         };
         AsyncThreads.timer().schedule(() -> worker.execute(() -> loop.attempt(1)), delayNanos, TimeUnit.NANOSECONDS);

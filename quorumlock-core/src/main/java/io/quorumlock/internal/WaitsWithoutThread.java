@@ -14,6 +14,8 @@ public interface WaitsWithoutThread<L> {
     /**
      * As the lock's {@code acquire(resource, ttl, maxWait)}: a future that completes as it returns
      * or throws. Cancelling the future gives the wait up; a lease granted after the cancel is released.
+     * The future completes on a thread that the asynchronous acquires of the process share: work
+     * that blocks belongs on an executor of the caller's own ({@code thenAcceptAsync(..., executor)}).
      *
      * @throws IllegalArgumentException at the call, as {@code acquire} throws it
      */

@@ -12,7 +12,9 @@ import java.util.concurrent.atomic.AtomicReference;
  * The pauses of a {@link ReleaseWait}, holding no thread while they sleep: each step runs on a
  * thread of the {@link AsyncThreads#attempts()}, and a sleep ends on the {@link
  * AsyncThreads#timer()} or at a wake-up of the waiter (a release, its turn, the release channel
- * heard), which hands the next step on rather than running it.
+ * heard), which hands the next step on rather than running it. The one step it takes apart from the
+ * blocking pause: it never sleeps to wait for the release channel to be heard, and lets the
+ * subscription's wake-up end the pause that follows.
  */
 final class ThreadlessPause implements AcquireLoop.AsyncPause {
 
@@ -29,7 +31,11 @@ final class ThreadlessPause implements AcquireLoop.AsyncPause {
     @Override
     public CompletableFuture<Boolean> pauseBeforeNextAttempt(int failedAttempts, long nanosLeft, String resource) {
         CompletableFuture<Boolean> done = new CompletableFuture<>();
-        step(wait.begin(failedAttempts, nanosLeft), done);
+        if (cancelled) {
+            done.complete(false);
+        } else {
+            step(wait.begin(failedAttempts, nanosLeft), done);
+        }
         return done;
     }
 
@@ -43,11 +49,17 @@ final class ThreadlessPause implements AcquireLoop.AsyncPause {
     }
 
     private void step(long next, CompletableFuture<Boolean> done) {
+        while (next >= 0 && wait.sleep() == ReleaseWait.Sleep.HEARD && !cancelled) {
+            // No sleep until the release channel is heard: the subscription's wake-up, once enough
+            // nodes listen, ends the pause that follows, and a channel never heard (a node that
+            // refuses it) leaves the pause to the holder's release or the recheck.
+            next = wait.resume(wait.heard());
+        }
         if (next < 0 || cancelled) {
             done.complete(next == ReleaseWait.GO && !cancelled);
             return;
         }
-        ReleaseWait.Sleep kind = wait.sleep();
+        boolean wakeable = wait.sleep() == ReleaseWait.Sleep.WAKE;
         AtomicBoolean ended = new AtomicBoolean();
         AtomicReference<ScheduledFuture<?>> timeout = new AtomicReference<>();
         Runnable resume = () -> {
@@ -57,12 +69,12 @@ final class ThreadlessPause implements AcquireLoop.AsyncPause {
                     if (pending != null) {
                         pending.cancel(false); // a wake-up ended the sleep
                     }
+                    if (cancelled) {
+                        done.complete(false); // a wake-up not taken, passed on when the waiter leaves
+                        return;
+                    }
                     try {
-                        boolean woke = kind == ReleaseWait.Sleep.HEARD
-                                ? wait.heard()
-                                : kind == ReleaseWait.Sleep.WAKE
-                                        && wait.waiter().takeWake();
-                        step(wait.resume(woke), done);
+                        step(wait.resume(wakeable && wait.waiter().takeWake()), done);
                     } catch (RuntimeException | Error e) {
                         done.completeExceptionally(e);
                     }
@@ -70,10 +82,11 @@ final class ThreadlessPause implements AcquireLoop.AsyncPause {
             }
         };
         wakeNow = resume;
-        timeout.set(AsyncThreads.timer().schedule(resume, next, TimeUnit.NANOSECONDS));
-        if (kind != ReleaseWait.Sleep.FIXED) {
+        // The hook before the timer: a later step, which the timer may start, registers its own after this one.
+        if (wakeable) {
             wait.waiter().onWake(resume); // the hook runs under the line's lock: it only hands on
         }
+        timeout.set(AsyncThreads.timer().schedule(resume, next, TimeUnit.NANOSECONDS));
         if (cancelled) {
             resume.run();
         }

@@ -29,6 +29,8 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import redis.clients.jedis.Jedis;
@@ -183,6 +185,37 @@ class ThreadlessWaitIT {
         for (CompletableFuture<Lease> future : futures) {
             future.get(WAIT.toMillis(), TimeUnit.MILLISECONDS).release();
         }
+    }
+
+    @ParameterizedTest(name = "asynchronous: {0}")
+    @ValueSource(booleans = {false, true})
+    void aSemaphoreWaiterWaitsOnEveryPermitAndTakesTheFirstReleased(boolean asynchronous) throws Exception {
+        String name = "reports-" + asynchronous;
+        DistributedSemaphore<Lease> held = DistributedSemaphore.of(client(), name, 3);
+        List<Lease> permits = new ArrayList<>();
+        for (int p = 0; p < 3; p++) {
+            permits.add(held.acquire(TTL, Duration.ZERO));
+        }
+        DistributedSemaphore<Lease> semaphore = DistributedSemaphore.of(client(), name, 3);
+        CompletableFuture<Lease> waiter = asynchronous
+                ? semaphore.acquireAsync(TTL, LONG_WAIT)
+                : CompletableFuture.supplyAsync(() -> semaphore.acquire(TTL, LONG_WAIT), threads);
+        TestTime.await(
+                WAIT,
+                () -> IntStream.rangeClosed(1, 3).allMatch(p -> inLineEverywhere(name + "#" + p, 1)),
+                "the waiter in line on every permit at once");
+
+        Lease released = permits.remove(1);
+        int permit = held.permitOf(released);
+        released.release();
+        try (Lease lease = waiter.get(WAIT.toMillis(), TimeUnit.MILLISECONDS)) {
+            assertThat(semaphore.permitOf(lease)).as("the permit released").isEqualTo(permit);
+            TestTime.await(
+                    WAIT,
+                    () -> IntStream.rangeClosed(1, 3).allMatch(p -> inLineEverywhere(name + "#" + p, 0)),
+                    "the waiter out of every permit's line once granted");
+        }
+        permits.forEach(Lease::release);
     }
 
     @Test
