@@ -162,8 +162,13 @@ public final class DistributedSemaphore<L extends Lease> {
      */
     public L acquire(Duration ttl, Duration maxWait) {
         Settings.ttl(ttl, "");
+        Wait wait = new Wait(ttl, maxWait);
+        L free = wait.scan(); // on this thread: a free permit is taken with no hand-over
+        if (free != null) {
+            return free;
+        }
         if (lock instanceof WaitsWithoutThread<?>) {
-            CompletableFuture<L> lease = withoutThread(ttl, maxWait);
+            CompletableFuture<L> lease = withoutThread(wait, false);
             try {
                 return lease.get();
             } catch (InterruptedException e) {
@@ -181,17 +186,16 @@ public final class DistributedSemaphore<L extends Lease> {
                 throw new QuorumlockException(String.valueOf(cause), cause);
             }
         }
-        Wait wait = new Wait(ttl, maxWait);
         while (true) {
-            L lease = wait.scan();
-            if (lease != null) {
-                return lease;
-            }
             String permit = wait.permit();
             try {
                 return lock.acquire(permit, ttl, wait.onPermit());
             } catch (LockUnavailableException e) {
                 wait.refused(permit, e);
+            }
+            L lease = wait.scan();
+            if (lease != null) {
+                return lease;
             }
         }
     }
@@ -208,26 +212,33 @@ public final class DistributedSemaphore<L extends Lease> {
         String kind = "permits (" + permits + ")";
         if (lock instanceof WaitsWithoutThread<?>) {
             return AsyncAcquires.withoutThread(
-                    lock, kind, name, maxWait, ticker, wait -> withoutThread(ttl, wait), Lease::release);
+                    lock,
+                    kind,
+                    name,
+                    maxWait,
+                    ticker,
+                    wait -> withoutThread(new Wait(ttl, wait), true),
+                    Lease::release);
         }
         return AsyncAcquires.acquire(lock, kind, name, maxWait, ticker, wait -> acquire(ttl, wait), Lease::release);
     }
 
     /**
-     * {@link #acquire} on a lock that waits with no thread: one try of every permit, then a wait on
+     * {@link #acquire} on a lock that waits with no thread: one try of every permit (unless {@code
+     * scanFirst} is false: the caller made it), then a wait on
      * every permit at once, each woken by its own release; the first permit granted is the lease,
      * and the other waits are given up (a permit granted to one of them meanwhile is released).
      */
-    private CompletableFuture<L> withoutThread(Duration ttl, Duration maxWait) {
+    private CompletableFuture<L> withoutThread(Wait wait, boolean scanFirst) {
         @SuppressWarnings("unchecked")
         WaitsWithoutThread<L> waits = (WaitsWithoutThread<L>) lock;
-        Wait wait = new Wait(ttl, maxWait);
+        Duration ttl = wait.ttl;
         CompletableFuture<L> result = new CompletableFuture<>();
         List<CompletableFuture<L>> onPermits = new CopyOnWriteArrayList<>();
         result.whenComplete((lease, failure) -> onPermits.forEach(other -> other.cancel(true)));
         AsyncThreads.attempts().execute(() -> {
             try {
-                L lease = result.isDone() ? null : wait.scan();
+                L lease = result.isDone() || !scanFirst ? null : wait.scan();
                 if (lease != null) {
                     grant(result, lease);
                     return;

@@ -442,6 +442,7 @@ public final class Redlock implements DistributedLock<Lease>, Clocked, WaitsWith
             log.warn("closing with {} releases still under way: their keys may stay until their TTL", left);
         }
         rounds.close();
+        rounds.waiters.wakeAll(); // a waiter's next attempt, now, ends its wait: the lock is closed
         for (RedlockLease lease : rounds.keptAlive) {
             lease.loseOnClose();
         }

@@ -266,6 +266,32 @@ class ThreadlessWaitIT {
     }
 
     @Test
+    void closingTheLockEndsItsWaitsAtOnceBlockingOrNot() throws Exception {
+        Redlock holder = client();
+        Lease held = holder.acquire("closing", TTL, Duration.ZERO);
+        Redlock waiter = client(); // rechecks every 60 s: only the close ends the waits in time
+        CompletableFuture<Lease> asynchronous = waiter.acquireAsync("closing", TTL, LONG_WAIT);
+        Future<Lease> blocking = threads.submit(() -> waiter.acquire("closing", TTL, LONG_WAIT));
+        TestTime.await(
+                WAIT,
+                () -> waiter.waiting("closing") == 2 && inLineEverywhere("closing", 1),
+                "both waiters in the client's line, the first in the nodes'");
+
+        waiter.close();
+        assertThatThrownBy(() -> asynchronous.get(WAIT.toMillis(), TimeUnit.MILLISECONDS))
+                .isInstanceOf(ExecutionException.class)
+                .cause()
+                .isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("closed");
+        assertThatThrownBy(() -> blocking.get(WAIT.toMillis(), TimeUnit.MILLISECONDS))
+                .isInstanceOf(ExecutionException.class)
+                .cause()
+                .isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("closed");
+        held.release();
+    }
+
+    @Test
     void aWaitThatPassesEndsRefusedWithTheVotesAndLeavesTheLine() throws Exception {
         Redlock holder = client();
         Lease held = holder.acquire("passes", TTL, Duration.ZERO);
