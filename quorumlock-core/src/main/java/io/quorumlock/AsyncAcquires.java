@@ -387,8 +387,8 @@ final class AsyncAcquires {
         void waitPassed(Waiter<L> waiter, String resource, Duration waited) {
             int ahead;
             synchronized (this) {
-                if (current == waiter || waiter.future.isDone()) {
-                    return; // its own acquire ends within its wait
+                if (waiter.future.isDone() || !waiting.contains(waiter)) {
+                    return; // its own acquire ends within its wait, or ended and its result is on its way
                 }
                 ahead = current != null ? 1 : 0;
                 for (Waiter<L> other : waiting) {

@@ -1,14 +1,17 @@
 package io.quorumlock;
 
+import io.quorumlock.internal.AsyncThreads;
 import io.quorumlock.internal.Clocked;
 import io.quorumlock.internal.CriticalSections;
 import io.quorumlock.internal.Settings;
 import io.quorumlock.internal.Ticker;
+import io.quorumlock.internal.WaitsWithoutThread;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
 
 /**
@@ -128,13 +131,7 @@ public final class DistributedReadWriteLock<L extends Lease> {
             permit.release();
             long left = left(start, budget);
             if (left == 0) {
-                // The wait is over, and a writer was seen once more after it.
-                throw new LockUnavailableException(
-                        name,
-                        Duration.ofNanos(ticker.nanos() - start),
-                        tries,
-                        new ServerAnswer(writer, ServerAnswer.Kind.HELD_BY_OTHER, "a writer holds or waits for it"),
-                        lock.holder(writer).map(LockHolder::toString));
+                throw writerSeen(tries, start); // the wait is over, and a writer was seen once more after it
             }
             // A writer writes or waits for the readers: wait for its release, then try again.
             lock.acquire(writer, ttl, Duration.ofNanos(left)).release();
@@ -198,6 +195,10 @@ public final class DistributedReadWriteLock<L extends Lease> {
      */
     public CompletableFuture<L> acquireReadAsync(Duration ttl, Duration maxWait) {
         Settings.maxWait(maxWait);
+        if (lock instanceof WaitsWithoutThread<?>) {
+            return AsyncAcquires.withoutThread(
+                    lock, "readers", name, maxWait, ticker, wait -> new Steps(wait).read(ttl), Lease::release);
+        }
         return AsyncAcquires.acquire(
                 lock, "readers", name, maxWait, ticker, wait -> acquireRead(ttl, wait), Lease::release);
     }
@@ -208,8 +209,144 @@ public final class DistributedReadWriteLock<L extends Lease> {
      */
     public CompletableFuture<L> acquireWriteAsync(Duration ttl, Duration maxWait) {
         Settings.maxWait(maxWait);
+        if (lock instanceof WaitsWithoutThread<?>) {
+            return AsyncAcquires.withoutThread(
+                    lock, "writers", name, maxWait, ticker, wait -> new Steps(wait).write(ttl), Lease::release);
+        }
         return AsyncAcquires.acquire(
                 lock, "writers", name, maxWait, ticker, wait -> acquireWrite(ttl, wait), Lease::release);
+    }
+
+    /**
+     * {@link #acquireRead} and {@link #acquireWrite} on a lock that waits with no thread: the same
+     * steps, each wait one of the lock's waits without a thread, the tries between them on the
+     * threads the asynchronous acquires share. A cancel of the result gives the wait under way up,
+     * and releases what was taken.
+     */
+    private final class Steps {
+        private final long budget;
+        private final long start = ticker.nanos();
+        private final CompletableFuture<L> result = new CompletableFuture<>();
+        /** The wait under way, which a cancel of the result gives up. */
+        private volatile CompletableFuture<L> waiting;
+
+        Steps(Duration maxWait) {
+            this.budget = Settings.maxWait(maxWait).toNanos();
+            result.whenComplete((lease, failure) -> {
+                CompletableFuture<L> under = waiting;
+                if (failure instanceof CancellationException && under != null) {
+                    under.cancel(true);
+                }
+            });
+        }
+
+        @SuppressWarnings("unchecked")
+        private WaitsWithoutThread<L> waits() {
+            return (WaitsWithoutThread<L>) lock;
+        }
+
+        /** Runs {@code next} once {@code wait} ends, on an attempt thread; what it throws ends the result. */
+        private void then(CompletableFuture<L> wait, java.util.function.BiConsumer<L, Throwable> next) {
+            waiting = wait;
+            if (result.isDone()) {
+                wait.cancel(true);
+            }
+            wait.whenCompleteAsync(
+                    (lease, failure) -> {
+                        try {
+                            next.accept(lease, failure);
+                        } catch (RuntimeException | Error e) {
+                            if (lease != null) {
+                                lease.release();
+                            }
+                            result.completeExceptionally(e);
+                        }
+                    },
+                    AsyncThreads.attempts());
+        }
+
+        /** Completes the result with {@code lease}, or releases it if the result is done already. */
+        private void done(L lease) {
+            if (!result.complete(lease)) {
+                lease.release();
+            }
+        }
+
+        CompletableFuture<L> read(Duration ttl) {
+            readTry(ttl, 1);
+            return result;
+        }
+
+        private void readTry(Duration ttl, int tries) {
+            then(readers.acquireWithoutThread(ttl, Duration.ofNanos(left(start, budget))), (permit, failure) -> {
+                if (failure != null) {
+                    result.completeExceptionally(failure);
+                    return;
+                }
+                if (result.isDone()) {
+                    permit.release(); // granted as the acquire was given up
+                    return;
+                }
+                Optional<L> turn = writersTurn(permit, ttl);
+                if (turn.isPresent()) {
+                    done(readLease(permit, turn.get()));
+                    return;
+                }
+                permit.release();
+                long left = left(start, budget);
+                if (left == 0 || result.isDone()) {
+                    result.completeExceptionally(writerSeen(tries, start));
+                    return;
+                }
+                // A writer writes or waits for the readers: wait for its release, then try again.
+                then(waits().acquireWithoutThread(writer, ttl, Duration.ofNanos(left)), (turnOver, failed) -> {
+                    if (failed != null) {
+                        result.completeExceptionally(failed);
+                        return;
+                    }
+                    turnOver.release();
+                    readTry(ttl, tries + 1);
+                });
+            });
+        }
+
+        CompletableFuture<L> write(Duration ttl) {
+            List<L> held = new ArrayList<>();
+            then(
+                    waits().acquireWithoutThread(writer, ttl, Duration.ofNanos(budget)),
+                    (turn, failure) -> writeNext(ttl, held, 1, turn, failure));
+            return result;
+        }
+
+        /** The writer took {@code lease} (or failed); the next permit's wait, or the write lease once all are held. */
+        private void writeNext(Duration ttl, List<L> held, int permit, L lease, Throwable failure) {
+            if (failure != null || result.isDone()) {
+                if (lease != null) {
+                    held.add(lease);
+                }
+                LeaseGroup.of(name, held).release();
+                result.completeExceptionally(failure != null ? failure : new CancellationException());
+                return;
+            }
+            held.add(lease);
+            if (permit > readers.permits()) {
+                done(group(held));
+                return;
+            }
+            then(
+                    waits().acquireWithoutThread(readers.permit(permit), ttl, Duration.ofNanos(left(start, budget))),
+                    (next, failed) -> writeNext(ttl, held, permit + 1, next, failed));
+        }
+    }
+
+    /** The refusal of a reader, begun at {@code start}, that saw a writer once more after its wait was over. */
+    private LockUnavailableException writerSeen(int tries, long start) {
+        return new LockUnavailableException(
+                name,
+                Duration.ofNanos(ticker.nanos() - start),
+                tries,
+                new ServerAnswer(writer, ServerAnswer.Kind.HELD_BY_OTHER, "a writer holds or waits for it"),
+                lock.holder(writer).map(LockHolder::toString));
     }
 
     /**

@@ -16,7 +16,6 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ThreadLocalRandom;
-import java.util.concurrent.atomic.AtomicInteger;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -172,7 +171,9 @@ public final class DistributedSemaphore<L extends Lease> {
             try {
                 return lease.get();
             } catch (InterruptedException e) {
-                lease.cancel(true);
+                if (!lease.cancel(true) && lease.isDone() && !lease.isCompletedExceptionally()) {
+                    grant(lease, lease.join()); // granted as the interrupt came: given back
+                }
                 Thread.currentThread().interrupt();
                 throw new QuorumlockException("interrupted while waiting for a permit of '" + name + "'", e);
             } catch (ExecutionException e) {
@@ -243,19 +244,22 @@ public final class DistributedSemaphore<L extends Lease> {
                     grant(result, lease);
                     return;
                 }
-                AtomicInteger waiting = new AtomicInteger(permits);
                 Duration left = wait.onAll();
                 for (int number = 1; number <= permits && !result.isDone(); number++) {
                     String permit = permit(number);
                     CompletableFuture<L> onPermit = waits.acquireWithoutThread(permit, ttl, left);
                     onPermits.add(onPermit);
                     onPermit.whenComplete((granted, failure) -> {
-                        if (granted != null) {
-                            grant(result, granted);
-                        } else if (!(failure instanceof LockUnavailableException refused)) {
-                            result.completeExceptionally(failure); // a cancel, or what the lock throws
-                        } else if (wait.refusedOnAll(permit, refused, waiting.decrementAndGet() == 0)) {
-                            result.completeExceptionally(wait.refusal());
+                        try {
+                            if (granted != null) {
+                                grant(result, granted);
+                            } else if (!(failure instanceof LockUnavailableException refused)) {
+                                result.completeExceptionally(failure); // a cancel, or what the lock throws
+                            } else if (wait.refusedOnAll(permit, refused)) {
+                                result.completeExceptionally(wait.refusal());
+                            }
+                        } catch (RuntimeException | Error e) {
+                            result.completeExceptionally(e);
                         }
                     });
                 }
@@ -267,6 +271,11 @@ public final class DistributedSemaphore<L extends Lease> {
             }
         });
         return result;
+    }
+
+    /** {@link #acquire} on a lock that waits with no thread, with no thread waiting: for the read-write lock. */
+    CompletableFuture<L> acquireWithoutThread(Duration ttl, Duration maxWait) {
+        return withoutThread(new Wait(ttl, maxWait), true);
     }
 
     /** Completes {@code result} with {@code lease}, or gives the lease back if it is done already. */
@@ -400,6 +409,10 @@ public final class DistributedSemaphore<L extends Lease> {
         private int round;
         private long wait = FIRST_WAIT_NANOS;
         private Scan<L> scan;
+        /** Of a wait on every permit at once: how many of its waits go on, and whether all met a holder. */
+        private int onAll;
+
+        private boolean busyOnAll;
 
         Wait(Duration ttl, Duration maxWait) {
             this.ttl = ttl;
@@ -439,19 +452,22 @@ public final class DistributedSemaphore<L extends Lease> {
         }
 
         /** Everything that is left of the wait, for a wait on every permit at once. */
-        Duration onAll() {
-            attempts += permits;
+        synchronized Duration onAll() {
+            onAll = permits;
+            busyOnAll = true;
             return Duration.ofNanos(Math.max(0, left()));
         }
 
         /**
          * The wait on {@code permit} of a wait on all of them ended refused: whether the whole wait
-         * is refused, {@code last} of them being refused.
+         * is refused, this being the last of them.
          */
-        synchronized boolean refusedOnAll(String permit, LockUnavailableException e, boolean last) {
+        synchronized boolean refusedOnAll(String permit, LockUnavailableException e) {
             scan.answers.put(permit, answer(e));
-            scan.busy &= e.busy();
-            return last;
+            attempts += e.attempts();
+            busyOnAll &= e.busy();
+            scan.busy = busyOnAll; // what the waits met last, not the first tries
+            return --onAll == 0;
         }
 
         /** The refusal of a wait on every permit, with what each said last. */

@@ -3,6 +3,7 @@ package io.quorumlock.redis;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.quorumlock.DistributedReadWriteLock;
 import io.quorumlock.DistributedSemaphore;
 import io.quorumlock.Lease;
 import io.quorumlock.LockUnavailableException;
@@ -142,6 +143,37 @@ class ThreadlessWaitIT {
                                 .allMatch(
                                         s -> inLine(node0, "backups-" + s + "#1") + inLine(node0, "backups-" + s + "#2")
                                                 > 0);
+                    }
+                });
+    }
+
+    @Test
+    void readersAndWritersOfManyReadWriteLocksHoldNoThreadEachAndAreAllGrantedOnRelease() throws Exception {
+        int locks = 60;
+        Redlock holder = client();
+        Redlock waiters = client();
+        List<Lease> held = new ArrayList<>();
+        List<DistributedReadWriteLock<Lease>> waited = new ArrayList<>();
+        for (int l = 0; l < locks; l++) {
+            held.add(DistributedReadWriteLock.of(holder, "catalog-" + l, 2).acquireWrite(TTL, Duration.ZERO));
+            waited.add(DistributedReadWriteLock.of(waiters, "catalog-" + l, 2));
+        }
+        // Even locks get a reader, in line for the permits the writer holds; odd ones a writer.
+        waitWithoutThreads(
+                locks + " read-write locks, half readers and half writers",
+                held,
+                waiters,
+                () -> IntStream.range(0, locks)
+                        .mapToObj(l -> l % 2 == 0
+                                ? waited.get(l).acquireReadAsync(TTL, LONG_WAIT)
+                                : waited.get(l).acquireWriteAsync(TTL, LONG_WAIT))
+                        .collect(Collectors.toList()),
+                () -> {
+                    try (Jedis node0 = redis.get(0).connect(Duration.ofSeconds(2))) {
+                        return IntStream.range(0, locks)
+                                .allMatch(l -> l % 2 == 0
+                                        ? inLine(node0, "catalog-" + l + "#read#1") == 1
+                                        : inLine(node0, "catalog-" + l + "#write") == 1);
                     }
                 });
     }
