@@ -13,6 +13,8 @@ import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * Many readers or one writer across processes, on any lock of this library: readers share the
@@ -45,6 +47,8 @@ import java.util.concurrent.CompletableFuture;
  * @param <L> the kind of lease the lock grants
  */
 public final class DistributedReadWriteLock<L extends Lease> {
+
+    private static final Logger log = LoggerFactory.getLogger(DistributedReadWriteLock.class);
 
     private final DistributedLock<L> lock;
     private final String name;
@@ -256,10 +260,10 @@ public final class DistributedReadWriteLock<L extends Lease> {
                         try {
                             next.accept(lease, failure);
                         } catch (RuntimeException | Error e) {
-                            if (lease != null) {
-                                lease.release();
-                            }
                             result.completeExceptionally(e);
+                            if (lease != null) {
+                                release(List.of(lease));
+                            }
                         }
                     },
                     AsyncThreads.attempts());
@@ -269,6 +273,15 @@ public final class DistributedReadWriteLock<L extends Lease> {
         private void done(L lease) {
             if (!result.complete(lease)) {
                 lease.release();
+            }
+        }
+
+        /** Releases {@code held}, whatever the lock says: the result is already complete. */
+        private void release(List<L> held) {
+            try {
+                LeaseGroup.of(name, held).release();
+            } catch (RuntimeException e) {
+                log.warn("could not release what a given-up acquire of '{}' held: {}", name, e.toString());
             }
         }
 
@@ -294,7 +307,10 @@ public final class DistributedReadWriteLock<L extends Lease> {
                 }
                 permit.release();
                 long left = left(start, budget);
-                if (left == 0 || result.isDone()) {
+                if (result.isDone()) {
+                    return;
+                }
+                if (left == 0) {
                     result.completeExceptionally(writerSeen(tries, start));
                     return;
                 }
@@ -305,7 +321,9 @@ public final class DistributedReadWriteLock<L extends Lease> {
                         return;
                     }
                     turnOver.release();
-                    readTry(ttl, tries + 1);
+                    if (!result.isDone()) {
+                        readTry(ttl, tries + 1);
+                    }
                 });
             });
         }
@@ -324,8 +342,8 @@ public final class DistributedReadWriteLock<L extends Lease> {
                 if (lease != null) {
                     held.add(lease);
                 }
-                LeaseGroup.of(name, held).release();
                 result.completeExceptionally(failure != null ? failure : new CancellationException());
+                release(held);
                 return;
             }
             held.add(lease);
@@ -333,9 +351,15 @@ public final class DistributedReadWriteLock<L extends Lease> {
                 done(group(held));
                 return;
             }
-            then(
-                    waits().acquireWithoutThread(readers.permit(permit), ttl, Duration.ofNanos(left(start, budget))),
-                    (next, failed) -> writeNext(ttl, held, permit + 1, next, failed));
+            CompletableFuture<L> next;
+            try {
+                next = waits().acquireWithoutThread(readers.permit(permit), ttl, Duration.ofNanos(left(start, budget)));
+            } catch (RuntimeException | Error e) { // the lock closed meanwhile
+                result.completeExceptionally(e);
+                release(held);
+                return;
+            }
+            then(next, (granted, failed) -> writeNext(ttl, held, permit + 1, granted, failed));
         }
     }
 

@@ -298,18 +298,29 @@ class ThreadlessWaitIT {
     }
 
     @Test
-    void closingTheLockEndsItsWaitsAtOnceBlockingOrNot() throws Exception {
+    void closingTheLockEndsItsWaitsAtOnceBlockingAsynchronousOrAsAWriter() throws Exception {
         Redlock holder = client();
         Lease held = holder.acquire("closing", TTL, Duration.ZERO);
+        Lease written = DistributedReadWriteLock.of(holder, "closing-rw", 2).acquireWrite(TTL, Duration.ZERO);
         Redlock waiter = client(); // rechecks every 60 s: only the close ends the waits in time
         CompletableFuture<Lease> asynchronous = waiter.acquireAsync("closing", TTL, LONG_WAIT);
         Future<Lease> blocking = threads.submit(() -> waiter.acquire("closing", TTL, LONG_WAIT));
+        CompletableFuture<Lease> writer =
+                DistributedReadWriteLock.of(waiter, "closing-rw", 2).acquireWriteAsync(TTL, LONG_WAIT);
         TestTime.await(
                 WAIT,
-                () -> waiter.waiting("closing") == 2 && inLineEverywhere("closing", 1),
-                "both waiters in the client's line, the first in the nodes'");
+                () -> waiter.waiting("closing") == 2
+                        && inLineEverywhere("closing", 1)
+                        && inLineEverywhere("closing-rw#write", 1),
+                "both waiters in the client's line, the first in the nodes', and the writer in line");
 
         waiter.close();
+        assertThatThrownBy(() -> writer.get(WAIT.toMillis(), TimeUnit.MILLISECONDS))
+                .isInstanceOf(ExecutionException.class)
+                .cause()
+                .isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("closed");
+        written.release();
         assertThatThrownBy(() -> asynchronous.get(WAIT.toMillis(), TimeUnit.MILLISECONDS))
                 .isInstanceOf(ExecutionException.class)
                 .cause()
