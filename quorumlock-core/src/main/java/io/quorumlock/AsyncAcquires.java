@@ -1,6 +1,7 @@
 package io.quorumlock;
 
 import io.quorumlock.internal.AsyncThreads;
+import io.quorumlock.internal.LateGrants;
 import io.quorumlock.internal.Settings;
 import io.quorumlock.internal.Ticker;
 import java.time.Duration;
@@ -114,7 +115,8 @@ final class AsyncAcquires {
             Acquire<L> acquire,
             Consumer<? super L> release) {
         Objects.requireNonNull(acquire, "acquire");
-        return withoutThread(owner, kind, resource, maxWait, ticker, wait -> onThread(acquire, wait, release), release);
+        return withoutThread(
+                owner, kind, resource, maxWait, ticker, wait -> onThread(acquire, wait, release, resource), release);
     }
 
     /**
@@ -185,9 +187,9 @@ final class AsyncAcquires {
      * cancel interrupts the thread; a lease granted after the cancel is given back with {@code release}.
      */
     private static <L> CompletableFuture<L> onThread(
-            Acquire<L> acquire, Duration maxWait, Consumer<? super L> release) {
+            Acquire<L> acquire, Duration maxWait, Consumer<? super L> release, String resource) {
         OnThread<L> future = new OnThread<>();
-        THREADS.execute(() -> future.run(acquire, maxWait, release));
+        THREADS.execute(() -> future.run(acquire, maxWait, release, resource));
         return future;
     }
 
@@ -201,7 +203,7 @@ final class AsyncAcquires {
         private boolean cancelled;
         private boolean ended;
 
-        void run(Acquire<L> acquire, Duration maxWait, Consumer<? super L> release) {
+        void run(Acquire<L> acquire, Duration maxWait, Consumer<? super L> release, String resource) {
             synchronized (this) {
                 if (cancelled) {
                     super.cancel(false);
@@ -227,11 +229,7 @@ final class AsyncAcquires {
             }
             if (given) {
                 if (lease != null) {
-                    try {
-                        release.accept(lease);
-                    } catch (RuntimeException e) {
-                        log.warn("could not release a lease granted after its acquire was cancelled: {}", e.toString());
-                    }
+                    LateGrants.release(release, lease, resource);
                 }
                 super.cancel(false);
             } else if (failed != null) {
@@ -326,7 +324,7 @@ final class AsyncAcquires {
                         // The caller's callbacks run on the lines' threads, never on the attempts'.
                         THREADS.execute(() -> {
                             if (lease != null && !waiter.future.complete(lease)) {
-                                giveBack(waiter, lease);
+                                LateGrants.release(waiter.release, lease, key.resource());
                             } else if (failed != null) {
                                 waiter.future.completeExceptionally(
                                         failed instanceof CompletionException && failed.getCause() != null
@@ -405,17 +403,6 @@ final class AsyncAcquires {
             // The caller's callbacks run on the lines' threads, never on the timer.
             QueuedTooLong refused = new QueuedTooLong(resource, waited, ahead);
             THREADS.execute(() -> waiter.future.completeExceptionally(refused));
-        }
-
-        private void giveBack(Waiter<L> waiter, L lease) {
-            try {
-                waiter.release.accept(lease);
-            } catch (RuntimeException e) {
-                log.warn(
-                        "could not release a lease on '{}' granted after its acquire was cancelled: {}",
-                        key.resource(),
-                        e.toString());
-            }
         }
     }
 

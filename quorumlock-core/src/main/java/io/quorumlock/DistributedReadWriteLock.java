@@ -3,6 +3,7 @@ package io.quorumlock;
 import io.quorumlock.internal.AsyncThreads;
 import io.quorumlock.internal.Clocked;
 import io.quorumlock.internal.CriticalSections;
+import io.quorumlock.internal.LateGrants;
 import io.quorumlock.internal.Settings;
 import io.quorumlock.internal.Ticker;
 import io.quorumlock.internal.WaitsWithoutThread;
@@ -13,8 +14,6 @@ import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 /**
  * Many readers or one writer across processes, on any lock of this library: readers share the
@@ -47,8 +46,6 @@ import org.slf4j.LoggerFactory;
  * @param <L> the kind of lease the lock grants
  */
 public final class DistributedReadWriteLock<L extends Lease> {
-
-    private static final Logger log = LoggerFactory.getLogger(DistributedReadWriteLock.class);
 
     private final DistributedLock<L> lock;
     private final String name;
@@ -271,18 +268,12 @@ public final class DistributedReadWriteLock<L extends Lease> {
 
         /** Completes the result with {@code lease}, or releases it if the result is done already. */
         private void done(L lease) {
-            if (!result.complete(lease)) {
-                lease.release();
-            }
+            LateGrants.complete(result, lease, Lease::release, name);
         }
 
         /** Releases {@code held}, whatever the lock says: the result is already complete. */
         private void release(List<L> held) {
-            try {
-                LeaseGroup.of(name, held).release();
-            } catch (RuntimeException e) {
-                log.warn("could not release what a given-up acquire of '{}' held: {}", name, e.toString());
-            }
+            LateGrants.release(taken -> LeaseGroup.of(name, taken).release(), held, name);
         }
 
         CompletableFuture<L> read(Duration ttl) {

@@ -3,6 +3,7 @@ package io.quorumlock;
 import io.quorumlock.internal.AsyncThreads;
 import io.quorumlock.internal.Clocked;
 import io.quorumlock.internal.CriticalSections;
+import io.quorumlock.internal.LateGrants;
 import io.quorumlock.internal.Settings;
 import io.quorumlock.internal.Ticker;
 import io.quorumlock.internal.WaitsWithoutThread;
@@ -16,8 +17,6 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ThreadLocalRandom;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 /**
  * A semaphore of N permits across processes, on any lock of this library: at most N holders at
@@ -52,8 +51,6 @@ import org.slf4j.LoggerFactory;
  * @param <L> the kind of lease the lock grants
  */
 public final class DistributedSemaphore<L extends Lease> {
-
-    private static final Logger log = LoggerFactory.getLogger(DistributedSemaphore.class);
 
     /** The most permits a semaphore may have: an acquire may try each of them. */
     public static final int MAX_PERMITS = 64;
@@ -280,13 +277,7 @@ public final class DistributedSemaphore<L extends Lease> {
 
     /** Completes {@code result} with {@code lease}, or gives the lease back if it is done already. */
     private void grant(CompletableFuture<L> result, L lease) {
-        if (!result.complete(lease)) {
-            try {
-                lease.release();
-            } catch (RuntimeException e) {
-                log.warn("could not release a permit of '{}' granted after the wait ended: {}", name, e.toString());
-            }
-        }
+        LateGrants.complete(result, lease, Lease::release, name);
     }
 
     /** {@link #tryAcquire}'s asynchronous twin: one try of each permit, on a thread of this library. */

@@ -150,9 +150,7 @@ public final class AcquireLoop {
             private boolean attemptThenPause(int number) {
                 Attempt<L> attempt = AcquireLoop.attempt(resource, number, budget, start, ticker, events, attempts);
                 if (attempt.lease != null) {
-                    if (!result.complete(attempt.lease)) {
-                        giveBack(attempt.lease);
-                    }
+                    LateGrants.complete(result, attempt.lease, giveBack, resource);
                     return false;
                 }
                 long waited = ticker.nanos() - start;
@@ -180,17 +178,6 @@ public final class AcquireLoop {
                     result.completeExceptionally(e);
                 } finally {
                     end();
-                }
-            }
-
-            private void giveBack(L lease) {
-                try {
-                    giveBack.accept(lease);
-                } catch (RuntimeException e) {
-                    log.warn(
-                            "could not release a lease on '{}' granted after its acquire was cancelled: {}",
-                            resource,
-                            e.toString());
                 }
             }
 

@@ -260,13 +260,7 @@ public final class Redlock implements DistributedLock<Lease>, Clocked, WaitsWith
                     return attempt(sent, ttl, wait, number);
                 },
                 Lease::release,
-                () -> {
-                    try {
-                        wait.close();
-                    } catch (RuntimeException e) {
-                        log.debug("'{}': could not leave the line of waiters: {}", sent, e.toString());
-                    }
-                });
+                wait::close);
         lease.whenComplete((granted, failure) -> {
             if (failure instanceof CancellationException) {
                 pause.cancel();
