@@ -11,6 +11,7 @@ import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.Executor;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
@@ -128,15 +129,63 @@ public final class AcquireLoop {
             Attempts<L> attempts,
             Consumer<? super L> giveBack,
             Runnable ended) {
+        Objects.requireNonNull(attempts, "attempts");
+        return acquireAsyncBy(
+                resource,
+                maxWait,
+                delayNanos,
+                pause,
+                ticker,
+                events,
+                (number, remainingNanos, acquire) ->
+                        CompletableFuture.completedFuture(attempts.attempt(number, remainingNanos)),
+                giveBack,
+                ended);
+    }
+
+    /**
+     * As {@link #acquireAsync(String, Duration, long, AsyncPause, Ticker, LockEvents, Attempts,
+     * Consumer, Runnable)}, with attempts that may themselves wait without a thread (in a queue of
+     * contenders): the next step of the loop runs as an attempt's future completes.
+     */
+    public static <L> CompletableFuture<L> acquireAsyncBy(
+            String resource,
+            Duration maxWait,
+            long delayNanos,
+            AsyncPause pause,
+            Ticker ticker,
+            LockEvents events,
+            AsyncAttempts<L> attempts,
+            Consumer<? super L> giveBack,
+            Runnable ended) {
         long budget = budget(maxWait);
         long start = ticker.nanos();
         CompletableFuture<L> result = new CompletableFuture<>();
         Executor worker = AsyncThreads.attempts();
         var loop = new Object() {
             void attempt(int number) {
+                if (result.isDone()) {
+                    end();
+                    return;
+                }
+                CompletableFuture<Attempt<L>> made;
+                try {
+                    made = attempts.attempt(number, Math.max(0, budget - (ticker.nanos() - start)), result);
+                } catch (RuntimeException | Error e) {
+                    made = CompletableFuture.failedFuture(e);
+                }
+                if (made.isDone()) {
+                    attempted(number, made.getNow(null), null);
+                } else {
+                    made.whenComplete((attempt, failure) -> worker.execute(() -> attempted(number, attempt, failure)));
+                }
+            }
+
+            /** Goes on from attempt {@code number}, once made (or failed). */
+            private void attempted(int number, Attempt<L> attempt, Throwable failure) {
                 boolean pausing = false;
                 try {
-                    pausing = !result.isDone() && attemptThenPause(number);
+                    pausing = thenPause(number, made(resource, start, ticker, events, attempt, failure));
                 } catch (RuntimeException | Error e) {
                     result.completeExceptionally(e);
                 } finally {
@@ -146,16 +195,17 @@ public final class AcquireLoop {
                 }
             }
 
-            /** Makes attempt {@code number}: true if a pause goes on after it, which ends the loop or goes on. */
-            private boolean attemptThenPause(int number) {
-                Attempt<L> attempt = AcquireLoop.attempt(resource, number, budget, start, ticker, events, attempts);
+            /** After attempt {@code number}: true if a pause goes on after it, which ends the loop or goes on. */
+            private boolean thenPause(int number, Attempt<L> attempt) {
                 if (attempt.lease != null) {
                     LateGrants.complete(result, attempt.lease, giveBack, resource);
                     return false;
                 }
                 long waited = ticker.nanos() - start;
-                if (!attempt.retryable || waited >= budget) {
-                    result.completeExceptionally(refused(resource, number, start, ticker, events, attempt));
+                if (!attempt.retryable || waited >= budget || result.isDone()) {
+                    if (!result.isDone()) { // a cancelled acquire is no refusal
+                        result.completeExceptionally(refused(resource, number, start, ticker, events, attempt));
+                    }
                     return false;
                 }
                 pause.pauseBeforeNextAttempt(number, budget - waited, resource)
@@ -193,6 +243,23 @@ public final class AcquireLoop {
         return result;
     }
 
+    /**
+     * {@code retry}'s backoff between two attempts, ended by a timer: no thread sleeps through it.
+     * As {@link RetryPolicy#pauseBeforeNextAttempt}, it is false at once if the delay does not fit.
+     */
+    public static AsyncPause onTimer(RetryPolicy retry) {
+        Objects.requireNonNull(retry, "retry");
+        return (failedAttempts, nanosLeft, resource) -> {
+            long delay = retry.delayAfter(failedAttempts).toNanos();
+            if (delay > nanosLeft) {
+                return CompletableFuture.completedFuture(false);
+            }
+            CompletableFuture<Boolean> over = new CompletableFuture<>();
+            AsyncThreads.timer().schedule(() -> over.complete(true), delay, TimeUnit.NANOSECONDS);
+            return over;
+        };
+    }
+
     /** The loop's budget in nanoseconds: {@code maxWait}, or {@link #LONGEST_WAIT_NANOS} at most. */
     private static long budget(Duration maxWait) {
         Objects.requireNonNull(maxWait, "maxWait");
@@ -216,10 +283,30 @@ public final class AcquireLoop {
         try {
             attempt = attempts.attempt(number, remaining);
         } catch (RuntimeException e) {
-            if (events.on()) {
-                events.error(resource, ticker.nanos() - start, e);
+            return made(resource, start, ticker, events, null, e);
+        }
+        return made(resource, start, ticker, events, attempt, null);
+    }
+
+    /**
+     * Tells {@code events} what an attempt came to: a grant, or what it threw ({@code failure}, a
+     * future's wrapping taken off), which is thrown on.
+     */
+    private static <L> Attempt<L> made(
+            String resource, long start, Ticker ticker, LockEvents events, Attempt<L> attempt, Throwable failure) {
+        if (failure != null) {
+            Throwable cause =
+                    failure instanceof CompletionException && failure.getCause() != null ? failure.getCause() : failure;
+            if (cause instanceof RuntimeException e) {
+                if (events.on()) {
+                    events.error(resource, ticker.nanos() - start, e);
+                }
+                throw e;
             }
-            throw e;
+            if (cause instanceof Error e) {
+                throw e;
+            }
+            throw new QuorumlockException("could not lock '" + resource + "': " + cause, cause);
         }
         if (attempt.lease != null && events.on()) {
             events.acquired(resource, ticker.nanos() - start, attempt.votes, attempt.nodes);
@@ -295,6 +382,19 @@ public final class AcquireLoop {
          * true to make the next attempt, false if the pause does not fit in {@code nanosLeft}.
          */
         CompletableFuture<Boolean> pauseBeforeNextAttempt(int failedAttempts, long nanosLeft, String resource);
+    }
+
+    /** One attempt to acquire that may wait without a thread: in a queue of contenders, for a holder. */
+    @FunctionalInterface
+    public interface AsyncAttempts<L> {
+        /**
+         * Makes attempt {@code number} (the first is 1), as {@link Attempts#attempt}; its future
+         * completes with what it came to, or exceptionally with what would end the loop.
+         *
+         * @param acquire the acquire's own future: once it is done (cancelled), the attempt may give
+         *     up its wait, and a lease it is granted after that is given back
+         */
+        CompletableFuture<Attempt<L>> attempt(int number, long remainingNanos, CompletableFuture<?> acquire);
     }
 
     /** One attempt to acquire, made by a lock. */
