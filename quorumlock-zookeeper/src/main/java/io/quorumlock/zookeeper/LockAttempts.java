@@ -40,6 +40,9 @@ final class LockAttempts {
 
     private static final int CREATE_TRIES = 3;
 
+    /** How often a contender without a connection looks whether it is back, should no change wake it. */
+    private static final long CONNECTION_RECHECK_NANOS = TimeUnit.MILLISECONDS.toNanos(100);
+
     private final ZooKeeperLock lock;
     private final CuratorFramework client;
     private final ConnectionWatch connection;
@@ -84,34 +87,101 @@ final class LockAttempts {
      * change of the queue, since the going of any node ahead lets it in.
      */
     Attempt<FencedLease> attempt(String resource, String dir, LockQueue shape, long deadline, long end, Mode mode) {
-        boolean wait = mode == Mode.WAIT;
         lock.checkOpen();
-        String ours = null;
-        boolean granted = false;
-        ReleaseWait pause = connection.releaseWait();
-        try {
-            if (!connection.awaitConnected(deadline)) {
-                return refused(
-                        ServerAnswer.Kind.UNREACHABLE,
-                        "no connection to the ensemble" + (wait ? " within the wait" : " within the connect timeout"));
+        return ContenderSteps.await(new Contender(resource, dir, shape, deadline, end, mode), lock.ticker());
+    }
+
+    /**
+     * As {@link #attempt(String, String, LockQueue, long, long, Mode)}, holding no thread while it
+     * waits ({@link ContenderSteps#withoutThread}). Once {@code acquire} is done (cancelled), the
+     * attempt gives up at its next step, and deletes its node.
+     */
+    CompletableFuture<Attempt<FencedLease>> attemptWithoutThread(
+            String resource,
+            String dir,
+            LockQueue shape,
+            long deadline,
+            long end,
+            Mode mode,
+            CompletableFuture<?> acquire) {
+        lock.checkOpen();
+        return ContenderSteps.withoutThread(
+                new Contender(resource, dir, shape, deadline, end, mode), lock.ticker(), acquire);
+    }
+
+    /**
+     * One contender's attempt, as steps: each step sends its requests and reads their answers, and
+     * comes to the attempt's outcome, or to a wait for its {@link #pause} (until {@link #wakeAt()}),
+     * after which the next step looks again.
+     */
+    private final class Contender implements ContenderSteps.Steps<Attempt<FencedLease>> {
+        private final String resource;
+        private final String dir;
+        private final LockQueue shape;
+        private final long deadline;
+        private final long end;
+        private final boolean wait;
+        private final ReleaseWait pause = connection.releaseWait();
+        private String ours;
+        private Created created;
+        private String name;
+        /** The listing sent right behind the create: used once, if it shows our node. */
+        private Listing early;
+
+        private boolean granted;
+        /** While no connection is reported: wait no longer than this before looking again. */
+        private boolean awaitingConnection;
+
+        Contender(String resource, String dir, LockQueue shape, long deadline, long end, Mode mode) {
+            this.resource = resource;
+            this.dir = dir;
+            this.shape = shape;
+            this.deadline = deadline;
+            this.end = end;
+            this.wait = mode == Mode.WAIT;
+        }
+
+        @Override
+        public ReleaseWait pause() {
+            return pause;
+        }
+
+        /** The deadline, sooner while no connection is reported: to look whether it is back. */
+        @Override
+        public long wakeAt() {
+            return awaitingConnection ? Math.min(deadline, lock.ticker().nanos() + CONNECTION_RECHECK_NANOS) : deadline;
+        }
+
+        @Override
+        public Attempt<FencedLease> step() throws Exception {
+            lock.checkOpen();
+            awaitingConnection = false;
+            if (created == null) {
+                if (!lock.client().getZookeeperClient().isConnected()) {
+                    if (lock.ticker().nanos() - deadline >= 0) {
+                        return refused(
+                                ServerAnswer.Kind.UNREACHABLE,
+                                "no connection to the ensemble"
+                                        + (wait ? " within the wait" : " within the connect timeout"));
+                    }
+                    awaitingConnection = true;
+                    return null;
+                }
+                created = create(dir, shape, end);
+                ours = created.path();
+                name = ZKPaths.getNodeFromPath(ours);
+                early = created.listing();
             }
-            Created created = create(dir, shape, end);
-            ours = created.path();
-            String name = ZKPaths.getNodeFromPath(ours);
-            Listing early = created.listing(); // sent right behind the create: used once, if it shows our node
             while (true) {
                 lock.checkOpen();
                 if (!connection.reportedConnected()) {
                     // Curator has not yet reported the connection back: no grant on a doubtful connection.
-                    pause.await(deadline, lock.ticker());
-                    if (!connection.reportedConnected()) {
-                        if (lock.ticker().nanos() - deadline >= 0) {
-                            return refused(
-                                    ServerAnswer.Kind.UNREACHABLE,
-                                    "the connection to the ensemble is " + connection.lastState());
-                        }
-                        continue;
+                    if (lock.ticker().nanos() - deadline >= 0) {
+                        return refused(
+                                ServerAnswer.Kind.UNREACHABLE,
+                                "the connection to the ensemble is " + connection.lastState());
                     }
+                    return null;
                 }
                 boolean sentEarly = early != null;
                 Listing listing = sentEarly ? early : list(dir);
@@ -168,7 +238,7 @@ final class LockAttempts {
                                     "watch the queue")
                             .getChildren();
                     if (shape.place(watched, name).index() == place.index()) {
-                        pause.await(deadline, lock.ticker());
+                        return null;
                     }
                     continue;
                 }
@@ -184,30 +254,53 @@ final class LockAttempts {
                 } catch (KeeperException.NoNodeException gone) {
                     continue;
                 }
-                pause.await(deadline, lock.ticker());
+                return null;
             }
-        } catch (NoAnswer e) {
-            return refused(
-                    ServerAnswer.Kind.TIMED_OUT,
-                    "no answer from the ensemble to '" + e.getMessage() + "' within the "
-                            + (wait ? "wait" : "connect timeout"));
-        } catch (KeeperException e) {
-            if (ZooKeeperCalls.retryable(e.code())) {
-                return refused(ZooKeeperCalls.kindOf(e.code()), e.getMessage());
+        }
+
+        /**
+         * What a step's exception comes to: a refusal another attempt may overcome (no answer in
+         * time, a lost connection)
+         *
+         * @throws QuorumlockException for any other
+         */
+        @Override
+        public Attempt<FencedLease> failed(Exception thrown) {
+            try {
+                throw thrown;
+            } catch (NoAnswer e) {
+                return refused(
+                        ServerAnswer.Kind.TIMED_OUT,
+                        "no answer from the ensemble to '" + e.getMessage() + "' within the "
+                                + (wait ? "wait" : "connect timeout"));
+            } catch (KeeperException e) {
+                if (ZooKeeperCalls.retryable(e.code())) {
+                    return refused(ZooKeeperCalls.kindOf(e.code()), e.getMessage());
+                }
+                throw new QuorumlockException(
+                        "ZooKeeper refused to lock '" + resource + "' under " + lock.ensemble() + ": " + e.getMessage(),
+                        e);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new QuorumlockException("interrupted while acquiring '" + resource + "'", e);
+            } catch (IllegalStateException e) {
+                lock.checkOpen();
+                throw new QuorumlockException("could not lock '" + resource + "': " + e.getMessage(), e);
+            } catch (QuorumlockException e) {
+                throw e;
+            } catch (Exception e) {
+                throw new QuorumlockException("could not lock '" + resource + "': " + e, e);
             }
-            throw new QuorumlockException(
-                    "ZooKeeper refused to lock '" + resource + "' under " + lock.ensemble() + ": " + e.getMessage(), e);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new QuorumlockException("interrupted while acquiring '" + resource + "'", e);
-        } catch (IllegalStateException e) {
-            lock.checkOpen();
-            throw new QuorumlockException("could not lock '" + resource + "': " + e.getMessage(), e);
-        } catch (QuorumlockException e) {
-            throw e;
-        } catch (Exception e) {
-            throw new QuorumlockException("could not lock '" + resource + "': " + e, e);
-        } finally {
+        }
+
+        @Override
+        public Attempt<FencedLease> givenUp() {
+            return refused(ServerAnswer.Kind.ERROR, "the acquire was given up");
+        }
+
+        /** The pause wakes no more, and a node that did not become a lease is deleted. */
+        @Override
+        public void finish() {
             connection.done(pause);
             if (ours != null && !granted) {
                 lock.deleteLockNode(ours, false);

@@ -19,10 +19,12 @@ import io.quorumlock.internal.LockEvents;
 import io.quorumlock.internal.Settings;
 import io.quorumlock.internal.Ticker;
 import io.quorumlock.internal.Timers;
+import io.quorumlock.internal.WaitsWithoutThread;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.apache.curator.framework.CuratorFramework;
@@ -85,7 +87,7 @@ import org.slf4j.LoggerFactory;
  * <p>Instances are thread-safe; share one per ensemble and close it on shutdown. The lock is not
  * reentrant: a thread that acquires a resource it already holds waits for itself.
  */
-public final class ZooKeeperLock implements DistributedLock<FencedLease>, Clocked {
+public final class ZooKeeperLock implements DistributedLock<FencedLease>, Clocked, WaitsWithoutThread<FencedLease> {
 
     private static final Logger log = LoggerFactory.getLogger(ZooKeeperLock.class);
 
@@ -252,22 +254,83 @@ public final class ZooKeeperLock implements DistributedLock<FencedLease>, Clocke
     /** {@link #acquire}'s timing and retries, around {@code step}. */
     FencedLease acquireBy(String resource, Duration maxWait, Step step) {
         Settings.maxWait(maxWait);
-        long overrun = AcquireLoop.overrun(connectTimeout()).toNanos();
         boolean once = maxWait.isZero();
         return AcquireLoop.acquire(resource, maxWait, retry, ticker, events, (number, remainingNanos) -> {
-            long now = ticker.nanos();
-            // One attempt is tryAcquire's: it waits for no holder, but for the connection (a lock
-            // just built has none yet) up to the connect timeout, and so do its requests: the
-            // first requests of a client on a busy machine take longer than the overrun.
-            long deadline = once ? now + connectTimeout().toNanos() : now + remainingNanos;
-            long end = deadline + overrun;
-            Attempt<FencedLease> attempt =
-                    step.attempt(deadline, end, once ? LockAttempts.Mode.ONCE : LockAttempts.Mode.WAIT);
-            if (attempt.lease().isEmpty()) {
-                log.debug("attempt {} to lock '{}' failed: {}", number, resource, attempt);
-            }
-            return attempt;
+            long deadline = deadline(once, remainingNanos);
+            Attempt<FencedLease> attempt = step.attempt(deadline, end(deadline), mode(once));
+            return logged(resource, number, attempt);
         });
+    }
+
+    /**
+     * As {@link #acquire}, holding no thread while it waits: the attempts run on the threads that
+     * the asynchronous acquires of this process share, and a wait in the queue ends at a watch, a
+     * connection change or a timer. Cancelling the future gives the wait up (the attempt's node is
+     * deleted); a lease granted after the cancel is released. {@link #acquireAsync} takes its leases
+     * with this.
+     */
+    @Override
+    public CompletableFuture<FencedLease> acquireWithoutThread(String resource, Duration ttl, Duration maxWait) {
+        String dir = lockDir(resource);
+        checkTtl(ttl);
+        checkOpen();
+        return acquireWithoutThreadBy(
+                resource,
+                maxWait,
+                (deadline, end, mode, acquire) ->
+                        attempts.attemptWithoutThread(resource, dir, LockQueue.LOCK, deadline, end, mode, acquire));
+    }
+
+    /** One attempt of a resource's lock or of another recipe that waits without a thread. */
+    interface AsyncStep {
+        CompletableFuture<Attempt<FencedLease>> attempt(
+                long deadline, long end, LockAttempts.Mode mode, CompletableFuture<?> acquire);
+    }
+
+    /** {@link #acquireWithoutThread}'s timing and retries, around {@code step}. */
+    CompletableFuture<FencedLease> acquireWithoutThreadBy(String resource, Duration maxWait, AsyncStep step) {
+        Settings.maxWait(maxWait);
+        boolean once = maxWait.isZero();
+        return AcquireLoop.acquireAsyncBy(
+                resource,
+                maxWait,
+                0,
+                AcquireLoop.onTimer(retry),
+                ticker,
+                events,
+                (number, remainingNanos, acquire) -> {
+                    long deadline = deadline(once, remainingNanos);
+                    return step.attempt(deadline, end(deadline), mode(once), acquire)
+                            .thenApply(attempt -> logged(resource, number, attempt));
+                },
+                FencedLease::release,
+                () -> {});
+    }
+
+    /**
+     * An attempt's deadline. One attempt ({@code once}) is tryAcquire's: it waits for no holder, but
+     * for the connection (a lock just built has none yet) up to the connect timeout, and so do its
+     * requests: the first requests of a client on a busy machine take longer than the overrun.
+     */
+    private long deadline(boolean once, long remainingNanos) {
+        long now = ticker.nanos();
+        return once ? now + connectTimeout().toNanos() : now + remainingNanos;
+    }
+
+    /** The end of an attempt's requests: its deadline and the overrun. */
+    private long end(long deadline) {
+        return deadline + AcquireLoop.overrun(connectTimeout()).toNanos();
+    }
+
+    private static LockAttempts.Mode mode(boolean once) {
+        return once ? LockAttempts.Mode.ONCE : LockAttempts.Mode.WAIT;
+    }
+
+    private static Attempt<FencedLease> logged(String resource, int number, Attempt<FencedLease> attempt) {
+        if (attempt.lease().isEmpty()) {
+            log.debug("attempt {} to lock '{}' failed: {}", number, resource, attempt);
+        }
+        return attempt;
     }
 
     /**
