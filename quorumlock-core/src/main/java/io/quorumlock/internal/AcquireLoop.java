@@ -174,8 +174,8 @@ public final class AcquireLoop {
                 } catch (RuntimeException | Error e) {
                     made = CompletableFuture.failedFuture(e);
                 }
-                if (made.isDone()) {
-                    attempted(number, made.getNow(null), null);
+                if (made.isDone()) { // runs at once, on this thread
+                    made.whenComplete((attempt, failure) -> attempted(number, attempt, failure));
                 } else {
                     made.whenComplete((attempt, failure) -> worker.execute(() -> attempted(number, attempt, failure)));
                 }

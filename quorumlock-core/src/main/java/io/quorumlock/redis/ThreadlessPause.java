@@ -2,11 +2,8 @@ package io.quorumlock.redis;
 
 import io.quorumlock.internal.AcquireLoop;
 import io.quorumlock.internal.AsyncThreads;
+import io.quorumlock.internal.ThreadlessSleep;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ScheduledFuture;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.concurrent.atomic.AtomicReference;
 
 /**
  * The pauses of a {@link ReleaseWait}, holding no thread while they sleep: each step runs on a
@@ -60,35 +57,25 @@ final class ThreadlessPause implements AcquireLoop.AsyncPause {
             return;
         }
         boolean wakeable = wait.sleep() == ReleaseWait.Sleep.WAKE;
-        AtomicBoolean ended = new AtomicBoolean();
-        AtomicReference<ScheduledFuture<?>> timeout = new AtomicReference<>();
-        Runnable resume = () -> {
-            if (ended.compareAndSet(false, true)) {
-                AsyncThreads.attempts().execute(() -> {
-                    ScheduledFuture<?> pending = timeout.get();
-                    if (pending != null) {
-                        pending.cancel(false); // a wake-up ended the sleep
-                    }
-                    if (cancelled) {
-                        done.complete(false); // a wake-up not taken, passed on when the waiter leaves
-                        return;
-                    }
-                    try {
-                        step(wait.resume(wakeable && wait.waiter().takeWake()), done);
-                    } catch (RuntimeException | Error e) {
-                        done.completeExceptionally(e);
-                    }
-                });
+        ThreadlessSleep sleeping = new ThreadlessSleep(() -> {
+            if (cancelled) {
+                done.complete(false); // a wake-up not taken, passed on when the waiter leaves
+                return;
             }
-        };
-        wakeNow = resume;
+            try {
+                step(wait.resume(wakeable && wait.waiter().takeWake()), done);
+            } catch (RuntimeException | Error e) {
+                done.completeExceptionally(e);
+            }
+        });
+        wakeNow = sleeping;
         // The hook before the timer: a later step, which the timer may start, registers its own after this one.
         if (wakeable) {
-            wait.waiter().onWake(resume); // the hook runs under the line's lock: it only hands on
+            wait.waiter().onWake(sleeping); // the hook runs under the line's lock: it only hands on
         }
-        timeout.set(AsyncThreads.timer().schedule(resume, next, TimeUnit.NANOSECONDS));
+        sleeping.endIn(next);
         if (cancelled) {
-            resume.run();
+            sleeping.run();
         }
     }
 }

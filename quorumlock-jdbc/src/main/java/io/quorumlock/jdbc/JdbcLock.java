@@ -18,6 +18,7 @@ import io.quorumlock.internal.LockEvents;
 import io.quorumlock.internal.Settings;
 import io.quorumlock.internal.Ticker;
 import io.quorumlock.internal.Timers;
+import io.quorumlock.internal.WaitsWithoutThread;
 import java.sql.PreparedStatement;
 import java.sql.SQLException;
 import java.time.Duration;
@@ -25,6 +26,8 @@ import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.OptionalLong;
+import java.util.concurrent.CancellationException;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -69,7 +72,7 @@ import javax.sql.DataSource;
  * resource are woken in the order they came. Instances are thread-safe; share one per database
  * and close it on shutdown, which releases the leases it still holds.
  */
-public final class JdbcLock implements DistributedLock<FencedLease>, Clocked {
+public final class JdbcLock implements DistributedLock<FencedLease>, Clocked, WaitsWithoutThread<FencedLease> {
 
     /** The longest TTL: a year. */
     static final Duration MAX_TTL = Duration.ofDays(365);
@@ -184,19 +187,69 @@ public final class JdbcLock implements DistributedLock<FencedLease>, Clocked {
         boolean once = Settings.maxWait(maxWait).isZero();
         requireOpen();
         try (ReleaseWait pause = waits.pause(resource)) {
-            FencedLease lease =
-                    AcquireLoop.acquire(resource, maxWait, pause, ticker, events, (number, remainingNanos) -> {
-                        long budget = once
-                                ? requestTimeoutNanos
-                                : Math.min(
-                                        requestTimeoutNanos,
-                                        Math.max(remainingNanos, number == 1 ? FIRST_ATTEMPT_NANOS : 0) + overrunNanos);
-                        pause.attempting();
-                        return attempts.attempt(resource, ttlMillis, ticker.nanos() + budget, pause, !once);
-                    });
-            pause.granted();
+            FencedLease lease = AcquireLoop.acquire(
+                    resource,
+                    maxWait,
+                    pause,
+                    ticker,
+                    events,
+                    (number, remainingNanos) -> attempt(resource, ttlMillis, once, number, remainingNanos, pause));
             return lease;
         }
+    }
+
+    /**
+     * As {@link #acquire}, holding no thread between its attempts: they run on the threads that
+     * the asynchronous acquires of this process share (each its statements, bounded as {@code
+     * acquire}'s), and the pauses between them end on a timer or at a release heard. Cancelling
+     * the future gives the wait up; a lease granted after the cancel is released. {@link
+     * #acquireAsync} takes its leases with this.
+     */
+    @Override
+    public CompletableFuture<FencedLease> acquireWithoutThread(String resource, Duration ttl, Duration maxWait) {
+        checkResource(resource);
+        long ttlMillis = ttlMillis(ttl);
+        boolean once = Settings.maxWait(maxWait).isZero();
+        requireOpen();
+        ReleaseWait pause = waits.pause(resource);
+        CompletableFuture<FencedLease> lease = AcquireLoop.acquireAsync(
+                resource,
+                maxWait,
+                0,
+                pause::pauseWithoutThread,
+                ticker,
+                events,
+                (number, remainingNanos) -> attempt(resource, ttlMillis, once, number, remainingNanos, pause),
+                FencedLease::release,
+                pause::close);
+        lease.whenComplete((granted, failure) -> {
+            if (failure instanceof CancellationException) {
+                pause.cancel();
+            }
+        });
+        return lease;
+    }
+
+    /**
+     * Attempt {@code number} of an acquire: its statements are bounded by what is left of the wait
+     * plus the overrun (the first attempt is given at least a second, for a cold connection), never
+     * more than the request timeout; one attempt ({@code once}) by the request timeout.
+     */
+    private AcquireLoop.Attempt<FencedLease> attempt(
+            String resource, long ttlMillis, boolean once, int number, long remainingNanos, ReleaseWait pause) {
+        requireOpen(); // closed during the pause, which the close ended
+        long budget = once
+                ? requestTimeoutNanos
+                : Math.min(
+                        requestTimeoutNanos,
+                        Math.max(remainingNanos, number == 1 ? FIRST_ATTEMPT_NANOS : 0) + overrunNanos);
+        pause.attempting();
+        AcquireLoop.Attempt<FencedLease> attempt =
+                attempts.attempt(resource, ttlMillis, ticker.nanos() + budget, pause, !once);
+        if (attempt.lease().isPresent()) {
+            pause.granted();
+        }
+        return attempt;
     }
 
     /**

@@ -3,8 +3,11 @@ package io.quorumlock.jdbc;
 import io.quorumlock.QuorumlockException;
 import io.quorumlock.RetryPolicy;
 import io.quorumlock.internal.AcquireLoop;
+import io.quorumlock.internal.AsyncThreads;
 import io.quorumlock.internal.LocalLine;
+import io.quorumlock.internal.ThreadlessSleep;
 import io.quorumlock.internal.Ticker;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
 
@@ -15,7 +18,8 @@ import java.util.function.Supplier;
  * row ends by the time the database gave it, or the lock's recheck interval passes (a release that
  * went unheard); an attempt made before the signal listened is repeated at once once it does.
  * Without one (H2, or a connection that cannot listen) it sleeps the lock's jittered backoff, cut
- * short when the holder's row ends.
+ * short when the holder's row ends. A blocking acquire sleeps on its own thread; an asynchronous one
+ * on a timer ({@link #pauseWithoutThread}).
  */
 final class ReleaseWait implements AcquireLoop.Pause, AutoCloseable {
 
@@ -36,6 +40,19 @@ final class ReleaseWait implements AcquireLoop.Pause, AutoCloseable {
     private boolean held;
 
     private long holderEndsNanos;
+
+    /** {@link #begin}: the next attempt goes on at once. */
+    private static final long GO = -1;
+    /** {@link #begin}: the pause does not fit in the wait: no next attempt. */
+    private static final long STOP = -2;
+    /** Of the pause begun: whether a release ends its sleep, and whether the attempts go on after a full sleep. */
+    private boolean wakeable;
+
+    private boolean goesOnAfterSleep;
+    /** Whether the acquire was given up: a pause without a thread ends at once. */
+    private volatile boolean cancelled;
+    /** Ends the sleep of the pause without a thread under way now, if one is. */
+    private volatile Runnable wakeNow;
 
     /** @param listeners the lock's listener, null where the database cannot notify or is not known yet */
     ReleaseWait(
@@ -82,8 +99,66 @@ final class ReleaseWait implements AcquireLoop.Pause, AutoCloseable {
 
     @Override
     public boolean pauseBeforeNextAttempt(int failedAttempts, long nanosLeft, String resource) {
+        long sleep = begin(failedAttempts, nanosLeft);
+        if (sleep < 0) {
+            return sleep == GO;
+        }
+        try {
+            if (!wakeable) {
+                TimeUnit.NANOSECONDS.sleep(sleep);
+                return slept(false);
+            }
+            return slept(waiter.await(sleep));
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new QuorumlockException("interrupted while waiting to acquire '" + resource + "'", e);
+        }
+    }
+
+    /**
+     * As {@link #pauseBeforeNextAttempt}, holding no thread while it sleeps: the sleep ends on the
+     * {@link AsyncThreads#timer()} or at a release heard, which hands the end of the pause to the
+     * {@link AsyncThreads#attempts()}. A {@linkplain #cancel() cancel} ends it at once.
+     */
+    CompletableFuture<Boolean> pauseWithoutThread(int failedAttempts, long nanosLeft, String resource) {
+        long sleep = cancelled ? STOP : begin(failedAttempts, nanosLeft);
+        if (sleep < 0) {
+            return CompletableFuture.completedFuture(sleep == GO);
+        }
+        CompletableFuture<Boolean> done = new CompletableFuture<>();
+        ThreadlessSleep sleeping =
+                new ThreadlessSleep(() -> done.complete(!cancelled && slept(wakeable && waiter.takeWake())));
+        wakeNow = sleeping;
+        if (wakeable) {
+            waiter.onWake(sleeping); // runs under the line's lock: it only hands on
+        }
+        sleeping.endIn(sleep);
+        if (cancelled) {
+            sleeping.run();
+        }
+        return done;
+    }
+
+    /** The acquire is given up: a pause without a thread ends now, refused, and none begins. */
+    void cancel() {
+        cancelled = true;
+        Runnable sleeping = wakeNow;
+        if (sleeping != null) {
+            sleeping.run();
+        }
+    }
+
+    /**
+     * Begins a pause: {@link #GO} or {@link #STOP} at once, or how long to sleep, woken by a
+     * release if {@link #wakeable}; {@link #slept} then tells whether to go on.
+     */
+    private long begin(int failedAttempts, long nanosLeft) {
         if (listener() == null || !listener.usable()) {
-            return backoff(failedAttempts, nanosLeft, resource);
+            // The lock's backoff, cut short when the holder's row ends.
+            long delay = untilHolderEnds(retry.delayAfter(failedAttempts).toNanos());
+            wakeable = false;
+            goesOnAfterSleep = true;
+            return delay <= nanosLeft ? delay : STOP;
         }
         if (waiter == null) {
             waiter = waiters.join(resource);
@@ -93,17 +168,19 @@ final class ReleaseWait implements AcquireLoop.Pause, AutoCloseable {
             listener.wanted(resource);
         }
         if (listening != 0 && listening != listenedBefore) {
-            return true; // the attempt ran before this LISTEN: a release then went unheard
+            return GO; // the attempt ran before this LISTEN: a release then went unheard
         }
         // Not listening (yet, or any more): the backoff, ended early when the LISTEN is in place
         long pause = untilHolderEnds(
                 listening == 0 ? retry.delayAfter(failedAttempts).toNanos() : recheckNanos);
-        try {
-            return waiter.await(Math.min(pause, nanosLeft)) || pause < nanosLeft;
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new QuorumlockException("interrupted while waiting to acquire '" + resource + "'", e);
-        }
+        wakeable = true;
+        goesOnAfterSleep = pause < nanosLeft;
+        return Math.min(pause, nanosLeft);
+    }
+
+    /** Whether the next attempt goes on, after a sleep that a release ended ({@code woken}) or not. */
+    private boolean slept(boolean woken) {
+        return woken || goesOnAfterSleep;
     }
 
     private ReleaseSignal listener() {
@@ -113,25 +190,9 @@ final class ReleaseWait implements AcquireLoop.Pause, AutoCloseable {
         return listener;
     }
 
-    /** The lock's backoff, cut short when the holder's row ends. */
-    private boolean backoff(int failedAttempts, long nanosLeft, String resource) {
-        long delay = untilHolderEnds(retry.delayAfter(failedAttempts).toNanos());
-        return delay <= nanosLeft && sleep(delay, resource);
-    }
-
     /** {@code pause}, cut short to when the holder's row ends if the last attempt found one. */
     private long untilHolderEnds(long pause) {
         return held ? Math.min(pause, Math.max(0, holderEndsNanos - ticker.nanos())) : pause;
-    }
-
-    private static boolean sleep(long nanos, String resource) {
-        try {
-            TimeUnit.NANOSECONDS.sleep(nanos);
-            return true;
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new QuorumlockException("interrupted while waiting to acquire '" + resource + "'", e);
-        }
     }
 
     /** Leaves the queue of waiters, if the acquire joined it. */

@@ -112,8 +112,9 @@ final class ReleaseWaits {
         return current != null && current.listening(resource) != 0;
     }
 
-    /** Stops listening, if the lock listened; called once the lock is closed. */
+    /** Stops listening, if the lock listened, and wakes the waiters; called once the lock is closed. */
     void close() {
+        waiters.wakeAll(); // their next attempt finds the lock closed
         ReleaseSignal listening = listener;
         if (listening != null) {
             listening.close();

@@ -1,11 +1,9 @@
 package io.quorumlock.zookeeper;
 
 import io.quorumlock.internal.AsyncThreads;
+import io.quorumlock.internal.ThreadlessSleep;
 import io.quorumlock.internal.Ticker;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ScheduledFuture;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
  * The two ways to take a contender's attempt through its steps: a blocking acquire sleeps through
@@ -85,57 +83,17 @@ final class ContenderSteps {
                     outcome.complete(made);
                     return;
                 }
-                Resume resume = new Resume(this::step);
-                steps.pause().onWake(resume);
-                resume.timeOut(
-                        () -> {
-                            if (steps.pause().unhook(resume)) {
-                                resume.run();
-                            }
-                        },
-                        steps.wakeAt() - ticker.nanos());
+                ThreadlessSleep sleep = new ThreadlessSleep(this::step);
+                steps.pause().onWake(sleep);
+                sleep.endIn(steps.wakeAt() - ticker.nanos(), () -> {
+                    if (steps.pause().unhook(sleep)) { // else a wake-up ended it
+                        sleep.run();
+                    }
+                });
             }
         };
         acquire.whenComplete((result, failure) -> steps.pause().wake()); // a cancel ends the wait
         AsyncThreads.attempts().execute(driver::step);
         return outcome;
-    }
-
-    /**
-     * The end of one wait: runs the next step on the {@link AsyncThreads#attempts()} once, at a
-     * wake-up or at its timer, whichever comes first; the timer is then taken off the timer's
-     * queue, so that early wake-ups leave no task behind.
-     */
-    private static final class Resume implements Runnable {
-        private final Runnable next;
-        private final AtomicBoolean ran = new AtomicBoolean();
-        private volatile ScheduledFuture<?> timer;
-
-        Resume(Runnable next) {
-            this.next = next;
-        }
-
-        @Override
-        public void run() {
-            if (ran.compareAndSet(false, true)) {
-                cancelTimer();
-                AsyncThreads.attempts().execute(next);
-            }
-        }
-
-        /** Runs {@code timeout} on the timer in {@code nanos}, unless this has run by then. */
-        void timeOut(Runnable timeout, long nanos) {
-            timer = AsyncThreads.timer().schedule(timeout, Math.max(0, nanos), TimeUnit.NANOSECONDS);
-            if (ran.get()) {
-                cancelTimer();
-            }
-        }
-
-        private void cancelTimer() {
-            ScheduledFuture<?> scheduled = timer;
-            if (scheduled != null) {
-                scheduled.cancel(false);
-            }
-        }
     }
 }

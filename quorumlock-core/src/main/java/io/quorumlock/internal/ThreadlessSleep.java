@@ -1,0 +1,53 @@
+package io.quorumlock.internal;
+
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+
+/**
+ * A sleep that holds no thread: it ends at a wake-up (whoever wakes the waiter runs it), at its
+ * timer on the {@link AsyncThreads#timer()}, or at a cancel, whichever comes first, and then runs
+ * what follows once, on the {@link AsyncThreads#attempts()}. The timer is taken off the timer's
+ * queue when the sleep ends sooner, so that early wake-ups leave no task behind. Running it only
+ * hands work on: it is safe under a lock and on any thread.
+ */
+public final class ThreadlessSleep implements Runnable {
+
+    private final Runnable then;
+    private final AtomicBoolean ended = new AtomicBoolean();
+    private volatile ScheduledFuture<?> timer;
+
+    /** A sleep after which {@code then} runs; it ends once {@link #run} first runs. */
+    public ThreadlessSleep(Runnable then) {
+        this.then = then;
+    }
+
+    /** Ends the sleep, if it has not ended yet. */
+    @Override
+    public void run() {
+        if (ended.compareAndSet(false, true)) {
+            cancelTimer();
+            AsyncThreads.attempts().execute(then);
+        }
+    }
+
+    /** Ends the sleep in {@code nanos}, unless it has ended by then. */
+    public void endIn(long nanos) {
+        endIn(nanos, this);
+    }
+
+    /** Runs {@code atTimeout} (which ends the sleep, or decides not to) in {@code nanos}, unless the sleep has ended by then. */
+    public void endIn(long nanos, Runnable atTimeout) {
+        timer = AsyncThreads.timer().schedule(atTimeout, Math.max(0, nanos), TimeUnit.NANOSECONDS);
+        if (ended.get()) {
+            cancelTimer();
+        }
+    }
+
+    private void cancelTimer() {
+        ScheduledFuture<?> scheduled = timer;
+        if (scheduled != null) {
+            scheduled.cancel(false);
+        }
+    }
+}

@@ -1,0 +1,228 @@
+package io.quorumlock.jdbc;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.quorumlock.DistributedSemaphore;
+import io.quorumlock.FencedLease;
+import io.quorumlock.RetryPolicy;
+import io.quorumlock.testkit.MariaDbServerExtension;
+import io.quorumlock.testkit.PostgresServerExtension;
+import io.quorumlock.testkit.TestTime;
+import java.lang.management.ManagementFactory;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CancellationException;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.BooleanSupplier;
+import java.util.function.Supplier;
+import java.util.stream.Collectors;
+import java.util.stream.IntStream;
+import javax.sql.DataSource;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * A database lock's {@code acquireAsync} holds no thread between its attempts: waiters on many
+ * resources or semaphores add no thread per waiter and are woken by the releases (their backoff is
+ * 30 s and their recheck a minute, so a grant within the test's bound was a wake-up); a cancelled
+ * wait takes no lease; closing the lock ends its waits.
+ */
+@Timeout(value = 120, unit = TimeUnit.SECONDS, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
+class JdbcThreadlessWaitIT {
+
+    private static final Logger log = LoggerFactory.getLogger(JdbcThreadlessWaitIT.class);
+
+    @RegisterExtension
+    static final PostgresServerExtension postgres = new PostgresServerExtension();
+
+    @RegisterExtension
+    static final MariaDbServerExtension mariadb = new MariaDbServerExtension();
+
+    private static final AtomicInteger tables = new AtomicInteger();
+    private static final Duration TTL = Duration.ofSeconds(60);
+    private static final Duration LONG_WAIT = Duration.ofSeconds(90);
+    private static final Duration WAIT = TestTime.scaled(Duration.ofSeconds(20));
+
+    private final List<JdbcLock> locks = new ArrayList<>();
+    private DataSource database;
+    private String table;
+
+    @AfterEach
+    void closeAll() {
+        locks.forEach(JdbcLock::close);
+    }
+
+    /** The holder's lock, on a new table of {@code engine}. */
+    private JdbcLock setUp(Engine engine) {
+        database = engine.dataSource(postgres, mariadb);
+        table = "threadless_" + tables.incrementAndGet();
+        JdbcLock lock = lock("holder");
+        lock.createTable();
+        return lock;
+    }
+
+    /** A lock that retries only every 30 s, and rechecks while it can be woken only every minute. */
+    private JdbcLock lock(String holder) {
+        JdbcLock lock = JdbcLock.builder()
+                .dataSource(database)
+                .table(table)
+                .holder(holder)
+                .retry(RetryPolicy.jitteredBackoff(Duration.ofSeconds(30), Duration.ofSeconds(30)))
+                .recheck(Duration.ofMinutes(1))
+                .build();
+        locks.add(lock);
+        return lock;
+    }
+
+    private static int threads() {
+        return ManagementFactory.getThreadMXBean().getThreadCount();
+    }
+
+    @ParameterizedTest
+    @EnumSource(
+            value = Engine.class,
+            names = {"POSTGRESQL", "MARIADB"})
+    void waitersOnManyResourcesHoldNoThreadEachAndAreWokenByTheReleases(Engine engine) throws Exception {
+        int resources = 150;
+        JdbcLock holder = setUp(engine);
+        JdbcLock waiters = lock("waiter");
+        List<FencedLease> held = new ArrayList<>();
+        for (int r = 0; r < resources; r++) {
+            held.add(holder.acquire("many-" + r, TTL, Duration.ZERO));
+        }
+        List<FencedLease> granted = waitWithoutThreads(
+                engine + ", " + resources + " resources",
+                held,
+                waiters,
+                () -> IntStream.range(0, resources)
+                        .mapToObj(r -> waiters.acquireAsync("many-" + r, TTL, LONG_WAIT))
+                        .collect(Collectors.toList()),
+                () -> IntStream.range(0, resources).allMatch(r -> waiters.waiting("many-" + r) == 1));
+        for (int r = 0; r < resources; r++) {
+            assertThat(granted.get(r).fencingToken())
+                    .as("the waiter's token on many-%d", r)
+                    .isGreaterThan(held.get(r).fencingToken());
+        }
+    }
+
+    @ParameterizedTest
+    @EnumSource(
+            value = Engine.class,
+            names = {"POSTGRESQL", "MARIADB"})
+    void waitersOnManySemaphoresHoldNoThreadEachAndAreWokenByTheReleases(Engine engine) throws Exception {
+        int semaphores = 40;
+        JdbcLock holder = setUp(engine);
+        JdbcLock waiters = lock("waiter");
+        List<FencedLease> held = new ArrayList<>();
+        List<DistributedSemaphore<FencedLease>> waited = new ArrayList<>();
+        for (int s = 0; s < semaphores; s++) {
+            DistributedSemaphore<FencedLease> semaphore = DistributedSemaphore.of(holder, "backups-" + s, 2);
+            held.add(semaphore.acquire(TTL, Duration.ZERO));
+            held.add(semaphore.acquire(TTL, Duration.ZERO));
+            waited.add(DistributedSemaphore.of(waiters, "backups-" + s, 2));
+        }
+        // Only the second permits are released: each waiter waits on both at once, and is woken.
+        List<FencedLease> seconds =
+                held.stream().filter(lease -> lease.resource().endsWith("#2")).collect(Collectors.toList());
+        waitWithoutThreads(
+                engine + ", " + semaphores + " semaphores of 2 permits",
+                seconds,
+                waiters,
+                () -> waited.stream().map(w -> w.acquireAsync(TTL, LONG_WAIT)).collect(Collectors.toList()),
+                () -> IntStream.range(0, semaphores)
+                        .allMatch(s -> waiters.waiting("backups-" + s + "#1") == 1
+                                && waiters.waiting("backups-" + s + "#2") == 1));
+        held.forEach(FencedLease::release);
+    }
+
+    /**
+     * Asks for leases on what {@code held} holds, with the futures {@code ask} gives, waits until
+     * {@code waiting} says they all pause in the lock's queues, and checks that no thread per waiter was added meanwhile; then releases the holds and takes
+     * every lease, which it returns released.
+     */
+    private List<FencedLease> waitWithoutThreads(
+            String what,
+            List<FencedLease> held,
+            JdbcLock waiters,
+            Supplier<List<CompletableFuture<FencedLease>>> ask,
+            BooleanSupplier waiting)
+            throws Exception {
+        waiters.acquireAsync("warm-up", TTL, WAIT)
+                .get(WAIT.toMillis(), TimeUnit.MILLISECONDS)
+                .release();
+        int before = threads();
+        List<CompletableFuture<FencedLease>> futures = ask.get();
+        int[] most = {before};
+        TestTime.await(
+                WAIT,
+                () -> {
+                    most[0] = Math.max(most[0], threads());
+                    return waiting.getAsBoolean();
+                },
+                "every waiter pausing, woken by a release");
+        most[0] = Math.max(most[0], threads());
+        log.info("{} threads before asynchronous acquires on {}, {} at most while they wait", before, what, most[0]);
+        assertThat(futures).noneMatch(CompletableFuture::isDone);
+        // The bound leaves room for the pools' threads (attempts, timer, lines, the database's
+        // listener) and what other work of this JVM starts meanwhile: far below one per waiter.
+        assertThat(most[0] - before)
+                .as("threads added while asynchronous acquires wait on %s", what)
+                .isLessThanOrEqualTo(20);
+
+        held.forEach(FencedLease::release);
+        List<FencedLease> granted = new ArrayList<>();
+        for (CompletableFuture<FencedLease> future : futures) {
+            FencedLease lease = future.get(WAIT.toMillis(), TimeUnit.MILLISECONDS);
+            lease.release();
+            granted.add(lease);
+        }
+        return granted;
+    }
+
+    @ParameterizedTest
+    @EnumSource(
+            value = Engine.class,
+            names = {"POSTGRESQL", "MARIADB"})
+    void aCancelledWaitTakesNoLease(Engine engine) throws Exception {
+        JdbcLock holder = setUp(engine);
+        JdbcLock waiter = lock("waiter");
+        FencedLease held = holder.acquire("cancelled", TTL, Duration.ZERO);
+        CompletableFuture<FencedLease> waiting = waiter.acquireAsync("cancelled", TTL, LONG_WAIT);
+        TestTime.await(WAIT, () -> waiter.waiting("cancelled") == 1, "the waiter pausing");
+
+        assertThat(waiting.cancel(true)).isTrue();
+        TestTime.await(WAIT, () -> waiter.waiting("cancelled") == 0, "the waiter gone");
+        held.release();
+        try (FencedLease next = holder.acquire("cancelled", TTL, Duration.ZERO)) {
+            assertThat(next.fencingToken()).isGreaterThan(held.fencingToken());
+        }
+        assertThatThrownBy(waiting::join).isInstanceOf(CancellationException.class);
+    }
+
+    @ParameterizedTest
+    @EnumSource(
+            value = Engine.class,
+            names = {"POSTGRESQL", "MARIADB"})
+    void closingTheLockEndsItsWaits(Engine engine) throws Exception {
+        JdbcLock holder = setUp(engine);
+        JdbcLock waiter = lock("waiter");
+        try (FencedLease held = holder.acquire("closed", TTL, Duration.ZERO)) {
+            CompletableFuture<FencedLease> waiting = waiter.acquireAsync("closed", TTL, LONG_WAIT);
+            TestTime.await(WAIT, () -> waiter.waiting("closed") == 1, "the waiter pausing");
+            waiter.close();
+            assertThatThrownBy(() -> waiting.get(WAIT.toMillis(), TimeUnit.MILLISECONDS))
+                    .isInstanceOf(ExecutionException.class);
+            assertThat(held.isValid()).isTrue();
+        }
+    }
+}
