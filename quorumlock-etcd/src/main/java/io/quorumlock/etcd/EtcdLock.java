@@ -21,6 +21,7 @@ import io.quorumlock.internal.LockEvents;
 import io.quorumlock.internal.Settings;
 import io.quorumlock.internal.Ticker;
 import io.quorumlock.internal.Timers;
+import io.quorumlock.internal.WaitsWithoutThread;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.List;
@@ -79,7 +80,7 @@ import org.slf4j.LoggerFactory;
  * <p>Instances are thread-safe; share one per etcd cluster and close it on shutdown, which
  * releases the leases it still holds.
  */
-public final class EtcdLock implements DistributedLock<FencedLease>, Clocked {
+public final class EtcdLock implements DistributedLock<FencedLease>, Clocked, WaitsWithoutThread<FencedLease> {
 
     private static final Logger log = LoggerFactory.getLogger(EtcdLock.class);
 
@@ -163,10 +164,48 @@ public final class EtcdLock implements DistributedLock<FencedLease>, Clocked {
         return AcquireLoop.once(resource, ticker, events, () -> once(resource, ttlSeconds));
     }
 
-    /** One attempt as {@link #tryAcquire} makes it: a request timeout for the grant, tryAcquireWait for the lock. */
+    /** One attempt as {@link #tryAcquire} makes it. */
     private AcquireLoop.Attempt<FencedLease> once(String resource, long ttlSeconds) {
-        long waitEnd = ticker.nanos() + calls.requestTimeout().toNanos() + tryAcquireWait.toNanos();
-        return attempts.attempt(resource, ttlSeconds, tryAcquireWait.toNanos(), waitEnd, waitEnd + overrunNanos);
+        return new Bounds(true)
+                .attempt(
+                        1,
+                        0,
+                        (lockWait, waitEnd, end) -> attempts.attempt(resource, ttlSeconds, lockWait, waitEnd, end));
+    }
+
+    /** One attempt within the bounds that {@link Bounds} gives it. */
+    @FunctionalInterface
+    private interface Bounded<R> {
+        R attempt(long lockWaitNanos, long waitEnd, long end);
+    }
+
+    /**
+     * The bounds of the attempts of one acquire, blocking or not. One attempt ({@code once}) is
+     * tryAcquire's: a request timeout for the grant, tryAcquireWait for the lock. Otherwise the
+     * first attempt sets the end of the wait for all: what is left of {@code maxWait}, yet at least
+     * tryAcquireWait, so that a free lock is given that long to be granted however short the wait;
+     * each attempt waits for the lock until then. Every attempt's requests end by the end of the
+     * wait and the overrun. The attempts of one acquire are made one after the other.
+     */
+    private final class Bounds {
+        private final boolean once;
+        private long waitEnd;
+
+        Bounds(boolean once) {
+            this.once = once;
+        }
+
+        <R> R attempt(int number, long remainingNanos, Bounded<R> attempt) {
+            long now = ticker.nanos();
+            if (once) {
+                long onceEnd = now + calls.requestTimeout().toNanos() + tryAcquireWait.toNanos();
+                return attempt.attempt(tryAcquireWait.toNanos(), onceEnd, onceEnd + overrunNanos);
+            }
+            if (number == 1) {
+                waitEnd = now + Math.max(remainingNanos, tryAcquireWait.toNanos());
+            }
+            return attempt.attempt(Math.max(0, waitEnd - now), waitEnd, waitEnd + overrunNanos);
+        }
     }
 
     /**
@@ -196,19 +235,52 @@ public final class EtcdLock implements DistributedLock<FencedLease>, Clocked {
     public FencedLease acquire(String resource, Duration ttl, Duration maxWait) {
         checkResource(resource);
         long ttlSeconds = ttlSeconds(ttl);
-        boolean once = Settings.maxWait(maxWait).isZero();
-        long[] waitEnd = new long[1]; // the wait's end, set by the first attempt, for every attempt
-        return AcquireLoop.acquire(resource, maxWait, retry, ticker, events, (number, remainingNanos) -> {
-            if (once) {
-                return once(resource, ttlSeconds);
-            }
-            if (number == 1) {
-                // A free lock is given at least tryAcquireWait to be granted, however short the wait.
-                waitEnd[0] = ticker.nanos() + Math.max(remainingNanos, tryAcquireWait.toNanos());
-            }
-            long wait = Math.max(0, waitEnd[0] - ticker.nanos());
-            return attempts.attempt(resource, ttlSeconds, wait, waitEnd[0], waitEnd[0] + overrunNanos);
-        });
+        Bounds bounds = new Bounds(Settings.maxWait(maxWait).isZero());
+        return AcquireLoop.acquire(
+                resource,
+                maxWait,
+                retry,
+                ticker,
+                events,
+                (number, remainingNanos) -> bounds.attempt(
+                        number,
+                        remainingNanos,
+                        (lockWait, waitEnd, end) -> attempts.attempt(resource, ttlSeconds, lockWait, waitEnd, end)));
+    }
+
+    /**
+     * As {@link #acquire}, holding no thread while it waits: the attempts send their requests on
+     * the threads that the asynchronous acquires of this process share, and a wait in etcd's queue
+     * ends at a watch's event, etcd's answer to the lock call, the lease's loss, or a timer.
+     * Cancelling the future gives the wait up at once (the watch or the lock call is cancelled, the
+     * attempt's lease revoked, so its key is deleted); a lease granted after the cancel is
+     * released. Closing the lock ends it with an {@link IllegalStateException}. {@link
+     * #acquireAsync} takes its leases with this.
+     *
+     * @throws IllegalArgumentException if the resource is empty, the TTL not positive or {@code
+     *     maxWait} negative
+     * @throws IllegalStateException if this lock was closed
+     */
+    @Override
+    public CompletableFuture<FencedLease> acquireWithoutThread(String resource, Duration ttl, Duration maxWait) {
+        checkResource(resource);
+        long ttlSeconds = ttlSeconds(ttl);
+        Bounds bounds = new Bounds(Settings.maxWait(maxWait).isZero());
+        requireOpen();
+        return AcquireLoop.acquireAsyncBy(
+                resource,
+                maxWait,
+                0,
+                AcquireLoop.onTimer(retry),
+                ticker,
+                events,
+                (number, remainingNanos, acquire) -> bounds.attempt(
+                        number,
+                        remainingNanos,
+                        (lockWait, waitEnd, end) ->
+                                attempts.attemptWithoutThread(resource, ttlSeconds, lockWait, waitEnd, end, acquire)),
+                FencedLease::release,
+                () -> {});
     }
 
     /**

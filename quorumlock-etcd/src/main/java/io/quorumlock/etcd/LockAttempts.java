@@ -26,9 +26,7 @@ import java.util.OptionalLong;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
-import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicReference;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -84,6 +82,64 @@ final class LockAttempts {
      * @throws QuorumlockException if the thread was interrupted (the interrupt flag stays set)
      */
     Attempt<FencedLease> attempt(String resource, long ttlSeconds, long lockWaitNanos, long waitEnd, long end) {
+        EtcdLease[] lease = new EtcdLease[1];
+        Attempt<FencedLease> outcome;
+        try {
+            outcome = begin(resource, ttlSeconds, lockWaitNanos, waitEnd, end, lease)
+                    .await(resource);
+        } catch (RuntimeException | Error e) {
+            abandon(lease[0], end);
+            throw e;
+        }
+        return ended(lease[0], outcome, end);
+    }
+
+    /**
+     * As {@link #attempt(String, long, long, long, long)}, holding no thread while it waits for the
+     * holders ahead: called on an {@linkplain io.quorumlock.internal.AsyncThreads#attempts() attempt
+     * thread}, it sends its requests there, and goes on there once the wait is over (see {@link
+     * AttemptStep#withoutThread}). Once {@code acquire} is done (given up), the wait ends at once and
+     * the attempt is refused, its lease revoked.
+     *
+     * @return the outcome, or a future failed as the attempt throws
+     */
+    CompletableFuture<Attempt<FencedLease>> attemptWithoutThread(
+            String resource,
+            long ttlSeconds,
+            long lockWaitNanos,
+            long waitEnd,
+            long end,
+            CompletableFuture<?> acquire) {
+        EtcdLease[] lease = new EtcdLease[1];
+        CompletableFuture<Attempt<FencedLease>> outcome = new CompletableFuture<>();
+        try {
+            begin(resource, ttlSeconds, lockWaitNanos, waitEnd, end, lease)
+                    .withoutThread(acquire, refused(ServerAnswer.Kind.ERROR, "the acquire was given up"))
+                    .whenComplete((attempt, failure) -> {
+                        try {
+                            if (failure != null) {
+                                abandon(lease[0], end);
+                                outcome.completeExceptionally(failure);
+                            } else {
+                                outcome.complete(ended(lease[0], attempt, end));
+                            }
+                        } catch (RuntimeException | Error e) {
+                            outcome.completeExceptionally(e);
+                        }
+                    });
+        } catch (RuntimeException | Error e) {
+            abandon(lease[0], end);
+            outcome.completeExceptionally(e);
+        }
+        return AttemptStep.handedOver(outcome);
+    }
+
+    /**
+     * The attempt up to its wait: grants a lease (kept in {@code granted}) and keeps it alive, and
+     * joins the queue; its outcome, or the wait for the holders ahead.
+     */
+    private AttemptStep begin(
+            String resource, long ttlSeconds, long lockWaitNanos, long waitEnd, long end, EtcdLease[] granted) {
         lock.requireOpen();
         // The lease's validity counts from before this request: etcd cannot have granted it earlier.
         long grantSent = lock.ticker().nanos();
@@ -93,10 +149,10 @@ final class LockAttempts {
                     () -> lock.cancelledOnClose(client.getLeaseClient().grant(ttlSeconds)), "grant a lease", waitEnd);
         } catch (EtcdCalls.RequestFailed e) {
             lock.requireOpen();
-            return Attempt.refused(e.outcome, true);
+            return AttemptStep.done(Attempt.refused(e.outcome, true));
         }
-        long granted = lock.ticker().nanos();
-        EtcdLease lease = new EtcdLease(lock, resource, grant.getID(), grant.getTTL(), grantSent, granted);
+        long grantedAt = lock.ticker().nanos();
+        EtcdLease lease = new EtcdLease(lock, resource, grant.getID(), grant.getTTL(), grantSent, grantedAt);
         lock.follow(lease);
         if (lock.isClosed()) {
             // Closed since the grant: close() may not have seen this lease and may close the client
@@ -105,24 +161,34 @@ final class LockAttempts {
             lease.abandon(lock.ticker().nanos());
             lock.requireOpen();
         }
-        boolean handedOut = false;
-        try {
-            lease.startKeepAlive();
-            Attempt<FencedLease> attempt = lockAndCheck(lease, lock.lockName(resource), lockWaitNanos, waitEnd, end);
-            handedOut = attempt.lease().isPresent();
-            if (!handedOut) {
-                lock.requireOpen(); // the lock was closed during the attempt: no retry
-            }
-            return attempt;
-        } finally {
-            if (!handedOut) {
-                lease.abandon(end);
-            }
+        granted[0] = lease;
+        lease.startKeepAlive();
+        return lockAndCheck(lease, lock.lockName(resource), lockWaitNanos, waitEnd, end);
+    }
+
+    /**
+     * The attempt came to {@code outcome}: unless it holds the lock, its lease (if one was granted)
+     * is abandoned, which deletes its key.
+     *
+     * @throws IllegalStateException if the lock was closed during the attempt: no retry
+     */
+    private Attempt<FencedLease> ended(EtcdLease lease, Attempt<FencedLease> outcome, long end) {
+        if (outcome.lease().isEmpty()) {
+            abandon(lease, end);
+            lock.requireOpen();
+        }
+        return outcome;
+    }
+
+    /** Revokes {@code lease}, if one was granted, by {@code end} (in the background after that). */
+    private static void abandon(EtcdLease lease, long end) {
+        if (lease != null) {
+            lease.abandon(end);
         }
     }
 
-    private Attempt<FencedLease> lockAndCheck(
-            EtcdLease lease, ByteSequence name, long lockWaitNanos, long waitEnd, long end) {
+    /** Joins the queue: the lock held, refused, or a wait for the holders ahead. */
+    private AttemptStep lockAndCheck(EtcdLease lease, ByteSequence name, long lockWaitNanos, long waitEnd, long end) {
         ByteSequence key = QueueKeys.lockKey(name, lease.leaseId());
         // Joins the queue as etcd's lock does, in one transaction: the put fails if etcd no longer
         // knows the lease (it expired or was revoked since the grant); the keys of the queue are
@@ -147,7 +213,7 @@ final class LockAttempts {
                     "join the lock's queue",
                     end);
         } catch (EtcdCalls.RequestFailed e) {
-            return Attempt.refused(e.outcome, true);
+            return AttemptStep.done(Attempt.refused(e.outcome, true));
         }
         List<GetResponse> reads = joined.getGetResponses();
         if (joined.isSucceeded()) {
@@ -155,28 +221,23 @@ final class LockAttempts {
             long createRevision = joined.getHeader().getRevision();
             long ahead = reads.get(0).getCount() - 1;
             if (ahead <= 0) {
-                return hold(lease, key, createRevision);
+                return AttemptStep.done(hold(lease, key, createRevision));
             }
             if (ahead <= MOST_AHEAD_WATCHED) {
-                long lockWait = lockWait(lockWaitNanos, waitEnd, end);
-                Optional<Attempt<FencedLease>> watched =
-                        watchQueue(lease, name, key, createRevision, ahead, lockWait, end);
-                if (watched.isPresent()) {
-                    return watched.get();
-                }
+                return watchQueue(lease, name, key, createRevision, ahead, lockWaitNanos, waitEnd, end);
             }
-            // A long queue, or a watch that could not tell: what is left of the wait goes to etcd's lock service.
+            // A long queue: what is left of the wait goes to etcd's lock service.
             return waitInLockService(lease, name, key, createRevision, lockWait(lockWaitNanos, waitEnd, end), end);
         }
         // The key was there already (a request sent again after its first was applied).
         KeyValue kv = reads.get(0).getKvs().get(0);
         if (kv.getLease() != lease.leaseId()) {
-            return notOurs(key.toString(StandardCharsets.UTF_8), kv, lease);
+            return AttemptStep.done(notOurs(key.toString(StandardCharsets.UTF_8), kv, lease));
         }
         long createRevision = kv.getCreateRevision();
         List<KeyValue> first = reads.get(1).getKvs();
         if (!first.isEmpty() && first.get(0).getCreateRevision() == createRevision) {
-            return hold(lease, key, createRevision);
+            return AttemptStep.done(hold(lease, key, createRevision));
         }
         return waitInLockService(lease, name, key, createRevision, lockWait(lockWaitNanos, waitEnd, end), end);
     }
@@ -192,91 +253,86 @@ final class LockAttempts {
     }
 
     /**
-     * Waits for the {@code ahead} keys before ours to go, up to {@code lockWait}, with a watch of
-     * the queue ({@link QueueWatch}): the grant needs no request once the last of them is deleted.
-     * Empty if the watch could not tell (an error, a member without a leader): the caller then
-     * waits another way. The watch is cancelled whatever happens.
+     * Waits for the {@code ahead} keys before ours to go, as {@link #lockWait} says, with a watch
+     * of the queue ({@link QueueWatch}): the grant needs no request once the last of them is
+     * deleted. If the watch could not tell (an error, a member without a leader), what is left of
+     * the wait goes to etcd's lock service. The watch is cancelled whatever happens.
      */
-    private Optional<Attempt<FencedLease>> watchQueue(
+    private AttemptStep watchQueue(
             EtcdLease lease,
             ByteSequence name,
             ByteSequence key,
             long createRevision,
             long ahead,
-            long lockWait,
+            long lockWaitNanos,
+            long waitEnd,
             long end) {
+        long lockWait = lockWait(lockWaitNanos, waitEnd, end);
         QueueWatch queue = new QueueWatch(key, createRevision, ahead);
         lock.cancelledOnClose(queue.granted());
-        long grantedAt;
-        try {
-            grantedAt = queue.await(client, QueueKeys.prefix(name), lease.lost(), lockWait)
-                    .join();
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new QuorumlockException("interrupted while acquiring '" + lease.resource() + "'", e);
-        } catch (CancellationException e) {
-            if (lease.lost().isDone()) {
-                return Optional.of(refused(
-                        ServerAnswer.Kind.ERROR,
-                        "lost the lease while waiting: " + lease.lost().join().getMessage()));
+        CompletableFuture<Long> granted = queue.watch(client, QueueKeys.prefix(name));
+        // Stops waiting at once if the lease is lost meanwhile: the lock would come with a dead lease.
+        return AttemptStep.waitFor(CompletableFuture.anyOf(granted, lease.lost()), lockWait, queue::end, timedOut -> {
+            queue.end();
+            long grantedAt;
+            try {
+                grantedAt = granted.join();
+            } catch (CancellationException e) {
+                if (lease.lost().isDone()) {
+                    return AttemptStep.done(lostWhileWaiting(lease));
+                }
+                lock.requireOpen();
+                return AttemptStep.done(holder(name, lease, lockWait, end)); // the wait ran out
+            } catch (CompletionException e) {
+                if (e.getCause() instanceof QueueWatch.KeyGone gone) {
+                    return AttemptStep.done(refused(ServerAnswer.Kind.ERROR, gone.getMessage()));
+                }
+                lock.requireOpen();
+                log.debug(
+                        "'{}': waiting in etcd's lock service: {}",
+                        lease.resource(),
+                        e.getCause().getMessage());
+                return waitInLockService(lease, name, key, createRevision, lockWait(lockWaitNanos, waitEnd, end), end);
             }
-            lock.requireOpen();
-            return Optional.of(holder(name, lease, lockWait, end)); // the wait ran out
-        } catch (CompletionException e) {
-            if (e.getCause() instanceof QueueWatch.KeyGone gone) {
-                return Optional.of(refused(ServerAnswer.Kind.ERROR, gone.getMessage()));
-            }
-            lock.requireOpen();
-            log.debug(
-                    "'{}': waiting in etcd's lock service: {}",
-                    lease.resource(),
-                    e.getCause().getMessage());
-            return Optional.empty();
-        }
-        log.debug("'{}' granted at revision {}, the last key ahead deleted", lease.resource(), grantedAt);
-        return Optional.of(hold(lease, key, createRevision));
+            log.debug("'{}' granted at revision {}, the last key ahead deleted", lease.resource(), grantedAt);
+            return AttemptStep.done(hold(lease, key, createRevision));
+        });
     }
 
     /**
      * Waits in etcd's lock service up to {@code lockWait}, then reads the key back to check the
-     * grant ({@link #checkGrant}): for a join sent again, or a watch that could not tell.
+     * grant ({@link #checkGrant}): for a long queue, a join sent again, or a watch that could not tell.
      */
-    private Attempt<FencedLease> waitInLockService(
+    private AttemptStep waitInLockService(
             EtcdLease lease, ByteSequence name, ByteSequence key, long createRevision, long lockWait, long end) {
-        String resource = lease.resource();
         CompletableFuture<LockResponse> lockCall =
                 lock.cancelledOnClose(client.getLockClient().lock(name, lease.leaseId()));
         // The grant's check goes out as soon as etcd answers, from the thread that hears it, rather
-        // than after this thread has been woken.
+        // than after the waiter has been woken.
         CompletableFuture<GetResponse> readBack = lockCall.thenCompose(granted -> readBack(key));
-        try {
-            // Wakes once the grant's check is answered; stops waiting at once if the lease is lost
-            // meanwhile: the lock would come with a dead lease.
-            CompletableFuture.anyOf(readBack, lease.lost()).get(lockWait, TimeUnit.NANOSECONDS);
-        } catch (TimeoutException e) {
+        // Wakes once the grant's check is answered; stops waiting at once if the lease is lost
+        // meanwhile: the lock would come with a dead lease.
+        CompletableFuture<?> wake = CompletableFuture.anyOf(readBack, lease.lost());
+        return AttemptStep.waitFor(wake, lockWait, () -> lockCall.cancel(false), timedOut -> {
             if (!lockCall.isDone()) {
                 lockCall.cancel(false);
-                return holder(name, lease, lockWait, end);
-            } // granted, its check still under way: checkGrant waits for it until the end
-        } catch (ExecutionException | CompletionException | CancellationException e) {
-            // the lock's failure or the check's: told apart below
-        } catch (InterruptedException e) {
-            lockCall.cancel(false);
-            Thread.currentThread().interrupt();
-            throw new QuorumlockException("interrupted while acquiring '" + resource + "'", e);
-        }
-        if (!lockCall.isDone()) {
-            lockCall.cancel(false);
-            LeaseLostException loss = lease.lost().join();
-            return refused(ServerAnswer.Kind.ERROR, "lost the lease while waiting: " + loss.getMessage());
-        }
-        LockResponse locked;
-        try {
-            locked = lockCall.join();
-        } catch (CompletionException | CancellationException e) {
-            return Attempt.refused(calls.failure(e, "lock"), true);
-        }
-        return checkGrant(lease, key, createRevision, locked.getHeader().getRevision(), readBack, end);
+                // the wait ran out, or the lease was lost (the only other way to wake before a grant)
+                return AttemptStep.done(timedOut ? holder(name, lease, lockWait, end) : lostWhileWaiting(lease));
+            } // else granted, and if the wait ran out, its check still under way: checkGrant waits for it until the end
+            LockResponse locked;
+            try {
+                locked = lockCall.join();
+            } catch (CompletionException | CancellationException e) {
+                return AttemptStep.done(Attempt.refused(calls.failure(e, "lock"), true));
+            }
+            return AttemptStep.done(
+                    checkGrant(lease, key, createRevision, locked.getHeader().getRevision(), readBack, end));
+        });
+    }
+
+    private Attempt<FencedLease> lostWhileWaiting(EtcdLease lease) {
+        LeaseLostException loss = lease.lost().join();
+        return refused(ServerAnswer.Kind.ERROR, "lost the lease while waiting: " + loss.getMessage());
     }
 
     /**

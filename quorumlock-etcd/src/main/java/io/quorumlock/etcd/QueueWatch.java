@@ -8,11 +8,7 @@ import io.etcd.jetcd.options.WatchOption;
 import io.etcd.jetcd.watch.WatchEvent;
 import io.etcd.jetcd.watch.WatchResponse;
 import java.nio.charset.StandardCharsets;
-import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ExecutionException;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
 
 /**
  * A waiter's view of its lock's queue, kept from etcd's ordered history without a read: the
@@ -55,6 +51,8 @@ final class QueueWatch implements Watch.Listener {
     private boolean created;
 
     private boolean ended;
+    /** The watch, until {@link #end()} cancels it. */
+    private Watch.Watcher watcher;
     /** The watch to cancel once etcd has created it (before, jetcd could only leave it to the member). */
     private Watch.Watcher cancelOnCreated;
 
@@ -105,31 +103,38 @@ final class QueueWatch implements Watch.Listener {
     }
 
     /**
-     * Watches the queue under {@code prefix} with {@code client} and waits up to {@code waitNanos}
-     * for the outcome, no longer once {@code lost} completes (the lease lost); the watch is
-     * cancelled whatever happens.
+     * Starts the watch of the queue under {@code prefix} with {@code client}: {@link #granted()}
+     * completes with its outcome. {@link #end()} cancels it, whatever happened.
      *
-     * @return the outcome, done: the revision of the grant, or {@link KeyGone} or {@link Unsure};
-     *     cancelled if the wait ended without one (it ran out, the lease was lost, the lock closed)
+     * @return the outcome to come: the revision of the grant, or {@link KeyGone} or {@link Unsure}
+     *     (at once if the watch could not be made)
      */
-    CompletableFuture<Long> await(Client client, ByteSequence prefix, CompletableFuture<?> lost, long waitNanos)
-            throws InterruptedException {
-        Watch.Watcher watcher;
+    CompletableFuture<Long> watch(Client client, ByteSequence prefix) {
         try {
-            watcher = client.getWatchClient().watch(prefix, option(), this);
+            Watch.Watcher started = client.getWatchClient().watch(prefix, option(), this);
+            synchronized (this) {
+                watcher = started;
+            }
         } catch (RuntimeException e) {
             granted.completeExceptionally(new Unsure("could not watch the queue: " + e.getMessage(), e));
-            return granted;
-        }
-        try {
-            CompletableFuture.anyOf(granted, lost).get(waitNanos, TimeUnit.NANOSECONDS);
-        } catch (TimeoutException | ExecutionException | CancellationException e) {
-            // the outcome tells
-        } finally {
-            granted.cancel(false); // if still waiting, the wait is over: the end of the watch changes nothing
-            cancel(watcher);
         }
         return granted;
+    }
+
+    /**
+     * Ends the wait: cancels {@link #granted()} if it is still waiting (the end of the watch then
+     * changes nothing), and the watch. Once only; later calls do nothing.
+     */
+    void end() {
+        granted.cancel(false);
+        Watch.Watcher started;
+        synchronized (this) {
+            started = watcher;
+            watcher = null;
+        }
+        if (started != null) {
+            cancel(started);
+        }
     }
 
     @Override
