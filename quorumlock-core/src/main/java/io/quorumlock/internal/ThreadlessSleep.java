@@ -3,6 +3,7 @@ package io.quorumlock.internal;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.Consumer;
 
 /**
  * A sleep that holds no thread: it ends at a wake-up (whoever wakes the waiter runs it), at its
@@ -13,27 +14,39 @@ import java.util.concurrent.atomic.AtomicBoolean;
  */
 public final class ThreadlessSleep implements Runnable {
 
-    private final Runnable then;
+    private final Consumer<Boolean> then;
     private final AtomicBoolean ended = new AtomicBoolean();
     private volatile ScheduledFuture<?> timer;
 
     /** A sleep after which {@code then} runs; it ends once {@link #run} first runs. */
     public ThreadlessSleep(Runnable then) {
+        this(timedOut -> then.run());
+    }
+
+    /**
+     * A sleep after which {@code then} runs, told whether the sleep ran out ({@link #endIn(long)}'s
+     * timer ended it) rather than ended by a wake-up.
+     */
+    public ThreadlessSleep(Consumer<Boolean> then) {
         this.then = then;
     }
 
     /** Ends the sleep, if it has not ended yet. */
     @Override
     public void run() {
+        end(false);
+    }
+
+    private void end(boolean timedOut) {
         if (ended.compareAndSet(false, true)) {
             cancelTimer();
-            AsyncThreads.attempts().execute(then);
+            AsyncThreads.attempts().execute(() -> then.accept(timedOut));
         }
     }
 
-    /** Ends the sleep in {@code nanos}, unless it has ended by then. */
+    /** Ends the sleep in {@code nanos}, unless it has ended by then: it ran out. */
     public void endIn(long nanos) {
-        endIn(nanos, this);
+        endIn(nanos, () -> end(true));
     }
 
     /** Runs {@code atTimeout} (which ends the sleep, or decides not to) in {@code nanos}, unless the sleep has ended by then. */

@@ -4,18 +4,13 @@ import io.quorumlock.FencedLease;
 import io.quorumlock.QuorumlockException;
 import io.quorumlock.internal.AcquireLoop.Attempt;
 import io.quorumlock.internal.AsyncThreads;
+import io.quorumlock.internal.ThreadlessSleep;
 import java.util.Objects;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
-import java.util.concurrent.Executor;
-import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
-import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.concurrent.atomic.AtomicReference;
-import java.util.function.BiConsumer;
-import java.util.function.Consumer;
 
 /**
  * Where an attempt stands after its requests: its outcome, or a wait for the holders ahead of it
@@ -108,28 +103,16 @@ final class AttemptStep {
      */
     CompletableFuture<Attempt<FencedLease>> withoutThread(CompletableFuture<?> acquire, Attempt<FencedLease> givenUp) {
         CompletableFuture<Attempt<FencedLease>> result = new CompletableFuture<>();
-        Executor worker = AsyncThreads.attempts();
         var steps = new Object() {
             void next(AttemptStep step) {
                 if (step.outcome != null) {
                     result.complete(step.outcome);
                     return;
                 }
-                AtomicBoolean over = new AtomicBoolean();
-                AtomicReference<ScheduledFuture<?>> timer = new AtomicReference<>();
-                Consumer<Boolean> resume = timedOut -> {
-                    if (over.compareAndSet(false, true)) {
-                        ScheduledFuture<?> pending = timer.get();
-                        if (pending != null) {
-                            pending.cancel(false); // else it runs out later, to no effect
-                        }
-                        worker.execute(() -> after(step, timedOut));
-                    }
-                };
-                timer.set(
-                        AsyncThreads.timer().schedule(() -> resume.accept(true), step.waitNanos, TimeUnit.NANOSECONDS));
-                step.wake.whenComplete((answer, failure) -> resume.accept(false));
-                acquire.whenComplete((lease, failure) -> resume.accept(false));
+                ThreadlessSleep sleep = new ThreadlessSleep(timedOut -> after(step, timedOut));
+                sleep.endIn(step.waitNanos);
+                step.wake.whenComplete((answer, failure) -> sleep.run());
+                acquire.whenComplete((lease, failure) -> sleep.run());
             }
 
             private void after(AttemptStep step, boolean timedOut) {
@@ -150,35 +133,5 @@ final class AttemptStep {
         };
         steps.next(this);
         return result;
-    }
-
-    /**
-     * {@code outcome}, as the asynchronous loop can take it. {@code AcquireLoop.acquireAsyncBy}
-     * reads an attempt that is over at its return with {@code getNow}, which throws its failure out
-     * of the loop (the acquire would never end): a failure already there is handed over once the
-     * loop waits for it.
-     */
-    static <T> CompletableFuture<T> handedOver(CompletableFuture<T> outcome) {
-        if (!outcome.isCompletedExceptionally()) {
-            return outcome;
-        }
-        return new FailsWhenAwaited<>(
-                outcome.handle((attempt, failure) -> failure).join());
-    }
-
-    /** A future that fails with {@code failure} as soon as something waits for it with {@link #whenComplete}. */
-    private static final class FailsWhenAwaited<T> extends CompletableFuture<T> {
-        private final Throwable failure;
-
-        FailsWhenAwaited(Throwable failure) {
-            this.failure = failure;
-        }
-
-        @Override
-        public CompletableFuture<T> whenComplete(BiConsumer<? super T, ? super Throwable> action) {
-            CompletableFuture<T> next = super.whenComplete(action);
-            completeExceptionally(failure);
-            return next;
-        }
     }
 }

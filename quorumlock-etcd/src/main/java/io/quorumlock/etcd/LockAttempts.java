@@ -131,7 +131,7 @@ final class LockAttempts {
             abandon(lease[0], end);
             outcome.completeExceptionally(e);
         }
-        return AttemptStep.handedOver(outcome);
+        return outcome;
     }
 
     /**

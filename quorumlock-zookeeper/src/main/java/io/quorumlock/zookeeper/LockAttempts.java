@@ -88,7 +88,7 @@ final class LockAttempts {
      */
     Attempt<FencedLease> attempt(String resource, String dir, LockQueue shape, long deadline, long end, Mode mode) {
         lock.checkOpen();
-        return ContenderSteps.await(new Contender(resource, dir, shape, deadline, end, mode), lock.ticker());
+        return ContenderSteps.await(new Contender(resource, dir, shape, deadline, end, mode, false), lock.ticker());
     }
 
     /**
@@ -106,7 +106,7 @@ final class LockAttempts {
             CompletableFuture<?> acquire) {
         lock.checkOpen();
         return ContenderSteps.withoutThread(
-                new Contender(resource, dir, shape, deadline, end, mode), lock.ticker(), acquire);
+                new Contender(resource, dir, shape, deadline, end, mode, true), lock.ticker(), acquire);
     }
 
     /**
@@ -121,6 +121,9 @@ final class LockAttempts {
         private final long deadline;
         private final long end;
         private final boolean wait;
+        /** How long one request is waited for at most, within the end. */
+        private final long requestNanos;
+
         private final ReleaseWait pause = connection.releaseWait();
         private String ours;
         private Created created;
@@ -132,8 +135,16 @@ final class LockAttempts {
         /** While no connection is reported: wait no longer than this before looking again. */
         private boolean awaitingConnection;
 
-        Contender(String resource, String dir, LockQueue shape, long deadline, long end, Mode mode) {
+        /**
+         * @param threadless whether the steps run on the shared attempt threads: each request is
+         *     then waited for no longer than the connect timeout, so that a silent ensemble holds
+         *     none of them for the whole wait (a request given up refuses the attempt, which is tried
+         *     again)
+         */
+        Contender(
+                String resource, String dir, LockQueue shape, long deadline, long end, Mode mode, boolean threadless) {
             this.resource = resource;
+            this.requestNanos = threadless ? lock.connectTimeout().toNanos() : Long.MAX_VALUE;
             this.dir = dir;
             this.shape = shape;
             this.deadline = deadline;
@@ -167,7 +178,7 @@ final class LockAttempts {
                     awaitingConnection = true;
                     return null;
                 }
-                created = create(dir, shape, end);
+                created = create(dir, shape, until());
                 ours = created.path();
                 name = ZKPaths.getNodeFromPath(ours);
                 early = created.listing();
@@ -188,7 +199,7 @@ final class LockAttempts {
                 early = null;
                 List<String> queue;
                 try {
-                    queue = calls.answer(listing.answered(), end, "list the queue")
+                    queue = calls.answer(listing.answered(), until(), "list the queue")
                             .getChildren();
                 } catch (KeeperException e) {
                     if (sentEarly) {
@@ -224,7 +235,7 @@ final class LockAttempts {
                     return Attempt.heldBy("lock node " + holder, answer(ServerAnswer.Kind.HELD_BY_OTHER, holder));
                 }
                 if (lock.ticker().nanos() - deadline >= 0) {
-                    return shape.holders() > 1 ? allHeld(place) : heldBy(dir, place, end);
+                    return shape.holders() > 1 ? allHeld(place) : heldBy(dir, place, until());
                 }
                 if (shape.holders() > 1) {
                     // Any holder's going lets this contender in: wait for any change of the queue,
@@ -234,7 +245,7 @@ final class LockAttempts {
                                             .usingWatcher(pause)
                                             .inBackground(cb)
                                             .forPath(dir)),
-                                    end,
+                                    until(),
                                     "watch the queue")
                             .getChildren();
                     if (shape.place(watched, name).index() == place.index()) {
@@ -249,7 +260,7 @@ final class LockAttempts {
                                     .usingWatcher(pause)
                                     .inBackground(cb)
                                     .forPath(predecessor)),
-                            end,
+                            until(),
                             "watch the node ahead");
                 } catch (KeeperException.NoNodeException gone) {
                     continue;
@@ -264,6 +275,12 @@ final class LockAttempts {
          *
          * @throws QuorumlockException for any other
          */
+        /** When the request sent now is given up: the attempt's end, or sooner (see the constructor). */
+        private long until() {
+            long now = lock.ticker().nanos();
+            return end - now <= requestNanos ? end : now + requestNanos;
+        }
+
         @Override
         public Attempt<FencedLease> failed(Exception thrown) {
             try {
@@ -272,7 +289,9 @@ final class LockAttempts {
                 return refused(
                         ServerAnswer.Kind.TIMED_OUT,
                         "no answer from the ensemble to '" + e.getMessage() + "' within the "
-                                + (wait ? "wait" : "connect timeout"));
+                                + (!wait
+                                        ? "connect timeout"
+                                        : requestNanos == Long.MAX_VALUE ? "wait" : "wait or the connect timeout"));
             } catch (KeeperException e) {
                 if (ZooKeeperCalls.retryable(e.code())) {
                     return refused(ZooKeeperCalls.kindOf(e.code()), e.getMessage());
