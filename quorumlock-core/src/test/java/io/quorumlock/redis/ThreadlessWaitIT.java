@@ -10,6 +10,7 @@ import io.quorumlock.LockUnavailableException;
 import io.quorumlock.RetryPolicy;
 import io.quorumlock.testkit.RedisServersExtension;
 import io.quorumlock.testkit.TestTime;
+import io.quorumlock.testkit.WaitingThreads;
 import java.lang.management.ManagementFactory;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -194,29 +195,7 @@ class ThreadlessWaitIT {
                 .get(10, TimeUnit.SECONDS)
                 .orElseThrow()
                 .release();
-        int before = threads();
-        List<CompletableFuture<Lease>> futures = ask.get();
-        int[] most = {before};
-        TestTime.await(
-                WAIT,
-                () -> {
-                    most[0] = Math.max(most[0], threads());
-                    return waiting.getAsBoolean();
-                },
-                "every waiter in line");
-        most[0] = Math.max(most[0], threads());
-        log.info("{} threads before asynchronous acquires on {}, {} at most while they wait", before, what, most[0]);
-        assertThat(futures).noneMatch(CompletableFuture::isDone);
-        // The bound leaves room for the pools' threads (attempts, timer, subscriptions) and what
-        // other work of this JVM starts meanwhile: far below one per waiter.
-        assertThat(most[0] - before)
-                .as("threads added while asynchronous acquires wait on %s", what)
-                .isLessThanOrEqualTo(20);
-
-        held.forEach(Lease::release);
-        for (CompletableFuture<Lease> future : futures) {
-            future.get(WAIT.toMillis(), TimeUnit.MILLISECONDS).release();
-        }
+        WaitingThreads.grantedWithoutThreadEach(what, ask, waiting, () -> held.forEach(Lease::release), Lease::release);
     }
 
     @ParameterizedTest(name = "asynchronous: {0}")

@@ -6,21 +6,18 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import io.etcd.jetcd.ByteSequence;
 import io.etcd.jetcd.Client;
 import io.etcd.jetcd.options.GetOption;
+import io.quorumlock.DistributedSemaphore;
 import io.quorumlock.FencedLease;
 import io.quorumlock.LockUnavailableException;
 import io.quorumlock.internal.AcquireLoop;
 import io.quorumlock.testkit.EtcdCluster;
 import io.quorumlock.testkit.EtcdClusterExtension;
 import io.quorumlock.testkit.TestTime;
-import java.lang.management.ManagementFactory;
+import io.quorumlock.testkit.WaitingThreads;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.HashSet;
 import java.util.List;
-import java.util.Map;
-import java.util.Set;
-import java.util.TreeMap;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
@@ -113,24 +110,6 @@ class EtcdThreadlessWaitIT {
         return lock;
     }
 
-    private static int threads() {
-        return ManagementFactory.getThreadMXBean().getThreadCount();
-    }
-
-    /** The names of the live threads. */
-    private static Set<String> threadNames() {
-        return Thread.getAllStackTraces().keySet().stream()
-                .map(Thread::getName)
-                .collect(Collectors.toCollection(HashSet::new));
-    }
-
-    /** How many of {@code names} each pool has: the names without their numbers. */
-    private static Map<String, Long> byPool(Set<String> names) {
-        return names.stream()
-                .collect(Collectors.groupingBy(
-                        name -> name.replaceAll("-?\\d+", ""), TreeMap::new, Collectors.counting()));
-    }
-
     private static int queued(String resource) {
         return EtcdQueueState.lockKeys(admin, resource).size();
     }
@@ -169,43 +148,45 @@ class EtcdThreadlessWaitIT {
         for (CompletableFuture<FencedLease> lease : warmUp) {
             lease.get(WAIT.toMillis(), TimeUnit.MILLISECONDS).release();
         }
-        int before = threads();
-        Set<String> namesBefore = threadNames();
-        List<CompletableFuture<FencedLease>> futures = IntStream.range(0, resources)
-                .mapToObj(r -> waiters.acquireAsync("many-" + r, TTL, LONG_WAIT))
-                .collect(Collectors.toList());
-        int[] most = {before};
-        TestTime.await(
-                WAIT,
-                () -> {
-                    most[0] = Math.max(most[0], threads());
-                    return keysUnder("many-") == 2L * resources;
-                },
-                "every waiter queued behind its holder");
-        most[0] = Math.max(most[0], threads());
-        Set<String> added = threadNames();
-        added.removeAll(namesBefore);
-        log.info("etcd: threads added while they wait, by pool: {}", byPool(added));
-        log.info(
-                "etcd: {} threads before asynchronous acquires on {} held resources, {} at most while they wait",
-                before,
-                resources,
-                most[0]);
-        assertThat(futures).noneMatch(CompletableFuture::isDone);
-        // The bound leaves room for the pools' threads (attempts, timer, the client's) and what
-        // other work of this JVM starts meanwhile: far below one per waiter.
-        assertThat(most[0] - before)
-                .as("threads added while %d asynchronous acquires wait", resources)
-                .isLessThanOrEqualTo(20);
-
-        held.forEach(FencedLease::release);
+        List<FencedLease> granted = WaitingThreads.grantedWithoutThreadEach(
+                resources + " resources",
+                () -> IntStream.range(0, resources)
+                        .mapToObj(r -> waiters.acquireAsync("many-" + r, TTL, LONG_WAIT))
+                        .collect(Collectors.toList()),
+                () -> keysUnder("many-") == 2L * resources,
+                () -> held.forEach(FencedLease::release),
+                FencedLease::release);
         for (int r = 0; r < resources; r++) {
-            FencedLease lease = futures.get(r).get(WAIT.toMillis(), TimeUnit.MILLISECONDS);
-            assertThat(lease.resource()).isEqualTo("many-" + r);
-            assertThat(lease.fencingToken()).isGreaterThan(held.get(r).fencingToken());
-            lease.release();
+            assertThat(granted.get(r).resource()).isEqualTo("many-" + r);
+            assertThat(granted.get(r).fencingToken()).isGreaterThan(held.get(r).fencingToken());
         }
         TestTime.await(WAIT, () -> keysUnder("many-") == 0, "every key released");
+    }
+
+    @Test
+    void waitersOnManySemaphoresWaitOnEveryPermitWithNoThreadEach() throws Exception {
+        int semaphores = 40;
+        EtcdLock holder = lock("holder");
+        EtcdLock waiters = lock("waiters");
+        List<FencedLease> held = new ArrayList<>();
+        List<DistributedSemaphore<FencedLease>> waited = new ArrayList<>();
+        for (int s = 0; s < semaphores; s++) {
+            DistributedSemaphore<FencedLease> semaphore = DistributedSemaphore.of(holder, "backups-" + s, 2);
+            held.add(semaphore.acquire(TTL, Duration.ZERO));
+            held.add(semaphore.acquire(TTL, Duration.ZERO));
+            waited.add(DistributedSemaphore.of(waiters, "backups-" + s, 2));
+        }
+        // Each waiter waits in both permits' queues at once; only the second permits are released.
+        WaitingThreads.grantedWithoutThreadEach(
+                semaphores + " semaphores of 2 permits",
+                () -> waited.stream().map(w -> w.acquireAsync(TTL, LONG_WAIT)).collect(Collectors.toList()),
+                () -> IntStream.range(0, semaphores)
+                        .allMatch(s -> queued("backups-" + s + "#1") == 2 && queued("backups-" + s + "#2") == 2),
+                () -> held.stream()
+                        .filter(lease -> lease.resource().endsWith("#2"))
+                        .forEach(FencedLease::release),
+                FencedLease::release);
+        held.forEach(FencedLease::release);
     }
 
     @Test

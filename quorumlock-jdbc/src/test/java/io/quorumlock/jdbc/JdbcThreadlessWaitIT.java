@@ -9,6 +9,7 @@ import io.quorumlock.RetryPolicy;
 import io.quorumlock.testkit.MariaDbServerExtension;
 import io.quorumlock.testkit.PostgresServerExtension;
 import io.quorumlock.testkit.TestTime;
+import io.quorumlock.testkit.WaitingThreads;
 import java.lang.management.ManagementFactory;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -147,8 +148,8 @@ class JdbcThreadlessWaitIT {
 
     /**
      * Asks for leases on what {@code held} holds, with the futures {@code ask} gives, waits until
-     * {@code waiting} says they all pause in the lock's queues, and checks that no thread per waiter was added meanwhile; then releases the holds and takes
-     * every lease, which it returns released.
+     * {@code waiting} says they all pause in the lock's queues, and checks that no thread per waiter
+     * was added meanwhile; then releases the holds and takes every lease, which it returns released.
      */
     private List<FencedLease> waitWithoutThreads(
             String what,
@@ -160,33 +161,8 @@ class JdbcThreadlessWaitIT {
         waiters.acquireAsync("warm-up", TTL, WAIT)
                 .get(WAIT.toMillis(), TimeUnit.MILLISECONDS)
                 .release();
-        int before = threads();
-        List<CompletableFuture<FencedLease>> futures = ask.get();
-        int[] most = {before};
-        TestTime.await(
-                WAIT,
-                () -> {
-                    most[0] = Math.max(most[0], threads());
-                    return waiting.getAsBoolean();
-                },
-                "every waiter pausing, woken by a release");
-        most[0] = Math.max(most[0], threads());
-        log.info("{} threads before asynchronous acquires on {}, {} at most while they wait", before, what, most[0]);
-        assertThat(futures).noneMatch(CompletableFuture::isDone);
-        // The bound leaves room for the pools' threads (attempts, timer, lines, the database's
-        // listener) and what other work of this JVM starts meanwhile: far below one per waiter.
-        assertThat(most[0] - before)
-                .as("threads added while asynchronous acquires wait on %s", what)
-                .isLessThanOrEqualTo(20);
-
-        held.forEach(FencedLease::release);
-        List<FencedLease> granted = new ArrayList<>();
-        for (CompletableFuture<FencedLease> future : futures) {
-            FencedLease lease = future.get(WAIT.toMillis(), TimeUnit.MILLISECONDS);
-            lease.release();
-            granted.add(lease);
-        }
-        return granted;
+        return WaitingThreads.grantedWithoutThreadEach(
+                what, ask, waiting, () -> held.forEach(FencedLease::release), FencedLease::release);
     }
 
     @ParameterizedTest

@@ -10,6 +10,7 @@ import io.quorumlock.LockUnavailableException;
 import io.quorumlock.internal.AcquireLoop;
 import io.quorumlock.testkit.FaultProxy;
 import io.quorumlock.testkit.TestTime;
+import io.quorumlock.testkit.WaitingThreads;
 import io.quorumlock.testkit.ZooKeeperServers;
 import java.lang.management.ManagementFactory;
 import java.nio.file.Path;
@@ -197,33 +198,8 @@ class ZooKeeperThreadlessWaitIT {
         waiters.acquireAsync("warm-up", TTL, WAIT)
                 .get(WAIT.toMillis(), TimeUnit.MILLISECONDS)
                 .release();
-        int before = threads();
-        List<CompletableFuture<FencedLease>> futures = ask.get();
-        int[] most = {before};
-        TestTime.await(
-                WAIT,
-                () -> {
-                    most[0] = Math.max(most[0], threads());
-                    return waiting.getAsBoolean();
-                },
-                "every waiter in its queue");
-        most[0] = Math.max(most[0], threads());
-        log.info("{} threads before asynchronous acquires on {}, {} at most while they wait", before, what, most[0]);
-        assertThat(futures).noneMatch(CompletableFuture::isDone);
-        // The bound leaves room for the pools' threads (attempts, timer, lines) and what other work
-        // of this JVM starts meanwhile: far below one per waiter.
-        assertThat(most[0] - before)
-                .as("threads added while asynchronous acquires wait on %s", what)
-                .isLessThanOrEqualTo(20);
-
-        held.forEach(FencedLease::release);
-        List<FencedLease> granted = new ArrayList<>();
-        for (CompletableFuture<FencedLease> future : futures) {
-            FencedLease lease = future.get(WAIT.toMillis(), TimeUnit.MILLISECONDS);
-            lease.release();
-            granted.add(lease);
-        }
-        return granted;
+        return WaitingThreads.grantedWithoutThreadEach(
+                what, ask, waiting, () -> held.forEach(FencedLease::release), FencedLease::release);
     }
 
     @Test
