@@ -69,6 +69,11 @@ public final class LocalLine {
         queues.values().forEach(queue -> queue.getFirst().signal());
     }
 
+    /** Wakes every waiter of every resource: the lock is closed, and each waiter's next attempt ends its wait. */
+    public synchronized void wakeEvery() {
+        queues.values().forEach(queue -> queue.forEach(Waiter::signal));
+    }
+
     /** How many threads wait for {@code resource}. */
     public synchronized int waiting(String resource) {
         ArrayDeque<Waiter> queue = queues.get(resource);
@@ -149,6 +154,18 @@ public final class LocalLine {
                 return true;
             }
             return false;
+        }
+
+        /**
+         * Gives back a wake-up taken with {@link #takeWake} and not used (the wait was given up
+         * before its next attempt): {@link #close} passes it on to the next waiter.
+         */
+        public void giveBackWake() {
+            synchronized (LocalLine.this) {
+                if (signal.availablePermits() == 0) {
+                    signal.release();
+                }
+            }
         }
 
         /** Takes a wake-up that came, without waiting: whether one had. */

@@ -28,7 +28,6 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
-import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -261,11 +260,7 @@ public final class Redlock implements DistributedLock<Lease>, Clocked, WaitsWith
                 },
                 Lease::release,
                 wait::close);
-        lease.whenComplete((granted, failure) -> {
-            if (failure instanceof CancellationException) {
-                pause.cancel();
-            }
-        });
+        lease.whenComplete((granted, failure) -> pause.cancel()); // however it ended: no pause goes on
         return lease;
     }
 
@@ -436,7 +431,7 @@ public final class Redlock implements DistributedLock<Lease>, Clocked, WaitsWith
             log.warn("closing with {} releases still under way: their keys may stay until their TTL", left);
         }
         rounds.close();
-        rounds.waiters.wakeAll(); // a waiter's next attempt, now, ends its wait: the lock is closed
+        rounds.waiters.wakeEvery(); // a waiter's next attempt, now, ends its wait: the lock is closed
         for (RedlockLease lease : rounds.keptAlive) {
             lease.loseOnClose();
         }

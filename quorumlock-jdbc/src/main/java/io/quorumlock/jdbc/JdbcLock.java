@@ -26,7 +26,6 @@ import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.OptionalLong;
-import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -212,21 +211,24 @@ public final class JdbcLock implements DistributedLock<FencedLease>, Clocked, Wa
         boolean once = Settings.maxWait(maxWait).isZero();
         requireOpen();
         ReleaseWait pause = waits.pause(resource);
-        CompletableFuture<FencedLease> lease = AcquireLoop.acquireAsync(
+        CompletableFuture<FencedLease> lease = AcquireLoop.acquireAsyncBy(
                 resource,
                 maxWait,
                 0,
                 pause::pauseWithoutThread,
                 ticker,
                 events,
-                (number, remainingNanos) -> attempt(resource, ttlMillis, once, number, remainingNanos, pause),
+                (number, remainingNanos, acquire) -> {
+                    AcquireLoop.Attempt<FencedLease> attempt =
+                            attempt(resource, ttlMillis, once, number, remainingNanos, pause);
+                    if (attempt.lease().isPresent()) {
+                        pause.close(); // out of the line before the lease reaches anyone: its release wakes the next
+                    }
+                    return CompletableFuture.completedFuture(attempt);
+                },
                 FencedLease::release,
                 pause::close);
-        lease.whenComplete((granted, failure) -> {
-            if (failure instanceof CancellationException) {
-                pause.cancel();
-            }
-        });
+        lease.whenComplete((granted, failure) -> pause.cancel()); // however it ended: no pause goes on
         return lease;
     }
 

@@ -9,6 +9,7 @@ import io.quorumlock.internal.ThreadlessSleep;
 import io.quorumlock.internal.Ticker;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.function.BooleanSupplier;
 import java.util.function.Supplier;
 
 /**
@@ -32,6 +33,8 @@ final class ReleaseWait implements AcquireLoop.Pause, AutoCloseable {
     private final long recheckNanos;
 
     private final Ticker ticker;
+    /** Whether the lock is closed. */
+    private final BooleanSupplier closed;
 
     private LocalLine.Waiter waiter;
     /** The listener's number when the last attempt started. */
@@ -53,6 +56,8 @@ final class ReleaseWait implements AcquireLoop.Pause, AutoCloseable {
     private volatile boolean cancelled;
     /** Ends the sleep of the pause without a thread under way now, if one is. */
     private volatile Runnable wakeNow;
+    /** Whether a pause without a thread took a wake-up that no attempt has used yet. */
+    private volatile boolean tookWake;
 
     /** @param listeners the lock's listener, null where the database cannot notify or is not known yet */
     ReleaseWait(
@@ -61,8 +66,10 @@ final class ReleaseWait implements AcquireLoop.Pause, AutoCloseable {
             Supplier<ReleaseSignal> listeners,
             RetryPolicy retry,
             long recheckNanos,
-            Ticker ticker) {
+            Ticker ticker,
+            BooleanSupplier closed) {
         this.resource = resource;
+        this.closed = closed;
         this.waiters = waiters;
         this.listeners = listeners;
         this.retry = retry;
@@ -72,6 +79,7 @@ final class ReleaseWait implements AcquireLoop.Pause, AutoCloseable {
 
     /** An attempt starts. */
     void attempting() {
+        tookWake = false; // used by this attempt
         listenedBefore = listener() == null ? 0 : listener.listening(resource);
         held = false;
     }
@@ -126,8 +134,10 @@ final class ReleaseWait implements AcquireLoop.Pause, AutoCloseable {
             return CompletableFuture.completedFuture(sleep == GO);
         }
         CompletableFuture<Boolean> done = new CompletableFuture<>();
-        ThreadlessSleep sleeping =
-                new ThreadlessSleep(() -> done.complete(!cancelled && slept(wakeable && waiter.takeWake())));
+        ThreadlessSleep sleeping = new ThreadlessSleep(() -> {
+            tookWake = !cancelled && wakeable && waiter.takeWake();
+            done.complete(!cancelled && slept(tookWake));
+        });
         wakeNow = sleeping;
         if (wakeable) {
             waiter.onWake(sleeping); // runs under the line's lock: it only hands on
@@ -153,6 +163,9 @@ final class ReleaseWait implements AcquireLoop.Pause, AutoCloseable {
      * release if {@link #wakeable}; {@link #slept} then tells whether to go on.
      */
     private long begin(int failedAttempts, long nanosLeft) {
+        if (closed.getAsBoolean()) {
+            return GO; // the next attempt ends the wait
+        }
         if (listener() == null || !listener.usable()) {
             // The lock's backoff, cut short when the holder's row ends.
             long delay = untilHolderEnds(retry.delayAfter(failedAttempts).toNanos());
@@ -195,10 +208,17 @@ final class ReleaseWait implements AcquireLoop.Pause, AutoCloseable {
         return held ? Math.min(pause, Math.max(0, holderEndsNanos - ticker.nanos())) : pause;
     }
 
-    /** Leaves the queue of waiters, if the acquire joined it. */
+    /**
+     * Leaves the queue of waiters, if the acquire joined it; a wake-up the acquire took without an
+     * attempt after it goes to the next waiter.
+     */
     @Override
     public void close() {
         if (waiter != null) {
+            if (tookWake) {
+                tookWake = false;
+                waiter.giveBackWake();
+            }
             waiter.close();
         }
     }

@@ -40,7 +40,7 @@ final class ReleaseWaits {
 
     /** The pauses of one acquire between its attempts; closed when the acquire ends. */
     ReleaseWait pause(String resource) {
-        return new ReleaseWait(resource, waiters, this::listener, retry, recheckNanos, connections.ticker);
+        return new ReleaseWait(resource, waiters, this::listener, retry, recheckNanos, connections.ticker, closed::get);
     }
 
     /**
@@ -114,7 +114,7 @@ final class ReleaseWaits {
 
     /** Stops listening, if the lock listened, and wakes the waiters; called once the lock is closed. */
     void close() {
-        waiters.wakeAll(); // their next attempt finds the lock closed
+        waiters.wakeEvery(); // their next attempt finds the lock closed
         ReleaseSignal listening = listener;
         if (listening != null) {
             listening.close();

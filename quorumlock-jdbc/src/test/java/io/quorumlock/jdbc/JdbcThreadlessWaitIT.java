@@ -17,6 +17,8 @@ import java.util.List;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.BooleanSupplier;
@@ -55,11 +57,13 @@ class JdbcThreadlessWaitIT {
     private static final Duration WAIT = TestTime.scaled(Duration.ofSeconds(20));
 
     private final List<JdbcLock> locks = new ArrayList<>();
+    private final ExecutorService threads = Executors.newCachedThreadPool();
     private DataSource database;
     private String table;
 
     @AfterEach
     void closeAll() {
+        threads.shutdownNow();
         locks.forEach(JdbcLock::close);
     }
 
@@ -199,6 +203,58 @@ class JdbcThreadlessWaitIT {
             assertThatThrownBy(() -> waiting.get(WAIT.toMillis(), TimeUnit.MILLISECONDS))
                     .isInstanceOf(ExecutionException.class);
             assertThat(held.isValid()).isTrue();
+        }
+    }
+
+    @ParameterizedTest
+    @EnumSource(
+            value = Engine.class,
+            names = {"POSTGRESQL", "MARIADB"})
+    void closingTheLockEndsEveryWaitOfAResourceAtOnce(Engine engine) throws Exception {
+        JdbcLock holder = setUp(engine);
+        JdbcLock waiter = lock("waiter");
+        try (FencedLease held = holder.acquire("closed-all", TTL, Duration.ZERO)) {
+            List<CompletableFuture<FencedLease>> blocked = new ArrayList<>();
+            for (int w = 0; w < 3; w++) {
+                blocked.add(CompletableFuture.supplyAsync(() -> waiter.acquire("closed-all", TTL, LONG_WAIT), threads));
+            }
+            TestTime.await(WAIT, () -> waiter.waiting("closed-all") == 3, "three waiters pausing");
+            waiter.close();
+            for (CompletableFuture<FencedLease> wait : blocked) {
+                assertThatThrownBy(() -> wait.get(WAIT.toMillis(), TimeUnit.MILLISECONDS))
+                        .as("a wait of the closed lock (its recheck is a minute away)")
+                        .isInstanceOf(ExecutionException.class)
+                        .cause()
+                        .isInstanceOf(IllegalStateException.class);
+            }
+            assertThat(held.isValid()).isTrue();
+        }
+    }
+
+    @ParameterizedTest
+    @EnumSource(
+            value = Engine.class,
+            names = {"POSTGRESQL", "MARIADB"})
+    void aGrantReleasedAtOnceWakesTheNextWaiterOfTheLock(Engine engine) throws Exception {
+        JdbcLock holder = setUp(engine);
+        JdbcLock waiter = lock("waiter");
+        FencedLease held = holder.acquire("hand-on", TTL, Duration.ZERO);
+        // The first waiter's lease is released as it is granted, on the thread that grants it.
+        CompletableFuture<Long> first = waiter.acquireWithoutThread("hand-on", TTL, LONG_WAIT)
+                .thenApply(lease -> {
+                    lease.release();
+                    return lease.fencingToken();
+                });
+        TestTime.await(WAIT, () -> waiter.waiting("hand-on") == 1, "the first waiter pausing");
+        CompletableFuture<FencedLease> second =
+                CompletableFuture.supplyAsync(() -> waiter.acquire("hand-on", TTL, LONG_WAIT), threads);
+        TestTime.await(WAIT, () -> waiter.waiting("hand-on") == 2, "the second waiter behind it");
+
+        held.release();
+        long firstToken = first.get(WAIT.toMillis(), TimeUnit.MILLISECONDS);
+        // Woken by the first one's release, not by its recheck a minute later.
+        try (FencedLease next = second.get(WAIT.toMillis(), TimeUnit.MILLISECONDS)) {
+            assertThat(next.fencingToken()).isGreaterThan(firstToken);
         }
     }
 }
