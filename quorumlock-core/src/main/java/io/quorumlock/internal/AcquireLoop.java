@@ -14,6 +14,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.Executor;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Consumer;
 import java.util.function.Supplier;
 import org.slf4j.Logger;
@@ -161,6 +162,7 @@ public final class AcquireLoop {
         long budget = budget(maxWait);
         long start = ticker.nanos();
         CompletableFuture<L> result = new CompletableFuture<>();
+        AcquireEnd acquireEnd = new AcquireEnd(result);
         Executor worker = AsyncThreads.attempts();
         var loop = new Object() {
             void attempt(int number) {
@@ -170,7 +172,7 @@ public final class AcquireLoop {
                 }
                 CompletableFuture<Attempt<L>> made;
                 try {
-                    made = attempts.attempt(number, Math.max(0, budget - (ticker.nanos() - start)), result);
+                    made = attempts.attempt(number, Math.max(0, budget - (ticker.nanos() - start)), acquireEnd);
                 } catch (RuntimeException | Error e) {
                     made = CompletableFuture.failedFuture(e);
                 }
@@ -283,7 +285,10 @@ public final class AcquireLoop {
         try {
             attempt = attempts.attempt(number, remaining);
         } catch (RuntimeException e) {
-            return made(resource, start, ticker, events, null, e);
+            if (events.on()) {
+                events.error(resource, ticker.nanos() - start, e);
+            }
+            throw e;
         }
         return made(resource, start, ticker, events, attempt, null);
     }
@@ -391,10 +396,51 @@ public final class AcquireLoop {
          * Makes attempt {@code number} (the first is 1), as {@link Attempts#attempt}; its future
          * completes with what it came to, or exceptionally with what would end the loop.
          *
-         * @param acquire the acquire's own future: once it is done (cancelled), the attempt may give
-         *     up its wait, and a lease it is granted after that is given back
+         * @param acquire the acquire's end: once it has ended (cancelled), the attempt may give up
+         *     its wait, and a lease it is granted after that is given back
          */
-        CompletableFuture<Attempt<L>> attempt(int number, long remainingNanos, CompletableFuture<?> acquire);
+        CompletableFuture<Attempt<L>> attempt(int number, long remainingNanos, AcquireEnd acquire);
+    }
+
+    /**
+     * The end of an asynchronous acquire, as its attempts see it: whether it has ended (granted,
+     * refused, or given up by its caller), and one hook that its end runs, which each wait of its
+     * attempts sets in turn. However many attempts it makes, the acquire's future holds one
+     * callback, and a hook only until the next replaces it.
+     */
+    public static final class AcquireEnd {
+        private final CompletableFuture<?> acquire;
+        private final AtomicReference<Runnable> hook = new AtomicReference<>();
+
+        private AcquireEnd(CompletableFuture<?> acquire) {
+            this.acquire = acquire;
+            acquire.whenComplete((result, failure) -> runHook());
+        }
+
+        /** Whether the acquire has ended: its attempts stop, and give back a lease. */
+        public boolean isDone() {
+            return acquire.isDone();
+        }
+
+        /** Runs {@code then} when the acquire ends, at once if it has; in place of the hook set before. */
+        public void onEnd(Runnable then) {
+            hook.set(then);
+            if (acquire.isDone()) {
+                runHook();
+            }
+        }
+
+        /** Takes {@code then} back, if it is still the hook: the wait it ends is over. */
+        public void clear(Runnable then) {
+            hook.compareAndSet(then, null);
+        }
+
+        private void runHook() {
+            Runnable then = hook.getAndSet(null);
+            if (then != null) {
+                then.run();
+            }
+        }
     }
 
     /** One attempt to acquire, made by a lock. */

@@ -2,6 +2,7 @@ package io.quorumlock.etcd;
 
 import io.quorumlock.FencedLease;
 import io.quorumlock.QuorumlockException;
+import io.quorumlock.internal.AcquireLoop;
 import io.quorumlock.internal.AcquireLoop.Attempt;
 import io.quorumlock.internal.AsyncThreads;
 import io.quorumlock.internal.ThreadlessSleep;
@@ -101,21 +102,27 @@ final class AttemptStep {
      * once and the attempt comes to {@code givenUp}. The returned future completes on an
      * attempt thread (or on the caller's, if no wait was left).
      */
-    CompletableFuture<Attempt<FencedLease>> withoutThread(CompletableFuture<?> acquire, Attempt<FencedLease> givenUp) {
+    CompletableFuture<Attempt<FencedLease>> withoutThread(
+            AcquireLoop.AcquireEnd acquire, Attempt<FencedLease> givenUp) {
         CompletableFuture<Attempt<FencedLease>> result = new CompletableFuture<>();
         var steps = new Object() {
+            /** The wait under way, which the acquire's end ends. */
+            private Runnable waiting;
+
             void next(AttemptStep step) {
                 if (step.outcome != null) {
                     result.complete(step.outcome);
                     return;
                 }
                 ThreadlessSleep sleep = new ThreadlessSleep(timedOut -> after(step, timedOut));
-                sleep.endIn(step.waitNanos);
+                waiting = sleep;
                 step.wake.whenComplete((answer, failure) -> sleep.run());
-                acquire.whenComplete((lease, failure) -> sleep.run());
+                acquire.onEnd(sleep);
+                sleep.endIn(step.waitNanos);
             }
 
             private void after(AttemptStep step, boolean timedOut) {
+                acquire.clear(waiting);
                 AttemptStep next;
                 try {
                     if (acquire.isDone()) {

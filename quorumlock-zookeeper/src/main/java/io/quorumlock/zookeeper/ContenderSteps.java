@@ -1,5 +1,6 @@
 package io.quorumlock.zookeeper;
 
+import io.quorumlock.internal.AcquireLoop;
 import io.quorumlock.internal.AsyncThreads;
 import io.quorumlock.internal.ThreadlessSleep;
 import io.quorumlock.internal.Ticker;
@@ -62,27 +63,35 @@ final class ContenderSteps {
      * Takes {@code steps} through with no thread between two steps; once {@code acquire} is done
      * (cancelled), the wait under way ends, and the attempt is given up.
      */
-    static <T> CompletableFuture<T> withoutThread(Steps<T> steps, Ticker ticker, CompletableFuture<?> acquire) {
+    static <T> CompletableFuture<T> withoutThread(Steps<T> steps, Ticker ticker, AcquireLoop.AcquireEnd acquire) {
         CompletableFuture<T> outcome = new CompletableFuture<>();
+        Runnable wake = () -> steps.pause().wake(); // the acquire's end ends the wait
         var driver = new Object() {
             void step() {
                 T made;
                 try {
                     made = acquire.isDone() ? steps.givenUp() : steps.step();
+                    if (made == null) {
+                        sleep();
+                        return;
+                    }
                 } catch (Exception e) {
                     try {
                         made = steps.failed(e);
-                    } catch (RuntimeException failure) {
-                        steps.finish();
-                        outcome.completeExceptionally(failure);
+                    } catch (RuntimeException | Error failure) {
+                        end(failure);
                         return;
                     }
-                }
-                if (made != null) {
-                    steps.finish();
-                    outcome.complete(made);
+                } catch (Error e) {
+                    end(e);
                     return;
                 }
+                acquire.clear(wake);
+                steps.finish();
+                outcome.complete(made);
+            }
+
+            private void sleep() {
                 ThreadlessSleep sleep = new ThreadlessSleep(this::step);
                 steps.pause().onWake(sleep);
                 sleep.endIn(steps.wakeAt() - ticker.nanos(), () -> {
@@ -91,8 +100,17 @@ final class ContenderSteps {
                     }
                 });
             }
+
+            private void end(Throwable failure) {
+                try {
+                    acquire.clear(wake);
+                    steps.finish();
+                } finally {
+                    outcome.completeExceptionally(failure);
+                }
+            }
         };
-        acquire.whenComplete((result, failure) -> steps.pause().wake()); // a cancel ends the wait
+        acquire.onEnd(wake);
         AsyncThreads.attempts().execute(driver::step);
         return outcome;
     }

@@ -3,6 +3,7 @@ package io.quorumlock.zookeeper;
 import io.quorumlock.FencedLease;
 import io.quorumlock.QuorumlockException;
 import io.quorumlock.ServerAnswer;
+import io.quorumlock.internal.AcquireLoop;
 import io.quorumlock.internal.AcquireLoop.Attempt;
 import io.quorumlock.internal.Holders;
 import io.quorumlock.internal.LeaseCore;
@@ -88,7 +89,7 @@ final class LockAttempts {
      */
     Attempt<FencedLease> attempt(String resource, String dir, LockQueue shape, long deadline, long end, Mode mode) {
         lock.checkOpen();
-        return ContenderSteps.await(new Contender(resource, dir, shape, deadline, end, mode, false), lock.ticker());
+        return ContenderSteps.await(new Contender(resource, dir, shape, deadline, end, mode, null), lock.ticker());
     }
 
     /**
@@ -103,10 +104,10 @@ final class LockAttempts {
             long deadline,
             long end,
             Mode mode,
-            CompletableFuture<?> acquire) {
+            AcquireLoop.AcquireEnd acquire) {
         lock.checkOpen();
         return ContenderSteps.withoutThread(
-                new Contender(resource, dir, shape, deadline, end, mode, true), lock.ticker(), acquire);
+                new Contender(resource, dir, shape, deadline, end, mode, acquire), lock.ticker(), acquire);
     }
 
     /**
@@ -123,6 +124,8 @@ final class LockAttempts {
         private final boolean wait;
         /** How long one request is waited for at most, within the end. */
         private final long requestNanos;
+        /** The end of the asynchronous acquire making this attempt; null for a blocking one. */
+        private final AcquireLoop.AcquireEnd acquire;
 
         private final ReleaseWait pause = connection.releaseWait();
         private String ours;
@@ -136,15 +139,23 @@ final class LockAttempts {
         private boolean awaitingConnection;
 
         /**
-         * @param threadless whether the steps run on the shared attempt threads: each request is
-         *     then waited for no longer than the connect timeout, so that a silent ensemble holds
-         *     none of them for the whole wait (a request given up refuses the attempt, which is tried
-         *     again)
+         * @param acquire the end of the asynchronous acquire whose steps run on the shared attempt
+         *     threads, null for a blocking one. Each request is then waited for no longer than the
+         *     connect timeout, so that a silent ensemble holds none of those threads for the whole
+         *     wait: a listing or watch given up leaves the node in its place and looks again; and
+         *     the steps stop between two requests once the acquire has ended.
          */
         Contender(
-                String resource, String dir, LockQueue shape, long deadline, long end, Mode mode, boolean threadless) {
+                String resource,
+                String dir,
+                LockQueue shape,
+                long deadline,
+                long end,
+                Mode mode,
+                AcquireLoop.AcquireEnd acquire) {
             this.resource = resource;
-            this.requestNanos = threadless ? lock.connectTimeout().toNanos() : Long.MAX_VALUE;
+            this.acquire = acquire;
+            this.requestNanos = acquire != null ? lock.connectTimeout().toNanos() : Long.MAX_VALUE;
             this.dir = dir;
             this.shape = shape;
             this.deadline = deadline;
@@ -185,6 +196,9 @@ final class LockAttempts {
             }
             while (true) {
                 lock.checkOpen();
+                if (acquire != null && acquire.isDone()) {
+                    return givenUp();
+                }
                 if (!connection.reportedConnected()) {
                     // Curator has not yet reported the connection back: no grant on a doubtful connection.
                     if (lock.ticker().nanos() - deadline >= 0) {
@@ -194,78 +208,89 @@ final class LockAttempts {
                     }
                     return null;
                 }
-                boolean sentEarly = early != null;
-                Listing listing = sentEarly ? early : list(dir);
-                early = null;
-                List<String> queue;
                 try {
-                    queue = calls.answer(listing.answered(), until(), "list the queue")
-                            .getChildren();
-                } catch (KeeperException e) {
-                    if (sentEarly) {
-                        continue; // sent before the create made the parent, or before a reconnect: list again
+                    boolean sentEarly = early != null;
+                    Listing listing = sentEarly ? early : list(dir);
+                    early = null;
+                    List<String> queue;
+                    try {
+                        queue = calls.answer(listing.answered(), until(), "list the queue")
+                                .getChildren();
+                    } catch (KeeperException e) {
+                        if (sentEarly) {
+                            continue; // sent before the create made the parent, or before a reconnect: list again
+                        }
+                        throw e;
                     }
-                    throw e;
-                }
-                LockQueue.Place place = shape.place(queue, name);
-                if (!place.present()) {
-                    if (sentEarly) {
-                        continue; // the create was sent again after a lost connection, behind this listing
+                    LockQueue.Place place = shape.place(queue, name);
+                    if (!place.present()) {
+                        if (sentEarly) {
+                            continue; // the create was sent again after a lost connection, behind this listing
+                        }
+                        return refused(
+                                ServerAnswer.Kind.ERROR,
+                                "the lock node " + ours + " vanished while waiting: the session ended");
                     }
-                    return refused(
-                            ServerAnswer.Kind.ERROR,
-                            "the lock node " + ours + " vanished while waiting: the session ended");
-                }
-                if (place.first()) {
-                    Grant grant = grant(resource, created, listing);
-                    if (grant.lease() != null) {
-                        granted = true;
-                        return Attempt.granted(grant.lease());
+                    if (place.first()) {
+                        Grant grant = grant(resource, created, listing);
+                        if (grant.lease() != null) {
+                            granted = true;
+                            return Attempt.granted(grant.lease());
+                        }
+                        if (grant.refusal() != null) {
+                            return refused(ServerAnswer.Kind.ERROR, grant.refusal());
+                        }
+                        continue;
                     }
-                    if (grant.refusal() != null) {
-                        return refused(ServerAnswer.Kind.ERROR, grant.refusal());
+                    if (!wait && shape.holders() > 1) {
+                        return allHeld(place);
                     }
-                    continue;
-                }
-                if (!wait && shape.holders() > 1) {
-                    return allHeld(place);
-                }
-                if (!wait) {
-                    String holder = Holders.shown(place.holder());
-                    return Attempt.heldBy("lock node " + holder, answer(ServerAnswer.Kind.HELD_BY_OTHER, holder));
-                }
-                if (lock.ticker().nanos() - deadline >= 0) {
-                    return shape.holders() > 1 ? allHeld(place) : heldBy(dir, place, until());
-                }
-                if (shape.holders() > 1) {
-                    // Any holder's going lets this contender in: wait for any change of the queue,
-                    // unless one came since the listing.
-                    List<String> watched = calls.answer(
-                                    calls.send(cb -> client.getChildren()
-                                            .usingWatcher(pause)
-                                            .inBackground(cb)
-                                            .forPath(dir)),
-                                    until(),
-                                    "watch the queue")
-                            .getChildren();
-                    if (shape.place(watched, name).index() == place.index()) {
-                        return null;
+                    if (!wait) {
+                        String holder = Holders.shown(place.holder());
+                        return Attempt.heldBy("lock node " + holder, answer(ServerAnswer.Kind.HELD_BY_OTHER, holder));
                     }
-                    continue;
+                    if (lock.ticker().nanos() - deadline >= 0) {
+                        return shape.holders() > 1 ? allHeld(place) : heldBy(dir, place, until());
+                    }
+                    if (shape.holders() > 1) {
+                        // Any holder's going lets this contender in: wait for any change of the queue,
+                        // unless one came since the listing.
+                        List<String> watched = calls.answer(
+                                        calls.send(cb -> client.getChildren()
+                                                .usingWatcher(pause)
+                                                .inBackground(cb)
+                                                .forPath(dir)),
+                                        until(),
+                                        "watch the queue")
+                                .getChildren();
+                        if (shape.place(watched, name).index() == place.index()) {
+                            return null;
+                        }
+                        continue;
+                    }
+                    try {
+                        String predecessor = ZKPaths.makePath(dir, place.predecessor());
+                        calls.answer(
+                                calls.send(cb -> client.getData()
+                                        .usingWatcher(pause)
+                                        .inBackground(cb)
+                                        .forPath(predecessor)),
+                                until(),
+                                "watch the node ahead");
+                    } catch (KeeperException.NoNodeException gone) {
+                        continue;
+                    }
+                    return null;
+                } catch (NoAnswer e) {
+                    if (acquire == null || lock.ticker().nanos() - deadline >= 0) {
+                        throw e;
+                    }
+                    // A request unanswered within the connect timeout: the node keeps its place,
+                    // and the contender looks again once the connection changes, or soon.
+                    early = null;
+                    awaitingConnection = true;
+                    return null;
                 }
-                try {
-                    String predecessor = ZKPaths.makePath(dir, place.predecessor());
-                    calls.answer(
-                            calls.send(cb -> client.getData()
-                                    .usingWatcher(pause)
-                                    .inBackground(cb)
-                                    .forPath(predecessor)),
-                            until(),
-                            "watch the node ahead");
-                } catch (KeeperException.NoNodeException gone) {
-                    continue;
-                }
-                return null;
             }
         }
 
@@ -349,12 +374,18 @@ final class LockAttempts {
                 Stat stat = event.getStat();
                 if (stat == null || stat.getCzxid() == 0) {
                     // Curator found the node after a lost connection: its answer carries no Stat.
-                    stat = calls.answer(
-                                    calls.send(cb ->
-                                            client.getData().inBackground(cb).forPath(event.getName())),
-                                    end,
-                                    "read the lock node")
-                            .getStat();
+                    try {
+                        stat = calls.answer(
+                                        calls.send(cb -> client.getData()
+                                                .inBackground(cb)
+                                                .forPath(event.getName())),
+                                        end,
+                                        "read the lock node")
+                                .getStat();
+                    } catch (Exception unread) {
+                        lock.deleteLockNode(event.getName(), false); // made, but not to wait with
+                        throw unread;
+                    }
                 }
                 return new Created(event.getName(), stat.getCzxid(), stat.getEphemeralOwner(), listing);
             } catch (NoAnswer | InterruptedException e) {

@@ -284,7 +284,7 @@ public final class ZooKeeperLock implements DistributedLock<FencedLease>, Clocke
     /** One attempt of a resource's lock or of another recipe that waits without a thread. */
     interface AsyncStep {
         CompletableFuture<Attempt<FencedLease>> attempt(
-                long deadline, long end, LockAttempts.Mode mode, CompletableFuture<?> acquire);
+                long deadline, long end, LockAttempts.Mode mode, AcquireLoop.AcquireEnd acquire);
     }
 
     /** {@link #acquireWithoutThread}'s timing and retries, around {@code step}. */
