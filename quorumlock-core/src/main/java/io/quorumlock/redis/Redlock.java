@@ -12,6 +12,7 @@ import io.quorumlock.LockUnavailableException;
 import io.quorumlock.QuorumlockException;
 import io.quorumlock.RetryPolicy;
 import io.quorumlock.internal.AcquireLoop;
+import io.quorumlock.internal.AsyncAcquireLoop;
 import io.quorumlock.internal.Clocked;
 import io.quorumlock.internal.CriticalSections;
 import io.quorumlock.internal.LeaseTimes;
@@ -245,7 +246,7 @@ public final class Redlock implements DistributedLock<Lease>, Clocked, WaitsWith
         ThreadlessPause pause = new ThreadlessPause(wait);
         long yield = rounds.yieldNanos(sent);
         boolean yields = ReleaseWait.yields(yield, maxWait);
-        CompletableFuture<Lease> lease = AcquireLoop.acquireAsync(
+        CompletableFuture<Lease> lease = AsyncAcquireLoop.acquireAsync(
                 sent,
                 maxWait,
                 yields ? yield : 0,

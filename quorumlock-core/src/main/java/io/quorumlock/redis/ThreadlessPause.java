@@ -1,6 +1,6 @@
 package io.quorumlock.redis;
 
-import io.quorumlock.internal.AcquireLoop;
+import io.quorumlock.internal.AsyncAcquireLoop;
 import io.quorumlock.internal.AsyncThreads;
 import io.quorumlock.internal.ThreadlessSleep;
 import java.util.concurrent.CompletableFuture;
@@ -13,7 +13,7 @@ import java.util.concurrent.CompletableFuture;
  * blocking pause: it never sleeps to wait for the release channel to be heard, and lets the
  * subscription's wake-up end the pause that follows.
  */
-final class ThreadlessPause implements AcquireLoop.AsyncPause {
+final class ThreadlessPause implements AsyncAcquireLoop.AsyncPause {
 
     private final ReleaseWait wait;
     /** Whether the acquire was given up: the pause ends at its next step. */

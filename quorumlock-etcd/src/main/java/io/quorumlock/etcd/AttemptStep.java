@@ -2,8 +2,8 @@ package io.quorumlock.etcd;
 
 import io.quorumlock.FencedLease;
 import io.quorumlock.QuorumlockException;
-import io.quorumlock.internal.AcquireLoop;
 import io.quorumlock.internal.AcquireLoop.Attempt;
+import io.quorumlock.internal.AsyncAcquireLoop;
 import io.quorumlock.internal.AsyncThreads;
 import io.quorumlock.internal.ThreadlessSleep;
 import java.util.Objects;
@@ -103,7 +103,7 @@ final class AttemptStep {
      * attempt thread (or on the caller's, if no wait was left).
      */
     CompletableFuture<Attempt<FencedLease>> withoutThread(
-            AcquireLoop.AcquireEnd acquire, Attempt<FencedLease> givenUp) {
+            AsyncAcquireLoop.AcquireEnd acquire, Attempt<FencedLease> givenUp) {
         CompletableFuture<Attempt<FencedLease>> result = new CompletableFuture<>();
         var steps = new Object() {
             /** The wait under way, which the acquire's end ends. */

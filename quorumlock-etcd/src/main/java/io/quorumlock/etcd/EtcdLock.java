@@ -14,6 +14,7 @@ import io.quorumlock.LockUnavailableException;
 import io.quorumlock.QuorumlockException;
 import io.quorumlock.RetryPolicy;
 import io.quorumlock.internal.AcquireLoop;
+import io.quorumlock.internal.AsyncAcquireLoop;
 import io.quorumlock.internal.Clocked;
 import io.quorumlock.internal.CriticalSections;
 import io.quorumlock.internal.LeaseTimes;
@@ -267,11 +268,11 @@ public final class EtcdLock implements DistributedLock<FencedLease>, Clocked, Wa
         long ttlSeconds = ttlSeconds(ttl);
         Bounds bounds = new Bounds(Settings.maxWait(maxWait).isZero());
         requireOpen();
-        return AcquireLoop.acquireAsyncBy(
+        return AsyncAcquireLoop.acquireAsyncBy(
                 resource,
                 maxWait,
                 0,
-                AcquireLoop.onTimer(retry),
+                AsyncAcquireLoop.onTimer(retry),
                 ticker,
                 events,
                 (number, remainingNanos, acquire) -> bounds.attempt(

@@ -17,8 +17,8 @@ import io.quorumlock.LeaseLostException;
 import io.quorumlock.LockHolder;
 import io.quorumlock.QuorumlockException;
 import io.quorumlock.ServerAnswer;
-import io.quorumlock.internal.AcquireLoop;
 import io.quorumlock.internal.AcquireLoop.Attempt;
+import io.quorumlock.internal.AsyncAcquireLoop;
 import io.quorumlock.internal.Holders;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
@@ -110,7 +110,7 @@ final class LockAttempts {
             long lockWaitNanos,
             long waitEnd,
             long end,
-            AcquireLoop.AcquireEnd acquire) {
+            AsyncAcquireLoop.AcquireEnd acquire) {
         EtcdLease[] lease = new EtcdLease[1];
         CompletableFuture<Attempt<FencedLease>> outcome = new CompletableFuture<>();
         try {

@@ -10,6 +10,7 @@ import io.quorumlock.LockHolder;
 import io.quorumlock.LockUnavailableException;
 import io.quorumlock.QuorumlockException;
 import io.quorumlock.internal.AcquireLoop;
+import io.quorumlock.internal.AsyncAcquireLoop;
 import io.quorumlock.internal.Clocked;
 import io.quorumlock.internal.CriticalSections;
 import io.quorumlock.internal.Holders;
@@ -211,7 +212,7 @@ public final class JdbcLock implements DistributedLock<FencedLease>, Clocked, Wa
         boolean once = Settings.maxWait(maxWait).isZero();
         requireOpen();
         ReleaseWait pause = waits.pause(resource);
-        CompletableFuture<FencedLease> lease = AcquireLoop.acquireAsyncBy(
+        CompletableFuture<FencedLease> lease = AsyncAcquireLoop.acquireAsyncBy(
                 resource,
                 maxWait,
                 0,

@@ -245,7 +245,12 @@ class JdbcThreadlessWaitIT {
                     lease.release();
                     return lease.fencingToken();
                 });
-        TestTime.await(WAIT, () -> waiter.waiting("hand-on") == 1, "the first waiter pausing");
+        // The lock hears the releases before the second waiter comes: an attempt made before that
+        // tries again at once, and could take the lock ahead of the first waiter.
+        TestTime.await(
+                WAIT,
+                () -> waiter.listening("hand-on") && waiter.waiting("hand-on") == 1,
+                "the first waiter pausing, the releases heard");
         CompletableFuture<FencedLease> second =
                 CompletableFuture.supplyAsync(() -> waiter.acquire("hand-on", TTL, LONG_WAIT), threads);
         TestTime.await(WAIT, () -> waiter.waiting("hand-on") == 2, "the second waiter behind it");

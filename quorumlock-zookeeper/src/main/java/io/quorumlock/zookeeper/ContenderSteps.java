@@ -1,6 +1,6 @@
 package io.quorumlock.zookeeper;
 
-import io.quorumlock.internal.AcquireLoop;
+import io.quorumlock.internal.AsyncAcquireLoop;
 import io.quorumlock.internal.AsyncThreads;
 import io.quorumlock.internal.ThreadlessSleep;
 import io.quorumlock.internal.Ticker;
@@ -63,7 +63,7 @@ final class ContenderSteps {
      * Takes {@code steps} through with no thread between two steps; once {@code acquire} is done
      * (cancelled), the wait under way ends, and the attempt is given up.
      */
-    static <T> CompletableFuture<T> withoutThread(Steps<T> steps, Ticker ticker, AcquireLoop.AcquireEnd acquire) {
+    static <T> CompletableFuture<T> withoutThread(Steps<T> steps, Ticker ticker, AsyncAcquireLoop.AcquireEnd acquire) {
         CompletableFuture<T> outcome = new CompletableFuture<>();
         Runnable wake = () -> steps.pause().wake(); // the acquire's end ends the wait
         var driver = new Object() {

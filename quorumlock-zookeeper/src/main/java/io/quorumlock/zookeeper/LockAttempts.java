@@ -3,14 +3,12 @@ package io.quorumlock.zookeeper;
 import io.quorumlock.FencedLease;
 import io.quorumlock.QuorumlockException;
 import io.quorumlock.ServerAnswer;
-import io.quorumlock.internal.AcquireLoop;
 import io.quorumlock.internal.AcquireLoop.Attempt;
+import io.quorumlock.internal.AsyncAcquireLoop;
 import io.quorumlock.internal.Holders;
 import io.quorumlock.internal.LeaseCore;
 import io.quorumlock.zookeeper.ZooKeeperCalls.NoAnswer;
-import java.nio.charset.StandardCharsets;
 import java.util.List;
-import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
@@ -48,6 +46,7 @@ final class LockAttempts {
     private final CuratorFramework client;
     private final ConnectionWatch connection;
     private final ZooKeeperCalls calls;
+    private final QueueRefusals refusals;
     /** The data of this lock's nodes: who holds them, as refused contenders are told. */
     private final byte[] holder;
 
@@ -57,6 +56,7 @@ final class LockAttempts {
         this.connection = connection;
         this.calls = new ZooKeeperCalls(lock.ticker());
         this.holder = holder.clone();
+        this.refusals = new QueueRefusals(lock, client, calls, this.holder);
     }
 
     /** How an attempt treats the holders ahead of it, and a refusal. */
@@ -104,7 +104,7 @@ final class LockAttempts {
             long deadline,
             long end,
             Mode mode,
-            AcquireLoop.AcquireEnd acquire) {
+            AsyncAcquireLoop.AcquireEnd acquire) {
         lock.checkOpen();
         return ContenderSteps.withoutThread(
                 new Contender(resource, dir, shape, deadline, end, mode, acquire), lock.ticker(), acquire);
@@ -125,7 +125,7 @@ final class LockAttempts {
         /** How long one request is waited for at most, within the end. */
         private final long requestNanos;
         /** The end of the asynchronous acquire making this attempt; null for a blocking one. */
-        private final AcquireLoop.AcquireEnd acquire;
+        private final AsyncAcquireLoop.AcquireEnd acquire;
 
         private final ReleaseWait pause = connection.releaseWait();
         private String ours;
@@ -152,7 +152,7 @@ final class LockAttempts {
                 long deadline,
                 long end,
                 Mode mode,
-                AcquireLoop.AcquireEnd acquire) {
+                AsyncAcquireLoop.AcquireEnd acquire) {
             this.resource = resource;
             this.acquire = acquire;
             this.requestNanos = acquire != null ? lock.connectTimeout().toNanos() : Long.MAX_VALUE;
@@ -181,7 +181,7 @@ final class LockAttempts {
             if (created == null) {
                 if (!lock.client().getZookeeperClient().isConnected()) {
                     if (lock.ticker().nanos() - deadline >= 0) {
-                        return refused(
+                        return refusals.refused(
                                 ServerAnswer.Kind.UNREACHABLE,
                                 "no connection to the ensemble"
                                         + (wait ? " within the wait" : " within the connect timeout"));
@@ -202,7 +202,7 @@ final class LockAttempts {
                 if (!connection.reportedConnected()) {
                     // Curator has not yet reported the connection back: no grant on a doubtful connection.
                     if (lock.ticker().nanos() - deadline >= 0) {
-                        return refused(
+                        return refusals.refused(
                                 ServerAnswer.Kind.UNREACHABLE,
                                 "the connection to the ensemble is " + connection.lastState());
                     }
@@ -227,7 +227,7 @@ final class LockAttempts {
                         if (sentEarly) {
                             continue; // the create was sent again after a lost connection, behind this listing
                         }
-                        return refused(
+                        return refusals.refused(
                                 ServerAnswer.Kind.ERROR,
                                 "the lock node " + ours + " vanished while waiting: the session ended");
                     }
@@ -238,19 +238,20 @@ final class LockAttempts {
                             return Attempt.granted(grant.lease());
                         }
                         if (grant.refusal() != null) {
-                            return refused(ServerAnswer.Kind.ERROR, grant.refusal());
+                            return refusals.refused(ServerAnswer.Kind.ERROR, grant.refusal());
                         }
                         continue;
                     }
                     if (!wait && shape.holders() > 1) {
-                        return allHeld(place);
+                        return refusals.allHeld(place);
                     }
                     if (!wait) {
                         String holder = Holders.shown(place.holder());
-                        return Attempt.heldBy("lock node " + holder, answer(ServerAnswer.Kind.HELD_BY_OTHER, holder));
+                        return Attempt.heldBy(
+                                "lock node " + holder, refusals.answer(ServerAnswer.Kind.HELD_BY_OTHER, holder));
                     }
                     if (lock.ticker().nanos() - deadline >= 0) {
-                        return shape.holders() > 1 ? allHeld(place) : heldBy(dir, place, until());
+                        return shape.holders() > 1 ? refusals.allHeld(place) : refusals.heldBy(dir, place, until());
                     }
                     if (shape.holders() > 1) {
                         // Any holder's going lets this contender in: wait for any change of the queue,
@@ -311,7 +312,7 @@ final class LockAttempts {
             try {
                 throw thrown;
             } catch (NoAnswer e) {
-                return refused(
+                return refusals.refused(
                         ServerAnswer.Kind.TIMED_OUT,
                         "no answer from the ensemble to '" + e.getMessage() + "' within the "
                                 + (!wait
@@ -319,7 +320,7 @@ final class LockAttempts {
                                         : requestNanos == Long.MAX_VALUE ? "wait" : "wait or the connect timeout"));
             } catch (KeeperException e) {
                 if (ZooKeeperCalls.retryable(e.code())) {
-                    return refused(ZooKeeperCalls.kindOf(e.code()), e.getMessage());
+                    return refusals.refused(ZooKeeperCalls.kindOf(e.code()), e.getMessage());
                 }
                 throw new QuorumlockException(
                         "ZooKeeper refused to lock '" + resource + "' under " + lock.ensemble() + ": " + e.getMessage(),
@@ -339,7 +340,7 @@ final class LockAttempts {
 
         @Override
         public Attempt<FencedLease> givenUp() {
-            return refused(ServerAnswer.Kind.ERROR, "the acquire was given up");
+            return refusals.refused(ServerAnswer.Kind.ERROR, "the acquire was given up");
         }
 
         /** The pause wakes no more, and a node that did not become a lease is deleted. */
@@ -498,65 +499,5 @@ final class LockAttempts {
         lease.startHeartbeats();
         log.debug("acquired '{}': token {}, node {}", resource, ZooKeeperLease.hex(node.czxid()), node.path());
         return new Grant(lease, null);
-    }
-
-    /** The refusal of a queue of several holders whose every place is taken. */
-    private Attempt<FencedLease> allHeld(LockQueue.Place place) {
-        int ahead = place.present() ? place.index() : place.queue().size();
-        String held = "all " + place.holders() + " leases held (" + ahead + " lease node" + (ahead == 1 ? "" : "s")
-                + " ahead)";
-        return Attempt.heldBy(held, answer(ServerAnswer.Kind.HELD_BY_OTHER, held));
-    }
-
-    /**
-     * The refusal of a wait that ran out: who holds the lock, as its node's data names it, with
-     * the node, session and token, and how many others wait.
-     */
-    private Attempt<FencedLease> heldBy(String dir, LockQueue.Place place, long end) {
-        String holderNode = Holders.shown(place.holder());
-        int others = Math.max(0, place.queue().size() - 2);
-        String waiting = others + " other contender" + (others == 1 ? "" : "s") + " waiting";
-        try {
-            String path = ZKPaths.makePath(dir, place.holder());
-            CuratorEvent read = calls.answer(
-                    calls.send(cb -> client.getData().inBackground(cb).forPath(path)), end, "read the holder");
-            Stat stat = read.getStat();
-            byte[] data = read.getData();
-            String facts = "session " + ZooKeeperLease.hex(stat.getEphemeralOwner()) + ", token "
-                    + ZooKeeperLease.hex(stat.getCzxid()) + "; " + waiting;
-            Optional<String> named = Holders.read(data);
-            if (named.isEmpty()) {
-                // Another program's node, or its data: untrusted, so only its size is told.
-                String shown = data == null || data.length == 0
-                        ? facts
-                        : "its data not shown (" + data.length + " bytes, not a holder's name), " + facts;
-                return Attempt.heldBy(
-                        "lock node " + holderNode + " (" + shown + ")",
-                        answer(ServerAnswer.Kind.HELD_BY_OTHER, "holder lock node " + holderNode + ", " + shown));
-            }
-            String who = named.get();
-            return Attempt.heldBy(
-                    who + " (lock node " + holderNode + ", " + facts + ")",
-                    answer(
-                            ServerAnswer.Kind.HELD_BY_OTHER,
-                            Holders.named(who, new String(holder, StandardCharsets.UTF_8)) + ", lock node " + holderNode
-                                    + ", " + facts));
-        } catch (Exception e) {
-            if (e instanceof InterruptedException) {
-                Thread.currentThread().interrupt();
-            }
-            return Attempt.heldBy(
-                    "lock node " + holderNode + " (" + waiting + ")",
-                    answer(ServerAnswer.Kind.HELD_BY_OTHER, "holder: lock node " + holderNode + "; " + waiting));
-        }
-    }
-
-    /** A refusal that another attempt may overcome. */
-    private Attempt<FencedLease> refused(ServerAnswer.Kind vote, String detail) {
-        return Attempt.refused(answer(vote, detail), true);
-    }
-
-    private ServerAnswer answer(ServerAnswer.Kind vote, String detail) {
-        return new ServerAnswer(lock.ensemble(), vote, detail);
     }
 }

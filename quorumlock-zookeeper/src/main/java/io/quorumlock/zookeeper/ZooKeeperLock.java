@@ -12,6 +12,7 @@ import io.quorumlock.QuorumlockException;
 import io.quorumlock.RetryPolicy;
 import io.quorumlock.internal.AcquireLoop;
 import io.quorumlock.internal.AcquireLoop.Attempt;
+import io.quorumlock.internal.AsyncAcquireLoop;
 import io.quorumlock.internal.Clocked;
 import io.quorumlock.internal.CriticalSections;
 import io.quorumlock.internal.LeaseTimes;
@@ -284,18 +285,18 @@ public final class ZooKeeperLock implements DistributedLock<FencedLease>, Clocke
     /** One attempt of a resource's lock or of another recipe that waits without a thread. */
     interface AsyncStep {
         CompletableFuture<Attempt<FencedLease>> attempt(
-                long deadline, long end, LockAttempts.Mode mode, AcquireLoop.AcquireEnd acquire);
+                long deadline, long end, LockAttempts.Mode mode, AsyncAcquireLoop.AcquireEnd acquire);
     }
 
     /** {@link #acquireWithoutThread}'s timing and retries, around {@code step}. */
     CompletableFuture<FencedLease> acquireWithoutThreadBy(String resource, Duration maxWait, AsyncStep step) {
         Settings.maxWait(maxWait);
         boolean once = maxWait.isZero();
-        return AcquireLoop.acquireAsyncBy(
+        return AsyncAcquireLoop.acquireAsyncBy(
                 resource,
                 maxWait,
                 0,
-                AcquireLoop.onTimer(retry),
+                AsyncAcquireLoop.onTimer(retry),
                 ticker,
                 events,
                 (number, remainingNanos, acquire) -> {

@@ -241,7 +241,7 @@ class ZooKeeperMaxWaitIT {
     /** Whether {@code thread} is in a method {@code method} of {@link LockAttempts} now. */
     private static boolean inMethod(Thread thread, String method) {
         for (StackTraceElement frame : thread.getStackTrace()) {
-            if (frame.getClassName().equals(LockAttempts.class.getName())
+            if (frame.getClassName().startsWith(LockAttempts.class.getPackageName() + ".")
                     && frame.getMethodName().equals(method)) {
                 return true;
             }
