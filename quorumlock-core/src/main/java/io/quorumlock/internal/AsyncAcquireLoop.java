@@ -23,8 +23,9 @@ public final class AsyncAcquireLoop {
     private AsyncAcquireLoop() {}
 
     /**
-     * {@link AcquireLoop#acquire(String, Duration, AcquireLoop.Pause, Ticker, LockEvents, AcquireLoop.Attempts)} that holds no thread
-     * while it pauses: the attempts run one after the other on the {@link AsyncThreads#attempts()},
+     * {@link AcquireLoop#acquire(String, Duration, AcquireLoop.Pause, Ticker, LockEvents,
+     * AcquireLoop.Attempts)} that holds no thread while it pauses: the attempts run one after the
+     * other on the {@link AsyncThreads#attempts()},
      * the first after {@code delayNanos}, and the pauses complete when their wait is over. The
      * returned future completes as {@code acquire} returns or throws; once it is done (cancelled),
      * the loop stops before its next attempt, and gives back with {@code giveBack} a lease granted
@@ -58,8 +59,9 @@ public final class AsyncAcquireLoop {
 
     /**
      * As {@link #acquireAsync(String, Duration, long, AsyncPause, Ticker, LockEvents,
-     * AcquireLoop.Attempts, Consumer, Runnable)}, with attempts that may themselves wait without a thread (in a queue of
-     * contenders): the next step of the loop runs as an attempt's future completes.
+     * AcquireLoop.Attempts, Consumer, Runnable)}, with attempts that may themselves wait without a
+     * thread (in a queue of contenders): the next step of the loop runs as an attempt's future
+     * completes.
      */
     public static <L> CompletableFuture<L> acquireAsyncBy(
             String resource,
@@ -180,8 +182,9 @@ public final class AsyncAcquireLoop {
     @FunctionalInterface
     public interface AsyncPause {
         /**
-         * Completes, once the pause is over, with what {@link AcquireLoop.Pause#pauseBeforeNextAttempt} returns:
-         * true to make the next attempt, false if the pause does not fit in {@code nanosLeft}.
+         * Completes, once the pause is over, with what {@link
+         * AcquireLoop.Pause#pauseBeforeNextAttempt} returns: true to make the next attempt, false if
+         * the pause does not fit in {@code nanosLeft}.
          */
         CompletableFuture<Boolean> pauseBeforeNextAttempt(int failedAttempts, long nanosLeft, String resource);
     }
@@ -190,8 +193,8 @@ public final class AsyncAcquireLoop {
     @FunctionalInterface
     public interface AsyncAttempts<L> {
         /**
-         * Makes attempt {@code number} (the first is 1), as {@link AcquireLoop.Attempts#attempt}; its future
-         * completes with what it came to, or exceptionally with what would end the loop.
+         * Makes attempt {@code number} (the first is 1), as {@link AcquireLoop.Attempts#attempt};
+         * its future completes with what it came to, or exceptionally with what would end the loop.
          *
          * @param acquire the acquire's end: once it has ended (cancelled), the attempt may give up
          *     its wait, and a lease it is granted after that is given back

@@ -49,7 +49,10 @@ public final class ThreadlessSleep implements Runnable {
         endIn(nanos, () -> end(true));
     }
 
-    /** Runs {@code atTimeout} (which ends the sleep, or decides not to) in {@code nanos}, unless the sleep has ended by then. */
+    /**
+     * Runs {@code atTimeout} (which ends the sleep, or decides not to) in {@code nanos}, unless the
+     * sleep has ended by then.
+     */
     public void endIn(long nanos, Runnable atTimeout) {
         timer = AsyncThreads.timer().schedule(atTimeout, Math.max(0, nanos), TimeUnit.NANOSECONDS);
         if (ended.get()) {
