@@ -162,6 +162,22 @@ public final class AsyncAcquireLoop {
     }
 
     /**
+     * {@link #acquireAsyncBy} at once, with {@code retry}'s backoff between two attempts ({@link
+     * #onTimer}): for a lock whose attempts wait in a queue themselves, and whose backoff only
+     * follows an attempt that the service refused.
+     */
+    public static <L> CompletableFuture<L> acquireAsyncBy(
+            String resource,
+            Duration maxWait,
+            RetryPolicy retry,
+            Ticker ticker,
+            LockEvents events,
+            AsyncAttempts<L> attempts,
+            Consumer<? super L> giveBack) {
+        return acquireAsyncBy(resource, maxWait, 0, onTimer(retry), ticker, events, attempts, giveBack, () -> {});
+    }
+
+    /**
      * {@code retry}'s backoff between two attempts, ended by a timer: no thread sleeps through it.
      * As {@link RetryPolicy#pauseBeforeNextAttempt}, it is false at once if the delay does not fit.
      */

@@ -66,4 +66,38 @@ public final class ThreadlessSleep implements Runnable {
             scheduled.cancel(false);
         }
     }
+
+    /**
+     * The cancel of a pause made of sleeps without a thread: it ends the sleep under way, and at
+     * once any that starts after it.
+     */
+    public static final class Cancel {
+        private volatile boolean cancelled;
+        private volatile ThreadlessSleep current;
+
+        /** Whether the pause was cancelled. */
+        public boolean isCancelled() {
+            return cancelled;
+        }
+
+        /** Cancels the pause: the sleep under way ends now. */
+        public void cancel() {
+            cancelled = true;
+            ThreadlessSleep sleeping = current;
+            if (sleeping != null) {
+                sleeping.run();
+            }
+        }
+
+        /**
+         * {@code sleep} has started (its wake-up hook and timer set): a cancel ends it, at once if
+         * one came already.
+         */
+        public void started(ThreadlessSleep sleep) {
+            current = sleep;
+            if (cancelled) {
+                sleep.run();
+            }
+        }
+    }
 }

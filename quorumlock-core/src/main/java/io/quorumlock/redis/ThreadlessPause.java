@@ -16,10 +16,8 @@ import java.util.concurrent.CompletableFuture;
 final class ThreadlessPause implements AsyncAcquireLoop.AsyncPause {
 
     private final ReleaseWait wait;
-    /** Whether the acquire was given up: the pause ends at its next step. */
-    private volatile boolean cancelled;
-    /** Ends the sleep of the pause under way now, if one is. */
-    private volatile Runnable wakeNow;
+    /** The acquire given up: the sleep under way ends, and the pause at its next step. */
+    private final ThreadlessSleep.Cancel cancel = new ThreadlessSleep.Cancel();
 
     ThreadlessPause(ReleaseWait wait) {
         this.wait = wait;
@@ -28,7 +26,7 @@ final class ThreadlessPause implements AsyncAcquireLoop.AsyncPause {
     @Override
     public CompletableFuture<Boolean> pauseBeforeNextAttempt(int failedAttempts, long nanosLeft, String resource) {
         CompletableFuture<Boolean> done = new CompletableFuture<>();
-        if (cancelled) {
+        if (cancel.isCancelled()) {
             done.complete(false);
         } else {
             step(wait.begin(failedAttempts, nanosLeft), done);
@@ -38,27 +36,23 @@ final class ThreadlessPause implements AsyncAcquireLoop.AsyncPause {
 
     /** The acquire is given up: a pause ends now, refused, and none begins. */
     void cancel() {
-        cancelled = true;
-        Runnable sleeping = wakeNow;
-        if (sleeping != null) {
-            sleeping.run();
-        }
+        cancel.cancel();
     }
 
     private void step(long next, CompletableFuture<Boolean> done) {
-        while (next >= 0 && wait.sleep() == ReleaseWait.Sleep.HEARD && !cancelled) {
+        while (next >= 0 && wait.sleep() == ReleaseWait.Sleep.HEARD && !cancel.isCancelled()) {
             // No sleep until the release channel is heard: the subscription's wake-up, once enough
             // nodes listen, ends the pause that follows, and a channel never heard (a node that
             // refuses it) leaves the pause to the holder's release or the recheck.
             next = wait.resume(wait.heard());
         }
-        if (next < 0 || cancelled) {
-            done.complete(next == ReleaseWait.GO && !cancelled);
+        if (next < 0 || cancel.isCancelled()) {
+            done.complete(next == ReleaseWait.GO && !cancel.isCancelled());
             return;
         }
         boolean wakeable = wait.sleep() == ReleaseWait.Sleep.WAKE;
         ThreadlessSleep sleeping = new ThreadlessSleep(() -> {
-            if (cancelled) {
+            if (cancel.isCancelled()) {
                 done.complete(false); // a wake-up not taken, passed on when the waiter leaves
                 return;
             }
@@ -68,14 +62,11 @@ final class ThreadlessPause implements AsyncAcquireLoop.AsyncPause {
                 done.completeExceptionally(e);
             }
         });
-        wakeNow = sleeping;
         // The hook before the timer: a later step, which the timer may start, registers its own after this one.
         if (wakeable) {
             wait.waiter().onWake(sleeping); // the hook runs under the line's lock: it only hands on
         }
         sleeping.endIn(next);
-        if (cancelled) {
-            sleeping.run();
-        }
+        cancel.started(sleeping); // a cancel that came meanwhile ends it at once
     }
 }

@@ -271,8 +271,7 @@ public final class EtcdLock implements DistributedLock<FencedLease>, Clocked, Wa
         return AsyncAcquireLoop.acquireAsyncBy(
                 resource,
                 maxWait,
-                0,
-                AsyncAcquireLoop.onTimer(retry),
+                retry,
                 ticker,
                 events,
                 (number, remainingNanos, acquire) -> bounds.attempt(
@@ -280,8 +279,7 @@ public final class EtcdLock implements DistributedLock<FencedLease>, Clocked, Wa
                         remainingNanos,
                         (lockWait, waitEnd, end) ->
                                 attempts.attemptWithoutThread(resource, ttlSeconds, lockWait, waitEnd, end, acquire)),
-                FencedLease::release,
-                () -> {});
+                FencedLease::release);
     }
 
     /**

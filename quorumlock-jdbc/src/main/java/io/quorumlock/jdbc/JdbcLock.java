@@ -20,7 +20,6 @@ import io.quorumlock.internal.Settings;
 import io.quorumlock.internal.Ticker;
 import io.quorumlock.internal.Timers;
 import io.quorumlock.internal.WaitsWithoutThread;
-import java.sql.PreparedStatement;
 import java.sql.SQLException;
 import java.time.Duration;
 import java.util.List;
@@ -298,28 +297,7 @@ public final class JdbcLock implements DistributedLock<FencedLease>, Clocked, Wa
      */
     public void createTable() {
         requireOpen();
-        try (LockTable.Session session = connections.open(ticker.nanos() + requestTimeoutNanos, false)) {
-            List<String> statements = ddl(connections.statements().dialect);
-            for (String ddl : statements.subList(0, statements.size() - 1)) {
-                execute(session, ddl);
-            }
-            try {
-                connections.statements().checkColumns(session);
-            } catch (SQLException olderShape) {
-                execute(session, statements.get(statements.size() - 1)); // only then: ALTER needs the owner
-            }
-        } catch (SQLException e) {
-            throw new QuorumlockException(
-                    connections.database() + ": could not create the lock table " + table + ": "
-                            + SqlErrors.shortMessage(e),
-                    e);
-        }
-    }
-
-    private static void execute(LockTable.Session session, String sql) throws SQLException {
-        try (PreparedStatement statement = session.prepare(sql)) {
-            statement.execute();
-        }
+        TableAdmin.create(connections, ticker.nanos() + requestTimeoutNanos, this::ddl, table);
     }
 
     /**
@@ -333,28 +311,7 @@ public final class JdbcLock implements DistributedLock<FencedLease>, Clocked, Wa
     public DatabaseCheck check(Duration timeout) {
         Settings.positive("timeout", Objects.requireNonNull(timeout, "timeout"));
         requireOpen();
-        long deadline = ticker.nanos() + timeout.toNanos();
-        LockTable statements = null;
-        try (LockTable.Session session = connections.open(deadline, false)) {
-            statements = connections.statements();
-            long before = System.currentTimeMillis();
-            long clock = statements.clockMillis(session);
-            long after = System.currentTimeMillis();
-            statements.checkColumns(session); // a table of an earlier version is named, with the remedy
-            statements.read(session, "");
-            statements.renew(session, "", -1, 1); // changes nothing: checks the privilege to update
-            statements.nextToken(session);
-            long offset = clock - (before + after) / 2;
-            return new DatabaseCheck(
-                    connections.database(),
-                    statements.dialect,
-                    Duration.ofMillis(offset),
-                    Duration.ofMillis(after - before));
-        } catch (SQLException e) {
-            SqlErrors.Failure failure = connections.classify(e, statements);
-            throw new QuorumlockException(
-                    connections.database() + ": " + failure.kind().description() + " (" + failure.detail() + ")", e);
-        }
+        return TableAdmin.check(connections, ticker.nanos() + timeout.toNanos());
     }
 
     /**

@@ -52,10 +52,8 @@ final class ReleaseWait implements AcquireLoop.Pause, AutoCloseable {
     private boolean wakeable;
 
     private boolean goesOnAfterSleep;
-    /** Whether the acquire was given up: a pause without a thread ends at once. */
-    private volatile boolean cancelled;
-    /** Ends the sleep of the pause without a thread under way now, if one is. */
-    private volatile Runnable wakeNow;
+    /** The acquire given up: a pause without a thread ends at once. */
+    private final ThreadlessSleep.Cancel cancel = new ThreadlessSleep.Cancel();
     /** Whether a pause without a thread took a wake-up that no attempt has used yet. */
     private volatile boolean tookWake;
 
@@ -129,33 +127,26 @@ final class ReleaseWait implements AcquireLoop.Pause, AutoCloseable {
      * {@link AsyncThreads#attempts()}. A {@linkplain #cancel() cancel} ends it at once.
      */
     CompletableFuture<Boolean> pauseWithoutThread(int failedAttempts, long nanosLeft, String resource) {
-        long sleep = cancelled ? STOP : begin(failedAttempts, nanosLeft);
+        long sleep = cancel.isCancelled() ? STOP : begin(failedAttempts, nanosLeft);
         if (sleep < 0) {
             return CompletableFuture.completedFuture(sleep == GO);
         }
         CompletableFuture<Boolean> done = new CompletableFuture<>();
         ThreadlessSleep sleeping = new ThreadlessSleep(() -> {
-            tookWake = !cancelled && wakeable && waiter.takeWake();
-            done.complete(!cancelled && slept(tookWake));
+            tookWake = !cancel.isCancelled() && wakeable && waiter.takeWake();
+            done.complete(!cancel.isCancelled() && slept(tookWake));
         });
-        wakeNow = sleeping;
         if (wakeable) {
             waiter.onWake(sleeping); // runs under the line's lock: it only hands on
         }
         sleeping.endIn(sleep);
-        if (cancelled) {
-            sleeping.run();
-        }
+        cancel.started(sleeping); // a cancel that came meanwhile ends it at once
         return done;
     }
 
     /** The acquire is given up: a pause without a thread ends now, refused, and none begins. */
     void cancel() {
-        cancelled = true;
-        Runnable sleeping = wakeNow;
-        if (sleeping != null) {
-            sleeping.run();
-        }
+        cancel.cancel();
     }
 
     /**

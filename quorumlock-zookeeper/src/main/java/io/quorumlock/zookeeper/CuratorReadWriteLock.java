@@ -140,16 +140,18 @@ public final class CuratorReadWriteLock {
 
     private Optional<FencedLease> tryAcquire(LockQueue shape, Duration ttl) {
         lock.checkTtl(ttl);
-        return lock.tryAcquireBy(
-                path, (deadline, end, mode) -> lock.attempts().attempt(path, path, shape, deadline, end, mode));
+        return lock.timing()
+                .tryAcquireBy(
+                        path, (deadline, end, mode) -> lock.attempts().attempt(path, path, shape, deadline, end, mode));
     }
 
     private FencedLease acquire(LockQueue shape, Duration ttl, Duration maxWait) {
         lock.checkTtl(ttl);
-        return lock.acquireBy(
-                path,
-                maxWait,
-                (deadline, end, mode) -> lock.attempts().attempt(path, path, shape, deadline, end, mode));
+        return lock.timing()
+                .acquireBy(
+                        path,
+                        maxWait,
+                        (deadline, end, mode) -> lock.attempts().attempt(path, path, shape, deadline, end, mode));
     }
 
     private List<String> nodes(String kind) {

@@ -120,7 +120,7 @@ public final class CuratorSemaphore {
      */
     public Optional<FencedLease> tryAcquire(Duration ttl) {
         lock.checkTtl(ttl);
-        return lock.tryAcquireBy(path, this::attempt);
+        return lock.timing().tryAcquireBy(path, this::attempt);
     }
 
     /**
@@ -133,7 +133,7 @@ public final class CuratorSemaphore {
      */
     public FencedLease acquire(Duration ttl, Duration maxWait) {
         lock.checkTtl(ttl);
-        return lock.acquireBy(path, maxWait, this::attempt);
+        return lock.timing().acquireBy(path, maxWait, this::attempt);
     }
 
     /**

@@ -6,7 +6,6 @@ import io.quorumlock.ServerAnswer;
 import io.quorumlock.internal.AcquireLoop.Attempt;
 import io.quorumlock.internal.AsyncAcquireLoop;
 import io.quorumlock.internal.Holders;
-import io.quorumlock.internal.LeaseCore;
 import io.quorumlock.zookeeper.ZooKeeperCalls.NoAnswer;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
@@ -232,7 +231,7 @@ final class LockAttempts {
                                 "the lock node " + ours + " vanished while waiting: the session ended");
                     }
                     if (place.first()) {
-                        Grant grant = grant(resource, created, listing);
+                        QueueGrant grant = QueueGrant.of(lock, connection, resource, created, listing);
                         if (grant.lease() != null) {
                             granted = true;
                             return Attempt.granted(grant.lease());
@@ -420,15 +419,14 @@ final class LockAttempts {
      * and the session that created it, from the create's own Stat; and the listing of the queue
      * sent right behind the create.
      */
-    private record Created(String path, long czxid, long owner, Listing listing) {}
+    record Created(String path, long czxid, long owner, Listing listing) {}
 
     /**
      * A listing of the queue, sent at {@code sent} (a lease's end counts from it) with {@code
      * watch} on the queue, which reports the deletion of our node should the listing make it a
      * lease; {@code changes} is the connection's event count read before it was sent.
      */
-    private record Listing(
-            CompletableFuture<CuratorEvent> answered, ZooKeeperLease.NodeWatch watch, long sent, long changes) {}
+    record Listing(CompletableFuture<CuratorEvent> answered, ZooKeeperLease.NodeWatch watch, long sent, long changes) {}
 
     /** Sends a listing of the queue {@code dir}, with a watch on it. */
     private Listing list(String dir) throws Exception {
@@ -443,61 +441,5 @@ final class LockAttempts {
                 watch,
                 sent,
                 changes);
-    }
-
-    /** A first place turned into a lease; or why not (refusal); or neither: unsettled, look again. */
-    private record Grant(ZooKeeperLease lease, String refusal) {}
-
-    /**
-     * Turns a first place in the queue into a lease, without another request: the token and the
-     * owning session come from the create's Stat, and the listing that found the node first (on
-     * the session, with its watch on the queue) shows it is still there and starts the lease's
-     * end. The lease follows the connection before it is returned; if any connection event came
-     * since the listing was sent, the grant is not settled: the caller looks again, so that no
-     * lease is handed out suspended or with an event missed.
-     */
-    private Grant grant(String resource, Created node, Listing listing) {
-        long session = lock.currentSessionId();
-        if (node.owner() != session) {
-            // Curator gave up on a session that the ensemble has not expired yet; that node goes soon.
-            return new Grant(
-                    null,
-                    "the lock node " + node.path() + " belongs to session " + ZooKeeperLease.hex(node.owner())
-                            + ", an earlier one of this client");
-        }
-        ZooKeeperLease lease = new ZooKeeperLease(
-                lock,
-                resource,
-                node.path(),
-                node.czxid(),
-                session,
-                lock.negotiatedSessionTimeout(),
-                listing.sent(),
-                listing.watch());
-        connection.follow(lease);
-        try {
-            lock.checkOpen();
-        } catch (IllegalStateException closed) {
-            // close() may have listed the leases before this one (and released the holder ahead,
-            // which made it first): nobody would end it. The attempt deletes its node.
-            lease.discard();
-            throw closed;
-        }
-        listing.watch().attach(lease);
-        if (connection.changes() != listing.changes() || !connection.reportedConnected()) {
-            lease.discard();
-            return new Grant(null, null);
-        }
-        if (!lease.isValid()) {
-            if (lease.state() == LeaseCore.State.LOST) {
-                return new Grant(null, "the lock node " + node.path() + " was deleted right after the grant");
-            }
-            // The listing was answered too late to leave the lease any time: look again.
-            lease.discard();
-            return new Grant(null, null);
-        }
-        lease.startHeartbeats();
-        log.debug("acquired '{}': token {}, node {}", resource, ZooKeeperLease.hex(node.czxid()), node.path());
-        return new Grant(lease, null);
     }
 }

@@ -11,8 +11,6 @@ import io.quorumlock.LockUnavailableException;
 import io.quorumlock.QuorumlockException;
 import io.quorumlock.RetryPolicy;
 import io.quorumlock.internal.AcquireLoop;
-import io.quorumlock.internal.AcquireLoop.Attempt;
-import io.quorumlock.internal.AsyncAcquireLoop;
 import io.quorumlock.internal.Clocked;
 import io.quorumlock.internal.CriticalSections;
 import io.quorumlock.internal.LeaseTimes;
@@ -106,6 +104,9 @@ public final class ZooKeeperLock implements DistributedLock<FencedLease>, Clocke
     private final RetryPolicy retry;
     private final ConnectionWatch connection;
     private final LockAttempts attempts;
+    /** The timing and retries of the attempts of this lock and its recipes. */
+    private final AttemptTiming timing;
+
     private final QueueReads reads;
     private final AtomicBoolean closed = new AtomicBoolean();
     private final LockEvents events;
@@ -130,6 +131,7 @@ public final class ZooKeeperLock implements DistributedLock<FencedLease>, Clocke
         this.basePath = basePath;
         this.retry = retry;
         this.connection = new ConnectionWatch(client, this::ensemble, ticker);
+        this.timing = new AttemptTiming(ticker, events, retry, this::connectTimeout);
         this.attempts = new LockAttempts(this, client, connection, holder.getBytes(StandardCharsets.UTF_8));
         this.reads = new QueueReads(this, client, connection);
         this.timers =
@@ -204,19 +206,8 @@ public final class ZooKeeperLock implements DistributedLock<FencedLease>, Clocke
     public Optional<FencedLease> tryAcquire(String resource, Duration ttl) {
         String dir = lockDir(resource);
         checkTtl(ttl);
-        return tryAcquireBy(resource, (deadline, end, mode) -> attempts.attempt(resource, dir, deadline, end, mode));
-    }
-
-    /** One attempt of a resource's lock or of another recipe: given its deadline, request end and mode. */
-    interface Step {
-        Attempt<FencedLease> attempt(long deadline, long end, LockAttempts.Mode mode);
-    }
-
-    /** {@link #tryAcquire}'s timing, around {@code step}. */
-    Optional<FencedLease> tryAcquireBy(String resource, Step step) {
-        long deadline = ticker.nanos() + connectTimeout().toNanos();
-        long end = deadline + AcquireLoop.overrun(connectTimeout()).toNanos();
-        return AcquireLoop.once(resource, ticker, events, () -> step.attempt(deadline, end, LockAttempts.Mode.ONCE));
+        return timing.tryAcquireBy(
+                resource, (deadline, end, mode) -> attempts.attempt(resource, dir, deadline, end, mode));
     }
 
     /**
@@ -248,19 +239,8 @@ public final class ZooKeeperLock implements DistributedLock<FencedLease>, Clocke
     public FencedLease acquire(String resource, Duration ttl, Duration maxWait) {
         String dir = lockDir(resource);
         checkTtl(ttl);
-        return acquireBy(
+        return timing.acquireBy(
                 resource, maxWait, (deadline, end, mode) -> attempts.attempt(resource, dir, deadline, end, mode));
-    }
-
-    /** {@link #acquire}'s timing and retries, around {@code step}. */
-    FencedLease acquireBy(String resource, Duration maxWait, Step step) {
-        Settings.maxWait(maxWait);
-        boolean once = maxWait.isZero();
-        return AcquireLoop.acquire(resource, maxWait, retry, ticker, events, (number, remainingNanos) -> {
-            long deadline = deadline(once, remainingNanos);
-            Attempt<FencedLease> attempt = step.attempt(deadline, end(deadline), mode(once));
-            return logged(resource, number, attempt);
-        });
     }
 
     /**
@@ -275,63 +255,11 @@ public final class ZooKeeperLock implements DistributedLock<FencedLease>, Clocke
         String dir = lockDir(resource);
         checkTtl(ttl);
         checkOpen();
-        return acquireWithoutThreadBy(
+        return timing.acquireWithoutThreadBy(
                 resource,
                 maxWait,
                 (deadline, end, mode, acquire) ->
                         attempts.attemptWithoutThread(resource, dir, LockQueue.LOCK, deadline, end, mode, acquire));
-    }
-
-    /** One attempt of a resource's lock or of another recipe that waits without a thread. */
-    interface AsyncStep {
-        CompletableFuture<Attempt<FencedLease>> attempt(
-                long deadline, long end, LockAttempts.Mode mode, AsyncAcquireLoop.AcquireEnd acquire);
-    }
-
-    /** {@link #acquireWithoutThread}'s timing and retries, around {@code step}. */
-    CompletableFuture<FencedLease> acquireWithoutThreadBy(String resource, Duration maxWait, AsyncStep step) {
-        Settings.maxWait(maxWait);
-        boolean once = maxWait.isZero();
-        return AsyncAcquireLoop.acquireAsyncBy(
-                resource,
-                maxWait,
-                0,
-                AsyncAcquireLoop.onTimer(retry),
-                ticker,
-                events,
-                (number, remainingNanos, acquire) -> {
-                    long deadline = deadline(once, remainingNanos);
-                    return step.attempt(deadline, end(deadline), mode(once), acquire)
-                            .thenApply(attempt -> logged(resource, number, attempt));
-                },
-                FencedLease::release,
-                () -> {});
-    }
-
-    /**
-     * An attempt's deadline. One attempt ({@code once}) is tryAcquire's: it waits for no holder, but
-     * for the connection (a lock just built has none yet) up to the connect timeout, and so do its
-     * requests: the first requests of a client on a busy machine take longer than the overrun.
-     */
-    private long deadline(boolean once, long remainingNanos) {
-        long now = ticker.nanos();
-        return once ? now + connectTimeout().toNanos() : now + remainingNanos;
-    }
-
-    /** The end of an attempt's requests: its deadline and the overrun. */
-    private long end(long deadline) {
-        return deadline + AcquireLoop.overrun(connectTimeout()).toNanos();
-    }
-
-    private static LockAttempts.Mode mode(boolean once) {
-        return once ? LockAttempts.Mode.ONCE : LockAttempts.Mode.WAIT;
-    }
-
-    private static Attempt<FencedLease> logged(String resource, int number, Attempt<FencedLease> attempt) {
-        if (attempt.lease().isEmpty()) {
-            log.debug("attempt {} to lock '{}' failed: {}", number, resource, attempt);
-        }
-        return attempt;
     }
 
     /**
@@ -437,6 +365,10 @@ public final class ZooKeeperLock implements DistributedLock<FencedLease>, Clocke
         } catch (Exception e) {
             return 0;
         }
+    }
+
+    AttemptTiming timing() {
+        return timing;
     }
 
     LockAttempts attempts() {
